@@ -1,0 +1,24 @@
+/* error.h — one error type for every trainsim module.
+ *
+ * Library code never prints and never exits: a function that fails fills a
+ * sim_err with one message that carries its context (file, JSON path, value,
+ * what was expected) and returns -1 or NULL.  Only the command-line front end
+ * prints it.  The message is a fixed buffer so that setting an error can never
+ * fail itself. */
+#ifndef SIM_ERROR_H
+#define SIM_ERROR_H
+
+#include <stdarg.h>
+
+typedef struct sim_err {
+    char msg[2048];
+} sim_err;
+
+/* Sets the message (printf-style) and returns -1, so that
+ * `return sim_errf(err, "...")` reads naturally.  err may be NULL. */
+int sim_errf(sim_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Prefixes an existing message with more context ("file.json: " + msg). */
+int sim_err_prefix(sim_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

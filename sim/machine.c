@@ -1,0 +1,66 @@
+/* machine.c — see machine.h. */
+#include "machine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *dtype_names[SIM_DTYPE_COUNT] = {"fp32", "tf32", "fp16", "bf16", "fp8"};
+static const int dtype_sizes[SIM_DTYPE_COUNT] = {4, 4, 2, 2, 1};
+
+const char *sim_dtype_name(sim_dtype d)
+{
+    return (d >= 0 && d < SIM_DTYPE_COUNT) ? dtype_names[d] : "?";
+}
+
+int sim_dtype_parse(const char *s, sim_dtype *out)
+{
+    for (int i = 0; i < SIM_DTYPE_COUNT; i++)
+        if (s && strcmp(s, dtype_names[i]) == 0) {
+            *out = (sim_dtype)i;
+            return 0;
+        }
+    return -1;
+}
+
+int sim_dtype_bytes(sim_dtype d)
+{
+    return (d >= 0 && d < SIM_DTYPE_COUNT) ? dtype_sizes[d] : 4;
+}
+
+sim_machine *sim_machine_new(int ngpus, int nmodels)
+{
+    sim_machine *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->ngpus = ngpus;
+    m->nmodels = nmodels;
+    m->host = calloc((size_t)ngpus, sizeof *m->host);
+    m->node = calloc((size_t)ngpus, sizeof *m->node);
+    m->gpu_model = calloc((size_t)ngpus, sizeof *m->gpu_model);
+    m->gpus = calloc((size_t)(nmodels > 0 ? nmodels : 1), sizeof *m->gpus);
+    if (!m->host || !m->node || !m->gpu_model || !m->gpus) {
+        sim_machine_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void sim_machine_free(sim_machine *m)
+{
+    if (!m)
+        return;
+    if (m->host)
+        for (int i = 0; i < m->ngpus; i++)
+            free(m->host[i]);
+    free(m->host);
+    free(m->node);
+    free(m->gpu_model);
+    free(m->gpus);
+    free(m->platform_xml);
+    free(m);
+}
+
+const sim_gpu *sim_machine_gpu(const sim_machine *m, int rank)
+{
+    return &m->gpus[m->gpu_model[rank]];
+}

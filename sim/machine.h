@@ -1,0 +1,69 @@
+/* machine.h — what the engine needs to know about the hardware.
+ *
+ * The platform module (platforms/) turns a cluster description or a
+ * hand-written SimGrid XML file into a sim_machine: the SimGrid platform
+ * text, the SimGrid host that plays each GPU rank, the node each rank sits in
+ * (for hierarchical collectives) and the specification of each GPU model (for
+ * the kernel cost model).  The engine reads nothing else about hardware, so
+ * the simulator does not depend on how platforms are described. */
+#ifndef SIM_MACHINE_H
+#define SIM_MACHINE_H
+
+#include <stddef.h>
+
+/* Element types.  TF32 means fp32 storage with TF32 tensor-core matmuls (the
+ * PyTorch default on Ampere that the Oases benchmarks ran with). */
+typedef enum sim_dtype {
+    SIM_DTYPE_FP32,
+    SIM_DTYPE_TF32,
+    SIM_DTYPE_FP16,
+    SIM_DTYPE_BF16,
+    SIM_DTYPE_FP8,
+    SIM_DTYPE_COUNT
+} sim_dtype;
+
+const char *sim_dtype_name(sim_dtype d);
+int sim_dtype_parse(const char *s, sim_dtype *out); /* 0 ok, -1 unknown */
+int sim_dtype_bytes(sim_dtype d);                   /* storage bytes per element */
+
+/* Efficiency as a function of log10(work): work is FLOPs for GEMM and
+ * attention, bytes for memory-bound kernels.  Linear interpolation, clamped
+ * at both ends. */
+#define SIM_CURVE_MAX 16
+typedef struct sim_curve {
+    int n;
+    double log10_work[SIM_CURVE_MAX];
+    double efficiency[SIM_CURVE_MAX];
+} sim_curve;
+
+typedef struct sim_gpu {
+    char model[48];
+    double peak_flops[SIM_DTYPE_COUNT]; /* dense tensor/vector peak, FLOP/s */
+    double mem_bw;                      /* device memory bandwidth, B/s */
+    double mem_capacity;                /* bytes */
+    double launch_s;                    /* fixed cost per kernel */
+    sim_curve gemm_eff;                 /* GEMM: fraction of peak vs log10 FLOPs */
+    sim_curve attn_eff;                 /* attention core: fraction of peak vs log10 FLOPs */
+    sim_curve mem_eff;                  /* memory-bound kernels: fraction of mem_bw vs log10 bytes */
+    double power_w;                     /* board power, for energy what-ifs */
+    double price_usd;                   /* street price, for cost what-ifs; 0 = unknown */
+} sim_gpu;
+
+typedef struct sim_machine {
+    char name[128];
+    int ngpus;
+    char *platform_xml;   /* SimGrid DTD 4.1 platform text */
+    char **host;          /* [ngpus] SimGrid host name of each rank */
+    int *node;            /* [ngpus] node (server) index of each rank */
+    int *gpu_model;       /* [ngpus] index into gpus[] */
+    int nmodels;
+    sim_gpu *gpus;        /* [nmodels] */
+    int nnodes;
+} sim_machine;
+
+/* Allocates an empty machine for ngpus ranks and nmodels GPU models. */
+sim_machine *sim_machine_new(int ngpus, int nmodels);
+void sim_machine_free(sim_machine *m);
+const sim_gpu *sim_machine_gpu(const sim_machine *m, int rank);
+
+#endif

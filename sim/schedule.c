@@ -1,0 +1,353 @@
+/* schedule.c — building, checking and (de)serialising schedules.
+ *
+ * Payloads are interned in an open-addressing hash table so that the millions
+ * of operations of a large iteration share a few hundred shapes.  The checker
+ * is a dry run of the synchronisation the engine will perform (stream order,
+ * dependencies, collectives matched by order, messages matched by order): if
+ * the dry run cannot finish, neither can the simulation, and the stuck
+ * operations are named.  It runs in time linear in operations + dependencies. */
+#include "schedule.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- growable arrays -------------------------------------------------- */
+
+static void *grow(void *ptr, uint32_t *cap, uint32_t need, size_t elem)
+{
+    if (need <= *cap)
+        return ptr;
+    uint32_t c = *cap ? *cap : 16;
+    while (c < need)
+        c = c < 0x40000000u ? c * 2 : 0xffffffffu;
+    void *p = realloc(ptr, (size_t)c * elem);
+    if (!p) {
+        fprintf(stderr, "trainsim: out of host memory (%zu bytes)\n", (size_t)c * elem);
+        abort();
+    }
+    *cap = c;
+    return p;
+}
+
+/* ---- string table ----------------------------------------------------- */
+
+struct sim_strtab {
+    uint32_t n, cap;
+    char **str;
+    uint32_t hcap;
+    int32_t *hash; /* open addressing, -1 empty */
+};
+
+static uint64_t hash_bytes(const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+static void strtab_rehash(struct sim_strtab *t)
+{
+    uint32_t hcap = t->hcap ? t->hcap * 2 : 64;
+    int32_t *h = malloc(hcap * sizeof *h);
+    if (!h)
+        abort();
+    memset(h, 0xff, hcap * sizeof *h);
+    for (uint32_t i = 0; i < t->n; i++) {
+        uint32_t j = (uint32_t)hash_bytes(t->str[i], strlen(t->str[i])) & (hcap - 1);
+        while (h[j] >= 0)
+            j = (j + 1) & (hcap - 1);
+        h[j] = (int32_t)i;
+    }
+    free(t->hash);
+    t->hash = h;
+    t->hcap = hcap;
+}
+
+int32_t sim_sched_str(sim_schedule *s, const char *str)
+{
+    if (!str)
+        return -1;
+    struct sim_strtab *t = s->strings;
+    if ((t->n + 1) * 2 > t->hcap)
+        strtab_rehash(t);
+    uint32_t j = (uint32_t)hash_bytes(str, strlen(str)) & (t->hcap - 1);
+    while (t->hash[j] >= 0) {
+        if (strcmp(t->str[t->hash[j]], str) == 0)
+            return t->hash[j];
+        j = (j + 1) & (t->hcap - 1);
+    }
+    t->str = grow(t->str, &t->cap, t->n + 1, sizeof *t->str);
+    t->str[t->n] = strdup(str);
+    t->hash[j] = (int32_t)t->n;
+    return (int32_t)t->n++;
+}
+
+const char *sim_sched_strname(const sim_schedule *s, int32_t id)
+{
+    return (id >= 0 && (uint32_t)id < s->strings->n) ? s->strings->str[id] : "";
+}
+
+/* ---- construction ----------------------------------------------------- */
+
+sim_schedule *sim_sched_new(int nranks)
+{
+    sim_schedule *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->strings = calloc(1, sizeof *s->strings);
+    s->nranks = nranks;
+    s->meta.dtype = SIM_DTYPE_FP32;
+    return s;
+}
+
+void sim_sched_free(sim_schedule *s)
+{
+    if (!s)
+        return;
+    for (uint32_t i = 0; i < s->nstreams; i++)
+        free(s->streams[i].ops);
+    for (int i = 0; i < s->ncomms; i++)
+        free(s->comms[i].ranks);
+    for (uint32_t i = 0; i < s->strings->n; i++)
+        free(s->strings->str[i]);
+    free(s->strings->str);
+    free(s->strings->hash);
+    free(s->strings);
+    free(s->streams);
+    free(s->comms);
+    free(s->ops);
+    free(s->deps);
+    free(s->payloads);
+    free(s->payload_hash);
+    free(s);
+}
+
+int sim_sched_stream(sim_schedule *s, int rank, const char *name)
+{
+    int32_t nm = sim_sched_str(s, name);
+    for (uint32_t i = s->nstreams; i-- > 0;) /* recent streams first: generators ask for them */
+        if (s->streams[i].rank == rank && s->streams[i].name == nm)
+            return (int)i;
+    s->streams = grow(s->streams, &s->streams_cap, s->nstreams + 1, sizeof *s->streams);
+    s->streams[s->nstreams] = (sim_stream){.rank = rank, .name = nm};
+    return (int)s->nstreams++;
+}
+
+int sim_sched_comm(sim_schedule *s, const char *name, const int *ranks, int n)
+{
+    uint32_t cap = (uint32_t)s->comms_cap;
+    s->comms = grow(s->comms, &cap, (uint32_t)s->ncomms + 1, sizeof *s->comms);
+    s->comms_cap = (int)cap;
+    sim_comm *c = &s->comms[s->ncomms];
+    c->name = sim_sched_str(s, name);
+    c->nranks = n;
+    c->ranks = malloc((size_t)(n > 0 ? n : 1) * sizeof *c->ranks);
+    if (n > 0)
+        memcpy(c->ranks, ranks, (size_t)n * sizeof *ranks);
+    return s->ncomms++;
+}
+
+static void payload_rehash(sim_schedule *s)
+{
+    uint32_t hcap = s->payload_hash_cap ? s->payload_hash_cap * 2 : 256;
+    uint32_t *h = malloc(hcap * sizeof *h);
+    if (!h)
+        abort();
+    memset(h, 0xff, hcap * sizeof *h);
+    for (uint32_t i = 0; i < s->npayloads; i++) {
+        uint32_t j = (uint32_t)hash_bytes(&s->payloads[i], sizeof(sim_payload)) & (hcap - 1);
+        while (h[j] != UINT32_MAX)
+            j = (j + 1) & (hcap - 1);
+        h[j] = i;
+    }
+    free(s->payload_hash);
+    s->payload_hash = h;
+    s->payload_hash_cap = hcap;
+}
+
+uint32_t sim_sched_payload(sim_schedule *s, const sim_payload *p)
+{
+    sim_payload key;
+    memset(&key, 0, sizeof key); /* no padding in sim_payload, but be safe for hashing */
+    key = *p;
+    if ((s->npayloads + 1) * 2 > s->payload_hash_cap)
+        payload_rehash(s);
+    uint32_t j = (uint32_t)hash_bytes(&key, sizeof key) & (s->payload_hash_cap - 1);
+    while (s->payload_hash[j] != UINT32_MAX) {
+        if (memcmp(&s->payloads[s->payload_hash[j]], &key, sizeof key) == 0)
+            return s->payload_hash[j];
+        j = (j + 1) & (s->payload_hash_cap - 1);
+    }
+    s->payloads = grow(s->payloads, &s->payloads_cap, s->npayloads + 1, sizeof *s->payloads);
+    s->payloads[s->npayloads] = key;
+    s->payload_hash[j] = s->npayloads;
+    return s->npayloads++;
+}
+
+uint32_t sim_sched_add(sim_schedule *s, int stream, uint32_t payload, int32_t arg, sim_tags tags,
+                       const uint32_t *deps, int ndeps)
+{
+    s->ops = grow(s->ops, &s->ops_cap, s->nops + 1, sizeof *s->ops);
+    uint32_t id = s->nops++;
+    sim_op *op = &s->ops[id];
+    op->payload = payload;
+    op->stream = (uint32_t)stream;
+    op->arg = arg;
+    op->layer = tags.layer;
+    op->micro = tags.micro;
+    op->subbatch = tags.subbatch;
+    op->phase = tags.phase;
+    op->dep_first = s->ndeps;
+    op->ndeps = 0;
+    for (int i = 0; i < ndeps; i++)
+        sim_sched_add_dep(s, id, deps[i]);
+    sim_stream *st = &s->streams[stream];
+    op->seq = st->nops;
+    st->ops = grow(st->ops, &st->cap, st->nops + 1, sizeof *st->ops);
+    st->ops[st->nops++] = id;
+    return id;
+}
+
+void sim_sched_add_dep(sim_schedule *s, uint32_t op, uint32_t dep)
+{
+    sim_op *o = &s->ops[op];
+    if (o->dep_first + o->ndeps != s->ndeps) {
+        fprintf(stderr, "trainsim: internal error: dependency added to op %u after later ops\n", op);
+        abort();
+    }
+    if (o->ndeps == UINT16_MAX) {
+        fprintf(stderr, "trainsim: internal error: op %u has too many dependencies\n", op);
+        abort();
+    }
+    s->deps = grow(s->deps, &s->deps_cap, s->ndeps + 1, sizeof *s->deps);
+    s->deps[s->ndeps++] = dep;
+    o->ndeps++;
+}
+
+static sim_payload payload_init(sim_schedule *s, sim_op_kind kind, int sub, const char *name)
+{
+    sim_payload p;
+    memset(&p, 0, sizeof p);
+    p.kind = (uint8_t)kind;
+    p.sub = (uint8_t)sub;
+    p.name = sim_sched_str(s, name);
+    p.batch = 0;
+    return p;
+}
+
+uint32_t sim_sched_gemm(sim_schedule *s, int stream, const char *name, int64_t m, int64_t n, int64_t k,
+                        int64_t batch, sim_dtype dt, sim_tags t, const uint32_t *deps, int ndeps)
+{
+    return sim_sched_kernel(s, stream, name, SIM_KERNEL_GEMM, m, n, k, batch, 0, dt, t, deps, ndeps);
+}
+
+uint32_t sim_sched_kernel(sim_schedule *s, int stream, const char *name, sim_kernel kind, int64_t m,
+                          int64_t n, int64_t k, int64_t batch, int64_t bytes, sim_dtype dt, sim_tags t,
+                          const uint32_t *deps, int ndeps)
+{
+    sim_payload p = payload_init(s, SIM_OP_COMPUTE, kind, name);
+    p.dtype = (uint8_t)dt;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.batch = batch;
+    p.bytes = bytes;
+    return sim_sched_add(s, stream, sim_sched_payload(s, &p), -1, t, deps, ndeps);
+}
+
+uint32_t sim_sched_collective(sim_schedule *s, int stream, const char *name, sim_coll c, int comm,
+                              int64_t bytes, int root, sim_tags t, const uint32_t *deps, int ndeps)
+{
+    sim_payload p = payload_init(s, SIM_OP_COLLECTIVE, c, name);
+    p.bytes = bytes;
+    p.root = root;
+    return sim_sched_add(s, stream, sim_sched_payload(s, &p), comm, t, deps, ndeps);
+}
+
+static uint32_t p2p(sim_schedule *s, sim_op_kind kind, int stream, const char *name, int peer, int64_t bytes,
+                    int tag, sim_tags t, const uint32_t *deps, int ndeps)
+{
+    sim_payload p = payload_init(s, kind, 0, name);
+    p.bytes = bytes;
+    p.tag = tag;
+    return sim_sched_add(s, stream, sim_sched_payload(s, &p), peer, t, deps, ndeps);
+}
+
+uint32_t sim_sched_send(sim_schedule *s, int stream, const char *name, int peer, int64_t bytes, int tag,
+                        sim_tags t, const uint32_t *deps, int ndeps)
+{
+    return p2p(s, SIM_OP_SEND, stream, name, peer, bytes, tag, t, deps, ndeps);
+}
+
+uint32_t sim_sched_recv(sim_schedule *s, int stream, const char *name, int peer, int64_t bytes, int tag,
+                        sim_tags t, const uint32_t *deps, int ndeps)
+{
+    return p2p(s, SIM_OP_RECV, stream, name, peer, bytes, tag, t, deps, ndeps);
+}
+
+uint32_t sim_sched_memory(sim_schedule *s, int stream, const char *name, sim_mem_kind kind, int64_t delta,
+                          sim_tags t, const uint32_t *deps, int ndeps)
+{
+    sim_payload p = payload_init(s, SIM_OP_MEMORY, kind, name);
+    p.bytes = delta;
+    return sim_sched_add(s, stream, sim_sched_payload(s, &p), -1, t, deps, ndeps);
+}
+
+/* ---- names ------------------------------------------------------------ */
+
+static const char *op_kind_names[] = {"compute", "collective", "send", "recv", "memory"};
+static const char *kernel_names[] = {"gemm", "attention", "elementwise", "optimizer", "fixed"};
+static const char *coll_names[] = {"allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce"};
+static const char *algo_names[] = {"auto", "ring", "tree", "hierarchical"};
+static const char *mem_names[] = {"weights", "gradients", "optimizer", "activations", "buffers", "context"};
+static const char *phase_names[] = {"none", "forward", "backward", "recompute", "optimizer"};
+
+#define NAME_OF(table, i) (((i) >= 0 && (size_t)(i) < sizeof table / sizeof table[0]) ? table[i] : "?")
+const char *sim_op_kind_name(int k) { return NAME_OF(op_kind_names, k); }
+const char *sim_kernel_name(int k) { return NAME_OF(kernel_names, k); }
+const char *sim_coll_name(int c) { return NAME_OF(coll_names, c); }
+const char *sim_algo_name(int a) { return NAME_OF(algo_names, a); }
+const char *sim_mem_kind_name(int k) { return NAME_OF(mem_names, k); }
+const char *sim_phase_name(int p) { return NAME_OF(phase_names, p); }
+
+static int name_index(const char *const *table, int n, const char *s)
+{
+    for (int i = 0; i < n; i++)
+        if (s && strcmp(table[i], s) == 0)
+            return i;
+    return -1;
+}
+
+const char *sim_sched_op_label(const sim_schedule *s, uint32_t op)
+{
+    const sim_payload *p = sim_sched_payload_of(s, op);
+    if (p->name >= 0)
+        return sim_sched_strname(s, p->name);
+    switch (p->kind) {
+    case SIM_OP_COMPUTE: return sim_kernel_name(p->sub);
+    case SIM_OP_COLLECTIVE: return sim_coll_name(p->sub);
+    case SIM_OP_MEMORY: return sim_mem_kind_name(p->sub);
+    default: return sim_op_kind_name(p->kind);
+    }
+}
+
+void sim_sched_describe(const sim_schedule *s, uint32_t op, char *buf, size_t len)
+{
+    const sim_op *o = &s->ops[op];
+    const sim_stream *st = &s->streams[o->stream];
+    uint32_t pos = o->seq;
+    int w = snprintf(buf, len, "rank %d stream \"%s\" op %u (#%u on the stream: %s", st->rank,
+                     sim_sched_strname(s, st->name), op, pos, sim_sched_op_label(s, op));
+    if (o->layer >= 0 && w > 0 && (size_t)w < len)
+        w += snprintf(buf + w, len - (size_t)w, ", layer %d", o->layer);
+    if (o->micro >= 0 && w > 0 && (size_t)w < len)
+        w += snprintf(buf + w, len - (size_t)w, ", micro-batch %d", o->micro);
+    if (o->phase != SIM_PHASE_NONE && w > 0 && (size_t)w < len)
+        w += snprintf(buf + w, len - (size_t)w, ", %s", sim_phase_name(o->phase));
+    if (w > 0 && (size_t)w < len)
+        snprintf(buf + w, len - (size_t)w, ")");
+}

@@ -1,0 +1,234 @@
+/* schedule.h — the schedule: the one contract between workloads, the
+ * simulator, the planner and trace replay (design.md).
+ *
+ * A schedule is, per GPU rank, a set of named streams; each stream is an
+ * ordered list of operations; an operation may also wait on operations of
+ * other streams (like CUDA events).  Operations are compute kernels,
+ * collectives on communicators, point-to-point sends and receives, and memory
+ * effects.  Each carries tags (layer, micro-batch, sub-batch, phase).
+ *
+ * Shape of the data, chosen for size: a 1,024-GPU GPT-3 iteration has tens
+ * of millions of operations but only a few hundred distinct kernel shapes.
+ * So an operation is a small fixed record (sim_op) that points at a
+ * deduplicated payload (sim_payload: what is computed or moved and how big),
+ * and the rank and stream of an operation are implied by the stream it is
+ * appended to.  Operation ids are dense, in insertion order.
+ *
+ * JSON form (trainsim-schedule v1): see sim_sched_write_json(); reading and
+ * writing round-trip exactly, with ids renumbered in (rank, stream, position)
+ * order on output. */
+#ifndef SIM_SCHEDULE_H
+#define SIM_SCHEDULE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "error.h"
+#include "machine.h"
+
+typedef enum sim_op_kind {
+    SIM_OP_COMPUTE,
+    SIM_OP_COLLECTIVE,
+    SIM_OP_SEND,
+    SIM_OP_RECV,
+    SIM_OP_MEMORY,
+    SIM_OP_KIND_COUNT
+} sim_op_kind;
+
+typedef enum sim_kernel {
+    SIM_KERNEL_GEMM,        /* batch x (m x k) * (k x n) */
+    SIM_KERNEL_ATTENTION,   /* attention core: batch=b, m=heads, n=seq, k=head_dim */
+    SIM_KERNEL_ELEMENTWISE, /* memory bound: bytes read + written */
+    SIM_KERNEL_OPTIMIZER,   /* optimizer step over m parameters, bytes = state bytes touched */
+    SIM_KERNEL_FIXED,       /* a measured duration (trace replay) */
+    SIM_KERNEL_COUNT
+} sim_kernel;
+
+typedef enum sim_coll {
+    SIM_COLL_ALLREDUCE,
+    SIM_COLL_ALLGATHER,     /* bytes = size of the gathered output */
+    SIM_COLL_REDUCESCATTER, /* bytes = size of the full input */
+    SIM_COLL_ALLTOALL,      /* bytes = what each member sends in all */
+    SIM_COLL_BROADCAST,
+    SIM_COLL_REDUCE,
+    SIM_COLL_COUNT
+} sim_coll;
+
+typedef enum sim_algo {
+    SIM_ALGO_AUTO,
+    SIM_ALGO_RING,
+    SIM_ALGO_TREE,
+    SIM_ALGO_HIERARCHICAL,
+    SIM_ALGO_COUNT
+} sim_algo;
+
+typedef enum sim_mem_kind {
+    SIM_MEM_WEIGHTS,
+    SIM_MEM_GRADIENTS,
+    SIM_MEM_OPTIMIZER,
+    SIM_MEM_ACTIVATIONS,
+    SIM_MEM_BUFFERS,
+    SIM_MEM_CONTEXT,
+    SIM_MEM_KIND_COUNT
+} sim_mem_kind;
+
+typedef enum sim_phase {
+    SIM_PHASE_NONE,
+    SIM_PHASE_FORWARD,
+    SIM_PHASE_BACKWARD,
+    SIM_PHASE_RECOMPUTE,
+    SIM_PHASE_OPTIMIZER,
+    SIM_PHASE_COUNT
+} sim_phase;
+
+/* What an operation does, deduplicated.  Fields unused by a kind are zero. */
+typedef struct sim_payload {
+    uint8_t kind;   /* sim_op_kind */
+    uint8_t sub;    /* sim_kernel, sim_coll or sim_mem_kind */
+    uint8_t dtype;  /* sim_dtype (compute) */
+    uint8_t algo;   /* sim_algo (collective) */
+    int32_t name;   /* string id (sim_sched_str), -1 = none */
+    int32_t root;   /* broadcast/reduce root, as an index into the communicator */
+    int32_t tag;    /* send/recv matching tag */
+    int64_t m, n, k, batch;
+    int64_t bytes;  /* elementwise/optimizer bytes, message bytes, memory delta (signed) */
+    double seconds; /* SIM_KERNEL_FIXED */
+} sim_payload;
+
+typedef struct sim_op {
+    uint32_t payload;   /* index into payloads */
+    uint32_t stream;    /* index into streams (gives the rank) */
+    int32_t arg;        /* collective: communicator; send/recv: peer rank; else -1 */
+    int32_t layer;      /* -1 = none */
+    int32_t micro;      /* micro-batch, -1 = none */
+    uint32_t seq;       /* position in its stream: op is done iff the stream got past it */
+    uint32_t dep_first; /* first index into deps */
+    uint16_t ndeps;
+    uint8_t phase;      /* sim_phase */
+    int8_t subbatch;    /* -1 = none */
+} sim_op;
+
+typedef struct sim_stream {
+    int rank;
+    int32_t name;  /* string id */
+    uint32_t nops, cap;
+    uint32_t *ops; /* op ids in program order */
+} sim_stream;
+
+typedef struct sim_comm {
+    int32_t name;  /* string id, -1 = none */
+    int nranks;
+    int *ranks;    /* member ranks; member index = position */
+} sim_comm;
+
+typedef struct sim_meta {
+    char name[128];
+    double samples_per_iteration;
+    double tokens_per_iteration;
+    double model_flops_per_iteration; /* FLOPs of the model (no recompute), all GPUs */
+    int dtype;                        /* sim_dtype whose peak MFU is measured against */
+} sim_meta;
+
+typedef struct sim_schedule sim_schedule;
+struct sim_schedule {
+    int nranks;
+    sim_meta meta;
+    uint32_t nops, ops_cap;
+    sim_op *ops;
+    uint32_t ndeps, deps_cap;
+    uint32_t *deps;        /* op ids */
+    uint32_t npayloads, payloads_cap;
+    sim_payload *payloads;
+    uint32_t nstreams, streams_cap;
+    sim_stream *streams;
+    int ncomms, comms_cap;
+    sim_comm *comms;
+    /* private: string table and payload hash */
+    struct sim_strtab *strings;
+    uint32_t *payload_hash;
+    uint32_t payload_hash_cap;
+};
+
+sim_schedule *sim_sched_new(int nranks);
+void sim_sched_free(sim_schedule *s);
+
+/* Interns a string; returns its id.  sim_sched_strname() returns it back. */
+int32_t sim_sched_str(sim_schedule *s, const char *str);
+const char *sim_sched_strname(const sim_schedule *s, int32_t id);
+
+/* Returns the stream of that rank and name, creating it on first use. */
+int sim_sched_stream(sim_schedule *s, int rank, const char *name);
+/* Adds a communicator over ranks[0..n) and returns its id. */
+int sim_sched_comm(sim_schedule *s, const char *name, const int *ranks, int n);
+
+/* Interns a payload (deduplicated by value) and returns its index. */
+uint32_t sim_sched_payload(sim_schedule *s, const sim_payload *p);
+
+/* Tags for a new operation. */
+typedef struct sim_tags {
+    int32_t layer, micro;
+    int8_t subbatch;
+    uint8_t phase;
+} sim_tags;
+#define SIM_NO_TAGS ((sim_tags){-1, -1, -1, SIM_PHASE_NONE})
+
+/* Appends an operation to a stream and returns its id.  deps (may be NULL)
+ * are ids of earlier operations this one waits for, besides its
+ * predecessor on the same stream. */
+uint32_t sim_sched_add(sim_schedule *s, int stream, uint32_t payload, int32_t arg, sim_tags tags,
+                       const uint32_t *deps, int ndeps);
+/* Adds a dependency to an existing, last-added operation (op must be the most
+ * recently added one, so dependencies stay contiguous). */
+void sim_sched_add_dep(sim_schedule *s, uint32_t op, uint32_t dep);
+
+/* Convenience builders.  name may be NULL. */
+uint32_t sim_sched_gemm(sim_schedule *s, int stream, const char *name, int64_t m, int64_t n, int64_t k,
+                        int64_t batch, sim_dtype dt, sim_tags t, const uint32_t *deps, int ndeps);
+uint32_t sim_sched_kernel(sim_schedule *s, int stream, const char *name, sim_kernel kind, int64_t m,
+                          int64_t n, int64_t k, int64_t batch, int64_t bytes, sim_dtype dt, sim_tags t,
+                          const uint32_t *deps, int ndeps);
+uint32_t sim_sched_collective(sim_schedule *s, int stream, const char *name, sim_coll c, int comm,
+                              int64_t bytes, int root, sim_tags t, const uint32_t *deps, int ndeps);
+uint32_t sim_sched_send(sim_schedule *s, int stream, const char *name, int peer, int64_t bytes, int tag,
+                        sim_tags t, const uint32_t *deps, int ndeps);
+uint32_t sim_sched_recv(sim_schedule *s, int stream, const char *name, int peer, int64_t bytes, int tag,
+                        sim_tags t, const uint32_t *deps, int ndeps);
+uint32_t sim_sched_memory(sim_schedule *s, int stream, const char *name, sim_mem_kind kind, int64_t delta,
+                          sim_tags t, const uint32_t *deps, int ndeps);
+
+static inline int sim_sched_rank_of(const sim_schedule *s, uint32_t op)
+{
+    return s->streams[s->ops[op].stream].rank;
+}
+static inline const sim_payload *sim_sched_payload_of(const sim_schedule *s, uint32_t op)
+{
+    return &s->payloads[s->ops[op].payload];
+}
+
+/* Names of enum values as used in JSON and traces. */
+const char *sim_op_kind_name(int k);
+const char *sim_kernel_name(int k);
+const char *sim_coll_name(int c);
+const char *sim_algo_name(int a);
+const char *sim_mem_kind_name(int k);
+const char *sim_phase_name(int p);
+/* A short human label for an operation ("qkv", "allreduce", "send"…). */
+const char *sim_sched_op_label(const sim_schedule *s, uint32_t op);
+/* Describes an operation for error messages: "rank 3 stream \"tp\" op #12 (allreduce, layer 2, micro 0)". */
+void sim_sched_describe(const sim_schedule *s, uint32_t op, char *buf, size_t len);
+
+/* Checks the schedule before simulation: ranks and peers in range, every
+ * communicator member issues the same collectives in the same order (type,
+ * bytes, root), every send has its receive, and no cycle among stream order,
+ * dependencies and the synchronisation that collectives and messages imply.
+ * Returns 0, or -1 with a message naming the operations at fault. */
+int sim_sched_check(const sim_schedule *s, sim_err *err);
+
+/* JSON (cJSON).  source names the input in error messages. */
+sim_schedule *sim_sched_read_json(const char *text, const char *source, sim_err *err);
+sim_schedule *sim_sched_load(const char *path, sim_err *err);
+/* Returns a malloc'd JSON text (compact when pretty=0). */
+char *sim_sched_to_json(const sim_schedule *s, int pretty);
+int sim_sched_save(const sim_schedule *s, const char *path, sim_err *err);
+
+#endif

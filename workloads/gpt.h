@@ -1,0 +1,29 @@
+/* gpt.h — the GPT decoder workload with a Megatron-style strategy:
+ * 1-D tensor parallelism, 1F1B pipeline, data-parallel gradient all-reduce. */
+#ifndef WL_GPT_H
+#define WL_GPT_H
+
+#include "sim/schedule.h"
+#include "workloads/model.h"
+
+/* Per-GPU memory estimate of a strategy, by what takes it (bytes). */
+typedef struct wl_memory {
+    double weights, gradients, optimizer, activations, buffers, context;
+    double total;
+} wl_memory;
+
+/* Checks that the strategy can run: tp divides heads (and hidden, ffn),
+ * pp divides layers, tp*pp*dp equals the GPU count, gb divisible by mb*dp,
+ * and the peak memory of the most loaded stage fits in the GPU.  Errors say
+ * what is needed, what there is, and what takes it. */
+int wl_gpt_check(const wl_model *m, const wl_strategy *st, const sim_machine *mach, wl_memory *peak,
+                 sim_err *err);
+
+/* Generates one training iteration as a schedule (checks first). */
+sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const sim_machine *mach,
+                              sim_err *err);
+
+/* Model FLOPs of one iteration (Megatron's count, no recompute). */
+double wl_gpt_model_flops(const wl_model *m, const wl_strategy *st);
+
+#endif
