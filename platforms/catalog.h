@@ -1,0 +1,59 @@
+/* catalog.h — the hardware catalogue shared by the platform builders
+ * (internal to platforms/; the public entry points are in platform.h).
+ *
+ * The catalogue is data, not code: platforms/catalog/{gpus,nics,
+ * interconnects}.json, compiled into the binary.  These functions parse it
+ * on each call (a few kilobytes; platforms are built once per run), so the
+ * module keeps no global state. */
+#ifndef PLAT_CATALOG_H
+#define PLAT_CATALOG_H
+
+#include <stdio.h>
+
+#include "sim/error.h"
+#include "sim/machine.h"
+
+/* What the platform builder needs beyond sim_gpu: how the card attaches. */
+typedef enum plat_nvlink_kind {
+    PLAT_NVLINK_NONE,
+    PLAT_NVLINK_BRIDGE,   /* 2-way bridge per pair (RTX 3090, PCIe A100/H100) */
+    PLAT_NVLINK_MESH,     /* direct GPU-GPU links (V100 SXM2 cube mesh) */
+    PLAT_NVLINK_NVSWITCH  /* every GPU to an NVSwitch (A100/H100 SXM) */
+} plat_nvlink_kind;
+
+typedef struct plat_gpu_info {
+    int pcie_gen;
+    int p2p;                  /* PCIe peer-to-peer (and GPUDirect RDMA) works */
+    plat_nvlink_kind nvlink;
+    double nvlink_GBps;       /* per direction: per pair (bridge, mesh) or per GPU (nvswitch) */
+} plat_gpu_info;
+
+typedef struct plat_nic {
+    char model[32];
+    double bw;                /* bytes/s per direction */
+    double latency_s;
+} plat_nic;
+
+/* GPU lookup with attachment details; info may be NULL. */
+int plat_gpu_lookup_info(const char *model, sim_gpu *out, plat_gpu_info *info, sim_err *err);
+/* NIC lookup by model or alias (case-insensitive, '-' and '_' ignored). */
+int plat_nic_lookup(const char *model, plat_nic *out, sim_err *err);
+/* Effective per-direction PCIe bandwidth in bytes/s of a gen/width slot,
+ * or -1 with a message when the generation is not in the catalogue. */
+double plat_pcie_bw(int gen, int width, sim_err *err);
+/* Catalogue defaults (interconnects.json), in SI units. */
+typedef struct plat_defaults {
+    double pcie_lat, nvlink_lat, socket_lat, fabric_lat; /* seconds */
+    double socket_bw, staging_bw;                        /* bytes/s */
+} plat_defaults;
+void plat_catalog_defaults(plat_defaults *d);
+
+/* Case-insensitive comparison that also ignores '-', '_' and spaces, so
+ * "rtx-3090", "RTX3090" and "rtx3090" are one name. */
+int plat_name_eq(const char *a, const char *b);
+
+/* Reads a whole file (NUL-terminated, caller frees); errors name the path
+ * and strerror. */
+char *plat_read_file(const char *path, sim_err *err);
+
+#endif

@@ -1,0 +1,850 @@
+/* platform.c — cluster JSON to SimGrid platform (see platform.h).
+ *
+ * Schema (all sizes per direction; optional fields show their default):
+ *
+ *   { "name": "oases-3090", "description": "...",
+ *     "nodes": 8,                              positive integer
+ *     "node": {
+ *       "gpu": "RTX3090",                      catalogue model or alias
+ *       "gpus_per_node": 4,
+ *       "sockets": 1,                          1 or 2 CPU sockets
+ *       "socket_link_GBps": 40,                UPI / Infinity Fabric between sockets
+ *       "pcie": {"gen": 4, "width": 16},       GPU slot link (gen from the catalogue)
+ *       "p2p": false,                          PCIe peer-to-peer + GPUDirect RDMA (catalogue)
+ *       "host_staging_GBps": 20,               host-memory bounce path, one per socket
+ *       "switches": [{"socket": 0, "gpus": [0,1], "uplink": {"gen": 4, "width": 16}}],
+ *                                              default: GPUs split evenly over the sockets'
+ *                                              root ports (no switch, no uplink link)
+ *       "nvlink": {"pairs": [[0,1],[2,3]], "GBps": 56.25} | {"nvswitch": true, "GBps": 300},
+ *                                              default: NVSwitch GPUs get the switch, others none
+ *       "nics": [{"model": "IB-HDR", "switch": 0}]  |  "nic": "100GbE"   (one NIC on switch 0)
+ *     },
+ *     "fabric": {"type": "switch"} | {"type": "fat-tree", "nodes_per_leaf": 4, "oversubscription": 2},
+ *     "link_latency_us": {"pcie": 1.0, "nvlink": 0.7, "socket": 0.3, "fabric": 0.3} }
+ *
+ * Unknown keys are errors (a typo must not silently give a default).
+ *
+ * Generated XML (DTD 4.1).  A top zone routing="DijkstraCache" holds one
+ * zone per node (routing="Full") with the GPU hosts (speed 1Gf, the engine
+ * runs seconds x 1e9 flops), the node's links and one router n<k>-gw, and an
+ * explicit symmetrical="NO" route for every ordered GPU pair and for GPU <->
+ * gateway, each listing the physical links with their direction:
+ *   - NVLink pair: its bridge link only; NVSwitch: both GPUs' NVLink links.
+ *   - PCIe with P2P, same switch: the two slot links; other switch: slot,
+ *     switch uplink(s), socket link, ... (through the root complex).
+ *   - without P2P (GeForce): slot, uplink, n<k>-mem<socket> (host staging,
+ *     SHARED because reads and writes of the bounce buffer share DRAM and
+ *     the CPU), socket link if crossing, uplink, slot.
+ *   - GPU -> gateway: the PCIe path to its NIC (direct when P2P and the NIC
+ *     sits on the GPU's switch, i.e. GPUDirect RDMA; else through host
+ *     memory), then the NIC link.  Each NIC link carries half the catalogue's
+ *     port-to-port latency, so a node-to-node route has the whole of it.
+ * Directions: UP = away from the GPU towards the CPU / outward through the
+ * NIC / from socket 0 to 1 / from the lower-numbered GPU of an NVLink pair.
+ * The fabric routers sit in their own one-router zones (a <router> may not
+ * sit beside sub-zones).  Measured on SimGrid 3.32 (tests/platforms):
+ *   - a zoneRoute with an empty link list is rejected ("Empty route
+ *     forbidden"), so each node's zoneRoute carries n<k>-port, its cable to
+ *     the switch: capacity = sum of its NICs (never the bottleneck), latency 0;
+ *   - in a symmetrical zoneRoute SimGrid swaps UP/DOWN for the way back
+ *     (n0 -> n1 uses n0-port_UP then n1-port_DOWN), so one zoneRoute per
+ *     node is enough;
+ *   - Dijkstra zones crash (3.32 bug: null gateways) when a path crosses an
+ *     intermediate zone entering and leaving by different gateways, so a fat
+ *     tree is one zone per leaf switch and one for the spine, each holding a
+ *     single router, with zoneRoutes node -> leaf (port link) and leaf ->
+ *     spine (leaf uplink, capacity nodes_per_leaf x node NIC bandwidth /
+ *     oversubscription);
+ *   - <link> elements must precede the zoneRoutes of their zone.
+ * Hosts also carry trainsim:gpu/rank/node properties, so the XML can be
+ * saved, edited by hand and read back with plat_from_xml. */
+#include "platform.h"
+#include "catalog.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "sim/embedded.h"
+
+#define MAX_GPUS 64   /* per node */
+#define MAX_SWITCHES 16
+#define MAX_NICS 16
+#define MAX_LINKS 512 /* per node */
+#define MAX_HOPS 16
+
+/* ---------- JSON field readers: every error names source and path ---------- */
+
+typedef struct jctx {
+    const char *src;
+    sim_err *err;
+} jctx;
+
+static int jerr(jctx *c, const char *path, const char *expected, const cJSON *got)
+{
+    char *txt = got ? cJSON_PrintUnformatted(got) : NULL;
+    sim_errf(c->err, "%s: %s: expected %s, got %s", c->src, path, expected, txt ? txt : "nothing");
+    free(txt);
+    return -1;
+}
+
+/* Rejects keys not in allowed (NULL-terminated). */
+static int check_keys(jctx *c, const cJSON *obj, const char *path, const char *const *allowed)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, obj)
+    {
+        int ok = 0;
+        for (int i = 0; allowed[i] && !ok; i++)
+            ok = strcmp(it->string, allowed[i]) == 0;
+        if (!ok) {
+            char list[512];
+            size_t n = 0;
+            list[0] = 0;
+            for (int i = 0; allowed[i] && n < sizeof list; i++)
+                n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", allowed[i]);
+            return sim_errf(c->err, "%s: %s%s%s: unknown field; known: %s", c->src, path, *path ? "." : "",
+                            it->string, list);
+        }
+    }
+    return 0;
+}
+
+static void join(char *out, size_t n, const char *path, const char *key)
+{
+    snprintf(out, n, "%s%s%s", path, *path ? "." : "", key);
+}
+
+/* Integer field >= min; absent gives dflt (or an error when required). */
+static int get_int(jctx *c, const cJSON *obj, const char *path, const char *key, int required, int dflt, int min,
+                   int *out)
+{
+    char p[256];
+    join(p, sizeof p, path, key);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v) {
+        if (required)
+            return sim_errf(c->err, "%s: %s: missing (expected an integer >= %d)", c->src, p, min);
+        *out = dflt;
+        return 0;
+    }
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < min ||
+        v->valuedouble > 1e9) {
+        char what[64];
+        snprintf(what, sizeof what, min == 1 ? "a positive integer" : "an integer >= %d", min);
+        return jerr(c, p, what, v);
+    }
+    *out = (int)v->valuedouble;
+    return 0;
+}
+
+static int get_pos(jctx *c, const cJSON *obj, const char *path, const char *key, double dflt, double *out)
+{
+    char p[256];
+    join(p, sizeof p, path, key);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v) {
+        *out = dflt;
+        return 0;
+    }
+    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || !isfinite(v->valuedouble))
+        return jerr(c, p, "a positive number", v);
+    *out = v->valuedouble;
+    return 0;
+}
+
+static int get_bool(jctx *c, const cJSON *obj, const char *path, const char *key, int dflt, int *out)
+{
+    char p[256];
+    join(p, sizeof p, path, key);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v) {
+        *out = dflt;
+        return 0;
+    }
+    if (!cJSON_IsBool(v))
+        return jerr(c, p, "true or false", v);
+    *out = cJSON_IsTrue(v);
+    return 0;
+}
+
+static const cJSON *get_obj(jctx *c, const cJSON *obj, const char *path, const char *key, int required)
+{
+    char p[256];
+    join(p, sizeof p, path, key);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v) {
+        if (required)
+            sim_errf(c->err, "%s: %s: missing (expected an object)", c->src, p);
+        return NULL;
+    }
+    if (!cJSON_IsObject(v)) {
+        jerr(c, p, "an object", v);
+        return NULL;
+    }
+    return v;
+}
+
+/* A PCIe {"gen", "width"} object to bytes/s. */
+static int get_pcie(jctx *c, const cJSON *obj, const char *path, int dflt_gen, double *bw)
+{
+    static const char *const keys[] = {"gen", "width", NULL};
+    int gen, width;
+    if (check_keys(c, obj, path, keys) || get_int(c, obj, path, "gen", 0, dflt_gen, 1, &gen) ||
+        get_int(c, obj, path, "width", 0, 16, 1, &width))
+        return -1;
+    if (width != 1 && width != 2 && width != 4 && width != 8 && width != 16) {
+        char p[256];
+        join(p, sizeof p, path, "width");
+        return jerr(c, p, "a PCIe width of 1, 2, 4, 8 or 16", cJSON_GetObjectItemCaseSensitive(obj, "width"));
+    }
+    *bw = plat_pcie_bw(gen, width, c->err);
+    if (*bw < 0)
+        return sim_err_prefix(c->err, "%s: %s.gen: ", c->src, path);
+    return 0;
+}
+
+/* ---------- the node template ---------- */
+
+typedef struct link {
+    char name[32]; /* without the n<k>- prefix */
+    double bw, lat;
+    int shared;
+} link;
+
+enum { DIR_NONE, DIR_UP, DIR_DOWN };
+
+typedef struct path {
+    int n;
+    int link[MAX_HOPS];
+    int dir[MAX_HOPS];
+} path;
+
+typedef struct node_spec {
+    sim_gpu gpu;
+    plat_gpu_info info;
+    int ngpus, nsockets, p2p;
+    int nswitches;
+    int sw_socket[MAX_SWITCHES];
+    int sw_uplink[MAX_SWITCHES]; /* link index or -1 (root ports) */
+    int gpu_sw[MAX_GPUS];
+    int gpu_slot[MAX_GPUS];  /* position among the switch's GPUs */
+    int gpu_pcie[MAX_GPUS];  /* link indices */
+    int gpu_nvl[MAX_GPUS];   /* NVSwitch link or -1 */
+    int nvl_pair[MAX_GPUS][MAX_GPUS]; /* bridge link between a<b or -1 */
+    int mem[2], upi;
+    int nnics;
+    int nic_sw[MAX_NICS];
+    int nic_link[MAX_NICS];
+    double nic_bw_total;
+    int nlinks;
+    link links[MAX_LINKS];
+} node_spec;
+
+static int add_link(node_spec *ns, double bw, double lat, int shared, const char *fmt, int a, int b)
+{
+    link *l = &ns->links[ns->nlinks];
+    snprintf(l->name, sizeof l->name, fmt, a, b);
+    l->bw = bw, l->lat = lat, l->shared = shared;
+    return ns->nlinks++;
+}
+
+static void hop(path *p, int link, int dir)
+{
+    p->link[p->n] = link;
+    p->dir[p->n] = dir;
+    p->n++;
+}
+
+static int sock_of(const node_spec *ns, int g) { return ns->sw_socket[ns->gpu_sw[g]]; }
+
+static void cross_sockets(const node_spec *ns, path *p, int from, int to)
+{
+    if (from != to)
+        hop(p, ns->upi, from < to ? DIR_UP : DIR_DOWN);
+}
+
+/* GPU a to GPU b inside a node: the physical path (see the file comment). */
+static void gpu_path(const node_spec *ns, int a, int b, path *p)
+{
+    p->n = 0;
+    int lo = a < b ? a : b, hi = a < b ? b : a;
+    if (ns->nvl_pair[lo][hi] >= 0) {
+        hop(p, ns->nvl_pair[lo][hi], a < b ? DIR_UP : DIR_DOWN);
+        return;
+    }
+    if (ns->gpu_nvl[a] >= 0 && ns->gpu_nvl[b] >= 0) {
+        hop(p, ns->gpu_nvl[a], DIR_UP);
+        hop(p, ns->gpu_nvl[b], DIR_DOWN);
+        return;
+    }
+    int sa = ns->gpu_sw[a], sb = ns->gpu_sw[b];
+    hop(p, ns->gpu_pcie[a], DIR_UP);
+    if (!(ns->p2p && sa == sb)) {
+        if (ns->sw_uplink[sa] >= 0)
+            hop(p, ns->sw_uplink[sa], DIR_UP);
+        if (!ns->p2p)
+            hop(p, ns->mem[sock_of(ns, a)], DIR_NONE);
+        cross_sockets(ns, p, sock_of(ns, a), sock_of(ns, b));
+        if (ns->sw_uplink[sb] >= 0)
+            hop(p, ns->sw_uplink[sb], DIR_DOWN);
+    }
+    hop(p, ns->gpu_pcie[b], DIR_DOWN);
+}
+
+/* The NIC a GPU uses: on its own switch (GPUs spread round-robin over that
+ * switch's NICs), else the first on its socket, else NIC 0. */
+static int nic_of(const node_spec *ns, int g)
+{
+    int on_sw[MAX_NICS], n = 0;
+    for (int j = 0; j < ns->nnics; j++)
+        if (ns->nic_sw[j] == ns->gpu_sw[g])
+            on_sw[n++] = j;
+    if (n)
+        return on_sw[ns->gpu_slot[g] % n];
+    for (int j = 0; j < ns->nnics; j++)
+        if (ns->sw_socket[ns->nic_sw[j]] == sock_of(ns, g))
+            return j;
+    return 0;
+}
+
+/* GPU g out through its NIC (the gateway route). */
+static void nic_path(const node_spec *ns, int g, path *p)
+{
+    int j = nic_of(ns, g), sg = ns->gpu_sw[g], sn = ns->nic_sw[j];
+    p->n = 0;
+    hop(p, ns->gpu_pcie[g], DIR_UP);
+    if (!(ns->p2p && sg == sn)) {
+        /* No GPUDirect RDMA: the GPU writes a host buffer the NIC reads. */
+        if (ns->sw_uplink[sg] >= 0)
+            hop(p, ns->sw_uplink[sg], DIR_UP);
+        hop(p, ns->mem[sock_of(ns, g)], DIR_NONE);
+        cross_sockets(ns, p, sock_of(ns, g), ns->sw_socket[sn]);
+        if (ns->sw_uplink[sn] >= 0)
+            hop(p, ns->sw_uplink[sn], DIR_DOWN);
+    }
+    hop(p, ns->nic_link[j], DIR_UP);
+}
+
+static void reverse_path(const path *in, path *out)
+{
+    out->n = in->n;
+    for (int i = 0; i < in->n; i++) {
+        int d = in->dir[in->n - 1 - i];
+        out->link[i] = in->link[in->n - 1 - i];
+        out->dir[i] = d == DIR_UP ? DIR_DOWN : d == DIR_DOWN ? DIR_UP : DIR_NONE;
+    }
+}
+
+typedef struct fabric {
+    int fat_tree, per_leaf;
+    double oversub, lat;
+} fabric;
+
+static int parse_node(jctx *c, const cJSON *node, int nnodes, const plat_defaults *df, node_spec *ns,
+                      double lat_pcie, double lat_nvl, double lat_sock)
+{
+    static const char *const keys[] = {"gpu", "gpus_per_node", "sockets", "socket_link_GBps", "pcie", "p2p",
+                                       "host_staging_GBps", "switches", "nvlink", "nics", "nic", NULL};
+    if (check_keys(c, node, "node", keys))
+        return -1;
+    const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(node, "gpu");
+    if (!cJSON_IsString(gpu))
+        return jerr(c, "node.gpu", "a GPU model name (string)", gpu);
+    if (plat_gpu_lookup_info(gpu->valuestring, &ns->gpu, &ns->info, c->err))
+        return sim_err_prefix(c->err, "%s: node.gpu: ", c->src);
+
+    double sock_bw, staging_bw, pcie_bw;
+    if (get_int(c, node, "node", "gpus_per_node", 1, 0, 1, &ns->ngpus) ||
+        get_int(c, node, "node", "sockets", 0, 1, 1, &ns->nsockets) ||
+        get_pos(c, node, "node", "socket_link_GBps", df->socket_bw / 1e9, &sock_bw) ||
+        get_pos(c, node, "node", "host_staging_GBps", df->staging_bw / 1e9, &staging_bw) ||
+        get_bool(c, node, "node", "p2p", ns->info.p2p, &ns->p2p))
+        return -1;
+    if (ns->ngpus > MAX_GPUS)
+        return sim_errf(c->err, "%s: node.gpus_per_node: %d is more than the %d supported", c->src, ns->ngpus,
+                        MAX_GPUS);
+    if (ns->nsockets > 2)
+        return sim_errf(c->err, "%s: node.sockets: expected 1 or 2, got %d", c->src, ns->nsockets);
+    const cJSON *pcie = cJSON_GetObjectItemCaseSensitive(node, "pcie");
+    if (pcie && !cJSON_IsObject(pcie))
+        return jerr(c, "node.pcie", "an object {\"gen\": 4, \"width\": 16}", pcie);
+    if (get_pcie(c, pcie, "node.pcie", ns->info.pcie_gen, &pcie_bw))
+        return -1;
+
+    ns->nlinks = 0;
+    ns->upi = ns->nsockets == 2 ? add_link(ns, sock_bw * 1e9, lat_sock, 0, "upi", 0, 0) : -1;
+    for (int s = 0; s < ns->nsockets; s++)
+        ns->mem[s] = add_link(ns, staging_bw * 1e9, 0, 1, "mem%d", s, 0);
+    for (int g = 0; g < ns->ngpus; g++) {
+        ns->gpu_pcie[g] = add_link(ns, pcie_bw, lat_pcie, 0, "gpu%d-pcie", g, 0);
+        ns->gpu_nvl[g] = -1;
+        ns->gpu_sw[g] = -1;
+        for (int h = 0; h < ns->ngpus; h++)
+            ns->nvl_pair[g][h] = -1;
+    }
+
+    /* Switches: explicit, or one set of root ports per socket. */
+    const cJSON *sws = cJSON_GetObjectItemCaseSensitive(node, "switches");
+    if (sws) {
+        if (!cJSON_IsArray(sws) || cJSON_GetArraySize(sws) < 1)
+            return jerr(c, "node.switches", "a non-empty array of {socket, gpus, uplink}", sws);
+        ns->nswitches = cJSON_GetArraySize(sws);
+        if (ns->nswitches > MAX_SWITCHES)
+            return sim_errf(c->err, "%s: node.switches: at most %d", c->src, MAX_SWITCHES);
+        for (int s = 0; s < ns->nswitches; s++) {
+            static const char *const swkeys[] = {"socket", "gpus", "uplink", NULL};
+            const cJSON *sw = cJSON_GetArrayItem(sws, s);
+            char p[64];
+            snprintf(p, sizeof p, "node.switches[%d]", s);
+            if (!cJSON_IsObject(sw))
+                return jerr(c, p, "an object {socket, gpus, uplink}", sw);
+            if (check_keys(c, sw, p, swkeys) || get_int(c, sw, p, "socket", 0, 0, 0, &ns->sw_socket[s]))
+                return -1;
+            if (ns->sw_socket[s] >= ns->nsockets)
+                return sim_errf(c->err, "%s: %s.socket: %d but the node has %d socket(s)", c->src, p,
+                                ns->sw_socket[s], ns->nsockets);
+            ns->sw_uplink[s] = -1;
+            const cJSON *up = cJSON_GetObjectItemCaseSensitive(sw, "uplink");
+            if (up) {
+                char pu[80];
+                double ubw;
+                snprintf(pu, sizeof pu, "%s.uplink", p);
+                if (!cJSON_IsObject(up))
+                    return jerr(c, pu, "an object {\"gen\": 4, \"width\": 16}", up);
+                if (get_pcie(c, up, pu, ns->info.pcie_gen, &ubw))
+                    return -1;
+                ns->sw_uplink[s] = add_link(ns, ubw, lat_pcie, 0, "sw%d-up", s, 0);
+            }
+            const cJSON *gl = cJSON_GetObjectItemCaseSensitive(sw, "gpus"), *g;
+            char pg[80];
+            snprintf(pg, sizeof pg, "%s.gpus", p);
+            if (!cJSON_IsArray(gl))
+                return jerr(c, pg, "an array of GPU indices", gl);
+            int slot = 0;
+            cJSON_ArrayForEach(g, gl)
+            {
+                if (!cJSON_IsNumber(g) || g->valuedouble != floor(g->valuedouble) || g->valuedouble < 0 ||
+                    g->valuedouble >= ns->ngpus) {
+                    char what[64];
+                    snprintf(what, sizeof what, "GPU indices in 0..%d", ns->ngpus - 1);
+                    return jerr(c, pg, what, g);
+                }
+                int gi = (int)g->valuedouble;
+                if (ns->gpu_sw[gi] >= 0)
+                    return sim_errf(c->err, "%s: %s: GPU %d is already under switch %d", c->src, pg, gi,
+                                    ns->gpu_sw[gi]);
+                ns->gpu_sw[gi] = s;
+                ns->gpu_slot[gi] = slot++;
+            }
+        }
+        for (int g = 0; g < ns->ngpus; g++)
+            if (ns->gpu_sw[g] < 0)
+                return sim_errf(c->err, "%s: node.switches: GPU %d is under no switch", c->src, g);
+    } else {
+        ns->nswitches = ns->nsockets;
+        int per = (ns->ngpus + ns->nsockets - 1) / ns->nsockets;
+        for (int s = 0; s < ns->nsockets; s++)
+            ns->sw_socket[s] = s, ns->sw_uplink[s] = -1;
+        for (int g = 0; g < ns->ngpus; g++)
+            ns->gpu_sw[g] = g / per, ns->gpu_slot[g] = g % per;
+    }
+
+    /* NVLink. */
+    const cJSON *nv = cJSON_GetObjectItemCaseSensitive(node, "nvlink");
+    int nvswitch = 0;
+    double nvbw = ns->info.nvlink_GBps;
+    if (nv) {
+        static const char *const nvkeys[] = {"pairs", "nvswitch", "GBps", NULL};
+        if (!cJSON_IsObject(nv))
+            return jerr(c, "node.nvlink", "an object {\"pairs\": [[0,1]]} or {\"nvswitch\": true}", nv);
+        if (check_keys(c, nv, "node.nvlink", nvkeys) ||
+            get_bool(c, nv, "node.nvlink", "nvswitch", 0, &nvswitch) ||
+            get_pos(c, nv, "node.nvlink", "GBps", nvbw > 0 ? nvbw : 25, &nvbw))
+            return -1;
+        if (ns->info.nvlink == PLAT_NVLINK_NONE && !cJSON_GetObjectItemCaseSensitive(nv, "GBps"))
+            return sim_errf(c->err, "%s: node.nvlink: %s has no NVLink in the catalogue; give \"GBps\" to insist",
+                            c->src, ns->gpu.model);
+        const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(nv, "pairs"), *pr;
+        if (pairs && !cJSON_IsArray(pairs))
+            return jerr(c, "node.nvlink.pairs", "an array of [a, b] GPU index pairs", pairs);
+        int i = 0;
+        cJSON_ArrayForEach(pr, pairs)
+        {
+            char p[64];
+            snprintf(p, sizeof p, "node.nvlink.pairs[%d]", i++);
+            const cJSON *a = cJSON_GetArrayItem(pr, 0), *b = cJSON_GetArrayItem(pr, 1);
+            if (!cJSON_IsArray(pr) || cJSON_GetArraySize(pr) != 2 || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) ||
+                a->valueint < 0 || b->valueint < 0 || a->valueint >= ns->ngpus || b->valueint >= ns->ngpus ||
+                a->valueint == b->valueint)
+                return jerr(c, p, "a pair of distinct GPU indices [a, b]", pr);
+            int lo = a->valueint < b->valueint ? a->valueint : b->valueint;
+            int hi = a->valueint ^ b->valueint ^ lo;
+            if (ns->nvl_pair[lo][hi] < 0)
+                ns->nvl_pair[lo][hi] = add_link(ns, nvbw * 1e9, lat_nvl, 0, "nvl%d-%d", lo, hi);
+        }
+    } else {
+        nvswitch = ns->info.nvlink == PLAT_NVLINK_NVSWITCH;
+    }
+    if (nvswitch)
+        for (int g = 0; g < ns->ngpus; g++)
+            ns->gpu_nvl[g] = add_link(ns, nvbw * 1e9, lat_nvl, 0, "gpu%d-nvl", g, 0);
+
+    /* NICs. */
+    const cJSON *nics = cJSON_GetObjectItemCaseSensitive(node, "nics");
+    const cJSON *nic1 = cJSON_GetObjectItemCaseSensitive(node, "nic");
+    if (nics && nic1)
+        return sim_errf(c->err, "%s: node: give either \"nic\" or \"nics\", not both", c->src);
+    ns->nnics = 0;
+    ns->nic_bw_total = 0;
+    if (nic1) {
+        plat_nic nic;
+        if (!cJSON_IsString(nic1))
+            return jerr(c, "node.nic", "a NIC model name (string)", nic1);
+        if (plat_nic_lookup(nic1->valuestring, &nic, c->err))
+            return sim_err_prefix(c->err, "%s: node.nic: ", c->src);
+        ns->nic_sw[0] = 0;
+        ns->nic_link[0] = add_link(ns, nic.bw, nic.latency_s / 2, 0, "nic%d", 0, 0);
+        ns->nic_bw_total = nic.bw;
+        ns->nnics = 1;
+    } else if (nics) {
+        if (!cJSON_IsArray(nics))
+            return jerr(c, "node.nics", "an array of {\"model\", \"switch\"}", nics);
+        const cJSON *e;
+        cJSON_ArrayForEach(e, nics)
+        {
+            static const char *const nkeys[] = {"model", "switch", NULL};
+            char p[64], pm[80];
+            plat_nic nic;
+            int j = ns->nnics;
+            snprintf(p, sizeof p, "node.nics[%d]", j);
+            snprintf(pm, sizeof pm, "%s.model", p);
+            if (j == MAX_NICS)
+                return sim_errf(c->err, "%s: node.nics: at most %d", c->src, MAX_NICS);
+            if (!cJSON_IsObject(e))
+                return jerr(c, p, "an object {\"model\", \"switch\"}", e);
+            const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "model");
+            if (check_keys(c, e, p, nkeys) || get_int(c, e, p, "switch", 0, 0, 0, &ns->nic_sw[j]))
+                return -1;
+            if (ns->nic_sw[j] >= ns->nswitches)
+                return sim_errf(c->err, "%s: %s.switch: %d but the node has %d switch(es)", c->src, p,
+                                ns->nic_sw[j], ns->nswitches);
+            if (!cJSON_IsString(m))
+                return jerr(c, pm, "a NIC model name (string)", m);
+            if (plat_nic_lookup(m->valuestring, &nic, c->err))
+                return sim_err_prefix(c->err, "%s: %s: ", c->src, pm);
+            ns->nic_link[j] = add_link(ns, nic.bw, nic.latency_s / 2, 0, "nic%d", j, 0);
+            ns->nic_bw_total += nic.bw;
+            ns->nnics++;
+        }
+    }
+    if (nnodes > 1 && ns->nnics == 0)
+        return sim_errf(c->err, "%s: node: a cluster of %d nodes needs a NIC (\"nic\": \"100GbE\" or \"nics\": [...])",
+                        c->src, nnodes);
+    return 0;
+}
+
+/* ---------- XML writer ---------- */
+
+static void write_route(FILE *f, const char *pre, const char *src, const char *dst, const node_spec *ns,
+                        const path *p)
+{
+    fprintf(f, "  <route src=\"%s%s\" dst=\"%s%s\" symmetrical=\"NO\">", pre, src, pre, dst);
+    for (int i = 0; i < p->n; i++) {
+        const link *l = &ns->links[p->link[i]];
+        if (p->dir[i] == DIR_NONE)
+            fprintf(f, "<link_ctn id=\"%s%s\"/>", pre, l->name);
+        else
+            fprintf(f, "<link_ctn id=\"%s%s\" direction=\"%s\"/>", pre, l->name, p->dir[i] == DIR_UP ? "UP" : "DOWN");
+    }
+    fprintf(f, "</route>\n");
+}
+
+static void write_link(FILE *f, const char *name_pre, const char *name, double bw, double lat, int shared)
+{
+    fprintf(f, "  <link id=\"%s%s\" bandwidth=\"%.0fBps\" latency=\"%.9gs\" sharing_policy=\"%s\"/>\n", name_pre, name,
+            bw, lat, shared ? "SHARED" : "SPLITDUPLEX");
+}
+
+static char *write_xml(const char *name, const char *src, int nnodes, const node_spec *ns, const fabric *fb)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    fprintf(f, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+               "<platform version=\"4.1\">\n<!-- generated by trainsim from %s (cluster %s) -->\n"
+               "<zone id=\"cluster\" routing=\"DijkstraCache\">\n",
+            src, name);
+    char pre[32], a[32], b[32];
+    for (int k = 0; k < nnodes; k++) {
+        snprintf(pre, sizeof pre, "n%d-", k);
+        fprintf(f, " <zone id=\"node%d\" routing=\"Full\">\n", k);
+        for (int g = 0; g < ns->ngpus; g++)
+            fprintf(f,
+                    "  <host id=\"n%d-gpu%d\" speed=\"1Gf\" core=\"1\"><prop id=\"trainsim:gpu\" value=\"%s\"/>"
+                    "<prop id=\"trainsim:rank\" value=\"%d\"/><prop id=\"trainsim:node\" value=\"%d\"/></host>\n",
+                    k, g, ns->gpu.model, k * ns->ngpus + g, k);
+        if (ns->nnics)
+            fprintf(f, "  <router id=\"n%d-gw\"/>\n", k);
+        for (int i = 0; i < ns->nlinks; i++)
+            write_link(f, pre, ns->links[i].name, ns->links[i].bw, ns->links[i].lat, ns->links[i].shared);
+        path p, r;
+        for (int x = 0; x < ns->ngpus; x++)
+            for (int y = 0; y < ns->ngpus; y++)
+                if (x != y) {
+                    gpu_path(ns, x, y, &p);
+                    snprintf(a, sizeof a, "gpu%d", x);
+                    snprintf(b, sizeof b, "gpu%d", y);
+                    write_route(f, pre, a, b, ns, &p);
+                }
+        if (ns->nnics)
+            for (int x = 0; x < ns->ngpus; x++) {
+                nic_path(ns, x, &p);
+                reverse_path(&p, &r);
+                snprintf(a, sizeof a, "gpu%d", x);
+                write_route(f, pre, a, "gw", ns, &p);
+                write_route(f, pre, "gw", a, ns, &r);
+            }
+        fprintf(f, " </zone>\n");
+    }
+    if (nnodes > 1) {
+        int nleaves = fb->fat_tree ? (nnodes + fb->per_leaf - 1) / fb->per_leaf : 0;
+        if (fb->fat_tree) {
+            for (int l = 0; l < nleaves; l++)
+                fprintf(f, " <zone id=\"leaf%d\" routing=\"None\"><router id=\"leaf%d-sw\"/></zone>\n", l, l);
+            fprintf(f, " <zone id=\"spine\" routing=\"None\"><router id=\"spine-sw\"/></zone>\n");
+        } else {
+            fprintf(f, " <zone id=\"fabric\" routing=\"None\"><router id=\"fabric-sw\"/></zone>\n");
+        }
+        for (int k = 0; k < nnodes; k++) {
+            snprintf(pre, sizeof pre, "n%d-", k);
+            write_link(f, pre, "port", ns->nic_bw_total, 0, 0);
+        }
+        for (int l = 0; l < nleaves; l++) {
+            snprintf(pre, sizeof pre, "leaf%d-", l);
+            write_link(f, pre, "up", fb->per_leaf * ns->nic_bw_total / fb->oversub, fb->lat, 0);
+        }
+        for (int k = 0; k < nnodes; k++) {
+            if (fb->fat_tree)
+                fprintf(f,
+                        " <zoneRoute src=\"node%d\" dst=\"leaf%d\" gw_src=\"n%d-gw\" gw_dst=\"leaf%d-sw\">"
+                        "<link_ctn id=\"n%d-port\" direction=\"UP\"/></zoneRoute>\n",
+                        k, k / fb->per_leaf, k, k / fb->per_leaf, k);
+            else
+                fprintf(f,
+                        " <zoneRoute src=\"node%d\" dst=\"fabric\" gw_src=\"n%d-gw\" gw_dst=\"fabric-sw\">"
+                        "<link_ctn id=\"n%d-port\" direction=\"UP\"/></zoneRoute>\n",
+                        k, k, k);
+        }
+        for (int l = 0; l < nleaves; l++)
+            fprintf(f,
+                    " <zoneRoute src=\"leaf%d\" dst=\"spine\" gw_src=\"leaf%d-sw\" gw_dst=\"spine-sw\">"
+                    "<link_ctn id=\"leaf%d-up\" direction=\"UP\"/></zoneRoute>\n",
+                    l, l, l);
+    }
+    fprintf(f, "</zone>\n</platform>\n");
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* ---------- entry points ---------- */
+
+/* Line and column of a byte offset, for JSON syntax errors. */
+static void line_col(const char *text, const char *at, int *line, int *col)
+{
+    *line = 1, *col = 1;
+    for (const char *p = text; p < at && *p; p++) {
+        if (*p == '\n')
+            (*line)++, *col = 1;
+        else
+            (*col)++;
+    }
+}
+
+static sim_machine *build(jctx *c, const cJSON *root)
+{
+    static const char *const keys[] = {"name", "description", "nodes", "node", "fabric", "link_latency_us", NULL};
+    plat_defaults df;
+    plat_catalog_defaults(&df);
+    if (!cJSON_IsObject(root))
+        return jerr(c, "(top level)", "an object", root), NULL;
+    if (check_keys(c, root, "", keys))
+        return NULL;
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
+    if (name && !cJSON_IsString(name))
+        return jerr(c, "name", "a string", name), NULL;
+    int nnodes;
+    if (get_int(c, root, "", "nodes", 1, 0, 1, &nnodes))
+        return NULL;
+
+    /* Latency overrides, in microseconds. */
+    double lp = df.pcie_lat * 1e6, ln = df.nvlink_lat * 1e6, ls = df.socket_lat * 1e6, lf = df.fabric_lat * 1e6;
+    const cJSON *lat = get_obj(c, root, "", "link_latency_us", 0);
+    if (!lat && cJSON_GetObjectItemCaseSensitive(root, "link_latency_us"))
+        return NULL;
+    if (lat) {
+        static const char *const lkeys[] = {"pcie", "nvlink", "socket", "fabric", NULL};
+        if (check_keys(c, lat, "link_latency_us", lkeys) || get_pos(c, lat, "link_latency_us", "pcie", lp, &lp) ||
+            get_pos(c, lat, "link_latency_us", "nvlink", ln, &ln) ||
+            get_pos(c, lat, "link_latency_us", "socket", ls, &ls) ||
+            get_pos(c, lat, "link_latency_us", "fabric", lf, &lf))
+            return NULL;
+    }
+
+    fabric fb = {0, 1, 1.0, lf * 1e-6};
+    const cJSON *fab = get_obj(c, root, "", "fabric", 0);
+    if (!fab && cJSON_GetObjectItemCaseSensitive(root, "fabric"))
+        return NULL;
+    if (fab) {
+        static const char *const fkeys[] = {"type", "nodes_per_leaf", "oversubscription", NULL};
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(fab, "type");
+        if (check_keys(c, fab, "fabric", fkeys))
+            return NULL;
+        if (!cJSON_IsString(type) || (strcmp(type->valuestring, "switch") && strcmp(type->valuestring, "fat-tree")))
+            return jerr(c, "fabric.type", "\"switch\" or \"fat-tree\"", type), NULL;
+        fb.fat_tree = strcmp(type->valuestring, "fat-tree") == 0;
+        if (fb.fat_tree && (get_int(c, fab, "fabric", "nodes_per_leaf", 1, 0, 1, &fb.per_leaf) ||
+                            get_pos(c, fab, "fabric", "oversubscription", 1.0, &fb.oversub)))
+            return NULL;
+    }
+
+    const cJSON *node = get_obj(c, root, "", "node", 1);
+    if (!node)
+        return NULL;
+    node_spec *ns = calloc(1, sizeof *ns);
+    if (!ns)
+        return sim_errf(c->err, "%s: out of memory", c->src), NULL;
+    sim_machine *m = NULL;
+    if (parse_node(c, node, nnodes, &df, ns, lp * 1e-6, ln * 1e-6, ls * 1e-6))
+        goto out;
+    if ((double)nnodes * ns->ngpus > 1e7) {
+        sim_errf(c->err, "%s: nodes x gpus_per_node = %.0f GPUs is beyond what trainsim simulates", c->src,
+                 (double)nnodes * ns->ngpus);
+        goto out;
+    }
+
+    m = sim_machine_new(nnodes * ns->ngpus, 1);
+    if (!m) {
+        sim_errf(c->err, "%s: out of memory", c->src);
+        goto out;
+    }
+    snprintf(m->name, sizeof m->name, "%s", name ? name->valuestring : c->src);
+    m->nnodes = nnodes;
+    m->gpus[0] = ns->gpu;
+    for (int r = 0; r < m->ngpus; r++) {
+        char h[48];
+        snprintf(h, sizeof h, "n%d-gpu%d", r / ns->ngpus, r % ns->ngpus);
+        m->host[r] = strdup(h);
+        m->node[r] = r / ns->ngpus;
+        m->gpu_model[r] = 0;
+        if (!m->host[r])
+            break;
+    }
+    m->platform_xml = write_xml(m->name, c->src, nnodes, ns, &fb);
+    if (!m->platform_xml || !m->host[m->ngpus - 1]) {
+        sim_errf(c->err, "%s: out of memory writing the platform", c->src);
+        sim_machine_free(m);
+        m = NULL;
+    }
+out:
+    free(ns);
+    return m;
+}
+
+sim_machine *plat_from_json(const char *text, const char *source, sim_err *err)
+{
+    jctx c = {source ? source : "(cluster)", err};
+    const char *end = NULL;
+    if (!text)
+        return sim_errf(err, "%s: no text", c.src), NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    if (!root) {
+        int line, col;
+        line_col(text, end ? end : text, &line, &col);
+        sim_errf(err, "%s:%d:%d: malformed JSON near \"%.20s\"", c.src, line, col, end ? end : "");
+        return NULL;
+    }
+    sim_machine *m = build(&c, root);
+    cJSON_Delete(root);
+    return m;
+}
+
+static char *read_file(const char *path, sim_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sim_errf(err, "%s: cannot open: %s", path, strerror(errno)), NULL;
+    char *buf = NULL;
+    size_t len = 0, cap = 0, n;
+    do {
+        if (len + 65536 + 1 > cap) {
+            cap = cap ? 2 * cap : 65536 * 2;
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return sim_errf(err, "%s: out of memory", path), NULL;
+            }
+            buf = nb;
+        }
+        n = fread(buf + len, 1, 65536, f);
+        len += n;
+    } while (n > 0);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return sim_errf(err, "%s: read error", path), NULL;
+    }
+    buf[len] = 0;
+    return buf;
+}
+
+char *plat_read_file(const char *path, sim_err *err) { return read_file(path, err); }
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t n = strlen(s), k = strlen(suf);
+    return n >= k && strcmp(s + n - k, suf) == 0;
+}
+
+sim_machine *plat_load(const char *spec, sim_err *err)
+{
+    if (!spec || !*spec)
+        return sim_errf(err, "no platform given"), NULL;
+    if (strchr(spec, '/') || ends_with(spec, ".json") || ends_with(spec, ".xml")) {
+        if (ends_with(spec, ".xml"))
+            return plat_from_xml(spec, err);
+        char *text = read_file(spec, err);
+        if (!text)
+            return NULL;
+        sim_machine *m = plat_from_json(text, spec, err);
+        free(text);
+        return m;
+    }
+    char key[256];
+    snprintf(key, sizeof key, "platforms/clusters/%s.json", spec);
+    const char *text = sim_embedded(key);
+    if (!text) {
+        char list[1024];
+        size_t n = 0;
+        const char *p, *pre = "platforms/clusters/";
+        list[0] = 0;
+        for (int i = 0; (p = sim_embedded_path(i)) != NULL && n < sizeof list; i++)
+            if (strncmp(p, pre, strlen(pre)) == 0 && ends_with(p, ".json"))
+                n += (size_t)snprintf(list + n, sizeof list - n, "%s%.*s", n ? ", " : "",
+                                      (int)(strlen(p) - strlen(pre) - 5), p + strlen(pre));
+        return sim_errf(err, "unknown platform \"%s\": not a built-in cluster (%s) nor a path to a .json or .xml file",
+                        spec, list),
+               NULL;
+    }
+    return plat_from_json(text, key, err);
+}
