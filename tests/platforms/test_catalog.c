@@ -1,0 +1,189 @@
+/* test_catalog.c — GPU/NIC catalogue lookups, every built-in cluster, the
+ * XML round trip (generated XML read back by plat_from_xml), and the
+ * shipped hand-written example. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "platforms/catalog.h"
+#include "platforms/platform.h"
+
+static int failures;
+#define CHECK(cond, ...)                                                    \
+    do {                                                                    \
+        if (!(cond)) {                                                      \
+            fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                   \
+            fprintf(stderr, "\n");                                          \
+            failures++;                                                     \
+        }                                                                   \
+    } while (0)
+
+static int near(double a, double b) { return fabs(a - b) <= 1e-9 * fabs(b); }
+
+static void test_gpus(void)
+{
+    sim_gpu g;
+    sim_err err = {{0}};
+    CHECK(plat_gpu_lookup("3090", &g, &err) == 0, "%s", err.msg);
+    CHECK(strcmp(g.model, "RTX3090") == 0, "alias 3090 gave %s", g.model);
+    CHECK(near(g.peak_flops[SIM_DTYPE_FP32], 35.6e12), "3090 fp32 %g", g.peak_flops[SIM_DTYPE_FP32]);
+    CHECK(near(g.peak_flops[SIM_DTYPE_TF32], 35.6e12), "3090 tf32 %g", g.peak_flops[SIM_DTYPE_TF32]);
+    CHECK(near(g.peak_flops[SIM_DTYPE_FP16], 71e12), "3090 fp16 %g", g.peak_flops[SIM_DTYPE_FP16]);
+    CHECK(near(g.mem_capacity, 24e9) && near(g.mem_bw, 936.2e9), "3090 memory %g %g", g.mem_capacity, g.mem_bw);
+    CHECK(g.launch_s > 0 && g.launch_s < 1e-4, "launch %g", g.launch_s);
+    CHECK(g.gemm_eff.n == 6 && g.gemm_eff.log10_work[0] == 6 && g.gemm_eff.efficiency[5] == 0.8,
+          "default GEMM curve sorted (n=%d)", g.gemm_eff.n);
+    CHECK(g.mem_eff.n == 6 && g.attn_eff.n == 4, "curves %d %d", g.mem_eff.n, g.attn_eff.n);
+    for (int i = 1; i < g.gemm_eff.n; i++)
+        CHECK(g.gemm_eff.log10_work[i] > g.gemm_eff.log10_work[i - 1], "curve not ascending at %d", i);
+
+    CHECK(plat_gpu_lookup("rtx3090", &g, &err) == 0 && strcmp(g.model, "RTX3090") == 0, "rtx3090");
+    CHECK(plat_gpu_lookup("RTX-3090", &g, &err) == 0 && strcmp(g.model, "RTX3090") == 0, "RTX-3090");
+    CHECK(plat_gpu_lookup("A100", &g, &err) == 0 && strcmp(g.model, "A100-SXM-80GB") == 0, "a100 -> %s", g.model);
+    CHECK(near(g.peak_flops[SIM_DTYPE_TF32], 156e12) && near(g.peak_flops[SIM_DTYPE_BF16], 312e12) &&
+              near(g.peak_flops[SIM_DTYPE_FP32], 19.5e12),
+          "A100 rates");
+    CHECK(near(g.peak_flops[SIM_DTYPE_FP8], 312e12), "A100 fp8 falls back to bf16: %g", g.peak_flops[SIM_DTYPE_FP8]);
+    CHECK(plat_gpu_lookup("h100", &g, &err) == 0 && near(g.peak_flops[SIM_DTYPE_FP8], 1978.9e12) &&
+              near(g.peak_flops[SIM_DTYPE_TF32], 494.7e12) && near(g.peak_flops[SIM_DTYPE_BF16], 989.4e12) &&
+              near(g.peak_flops[SIM_DTYPE_FP32], 67e12),
+          "H100 SXM rates");
+    CHECK(plat_gpu_lookup("v100", &g, &err) == 0 && near(g.peak_flops[SIM_DTYPE_TF32], 15.7e12) &&
+              near(g.peak_flops[SIM_DTYPE_FP16], 125e12),
+          "V100: tf32 falls back to fp32 (%g)", g.peak_flops[SIM_DTYPE_TF32]);
+    for (int d = 0; d < SIM_DTYPE_COUNT; d++)
+        CHECK(g.peak_flops[d] > 0, "V100 %s peak is zero", sim_dtype_name((sim_dtype)d));
+
+    const char *all[] = {"RTX3090", "RTX4090", "A100-PCIe-40GB", "A100-PCIe-80GB", "A100-SXM-80GB",
+                         "V100-SXM2-32GB", "H100-PCIe", "H100-SXM"};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        plat_gpu_info info;
+        CHECK(plat_gpu_lookup_info(all[i], &g, &info, &err) == 0, "%s: %s", all[i], err.msg);
+        CHECK(g.power_w > 0 && g.price_usd > 0 && info.pcie_gen >= 3, "%s power/price/pcie", all[i]);
+    }
+    plat_gpu_info info;
+    plat_gpu_lookup_info("RTX4090", &g, &info, &err);
+    CHECK(!info.p2p && info.nvlink == PLAT_NVLINK_NONE, "4090 has neither P2P nor NVLink");
+    plat_gpu_lookup_info("A100-SXM-80GB", &g, &info, &err);
+    CHECK(info.p2p && info.nvlink == PLAT_NVLINK_NVSWITCH && info.nvlink_GBps == 300, "A100 SXM NVSwitch 300");
+
+    CHECK(plat_gpu_lookup("RTX9090", &g, &err) == -1, "unknown model accepted");
+    CHECK(strstr(err.msg, "RTX9090") && strstr(err.msg, "RTX3090") && strstr(err.msg, "H100-SXM"),
+          "message lists known models: %s", err.msg);
+}
+
+static void test_nics(void)
+{
+    plat_nic n;
+    sim_err err = {{0}};
+    CHECK(plat_nic_lookup("100gbe", &n, &err) == 0 && near(n.bw, 12.5e9), "100GbE %g", n.bw);
+    CHECK(plat_nic_lookup("hdr", &n, &err) == 0 && near(n.bw, 25e9) && n.latency_s > 0, "HDR");
+    CHECK(plat_nic_lookup("IB-NDR", &n, &err) == 0 && near(n.bw, 50e9), "NDR");
+    CHECK(plat_nic_lookup("10GbE", &n, &err) == 0 && n.latency_s >= 10e-6, "10GbE TCP latency");
+    CHECK(plat_nic_lookup("42GbE", &n, &err) == -1 && strstr(err.msg, "100GbE"), "%s", err.msg);
+    CHECK(near(plat_pcie_bw(4, 16, &err), 25e9) && near(plat_pcie_bw(3, 8, &err), 6.25e9), "PCIe table");
+    CHECK(plat_pcie_bw(7, 16, &err) < 0, "PCIe gen 7 accepted");
+}
+
+static const struct {
+    const char *name, *gpu;
+    int nnodes, per_node;
+} clusters[] = {
+    {"oases-3090", "RTX3090", 8, 4},       {"oases-3090-nvlink", "RTX3090", 8, 4},
+    {"a100-sxm-128n", "A100-SXM-80GB", 128, 8}, {"galvatron-pcie-2x8", "RTX3090", 2, 8},
+    {"p3.8xlarge-5n", "V100-SXM2-16GB", 5, 4}, {"rtx4090-4x8", "RTX4090", 4, 8},
+    {"h100-pcie-2x8", "H100-PCIe", 2, 8},
+};
+
+static void test_clusters(void)
+{
+    for (size_t c = 0; c < sizeof clusters / sizeof clusters[0]; c++) {
+        sim_err err = {{0}};
+        sim_machine *m = plat_load(clusters[c].name, &err);
+        CHECK(m != NULL, "%s: %s", clusters[c].name, err.msg);
+        if (!m)
+            continue;
+        CHECK(strcmp(m->name, clusters[c].name) == 0, "name %s", m->name);
+        CHECK(m->nnodes == clusters[c].nnodes && m->ngpus == clusters[c].nnodes * clusters[c].per_node,
+              "%s: %d nodes %d gpus", clusters[c].name, m->nnodes, m->ngpus);
+        CHECK(m->nmodels == 1 && strcmp(m->gpus[0].model, clusters[c].gpu) == 0, "%s model %s", clusters[c].name,
+              m->gpus[0].model);
+        sim_gpu g;
+        plat_gpu_lookup(clusters[c].gpu, &g, &err);
+        CHECK(memcmp(&g, &m->gpus[0], sizeof g) == 0, "%s: GPU spec differs from the catalogue", clusters[c].name);
+        for (int r = 0; r < m->ngpus; r++) {
+            char want[48];
+            snprintf(want, sizeof want, "n%d-gpu%d", r / clusters[c].per_node, r % clusters[c].per_node);
+            CHECK(m->host[r] && strcmp(m->host[r], want) == 0, "rank %d host %s", r, m->host[r]);
+            CHECK(m->node[r] == r / clusters[c].per_node && m->gpu_model[r] == 0, "rank %d node", r);
+        }
+        CHECK(strstr(m->platform_xml, "<platform version=\"4.1\">") != NULL, "DTD 4.1");
+        CHECK(strstr(m->platform_xml, "sharing_policy=\"FATPIPE\"") == NULL, "no FATPIPE");
+
+        /* Round trip: the generated XML carries trainsim:* properties. */
+        char path[] = "/tmp/trainsim-rt-XXXXXX";
+        int fd = mkstemp(path);
+        FILE *f = fdopen(fd, "w");
+        fputs(m->platform_xml, f);
+        fclose(f);
+        char xpath[64];
+        snprintf(xpath, sizeof xpath, "%s.xml", path);
+        rename(path, xpath);
+        sim_machine *x = plat_load(xpath, &err);
+        CHECK(x != NULL, "%s: XML round trip: %s", clusters[c].name, err.msg);
+        if (x) {
+            CHECK(x->ngpus == m->ngpus && x->nnodes == m->nnodes, "round trip counts %d %d", x->ngpus, x->nnodes);
+            for (int r = 0; r < m->ngpus && r < x->ngpus; r++)
+                CHECK(strcmp(x->host[r], m->host[r]) == 0 && x->node[r] == m->node[r], "round trip rank %d", r);
+            CHECK(strcmp(x->platform_xml, m->platform_xml) == 0, "XML text kept");
+        }
+        sim_machine_free(x);
+        remove(xpath);
+        sim_machine_free(m);
+    }
+}
+
+static void test_example_xml(void)
+{
+    char path[1024];
+    const char *src = getenv("SRC");
+    snprintf(path, sizeof path, "%s/platforms/examples/two-node.xml", src ? src : ".");
+    sim_err err = {{0}};
+    sim_machine *m = plat_load(path, &err);
+    CHECK(m != NULL, "%s", err.msg);
+    if (!m)
+        return;
+    CHECK(m->ngpus == 4 && m->nnodes == 2, "example: %d GPUs %d nodes", m->ngpus, m->nnodes);
+    CHECK(strcmp(m->host[0], "alpha-gpu0") == 0 && strcmp(m->host[3], "beta-gpu1") == 0, "example hosts %s %s",
+          m->host[0], m->host[3]);
+    CHECK(m->node[1] == 0 && m->node[2] == 1, "example nodes");
+    CHECK(m->nmodels == 1 && strcmp(m->gpus[0].model, "RTX4090") == 0, "example model");
+    sim_machine_free(m);
+}
+
+static void test_print(void)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    plat_print_catalogue(f);
+    fclose(f);
+    CHECK(strstr(buf, "oases-3090") && strstr(buf, "a100-sxm-128n") && strstr(buf, "H100-SXM") &&
+              strstr(buf, "IB-HDR"),
+          "catalogue listing:\n%s", buf);
+    free(buf);
+}
+
+int main(void)
+{
+    test_gpus();
+    test_nics();
+    test_clusters();
+    test_example_xml();
+    test_print();
+    if (failures)
+        fprintf(stderr, "%d failure(s)\n", failures);
+    return failures != 0;
+}
