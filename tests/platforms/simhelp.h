@@ -71,7 +71,7 @@ static void sh_route(const char *src, const char *dst, char *buf, size_t n)
     xbt_dynar_free(&links);
 }
 
-static int sh_route_has(const char *src, const char *dst, const char *link)
+static inline int sh_route_has(const char *src, const char *dst, const char *link)
 {
     char buf[4096], pat[256];
     sh_route(src, dst, buf, sizeof buf);
