@@ -1,4 +1,4 @@
-/* model.h — model descriptions (workloads/models/*.json) and training
+/* model.h — model descriptions (workloads/models/<name>.json) and training
  * strategies with Megatron-like names. */
 #ifndef WL_MODEL_H
 #define WL_MODEL_H

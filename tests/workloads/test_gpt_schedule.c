@@ -1,0 +1,323 @@
+/* test_gpt_schedule.c — the generated schedule: TP all-reduces per layer,
+ * the 1F1B order, matched pipeline messages, stream conventions, the memory
+ * timeline against the closed form, and sim_sched_check. */
+#include <stdio.h>
+
+#include "wl_test.h"
+#include "workloads/gpt.h"
+
+static wl_model tiny(int layers)
+{
+    wl_model m;
+    sim_err err;
+    char json[256];
+    snprintf(json, sizeof json,
+             "{\"name\":\"tiny\",\"layers\":%d,\"hidden\":64,\"heads\":4,\"ffn\":256,\"seq\":32,\"vocab\":1000}",
+             layers);
+    if (wl_model_from_json(json, "tiny.json", &m, &err))
+        abort();
+    return m;
+}
+
+static sim_schedule *gen(const wl_model *m, const char *text, int ngpus, wl_memory *mem)
+{
+    wl_strategy s;
+    sim_err err;
+    wl_strategy_default(&s);
+    if (wl_strategy_parse(text, &s, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        abort();
+    }
+    sim_machine *mach = wl_test_machine(ngpus, 24e9);
+    if (mem && wl_gpt_check(m, &s, mach, mem, &err)) {
+        fprintf(stderr, "%s: %s\n", text, err.msg);
+        abort();
+    }
+    sim_schedule *sc = wl_gpt_generate(m, &s, mach, &err);
+    sim_machine_free(mach);
+    if (!sc) {
+        fprintf(stderr, "%s: %s\n", text, err.msg);
+        abort();
+    }
+    return sc;
+}
+
+static const char *stream_name(const sim_schedule *s, uint32_t op)
+{
+    return sim_sched_strname(s, s->streams[s->ops[op].stream].name);
+}
+
+static const char *op_name(const sim_schedule *s, uint32_t op)
+{
+    return sim_sched_strname(s, sim_sched_payload_of(s, op)->name);
+}
+
+/* Per layer per micro-batch: 2 forward + 2 backward TP all-reduces of
+ * s*b*h*d bytes; with full recompute 2 more in the recompute phase. */
+static void test_tp_allreduces(void)
+{
+    wl_model m = tiny(4);
+    for (int rc = 0; rc < 2; rc++) {
+        /* tp=2, pp=2, dp=2, 3 micro-batches, fp32: s*b*h*d = 32*1*64*4 */
+        sim_schedule *s = gen(&m, rc ? "tp=2,pp=2,dp=2,gb=6,dtype=fp32,recompute=full" : "tp=2,pp=2,dp=2,gb=6,dtype=fp32",
+                              8, NULL);
+        int count[8][4][3][SIM_PHASE_COUNT];
+        memset(count, 0, sizeof count);
+        for (uint32_t i = 0; i < s->nops; i++) {
+            const sim_payload *p = sim_sched_payload_of(s, i);
+            const sim_op *o = &s->ops[i];
+            if (p->kind != SIM_OP_COLLECTIVE || strcmp(op_name(s, i), "tp_allreduce") != 0)
+                continue;
+            CHECK_STR(stream_name(s, i), "tp");
+            CHECK(p->sub == SIM_COLL_ALLREDUCE && p->bytes == 32 * 64 * 4);
+            if (o->layer < 0)
+                continue; /* embedding and output layer */
+            CHECK(o->layer < 4 && o->micro >= 0 && o->micro < 3);
+            count[sim_sched_rank_of(s, i)][o->layer][o->micro][o->phase]++;
+        }
+        for (int r = 0; r < 8; r++) {
+            int stage = r / 4;
+            for (int l = 0; l < 4; l++)
+                for (int j = 0; j < 3; j++) {
+                    int mine = l / 2 == stage;
+                    CHECK(count[r][l][j][SIM_PHASE_FORWARD] == (mine ? 2 : 0));
+                    CHECK(count[r][l][j][SIM_PHASE_BACKWARD] == (mine ? 2 : 0));
+                    CHECK(count[r][l][j][SIM_PHASE_RECOMPUTE] == (mine && rc ? 2 : 0));
+                }
+        }
+        sim_err err;
+        CHECK(sim_sched_check(s, &err) == 0);
+        sim_sched_free(s);
+    }
+    /* tp=1: no TP collectives and no "tp" stream */
+    sim_schedule *s = gen(&m, "pp=2,dp=2,gb=4", 4, NULL);
+    for (uint32_t i = 0; i < s->nops; i++)
+        if (sim_sched_payload_of(s, i)->kind == SIM_OP_COLLECTIVE) {
+            const char *n = op_name(s, i);
+            CHECK(strcmp(n, "dp_allreduce") == 0 || strcmp(n, "embed_allreduce") == 0);
+        }
+    for (uint32_t i = 0; i < s->nstreams; i++)
+        CHECK(strcmp(sim_sched_strname(s, s->streams[i].name), "tp") != 0);
+    sim_sched_free(s);
+}
+
+/* The F/B micro-batch sequence of a rank's compute stream: "F0 F1 B0 ...". */
+static void fb_sequence(const sim_schedule *s, int rank, char *buf, size_t len)
+{
+    size_t w = 0;
+    buf[0] = 0;
+    int last_phase = -1, last_micro = -1;
+    for (uint32_t k = 0; k < s->nstreams; k++) {
+        const sim_stream *st = &s->streams[k];
+        if (st->rank != rank || strcmp(sim_sched_strname(s, st->name), "compute") != 0)
+            continue;
+        for (uint32_t i = 0; i < st->nops; i++) {
+            const sim_op *o = &s->ops[st->ops[i]];
+            if (o->micro < 0 || (o->phase != SIM_PHASE_FORWARD && o->phase != SIM_PHASE_BACKWARD))
+                continue;
+            if (o->phase == last_phase && o->micro == last_micro)
+                continue;
+            last_phase = o->phase;
+            last_micro = o->micro;
+            w += (size_t)snprintf(buf + w, len - w, "%s%c%d", w ? " " : "",
+                                  o->phase == SIM_PHASE_FORWARD ? 'F' : 'B', o->micro);
+        }
+    }
+}
+
+static void test_1f1b(void)
+{
+    /* pp=4, m=6: PipeDream-Flush (Narayanan et al. 2021, Fig. 4 top) */
+    static const char *want[4] = {
+        "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5",
+        "F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 B4 B5",
+        "F0 F1 B0 F2 B1 F3 B2 F4 B3 F5 B4 B5",
+        "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5",
+    };
+    wl_model m = tiny(4);
+    for (int rc = 0; rc < 2; rc++) {
+        sim_schedule *s = gen(&m, rc ? "pp=4,gb=6,recompute=full" : "pp=4,gb=6", 4, NULL);
+        char buf[256];
+        for (int r = 0; r < 4; r++) {
+            fb_sequence(s, r, buf, sizeof buf);
+            CHECK_STR(buf, want[r]);
+        }
+        sim_err err;
+        CHECK(sim_sched_check(s, &err) == 0);
+        sim_sched_free(s);
+    }
+    /* fewer micro-batches than stages: all forwards, then all backwards */
+    sim_schedule *s = gen(&m, "pp=4,gb=2", 4, NULL);
+    char buf[256];
+    fb_sequence(s, 0, buf, sizeof buf);
+    CHECK_STR(buf, "F0 F1 B0 B1");
+    fb_sequence(s, 3, buf, sizeof buf);
+    CHECK_STR(buf, "F0 B0 F1 B1");
+    sim_sched_free(s);
+}
+
+/* Every send has its receive at the peer, in order, same tag and bytes; the
+ * four pipeline streams are used as documented. */
+static void test_messages(void)
+{
+    wl_model m = tiny(8);
+    sim_schedule *s = gen(&m, "tp=2,pp=4,dp=2,gb=10,dtype=bf16", 16, NULL);
+    int nsend = 0, nrecv = 0;
+    for (uint32_t i = 0; i < s->nops; i++) {
+        const sim_payload *p = sim_sched_payload_of(s, i);
+        if (p->kind == SIM_OP_SEND) {
+            nsend++;
+            const char *n = op_name(s, i);
+            int src = sim_sched_rank_of(s, i), dst = s->ops[i].arg;
+            CHECK(dst == src + 4 || dst == src - 4); /* same tp and dp index, next/previous stage */
+            CHECK_STR(stream_name(s, i), dst > src ? "pp-send-next" : "pp-send-prev");
+            CHECK_STR(n, dst > src ? "send_act" : "send_grad");
+            CHECK(s->ops[i].ndeps == 1); /* on the kernel that produced the data */
+        } else if (p->kind == SIM_OP_RECV) {
+            nrecv++;
+            int dst = sim_sched_rank_of(s, i), src = s->ops[i].arg;
+            CHECK_STR(stream_name(s, i), src < dst ? "pp-recv-prev" : "pp-recv-next");
+            CHECK(s->ops[i].ndeps == 0);
+        }
+    }
+    CHECK(nsend == nrecv);
+    CHECK(nsend == 2 /* directions */ * 3 /* stage boundaries */ * 4 /* tp*dp */ * 5 /* micro-batches */);
+    /* match in order per (src, dst, tag) */
+    for (uint32_t i = 0; i < s->nops; i++) {
+        const sim_payload *p = sim_sched_payload_of(s, i);
+        if (p->kind != SIM_OP_SEND)
+            continue;
+        int src = sim_sched_rank_of(s, i), dst = s->ops[i].arg;
+        int k = 0; /* position of this send among src->dst sends with this tag */
+        for (uint32_t j = 0; j < i; j++) {
+            const sim_payload *q = sim_sched_payload_of(s, j);
+            k += q->kind == SIM_OP_SEND && sim_sched_rank_of(s, j) == src && s->ops[j].arg == dst && q->tag == p->tag;
+        }
+        int found = 0;
+        for (uint32_t j = 0; j < s->nops && !found; j++) {
+            const sim_payload *q = sim_sched_payload_of(s, j);
+            if (q->kind == SIM_OP_RECV && sim_sched_rank_of(s, j) == dst && s->ops[j].arg == src && q->tag == p->tag &&
+                k-- == 0) {
+                found = 1;
+                CHECK(q->bytes == p->bytes && q->bytes == 32 * 64 * 2);
+                CHECK(s->ops[j].micro == s->ops[i].micro);
+            }
+        }
+        CHECK(found);
+    }
+    sim_err err;
+    CHECK(sim_sched_check(s, &err) == 0);
+    if (sim_sched_check(s, &err))
+        fprintf(stderr, "%s\n", err.msg);
+    sim_sched_free(s);
+}
+
+/* The memory effects on each rank's compute stream peak at the closed form;
+ * the DP all-reduces carry the rank's gradients; meta is filled. */
+static void test_memory_and_meta(void)
+{
+    wl_model m = tiny(4);
+    static const char *strategies[] = {"tp=2,pp=2,dp=1,mb=2,gb=8,dtype=fp16",
+                                       "tp=2,pp=2,dp=1,mb=2,gb=8,dtype=fp16,recompute=full",
+                                       "tp=1,pp=1,dp=2,mb=2,gb=8,dtype=fp32,bucket=0.01",
+                                       "tp=2,pp=1,dp=1,mb=1,gb=3,dtype=tf32,recompute=full"};
+    static const int gpus[] = {4, 4, 2, 2};
+    for (int k = 0; k < 4; k++) {
+        wl_memory mem;
+        sim_schedule *s = gen(&m, strategies[k], gpus[k], &mem);
+        double peak_all = 0, peak0 = 0;
+        for (uint32_t st = 0; st < s->nstreams; st++) {
+            const sim_stream *ss = &s->streams[st];
+            double cur = 0, peak = 0, dp_bytes = 0, grads = 0;
+            for (uint32_t i = 0; i < ss->nops; i++) {
+                const sim_payload *p = sim_sched_payload_of(s, ss->ops[i]);
+                if (p->kind == SIM_OP_MEMORY) {
+                    cur += (double)p->bytes;
+                    peak = cur > peak ? cur : peak;
+                    if (p->sub == SIM_MEM_GRADIENTS)
+                        grads = (double)p->bytes;
+                }
+            }
+            if (strcmp(sim_sched_strname(s, ss->name), "compute") == 0) {
+                /* everything but the persistent state is freed by the end */
+                double persistent = 0;
+                for (uint32_t i = 0; i < ss->nops; i++) {
+                    const sim_payload *p = sim_sched_payload_of(s, ss->ops[i]);
+                    if (p->kind == SIM_OP_MEMORY && p->sub != SIM_MEM_ACTIVATIONS)
+                        persistent += (double)p->bytes;
+                }
+                CHECK(cur == persistent);
+                /* the optimizer step is the last operation */
+                uint32_t lastop = ss->ops[ss->nops - 1];
+                CHECK_STR(op_name(s, lastop), "optimizer");
+                CHECK(s->ops[lastop].phase == SIM_PHASE_OPTIMIZER);
+                peak_all = peak > peak_all ? peak : peak_all;
+                if (ss->rank == 0)
+                    peak0 = peak;
+                /* the DP buckets of this rank add up to its gradients */
+                for (uint32_t t2 = 0; t2 < s->nstreams; t2++)
+                    if (s->streams[t2].rank == ss->rank &&
+                        strcmp(sim_sched_strname(s, s->streams[t2].name), "dp") == 0)
+                        for (uint32_t i = 0; i < s->streams[t2].nops; i++) {
+                            uint32_t op = s->streams[t2].ops[i];
+                            if (strcmp(op_name(s, op), "dp_allreduce") == 0)
+                                dp_bytes += (double)sim_sched_payload_of(s, op)->bytes;
+                        }
+                int dp = strstr(strategies[k], "dp=2") ? 2 : 1;
+                CHECK(dp == 1 || dp_bytes == grads);
+            }
+        }
+        if (peak_all != mem.total || peak0 != mem.total)
+            fprintf(stderr, "%s: timeline peak %.0f (rank 0 %.0f), closed form %.0f\n", strategies[k], peak_all, peak0,
+                    mem.total);
+        CHECK(peak_all == mem.total);
+        CHECK(peak0 == mem.total);
+
+        wl_strategy st;
+        wl_strategy_default(&st);
+        sim_err err;
+        CHECK(wl_strategy_parse(strategies[k], &st, &err) == 0);
+        CHECK_HAS(s->meta.name, "tiny");
+        CHECK(s->meta.samples_per_iteration == st.gb);
+        CHECK(s->meta.tokens_per_iteration == st.gb * 32.0);
+        CHECK(s->meta.model_flops_per_iteration == wl_gpt_model_flops(&m, &st));
+        CHECK(s->meta.dtype == (int)st.dtype);
+        CHECK(sim_sched_check(s, &err) == 0);
+        sim_sched_free(s);
+    }
+}
+
+/* Ranks in Megatron order and the communicators that follow from it. */
+static void test_groups(void)
+{
+    wl_model m = tiny(4);
+    sim_schedule *s = gen(&m, "tp=2,pp=2,dp=2,gb=4", 8, NULL);
+    CHECK(s->nranks == 8);
+    int ntp = 0, ndp = 0, nemb = 0;
+    for (int c = 0; c < s->ncomms; c++) {
+        const sim_comm *cm = &s->comms[c];
+        const char *n = sim_sched_strname(s, cm->name);
+        if (strncmp(n, "tp", 2) == 0) {
+            ntp++;
+            CHECK(cm->nranks == 2 && cm->ranks[1] == cm->ranks[0] + 1);
+        } else if (strncmp(n, "dp", 2) == 0) {
+            ndp++;
+            CHECK(cm->nranks == 2 && cm->ranks[1] == cm->ranks[0] + 2);
+        } else if (strncmp(n, "embed", 5) == 0) {
+            nemb++;
+            CHECK(cm->nranks == 2 && cm->ranks[0] < 4 && cm->ranks[1] == cm->ranks[0] + 4);
+        }
+    }
+    CHECK(ntp == 4 && ndp == 4 && nemb == 4);
+    sim_sched_free(s);
+}
+
+int main(void)
+{
+    test_tp_allreduces();
+    test_1f1b();
+    test_messages();
+    test_memory_and_meta();
+    test_groups();
+    return wl_test_done();
+}

@@ -1,0 +1,64 @@
+/* wl_test.h — tiny assertion helpers and a hand-built machine for the
+ * workloads tests (platforms/ is not needed to test the generator). */
+#ifndef WL_TEST_H
+#define WL_TEST_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/machine.h"
+
+static int wl_test_failures;
+
+#define CHECK(cond)                                                                   \
+    do {                                                                              \
+        if (!(cond)) {                                                                \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+            wl_test_failures++;                                                       \
+        }                                                                             \
+    } while (0)
+
+#define CHECK_STR(got, want)                                                                      \
+    do {                                                                                          \
+        const char *g_ = (got), *w_ = (want);                                                     \
+        if (strcmp(g_, w_) != 0) {                                                                \
+            fprintf(stderr, "%s:%d: got\n  %s\nwant\n  %s\n", __FILE__, __LINE__, g_, w_);        \
+            wl_test_failures++;                                                                   \
+        }                                                                                         \
+    } while (0)
+
+#define CHECK_HAS(got, part)                                                                      \
+    do {                                                                                          \
+        const char *g_ = (got), *p_ = (part);                                                     \
+        if (!strstr(g_, p_)) {                                                                    \
+            fprintf(stderr, "%s:%d: \"%s\" not found in\n  %s\n", __FILE__, __LINE__, p_, g_);    \
+            wl_test_failures++;                                                                   \
+        }                                                                                         \
+    } while (0)
+
+/* n GPUs of one model, 4 per node. */
+static inline sim_machine *wl_test_machine(int n, double mem_capacity)
+{
+    sim_machine *m = sim_machine_new(n, 1);
+    snprintf(m->name, sizeof m->name, "test-%d", n);
+    snprintf(m->gpus[0].model, sizeof m->gpus[0].model, "RTX3090");
+    m->gpus[0].mem_capacity = mem_capacity;
+    for (int d = 0; d < SIM_DTYPE_COUNT; d++)
+        m->gpus[0].peak_flops[d] = 71e12;
+    m->gpus[0].peak_flops[SIM_DTYPE_FP32] = 35.6e12;
+    m->gpus[0].mem_bw = 936e9;
+    m->nnodes = (n + 3) / 4;
+    for (int i = 0; i < n; i++)
+        m->node[i] = i / 4;
+    return m;
+}
+
+static inline int wl_test_done(void)
+{
+    if (wl_test_failures)
+        fprintf(stderr, "%d check(s) failed\n", wl_test_failures);
+    return wl_test_failures ? 1 : 0;
+}
+
+#endif

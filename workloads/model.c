@@ -1,0 +1,378 @@
+/* model.c — GPT model descriptions and strategy strings.
+ *
+ * A model is a small JSON object (workloads/models/<name>.json, compiled into the
+ * binary by sim/embed.cmake, or any file a user writes).  A strategy is a
+ * "key=value,key=value" string with Megatron-like names.  Both readers are
+ * strict: an unknown key, a value of the wrong type or an inconsistent shape is
+ * an error that names the source, the field and what was expected, because a
+ * silently ignored typo ("micro_batch_size=4") would simulate the wrong run. */
+#include "workloads/model.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/embedded.h"
+
+/* ---- models ------------------------------------------------------------ */
+
+static const char *const model_keys[] = {"name", "layers", "hidden", "heads", "ffn",
+                                         "seq",  "vocab",  "description", "source"};
+#define NMODEL_KEYS ((int)(sizeof model_keys / sizeof model_keys[0]))
+
+/* A short rendering of a JSON value for error messages. */
+static void json_repr(const cJSON *it, char *buf, size_t len)
+{
+    if (cJSON_IsString(it))
+        snprintf(buf, len, "\"%.60s\"", it->valuestring);
+    else if (cJSON_IsNumber(it))
+        snprintf(buf, len, "%.17g", it->valuedouble);
+    else if (cJSON_IsBool(it))
+        snprintf(buf, len, "%s", cJSON_IsTrue(it) ? "true" : "false");
+    else if (cJSON_IsNull(it))
+        snprintf(buf, len, "null");
+    else if (cJSON_IsArray(it))
+        snprintf(buf, len, "an array");
+    else if (cJSON_IsObject(it))
+        snprintf(buf, len, "an object");
+    else
+        snprintf(buf, len, "?");
+}
+
+/* Reads a positive integer field; absent fields keep *out when !required. */
+static int get_posint(const cJSON *root, const char *key, int required, int *out, const char *source,
+                      sim_err *err)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!it) {
+        if (required)
+            return sim_errf(err, "%s: %s: missing (expected a positive integer)", source, key);
+        return 0;
+    }
+    double v = cJSON_IsNumber(it) ? it->valuedouble : 0;
+    if (!cJSON_IsNumber(it) || v < 1 || v > INT_MAX || v != floor(v)) {
+        char got[80];
+        json_repr(it, got, sizeof got);
+        return sim_errf(err, "%s: %s: expected a positive integer, got %s", source, key, got);
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* Line and column (1-based) of a byte offset. */
+static void line_col(const char *text, size_t off, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < off && text[i]; i++) {
+        if (text[i] == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+int wl_model_from_json(const char *text, const char *source, wl_model *out, sim_err *err)
+{
+    if (!source)
+        source = "model";
+    if (!text)
+        return sim_errf(err, "%s: no text", source);
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 0);
+    if (!root) {
+        int line, col;
+        size_t off = end ? (size_t)(end - text) : 0;
+        line_col(text, off, &line, &col);
+        return sim_errf(err, "%s:%d:%d: malformed JSON", source, line, col);
+    }
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return sim_errf(err, "%s: expected a JSON object {\"name\": ..., \"layers\": ..., ...}", source);
+    }
+    for (const cJSON *it = root->child; it; it = it->next) {
+        int known = 0;
+        for (int i = 0; i < NMODEL_KEYS && !known; i++)
+            known = it->string && strcmp(it->string, model_keys[i]) == 0;
+        if (!known) {
+            sim_errf(err,
+                     "%s: unknown field \"%s\" (known: name, layers, hidden, heads, ffn, seq, vocab, "
+                     "description, source)",
+                     source, it->string ? it->string : "?");
+            cJSON_Delete(root);
+            return -1;
+        }
+    }
+
+    wl_model m;
+    memset(&m, 0, sizeof m);
+    m.seq = 1024;
+    m.vocab = 50257;
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
+    if (name) {
+        if (!cJSON_IsString(name) || !name->valuestring[0] || strlen(name->valuestring) >= sizeof m.name) {
+            char got[80];
+            json_repr(name, got, sizeof got);
+            sim_errf(err, "%s: name: expected a non-empty string of at most %d characters, got %s", source,
+                     (int)sizeof m.name - 1, got);
+            cJSON_Delete(root);
+            return -1;
+        }
+        snprintf(m.name, sizeof m.name, "%s", name->valuestring);
+    } else {
+        /* the file name without directory and extension */
+        const char *base = strrchr(source, '/');
+        base = base ? base + 1 : source;
+        size_t n = strcspn(base, ".");
+        if (n >= sizeof m.name)
+            n = sizeof m.name - 1;
+        memcpy(m.name, base, n);
+        m.name[n] = 0;
+    }
+    int rc = 0;
+    rc = rc ? rc : get_posint(root, "layers", 1, &m.layers, source, err);
+    rc = rc ? rc : get_posint(root, "hidden", 1, &m.hidden, source, err);
+    rc = rc ? rc : get_posint(root, "heads", 1, &m.heads, source, err);
+    m.ffn = 4 * m.hidden;
+    rc = rc ? rc : get_posint(root, "ffn", 0, &m.ffn, source, err);
+    rc = rc ? rc : get_posint(root, "seq", 0, &m.seq, source, err);
+    rc = rc ? rc : get_posint(root, "vocab", 0, &m.vocab, source, err);
+    cJSON_Delete(root);
+    if (rc)
+        return -1;
+    if (m.hidden % m.heads)
+        return sim_errf(err, "%s: hidden: %d is not divisible by heads (%d)", source, m.hidden, m.heads);
+    *out = m;
+    return 0;
+}
+
+static char *read_file(const char *path, sim_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        sim_errf(err, "%s: cannot open model: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (n + 1 >= cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+        }
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!buf || bad) {
+        free(buf);
+        sim_errf(err, "%s: cannot read model%s", path, buf ? "" : ": out of memory");
+        return NULL;
+    }
+    buf[n] = 0;
+    return buf;
+}
+
+int wl_model_load(const char *spec, wl_model *out, sim_err *err)
+{
+    if (!spec || !*spec)
+        return sim_errf(err, "model: expected a built-in model name or a JSON file path");
+    /* a built-in name first: "gpt-3072" → workloads/models/gpt-3072.json */
+    if (!strchr(spec, '/') && strlen(spec) < 200) {
+        char key[256];
+        snprintf(key, sizeof key, "workloads/models/%s%s", spec,
+                 strstr(spec, ".json") ? "" : ".json");
+        const char *text = sim_embedded(key);
+        if (text)
+            return wl_model_from_json(text, key, out, err);
+    }
+    FILE *probe = fopen(spec, "rb");
+    if (!probe) {
+        int e = errno;
+        char names[512] = "";
+        size_t w = 0;
+        for (int i = 0; sim_embedded_path(i); i++) {
+            const char *p = sim_embedded_path(i);
+            if (strncmp(p, "workloads/models/", 17) != 0)
+                continue;
+            int k = snprintf(names + w, sizeof names - w, "%s%.*s", w ? ", " : "", (int)(strlen(p) - 22), p + 17);
+            if (k < 0 || (size_t)k >= sizeof names - w)
+                break;
+            w += (size_t)k;
+        }
+        return sim_errf(err, "%s: cannot open model: %s (not a file, nor a built-in model: %s)", spec, strerror(e),
+                        w ? names : "none");
+    }
+    fclose(probe);
+    char *text = read_file(spec, err);
+    if (!text)
+        return -1;
+    int rc = wl_model_from_json(text, spec, out, err);
+    free(text);
+    return rc;
+}
+
+/* Per layer: QKV 3h^2+3h, output projection h^2+h, fc1 h*ffn+ffn, fc2 ffn*h+h,
+ * two layer norms 2*2h: 4h^2 + 2h*ffn + ffn + 9h (12h^2 + 13h for ffn = 4h,
+ * Narayanan et al. 2021, Sec. 5.1).  Plus word embeddings V*h (tied with the
+ * output layer), position embeddings s*h and the final layer norm 2h. */
+double wl_model_params(const wl_model *m)
+{
+    double h = m->hidden, f = m->ffn;
+    return m->layers * (4 * h * h + 2 * h * f + f + 9 * h) + (double)m->vocab * h + (double)m->seq * h + 2 * h;
+}
+
+/* ---- strategies -------------------------------------------------------- */
+
+void wl_strategy_default(wl_strategy *s)
+{
+    memset(s, 0, sizeof *s);
+    s->tp = 1;
+    s->pp = 1;
+    s->dp = 0;
+    s->mb = 1;
+    s->gb = 0;
+    s->dtype = SIM_DTYPE_TF32;
+    s->recompute = WL_RECOMPUTE_NONE;
+    s->dp_bucket_bytes = 25ll << 20;
+}
+
+#define KNOWN_KEYS "tp, pp, dp, mb, gb, dtype, recompute, bucket"
+
+static int parse_int(const char *key, const char *val, int allow_auto, int *out, sim_err *err)
+{
+    if (allow_auto && strcmp(val, "auto") == 0) {
+        *out = 0;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    long v = strtol(val, &end, 10);
+    if (!*val || *end || errno || v < 1 || v > INT_MAX)
+        return sim_errf(err, "strategy: %s: expected a positive integer%s, got \"%s\"", key,
+                        allow_auto ? " or auto" : "", val);
+    *out = (int)v;
+    return 0;
+}
+
+static void trim(char **b, char **e)
+{
+    while (*b < *e && (**b == ' ' || **b == '\t' || **b == '\n' || **b == '\r'))
+        (*b)++;
+    while (*e > *b && ((*e)[-1] == ' ' || (*e)[-1] == '\t' || (*e)[-1] == '\n' || (*e)[-1] == '\r'))
+        (*e)--;
+}
+
+static int apply_kv(const char *key, const char *val, wl_strategy *s, sim_err *err)
+{
+    if (strcmp(key, "tp") == 0)
+        return parse_int("tp", val, 0, &s->tp, err);
+    if (strcmp(key, "pp") == 0)
+        return parse_int("pp", val, 0, &s->pp, err);
+    if (strcmp(key, "dp") == 0)
+        return parse_int("dp", val, 1, &s->dp, err);
+    if (strcmp(key, "mb") == 0 || strcmp(key, "micro-batch") == 0 || strcmp(key, "micro_batch") == 0)
+        return parse_int("mb", val, 0, &s->mb, err);
+    if (strcmp(key, "gb") == 0 || strcmp(key, "global-batch") == 0 || strcmp(key, "global_batch") == 0)
+        return parse_int("gb", val, 1, &s->gb, err);
+    if (strcmp(key, "dtype") == 0) {
+        sim_dtype d;
+        if (sim_dtype_parse(val, &d) || d == SIM_DTYPE_FP8)
+            return sim_errf(err, "strategy: dtype: expected fp32, tf32, fp16 or bf16, got \"%s\"", val);
+        s->dtype = d;
+        return 0;
+    }
+    if (strcmp(key, "recompute") == 0) {
+        if (strcmp(val, "none") == 0)
+            s->recompute = WL_RECOMPUTE_NONE;
+        else if (strcmp(val, "full") == 0)
+            s->recompute = WL_RECOMPUTE_FULL;
+        else
+            return sim_errf(err, "strategy: recompute: expected none or full, got \"%s\"", val);
+        return 0;
+    }
+    if (strcmp(key, "bucket") == 0) {
+        char *end;
+        errno = 0;
+        double v = strtod(val, &end);
+        if (!*val || *end || errno || !(v > 0) || v > 1e9 || v * 1048576.0 < 1)
+            return sim_errf(err, "strategy: bucket: expected a positive size in MiB, got \"%s\"", val);
+        s->dp_bucket_bytes = llround(v * 1048576.0);
+        return 0;
+    }
+    return sim_errf(err, "strategy: unknown key \"%s\" (known: " KNOWN_KEYS ")", key);
+}
+
+int wl_strategy_parse(const char *text, wl_strategy *s, sim_err *err)
+{
+    if (!text)
+        return 0;
+    char *copy = strdup(text);
+    if (!copy)
+        return sim_errf(err, "strategy: out of memory");
+    wl_strategy tmp = *s;
+    int rc = 0;
+    for (char *item = copy; item && !rc;) {
+        char *comma = strchr(item, ',');
+        char *end = comma ? comma : item + strlen(item);
+        char *b = item, *e = end;
+        trim(&b, &e);
+        if (b < e) {
+            *e = 0;
+            char *eq = strchr(b, '=');
+            if (!eq) {
+                rc = sim_errf(err, "strategy: \"%s\": expected key=value (keys: " KNOWN_KEYS ")", b);
+                break;
+            }
+            char *kb = b, *ke = eq, *vb = eq + 1, *ve = e;
+            trim(&kb, &ke);
+            trim(&vb, &ve);
+            *ke = 0;
+            *ve = 0;
+            if (!*kb)
+                rc = sim_errf(err, "strategy: \"%s\": missing key before '='", b);
+            else
+                rc = apply_kv(kb, vb, &tmp, err);
+        }
+        item = comma ? comma + 1 : NULL;
+    }
+    free(copy);
+    if (!rc)
+        *s = tmp;
+    return rc;
+}
+
+void wl_strategy_format(const wl_strategy *s, char *buf, int len)
+{
+    if (!buf || len <= 0)
+        return;
+    char dp[16], gb[16], bucket[32];
+    if (s->dp)
+        snprintf(dp, sizeof dp, "%d", s->dp);
+    else
+        snprintf(dp, sizeof dp, "auto");
+    if (s->gb)
+        snprintf(gb, sizeof gb, "%d", s->gb);
+    else
+        snprintf(gb, sizeof gb, "auto");
+    if (s->dp_bucket_bytes % 1048576 == 0)
+        snprintf(bucket, sizeof bucket, "%lld", (long long)(s->dp_bucket_bytes / 1048576));
+    else
+        snprintf(bucket, sizeof bucket, "%.17g", (double)s->dp_bucket_bytes / 1048576.0);
+    snprintf(buf, (size_t)len, "tp=%d,pp=%d,dp=%s,mb=%d,gb=%s,dtype=%s,recompute=%s,bucket=%s", s->tp, s->pp, dp,
+             s->mb, gb, sim_dtype_name(s->dtype), s->recompute == WL_RECOMPUTE_FULL ? "full" : "none", bucket);
+}
