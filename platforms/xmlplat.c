@@ -150,6 +150,13 @@ sim_machine *plat_from_xml(const char *path, sim_err *err)
         sim_errf(err, "%s: trainsim:rank is on %d of %d GPU hosts; give it on all or none", path, given, n);
         goto fail;
     }
+    int nodes_given = 0;
+    for (int i = 0; i < n; i++)
+        nodes_given += hosts[i].node >= 0;
+    if (nodes_given && nodes_given != n) {
+        sim_errf(err, "%s: trainsim:node is on %d of %d GPU hosts; give it on all or none", path, nodes_given, n);
+        goto fail;
+    }
     if (given) {
         qsort(hosts, (size_t)n, sizeof *hosts, cmp_rank);
         for (int i = 0; i < n; i++)
@@ -196,6 +203,13 @@ sim_machine *plat_from_xml(const char *path, sim_err *err)
     int maxnode = -1;
     for (int i = 0; i < n; i++) {
         m->host[i] = strdup(hosts[i].id);
+        if (!m->host[i]) {
+            free(which);
+            sim_machine_free(m);
+            m = NULL;
+            sim_errf(err, "%s: out of memory", path);
+            goto fail;
+        }
         m->node[i] = hosts[i].node >= 0 ? hosts[i].node : i;
         m->gpu_model[i] = which[i];
         if (m->node[i] > maxnode)
