@@ -24,7 +24,14 @@ int sim_err_prefix(sim_err *err, const char *fmt, ...)
         vsnprintf(prefix, sizeof prefix, fmt, ap);
         va_end(ap);
         memcpy(old, err->msg, sizeof old);
-        snprintf(err->msg, sizeof err->msg, "%s%s", prefix, old);
+        size_t n = strlen(prefix);
+        if (n >= sizeof err->msg)
+            n = sizeof err->msg - 1;
+        memcpy(err->msg, prefix, n);
+        size_t rest = sizeof err->msg - 1 - n;
+        size_t m = strnlen(old, rest);
+        memcpy(err->msg + n, old, m);
+        err->msg[n + m] = 0;
     }
     return -1;
 }

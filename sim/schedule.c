@@ -314,14 +314,6 @@ const char *sim_algo_name(int a) { return NAME_OF(algo_names, a); }
 const char *sim_mem_kind_name(int k) { return NAME_OF(mem_names, k); }
 const char *sim_phase_name(int p) { return NAME_OF(phase_names, p); }
 
-static int name_index(const char *const *table, int n, const char *s)
-{
-    for (int i = 0; i < n; i++)
-        if (s && strcmp(table[i], s) == 0)
-            return i;
-    return -1;
-}
-
 const char *sim_sched_op_label(const sim_schedule *s, uint32_t op)
 {
     const sim_payload *p = sim_sched_payload_of(s, op);
