@@ -1,0 +1,79 @@
+/* costmodel.c — see costmodel.h. */
+#include "costmodel.h"
+
+#include <gsl/gsl_interp.h>
+#include <math.h>
+
+double sim_curve_eval(const sim_curve *c, double work)
+{
+    if (c->n <= 0)
+        return 1.0;
+    double x = log10(work > 1 ? work : 1);
+    if (c->n == 1 || x <= c->log10_work[0])
+        return c->efficiency[0];
+    if (x >= c->log10_work[c->n - 1])
+        return c->efficiency[c->n - 1];
+    gsl_interp *it = gsl_interp_alloc(gsl_interp_linear, (size_t)c->n);
+    gsl_interp_init(it, c->log10_work, c->efficiency, (size_t)c->n);
+    double y = gsl_interp_eval(it, c->log10_work, c->efficiency, x, NULL);
+    gsl_interp_free(it);
+    return y;
+}
+
+static double peak_for(const sim_gpu *g, int dtype)
+{
+    double p = g->peak_flops[dtype];
+    /* GPUs without a TF32 or FP8 path run those in their next wider format */
+    if (p <= 0 && dtype == SIM_DTYPE_TF32)
+        p = g->peak_flops[SIM_DTYPE_FP32];
+    if (p <= 0 && dtype == SIM_DTYPE_FP8)
+        p = g->peak_flops[SIM_DTYPE_FP16];
+    if (p <= 0 && dtype == SIM_DTYPE_BF16)
+        p = g->peak_flops[SIM_DTYPE_FP32]; /* e.g. V100: no bf16 tensor cores */
+    return p > 0 ? p : 1e12;
+}
+
+double sim_cost_flops(const sim_payload *p)
+{
+    double b = p->batch > 0 ? (double)p->batch : 1.0;
+    switch (p->sub) {
+    case SIM_KERNEL_GEMM: return 2.0 * (double)p->m * (double)p->n * (double)p->k * b;
+    /* QK^T and attention-weights x V: 2 GEMMs of 2·s·s·d per head */
+    case SIM_KERNEL_ATTENTION: return 4.0 * b * (double)p->m * (double)p->n * (double)p->n * (double)p->k;
+    default: return 0;
+    }
+}
+
+double sim_cost_bytes(const sim_payload *p)
+{
+    double b = p->batch > 0 ? (double)p->batch : 1.0;
+    double e = sim_dtype_bytes((sim_dtype)p->dtype);
+    switch (p->sub) {
+    case SIM_KERNEL_GEMM: return e * b * ((double)p->m * p->k + (double)p->k * p->n + (double)p->m * p->n);
+    case SIM_KERNEL_ATTENTION: {
+        /* unfused attention materialises the score matrix: written by QK^T,
+         * read and written by softmax and dropout, read by the second GEMM */
+        double scores = b * (double)p->m * (double)p->n * (double)p->n;
+        double qkv = 4.0 * b * (double)p->m * (double)p->n * (double)p->k;
+        return e * (6.0 * scores + qkv);
+    }
+    default: return (double)p->bytes;
+    }
+}
+
+double sim_cost_kernel(const sim_gpu *g, const sim_payload *p)
+{
+    if (p->sub == SIM_KERNEL_FIXED)
+        return p->seconds;
+    double flops = sim_cost_flops(p), bytes = sim_cost_bytes(p);
+    double t_mem = bytes > 0 ? bytes / (g->mem_bw * sim_curve_eval(&g->mem_eff, bytes)) : 0;
+    double t_flop = 0;
+    int kernels = 1;
+    if (p->sub == SIM_KERNEL_GEMM) {
+        t_flop = flops / (peak_for(g, p->dtype) * sim_curve_eval(&g->gemm_eff, flops));
+    } else if (p->sub == SIM_KERNEL_ATTENTION) {
+        t_flop = flops / (peak_for(g, p->dtype) * sim_curve_eval(&g->attn_eff, flops));
+        kernels = 4; /* two batched GEMMs, softmax, dropout */
+    }
+    return fmax(t_flop, t_mem) + kernels * g->launch_s;
+}

@@ -1,0 +1,22 @@
+/* costmodel.h — how long a compute kernel takes on a GPU.
+ *
+ * A roofline: time = max(FLOPs / (peak × efficiency(FLOPs)),
+ *                        bytes / (memory bandwidth × efficiency(bytes)))
+ *                    + launch overhead × kernels,
+ * with efficiency curves per kernel class and GPU model, interpolated with
+ * GSL over log10 of the work.  Calibration fills the curves (sim_gpu). */
+#ifndef SIM_COSTMODEL_H
+#define SIM_COSTMODEL_H
+
+#include "machine.h"
+#include "schedule.h"
+
+/* Seconds for one compute payload on one GPU. */
+double sim_cost_kernel(const sim_gpu *gpu, const sim_payload *p);
+/* FLOPs and bytes the cost model charges for a payload. */
+double sim_cost_flops(const sim_payload *p);
+double sim_cost_bytes(const sim_payload *p);
+/* Efficiency read off a curve at log10(work); 1 for an empty curve. */
+double sim_curve_eval(const sim_curve *c, double work);
+
+#endif

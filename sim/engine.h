@@ -1,0 +1,64 @@
+/* engine.h — runs a schedule on a machine with SimGrid.
+ *
+ * One SimGrid engine per process: sim_run() may be called once (the planner
+ * runs evaluations in separate processes). */
+#ifndef SIM_ENGINE_H
+#define SIM_ENGINE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "error.h"
+#include "machine.h"
+#include "schedule.h"
+
+typedef enum sim_coll_mode {
+    SIM_COLLMODE_AUTO,       /* step by step for small rings, aggregated for large */
+    SIM_COLLMODE_STEP,       /* every ring step / tree chunk is its own flow */
+    SIM_COLLMODE_AGGREGATED  /* one flow per member per phase, latency terms added */
+} sim_coll_mode;
+
+typedef struct sim_options {
+    sim_coll_mode coll_mode;
+    int step_max_ring;   /* AUTO: rings of at most this many members go step by step */
+    double chunk_bytes;  /* pipelining chunk of broadcast, reduce and tree algorithms */
+    const char *trace_path; /* Chrome trace (Perfetto) output, or NULL */
+    int verbose;
+} sim_options;
+
+void sim_options_default(sim_options *o);
+
+/* Per-rank outcome.  The breakdown splits [0, iteration time] into compute
+ * (some compute kernel running), exposed communication (communication and
+ * no compute), and idle (nothing running: pipeline bubble and waiting). */
+typedef struct sim_rank_result {
+    double compute_s;
+    double comm_s;          /* all communication time */
+    double exposed_comm_s;  /* communication with no compute beside it */
+    double idle_s;
+    double end_s;
+    double peak_mem;
+    double peak_by_kind[SIM_MEM_KIND_COUNT];
+} sim_rank_result;
+
+typedef struct sim_result {
+    double iteration_s;
+    int nranks;
+    sim_rank_result *rank;  /* [nranks] */
+    double compute_s, comm_s, exposed_comm_s, idle_s; /* means over ranks */
+    double peak_mem;        /* max over ranks */
+    int peak_mem_rank;
+    uint64_t ops, flows, execs;
+    double wall_s;
+} sim_result;
+
+int sim_run(const sim_schedule *s, const sim_machine *m, const sim_options *opt, sim_result *out, sim_err *err);
+void sim_result_free(sim_result *r);
+
+
+
+/* Runs sim_run() in a child process and returns its result here, so that a
+ * process can run many simulations (tests, the planner). */
+int sim_run_isolated(const sim_schedule *s, const sim_machine *m, const sim_options *opt, sim_result *out,
+                     sim_err *err);
+#endif

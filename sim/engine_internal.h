@@ -1,0 +1,48 @@
+/* engine_internal.h — state shared by engine.c and collectives.c.  Private
+ * to sim/: the one place that owns the SimGrid engine of the process. */
+#ifndef SIM_ENGINE_INTERNAL_H
+#define SIM_ENGINE_INTERNAL_H
+
+#include <simgrid/forward.h>
+
+#include "engine.h"
+
+#define SIM_TRACE_XFER_TID 1000000u
+
+typedef struct sim_ivl {
+    double a, b;
+} sim_ivl;
+
+typedef struct sim_ivlist {
+    sim_ivl *v;
+    uint32_t n, cap;
+} sim_ivlist;
+
+typedef struct sim_engine {
+    const sim_schedule *s;
+    const sim_machine *m;
+    sim_options opt;
+    sim_result *res;
+    sg_host_t *hosts;       /* per rank */
+    uint32_t *pos;          /* per stream: operations finished */
+    uint8_t *has_waiters;   /* per stream */
+    sg_cond_t *cond;        /* per stream */
+    sg_mutex_t mutex;
+    uint8_t *depended;      /* bit per op: some op depends on it */
+    double *kernel_s;       /* per (payload, GPU model): kernel seconds, <0 = not yet */
+    sim_ivlist *compute, *comm; /* per rank */
+    double *mem, *mem_kind; /* per rank, per (rank, kind) */
+    struct sim_comm_rt *comms;
+    FILE *trace;
+    uint64_t flows, execs;
+} sim_engine;
+
+extern sim_engine E;
+
+int sim_coll_setup(sim_err *err);
+void sim_coll_teardown(void);
+/* Runs this rank's part of a collective on communicator comm. */
+void sim_coll_run(uint32_t stream, int comm, int rank, const sim_payload *p);
+void sim_engine_trace_transfer(uint32_t stream, int dst_rank, double bytes, double t0, double t1);
+
+#endif

@@ -1,0 +1,99 @@
+/* isolated.c — sim_run() in a forked child, result sent back over a pipe.
+ * SimGrid keeps one engine per process; forking gives every evaluation a
+ * fresh one while the parent keeps its schedule and platform in memory. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "engine.h"
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *buf, size_t n)
+{
+    char *p = buf;
+    while (n > 0) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+int sim_run_isolated(const sim_schedule *s, const sim_machine *m, const sim_options *opt, sim_result *out,
+                     sim_err *err)
+{
+    memset(out, 0, sizeof *out);
+    /* TRAINSIM_NOFORK=1 runs in this process, for debuggers (one run only) */
+    const char *nofork = getenv("TRAINSIM_NOFORK");
+    if (nofork && *nofork == '1')
+        return sim_run(s, m, opt, out, err);
+    int fds[2];
+    if (pipe(fds) < 0)
+        return sim_errf(err, "cannot create a pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return sim_errf(err, "cannot fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        sim_result r;
+        sim_err e = {{0}};
+        int rc = sim_run(s, m, opt, &r, &e);
+        int ok = write_all(fds[1], &rc, sizeof rc) == 0 && write_all(fds[1], &e, sizeof e) == 0;
+        if (ok && rc == 0)
+            ok = write_all(fds[1], &r, sizeof r) == 0 &&
+                 write_all(fds[1], r.rank, (size_t)r.nranks * sizeof *r.rank) == 0;
+        close(fds[1]);
+        _exit(ok ? 0 : 1);
+    }
+    close(fds[1]);
+    int rc = -1;
+    sim_err e;
+    int got = read_all(fds[0], &rc, sizeof rc) == 0 && read_all(fds[0], &e, sizeof e) == 0;
+    if (got && rc == 0) {
+        got = read_all(fds[0], out, sizeof *out) == 0;
+        if (got) {
+            out->rank = calloc((size_t)out->nranks, sizeof *out->rank);
+            got = read_all(fds[0], out->rank, (size_t)out->nranks * sizeof *out->rank) == 0;
+        }
+    }
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!got) {
+        sim_result_free(out);
+        if (WIFSIGNALED(status))
+            return sim_errf(err, "the simulation process died with signal %d", WTERMSIG(status));
+        return sim_errf(err, "the simulation process exited with status %d without a result",
+                        WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    }
+    if (rc != 0) {
+        if (err)
+            *err = e;
+        return -1;
+    }
+    return 0;
+}
