@@ -93,6 +93,13 @@ static void test_files(void)
     CHECK(wl_model_load(path, &m, &err) == 0);
     CHECK_STR(m.name, "mine");
     CHECK(m.ffn == 384 && m.layers == 4);
+    /* a malformed file: the error names the path, line and column */
+    f = fopen(path, "w");
+    fputs("{\n  \"layers\": 4\n  \"hidden\": 128\n}\n", f);
+    fclose(f);
+    CHECK(wl_model_load(path, &m, &err) == -1);
+    CHECK_HAS(err.msg, path);
+    CHECK_HAS(err.msg, ":3:");
     unlink(path);
 }
 
