@@ -1,1 +1,336 @@
-int main(void){return 0;}
+/* cli.c — the `trainsim` command: the one place that prints and exits.
+ *
+ *   trainsim [run] [--platform P] [--model M] [--strategy S] [--schedule F]
+ *                  [--json] [--trace F] [--save-schedule F] [--collectives MODE]
+ *   trainsim schedule [--platform P] [--model M] [--strategy S] -o F
+ *   trainsim check F
+ *   trainsim platform [--platform P] [-o F.xml]
+ *   trainsim list
+ *
+ * With no arguments it runs the built-in default scenario (the Oases
+ * testbed), which needs no files. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "platforms/platform.h"
+#include "sim/engine.h"
+#include "sim/schedule.h"
+#include "workloads/gpt.h"
+
+#define DEFAULT_PLATFORM "oases-3090"
+#define DEFAULT_MODEL "gpt-3072"
+/* Oases' benchmark runs 4 sequences per micro-batch and 20 accumulation
+ * steps (benchmark/overlap_run.sh, papers.md §1.2); Megatron-LM's baseline
+ * recomputes every layer, without which this model does not fit in 24 GB. */
+#define DEFAULT_STRATEGY "tp=4,dp=8,mb=4,gb=640,dtype=tf32,recompute=full"
+
+typedef struct args {
+    const char *cmd;
+    const char *platform, *model, *strategy, *schedule;
+    const char *trace, *save_schedule, *output;
+    int json;
+    sim_options opt;
+} args;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: trainsim [run] [options]        simulate one training iteration (default scenario without options)\n"
+            "       trainsim schedule [options] -o FILE   write the generated schedule as JSON\n"
+            "       trainsim check FILE             check a schedule file\n"
+            "       trainsim platform [--platform P] [-o FILE.xml]   write the SimGrid platform\n"
+            "       trainsim list                   built-in clusters, models and hardware catalogue\n"
+            "\n"
+            "options:\n"
+            "  --platform P      built-in cluster name, cluster JSON file or SimGrid XML file (default %s)\n"
+            "  --model M         built-in model name or model JSON file (default %s)\n"
+            "  --strategy S      e.g. tp=4,pp=2,dp=4,mb=2,gb=64,dtype=bf16,recompute=full\n"
+            "                    (default %s)\n"
+            "  --schedule F      simulate this schedule JSON instead of generating one\n"
+            "  --json            print the results as JSON\n"
+            "  --trace F         write a Chrome trace (open it in https://ui.perfetto.dev)\n"
+            "  --save-schedule F also write the simulated schedule as JSON\n"
+            "  --collectives M   auto (default: step by step for rings of up to 4 GPUs), step, aggregated\n"
+            "  -o F              output file (schedule, platform)\n"
+            "  --version, --help\n",
+            DEFAULT_PLATFORM, DEFAULT_MODEL, DEFAULT_STRATEGY);
+}
+
+static int fail(const char *msg)
+{
+    fprintf(stderr, "trainsim: %s\n", msg);
+    return 1;
+}
+
+static int parse_args(int argc, char **argv, args *a)
+{
+    memset(a, 0, sizeof *a);
+    sim_options_default(&a->opt);
+    a->cmd = "run";
+    int i = 1;
+    if (i < argc && argv[i][0] != '-')
+        a->cmd = argv[i++];
+    for (; i < argc; i++) {
+        const char *o = argv[i];
+        const char **slot = NULL;
+        if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+            usage(stdout);
+            exit(0);
+        } else if (!strcmp(o, "--version")) {
+            printf("trainsim %s\n", TRAINSIM_VERSION);
+            exit(0);
+        } else if (!strcmp(o, "--json")) {
+            a->json = 1;
+            continue;
+        } else if (!strcmp(o, "--platform")) {
+            slot = &a->platform;
+        } else if (!strcmp(o, "--model")) {
+            slot = &a->model;
+        } else if (!strcmp(o, "--strategy")) {
+            slot = &a->strategy;
+        } else if (!strcmp(o, "--schedule")) {
+            slot = &a->schedule;
+        } else if (!strcmp(o, "--trace")) {
+            slot = &a->trace;
+        } else if (!strcmp(o, "--save-schedule")) {
+            slot = &a->save_schedule;
+        } else if (!strcmp(o, "-o") || !strcmp(o, "--output")) {
+            slot = &a->output;
+        } else if (!strcmp(o, "--collectives")) {
+            if (i + 1 >= argc)
+                return fprintf(stderr, "trainsim: --collectives needs a value: auto, step or aggregated\n"), 2;
+            const char *v = argv[++i];
+            if (!strcmp(v, "auto"))
+                a->opt.coll_mode = SIM_COLLMODE_AUTO;
+            else if (!strcmp(v, "step"))
+                a->opt.coll_mode = SIM_COLLMODE_STEP;
+            else if (!strcmp(v, "aggregated"))
+                a->opt.coll_mode = SIM_COLLMODE_AGGREGATED;
+            else
+                return fprintf(stderr, "trainsim: --collectives: expected auto, step or aggregated, got \"%s\"\n", v), 2;
+            continue;
+        } else if (!strcmp(a->cmd, "check") && o[0] != '-' && !a->schedule) {
+            a->schedule = o;
+            continue;
+        } else {
+            fprintf(stderr, "trainsim: unknown option \"%s\"\n", o);
+            usage(stderr);
+            return 2;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "trainsim: %s needs a value\n", o);
+            return 2;
+        }
+        *slot = argv[++i];
+    }
+    if (!a->platform)
+        a->platform = DEFAULT_PLATFORM;
+    if (!a->model)
+        a->model = DEFAULT_MODEL;
+    return 0;
+}
+
+/* Builds the schedule the arguments ask for: read from a file, or generated
+ * from model + strategy on the machine. */
+static sim_schedule *make_schedule(const args *a, const sim_machine *m, wl_model *model, wl_strategy *st,
+                                   char *st_text, size_t st_len, sim_err *err)
+{
+    if (a->schedule)
+        return sim_sched_load(a->schedule, err);
+    if (wl_model_load(a->model, model, err) < 0)
+        return NULL;
+    wl_strategy_default(st);
+    const char *text = a->strategy ? a->strategy : DEFAULT_STRATEGY;
+    /* the default strategy belongs to the default model and platform */
+    if (!a->strategy && (strcmp(a->model, DEFAULT_MODEL) || strcmp(a->platform, DEFAULT_PLATFORM)))
+        text = "";
+    if (wl_strategy_parse(text, st, err) < 0)
+        return NULL;
+    if (st->dp == 0 && st->tp * st->pp > 0 && m->ngpus % (st->tp * st->pp) == 0)
+        st->dp = m->ngpus / (st->tp * st->pp);
+    if (st->gb == 0)
+        st->gb = st->mb * st->dp;
+    wl_strategy_format(st, st_text, (int)st_len);
+    return wl_gpt_generate(model, st, m, err);
+}
+
+static const char *gb(double bytes, char *buf, size_t n)
+{
+    snprintf(buf, n, "%.2f GB", bytes / 1e9);
+    return buf;
+}
+
+static void print_text(const args *a, const sim_machine *m, const sim_schedule *s, const sim_result *r,
+                       const char *strategy)
+{
+    const sim_gpu *g = sim_machine_gpu(m, 0);
+    double T = r->iteration_s;
+    double samples = s->meta.samples_per_iteration, tokens = s->meta.tokens_per_iteration;
+    double tflops = s->meta.model_flops_per_iteration / T / s->nranks / 1e12;
+    double peak = g->peak_flops[s->meta.dtype] / 1e12;
+    char b1[32], b2[32];
+    printf("trainsim %s: %s on %s (%d nodes, %d x %s)\n", TRAINSIM_VERSION,
+           s->meta.name[0] ? s->meta.name : a->schedule, m->name, m->nnodes, s->nranks, g->model);
+    if (strategy[0])
+        printf("strategy              %s\n", strategy);
+    printf("iteration time        %.4f s\n", T);
+    if (samples > 0)
+        printf("throughput            %.2f samples/s, %.0f tokens/s\n", samples / T, tokens / T);
+    if (s->meta.model_flops_per_iteration > 0)
+        printf("model TFLOP/s per GPU %.2f   MFU %.1f %% of %.1f TFLOP/s (%s peak)\n", tflops,
+               peak > 0 ? 100 * tflops / peak : 0, peak, sim_dtype_name((sim_dtype)s->meta.dtype));
+    printf("time per GPU (mean)   compute %.4f s (%.1f %%), exposed communication %.4f s (%.1f %%), bubble/idle %.4f s (%.1f %%)\n",
+           r->compute_s, 100 * r->compute_s / T, r->exposed_comm_s, 100 * r->exposed_comm_s / T, r->idle_s,
+           100 * r->idle_s / T);
+    printf("communication         %.4f s in all, %.4f s of it hidden behind compute\n", r->comm_s,
+           r->comm_s - r->exposed_comm_s);
+    const sim_rank_result *pr = &r->rank[r->peak_mem_rank];
+    printf("peak memory per GPU   %s of %s (rank %d:", gb(r->peak_mem, b1, sizeof b1), gb(g->mem_capacity, b2, sizeof b2),
+           r->peak_mem_rank);
+    for (int k = 0; k < SIM_MEM_KIND_COUNT; k++)
+        if (pr->peak_by_kind[k] > 0)
+            printf(" %s %.2f", sim_mem_kind_name(k), pr->peak_by_kind[k] / 1e9);
+    printf(")\n");
+    printf("simulated             %llu operations, %llu flows, %llu kernel executions in %.2f s wall\n",
+           (unsigned long long)r->ops, (unsigned long long)r->flows, (unsigned long long)r->execs, r->wall_s);
+    if (a->trace)
+        printf("trace                 %s (open in https://ui.perfetto.dev)\n", a->trace);
+}
+
+static void print_json(const sim_machine *m, const sim_schedule *s, const sim_result *r, const char *strategy,
+                       const char *model)
+{
+    const sim_gpu *g = sim_machine_gpu(m, 0);
+    double T = r->iteration_s;
+    double tflops = s->meta.model_flops_per_iteration / T / s->nranks / 1e12;
+    double peak = g->peak_flops[s->meta.dtype] / 1e12;
+    const sim_rank_result *pr = &r->rank[r->peak_mem_rank];
+    printf("{\n  \"trainsim_version\": \"%s\",\n  \"platform\": \"%s\",\n  \"model\": \"%s\",\n  \"strategy\": \"%s\",\n",
+           TRAINSIM_VERSION, m->name, model, strategy);
+    printf("  \"schedule\": \"%s\",\n  \"gpus\": %d,\n  \"gpu_model\": \"%s\",\n", s->meta.name, s->nranks, g->model);
+    printf("  \"iteration_time_s\": %.9g,\n", T);
+    printf("  \"samples_per_s\": %.9g,\n  \"tokens_per_s\": %.9g,\n", s->meta.samples_per_iteration / T,
+           s->meta.tokens_per_iteration / T);
+    printf("  \"tflops_per_gpu\": %.9g,\n  \"mfu\": %.9g,\n  \"peak_tflops_per_gpu\": %.9g,\n", tflops,
+           peak > 0 ? tflops / peak : 0, peak);
+    printf("  \"breakdown\": {\"compute_s\": %.9g, \"exposed_comm_s\": %.9g, \"bubble_s\": %.9g, \"comm_total_s\": %.9g, "
+           "\"comm_hidden_s\": %.9g},\n",
+           r->compute_s, r->exposed_comm_s, r->idle_s, r->comm_s, r->comm_s - r->exposed_comm_s);
+    printf("  \"peak_memory_bytes\": %.0f,\n  \"peak_memory_rank\": %d,\n  \"memory_capacity_bytes\": %.0f,\n",
+           r->peak_mem, r->peak_mem_rank, g->mem_capacity);
+    printf("  \"peak_memory_by_kind\": {");
+    for (int k = 0; k < SIM_MEM_KIND_COUNT; k++)
+        printf("%s\"%s\": %.0f", k ? ", " : "", sim_mem_kind_name(k), pr->peak_by_kind[k]);
+    printf("},\n  \"per_gpu\": [\n");
+    for (int i = 0; i < r->nranks; i++) {
+        const sim_rank_result *x = &r->rank[i];
+        printf("    {\"rank\": %d, \"compute_s\": %.9g, \"exposed_comm_s\": %.9g, \"bubble_s\": %.9g, \"comm_total_s\": %.9g, "
+               "\"peak_memory_bytes\": %.0f}%s\n",
+               i, x->compute_s, x->exposed_comm_s, x->idle_s, x->comm_s, x->peak_mem, i + 1 < r->nranks ? "," : "");
+    }
+    printf("  ],\n  \"operations\": %llu,\n  \"flows\": %llu\n}\n", (unsigned long long)r->ops,
+           (unsigned long long)r->flows);
+}
+
+static int cmd_run(const args *a, int only_schedule)
+{
+    sim_err err = {{0}};
+    sim_machine *m = plat_load(a->platform, &err);
+    if (!m)
+        return fail(err.msg);
+    wl_model model;
+    memset(&model, 0, sizeof model);
+    wl_strategy st;
+    char st_text[256] = "";
+    sim_schedule *s = make_schedule(a, m, &model, &st, st_text, sizeof st_text, &err);
+    if (!s) {
+        sim_machine_free(m);
+        return fail(err.msg);
+    }
+    int rc = 0;
+    const char *save = only_schedule ? a->output : a->save_schedule;
+    if (only_schedule && !save) {
+        fputs("trainsim: schedule: give the output file with -o FILE\n", stderr);
+        rc = 2;
+    } else if (save && sim_sched_save(s, save, &err) < 0) {
+        rc = fail(err.msg);
+    } else if (!only_schedule) {
+        sim_options opt = a->opt;
+        opt.trace_path = a->trace;
+        sim_result r;
+        if (sim_run(s, m, &opt, &r, &err) < 0) {
+            rc = fail(err.msg);
+        } else {
+            if (a->json)
+                print_json(m, s, &r, st_text, a->schedule ? "" : model.name);
+            else
+                print_text(a, m, s, &r, st_text);
+            sim_result_free(&r);
+        }
+    } else if (sim_sched_check(s, &err) < 0) {
+        rc = fail(err.msg);
+    }
+    sim_sched_free(s);
+    sim_machine_free(m);
+    return rc;
+}
+
+static int cmd_check(const args *a)
+{
+    sim_err err = {{0}};
+    if (!a->schedule)
+        return fputs("trainsim: check: give a schedule file\n", stderr), 2;
+    sim_schedule *s = sim_sched_load(a->schedule, &err);
+    if (!s || sim_sched_check(s, &err) < 0) {
+        sim_sched_free(s);
+        return fail(err.msg);
+    }
+    printf("%s: ok, %d ranks, %u streams, %u operations, %d communicators\n", a->schedule, s->nranks, s->nstreams,
+           s->nops, s->ncomms);
+    sim_sched_free(s);
+    return 0;
+}
+
+static int cmd_platform(const args *a)
+{
+    sim_err err = {{0}};
+    sim_machine *m = plat_load(a->platform, &err);
+    if (!m)
+        return fail(err.msg);
+    FILE *f = a->output ? fopen(a->output, "w") : stdout;
+    if (!f) {
+        sim_machine_free(m);
+        fprintf(stderr, "trainsim: %s: cannot write\n", a->output);
+        return 1;
+    }
+    fputs(m->platform_xml, f);
+    if (f != stdout)
+        fclose(f);
+    sim_machine_free(m);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc;
+    if (!strcmp(a.cmd, "run"))
+        return cmd_run(&a, 0);
+    if (!strcmp(a.cmd, "schedule"))
+        return cmd_run(&a, 1);
+    if (!strcmp(a.cmd, "check"))
+        return cmd_check(&a);
+    if (!strcmp(a.cmd, "platform"))
+        return cmd_platform(&a);
+    if (!strcmp(a.cmd, "list")) {
+        plat_print_catalogue(stdout);
+        return 0;
+    }
+    fprintf(stderr, "trainsim: unknown command \"%s\"\n", a.cmd);
+    usage(stderr);
+    return 2;
+}
