@@ -249,6 +249,16 @@ static int check_plan(const wl_model *m, const plan *pl, const sim_machine *mach
     return 0;
 }
 
+int wl_gpt_resolve(const wl_model *m, const wl_strategy *st, const sim_machine *mach, wl_strategy *out,
+                   sim_err *err)
+{
+    plan pl;
+    if (resolve(m, st, mach, &pl, err))
+        return -1;
+    *out = pl.st;
+    return 0;
+}
+
 int wl_gpt_check(const wl_model *m, const wl_strategy *st, const sim_machine *mach, wl_memory *peak, sim_err *err)
 {
     plan pl;

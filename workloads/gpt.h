@@ -19,6 +19,11 @@ typedef struct wl_memory {
 int wl_gpt_check(const wl_model *m, const wl_strategy *st, const sim_machine *mach, wl_memory *peak,
                  sim_err *err);
 
+/* The strategy with dp and gb left on auto filled in (dp = GPUs/(tp*pp),
+ * gb = mb*dp), after the divisibility checks of wl_gpt_check (not memory). */
+int wl_gpt_resolve(const wl_model *m, const wl_strategy *st, const sim_machine *mach, wl_strategy *out,
+                   sim_err *err);
+
 /* Generates one training iteration as a schedule (checks first). */
 sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const sim_machine *mach,
                               sim_err *err);

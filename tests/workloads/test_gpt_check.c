@@ -58,8 +58,11 @@ static void test_errors(void)
     CHECK_STR(err.msg, "gb=100 is not divisible by mb*dp = 2*8 = 16 (it would give 6.25 micro-batches per pipeline)");
 
     /* dp filled from the GPU count, gb from mb*dp */
-    s = strat("tp=4,pp=2");
+    s = strat("tp=4,pp=2,mb=2");
     CHECK(wl_gpt_check(&g, &s, m32, NULL, &err) == 0);
+    wl_strategy r;
+    CHECK(wl_gpt_resolve(&g, &s, m32, &r, &err) == 0);
+    CHECK(r.dp == 4 && r.gb == 8 && r.tp == 4 && r.pp == 2 && r.mb == 2);
 
     /* hidden not divisible by tp although heads are */
     wl_model odd = tiny();
