@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what trainsim needs (Debian packages, as root) when it is missing,
+# then builds it into build/ (and, with --sanitize, build-sanitize/ with
+# AddressSanitizer + UndefinedBehaviorSanitizer).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+packages=(build-essential cmake pkg-config libsimgrid-dev libcjson-dev libgsl-dev zlib1g-dev python3 time)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$jobs"
+if [ "${1:-}" = "--sanitize" ]; then
+  cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DTRAINSIM_SANITIZE=ON >/dev/null
+  cmake --build build-sanitize -j"$jobs"
+fi

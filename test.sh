@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Sets up, builds, and runs the whole test suite twice: on the optimised
+# build, and on the AddressSanitizer + UndefinedBehaviorSanitizer build.
+set -euo pipefail
+cd "$(dirname "$0")"
+bash setup.sh --sanitize
+jobs=$(nproc 2>/dev/null || echo 2)
+echo "== tests (optimised build)"
+ctest --test-dir build --output-on-failure -j"$jobs"
+echo "== tests (AddressSanitizer + UndefinedBehaviorSanitizer)"
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-sanitize --output-on-failure -j"$jobs"
