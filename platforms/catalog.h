@@ -52,8 +52,4 @@ void plat_catalog_defaults(plat_defaults *d);
  * "rtx-3090", "RTX3090" and "rtx3090" are one name. */
 int plat_name_eq(const char *a, const char *b);
 
-/* Reads a whole file (NUL-terminated, caller frees); errors name the path
- * and strerror. */
-char *plat_read_file(const char *path, sim_err *err);
-
 #endif

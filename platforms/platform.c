@@ -69,6 +69,7 @@
 #include <cjson/cJSON.h>
 
 #include "sim/embedded.h"
+#include "sim/fileio.h"
 
 #define MAX_GPUS 64   /* per node */
 #define MAX_SWITCHES 16
@@ -777,38 +778,6 @@ sim_machine *plat_from_json(const char *text, const char *source, sim_err *err)
     return m;
 }
 
-static char *read_file(const char *path, sim_err *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sim_errf(err, "%s: cannot open: %s", path, strerror(errno)), NULL;
-    char *buf = NULL;
-    size_t len = 0, cap = 0, n;
-    do {
-        if (len + 65536 + 1 > cap) {
-            cap = cap ? 2 * cap : 65536 * 2;
-            char *nb = realloc(buf, cap);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                return sim_errf(err, "%s: out of memory", path), NULL;
-            }
-            buf = nb;
-        }
-        n = fread(buf + len, 1, 65536, f);
-        len += n;
-    } while (n > 0);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return sim_errf(err, "%s: read error", path), NULL;
-    }
-    buf[len] = 0;
-    return buf;
-}
-
-char *plat_read_file(const char *path, sim_err *err) { return read_file(path, err); }
 
 static int ends_with(const char *s, const char *suf)
 {
@@ -823,7 +792,7 @@ sim_machine *plat_load(const char *spec, sim_err *err)
     if (strchr(spec, '/') || ends_with(spec, ".json") || ends_with(spec, ".xml")) {
         if (ends_with(spec, ".xml"))
             return plat_from_xml(spec, err);
-        char *text = read_file(spec, err);
+        char *text = sim_read_file(spec, err);
         if (!text)
             return NULL;
         sim_machine *m = plat_from_json(text, spec, err);

@@ -10,6 +10,7 @@
  * of the file are SimGrid's to report when it loads the platform. */
 #include "platform.h"
 #include "catalog.h"
+#include "sim/fileio.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -73,7 +74,7 @@ static int cmp_rank(const void *a, const void *b)
 
 sim_machine *plat_from_xml(const char *path, sim_err *err)
 {
-    char *text = plat_read_file(path, err);
+    char *text = sim_read_file(path, err);
     if (!text)
         return NULL;
     xhost *hosts = NULL;

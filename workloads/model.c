@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "sim/embedded.h"
+#include "sim/fileio.h"
 
 /* ---- models ------------------------------------------------------------ */
 
@@ -152,41 +153,6 @@ int wl_model_from_json(const char *text, const char *source, wl_model *out, sim_
     return 0;
 }
 
-static char *read_file(const char *path, sim_err *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        sim_errf(err, "%s: cannot open model: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (n + 1 >= cap) {
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf || bad) {
-        free(buf);
-        sim_errf(err, "%s: cannot read model%s", path, buf ? "" : ": out of memory");
-        return NULL;
-    }
-    buf[n] = 0;
-    return buf;
-}
-
 int wl_model_load(const char *spec, wl_model *out, sim_err *err)
 {
     if (!spec || !*spec)
@@ -218,7 +184,7 @@ int wl_model_load(const char *spec, wl_model *out, sim_err *err)
                         w ? names : "none");
     }
     fclose(probe);
-    char *text = read_file(spec, err);
+    char *text = sim_read_file(spec, err);
     if (!text)
         return -1;
     int rc = wl_model_from_json(text, spec, out, err);
