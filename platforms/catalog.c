@@ -295,7 +295,7 @@ void plat_print_catalogue(FILE *out)
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "tflops");
         const cJSON *nv = cJSON_GetObjectItemCaseSensitive(e, "nvlink");
         fprintf(out, "  %-16s %6.1f %6.1f %6.1f %6.1f %7.1f  %3.0f GB %6.0f GB/s  gen%d %-3s %-8s %4.0f W  $%.0f\n",
-                str(e, "model"), num(t, "fp32", 0), num(t, "tf32", 0), num(t, "fp16", 0), num(t, "bf16", 0),
+                str(e, "model") ? str(e, "model") : "?", num(t, "fp32", 0), num(t, "tf32", 0), num(t, "fp16", 0), num(t, "bf16", 0),
                 num(t, "fp8", 0), num(e, "memory_GB", 0), num(e, "memory_GBps", 0), (int)num(e, "pcie_gen", 0),
                 cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "p2p")) ? "yes" : "no",
                 str(nv, "kind") ? str(nv, "kind") : "none", num(e, "power_W", 0), num(e, "price_USD", 0));
@@ -305,7 +305,7 @@ void plat_print_catalogue(FILE *out)
     root = cJSON_Parse(sim_embedded(NICS_JSON));
     fprintf(out, "\nNICs:\n");
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "nics"))
-        fprintf(out, "  %-8s %4.0f Gb/s  %4.1f us  %s\n", str(e, "model"), num(e, "Gbps", 0), num(e, "latency_us", 0),
+        fprintf(out, "  %-8s %4.0f Gb/s  %4.1f us  %s\n", str(e, "model") ? str(e, "model") : "?", num(e, "Gbps", 0), num(e, "latency_us", 0),
                 str(e, "kind") ? str(e, "kind") : "");
     cJSON_Delete(root);
 }

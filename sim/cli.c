@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "platforms/platform.h"
+#include "sim/embedded.h"
 #include "sim/engine.h"
 #include "sim/schedule.h"
 #include "workloads/gpt.h"
@@ -312,6 +313,25 @@ static int cmd_platform(const args *a)
     return 0;
 }
 
+static void print_models(void)
+{
+    printf("\nModels (trainsim --model NAME):\n");
+    for (int i = 0; sim_embedded_path(i); i++) {
+        const char *p = sim_embedded_path(i);
+        const char *dir = "workloads/models/";
+        size_t len = strlen(p);
+        if (strncmp(p, dir, strlen(dir)) != 0 || len < strlen(dir) + 5)
+            continue;
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)(len - strlen(dir) - 5), p + strlen(dir));
+        wl_model m;
+        sim_err err;
+        if (wl_model_load(name, &m, &err) == 0)
+            printf("  %-12s hidden %5d, %3d layers, %3d heads, ffn %6d, seq %5d, vocab %6d, %.2fB parameters\n", name,
+                   m.hidden, m.layers, m.heads, m.ffn, m.seq, m.vocab, wl_model_params(&m) / 1e9);
+    }
+}
+
 int main(int argc, char **argv)
 {
     args a;
@@ -328,6 +348,7 @@ int main(int argc, char **argv)
         return cmd_platform(&a);
     if (!strcmp(a.cmd, "list")) {
         plat_print_catalogue(stdout);
+        print_models();
         return 0;
     }
     fprintf(stderr, "trainsim: unknown command \"%s\"\n", a.cmd);
