@@ -171,9 +171,7 @@ static void payload_rehash(sim_schedule *s)
 
 uint32_t sim_sched_payload(sim_schedule *s, const sim_payload *p)
 {
-    sim_payload key;
-    memset(&key, 0, sizeof key); /* no padding in sim_payload, but be safe for hashing */
-    key = *p;
+    sim_payload key = *p; /* sim_payload has no padding, so memcmp and hashing see only fields */
     if ((s->npayloads + 1) * 2 > s->payload_hash_cap)
         payload_rehash(s);
     uint32_t j = (uint32_t)hash_bytes(&key, sizeof key) & (s->payload_hash_cap - 1);
@@ -235,7 +233,6 @@ static sim_payload payload_init(sim_schedule *s, sim_op_kind kind, int sub, cons
     p.kind = (uint8_t)kind;
     p.sub = (uint8_t)sub;
     p.name = sim_sched_str(s, name);
-    p.batch = 0;
     return p;
 }
 

@@ -36,7 +36,6 @@ static uint32_t *stream_order(const sim_schedule *s)
 {
     /* streams sorted by rank, keeping creation order within a rank */
     uint32_t *order = malloc((s->nstreams + 1) * sizeof *order);
-    uint32_t n = 0;
     int *count = calloc((size_t)s->nranks + 1, sizeof *count);
     for (uint32_t i = 0; i < s->nstreams; i++)
         count[s->streams[i].rank + 1]++;
@@ -44,8 +43,6 @@ static uint32_t *stream_order(const sim_schedule *s)
         count[r + 1] += count[r];
     for (uint32_t i = 0; i < s->nstreams; i++)
         order[count[s->streams[i].rank]++] = i;
-    n = s->nstreams;
-    (void)n;
     free(count);
     return order;
 }
