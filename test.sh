@@ -7,6 +7,6 @@ bash setup.sh --sanitize
 jobs=$(nproc 2>/dev/null || echo 2)
 echo "== tests (optimised build)"
 ctest --test-dir build --output-on-failure -j"$jobs"
-echo "== tests (AddressSanitizer + UndefinedBehaviorSanitizer)"
+echo "== tests (AddressSanitizer + UndefinedBehaviorSanitizer; tests labelled heavy run above only)"
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-sanitize --output-on-failure -j"$jobs"
+  ctest --test-dir build-sanitize --output-on-failure -j"$jobs" -LE heavy
