@@ -33,6 +33,7 @@
  * Memory (wl_gpt_check, and the memory operations of the schedule, which
  * agree by construction): see stage_memory() below and workloads/README.md. */
 #include "workloads/gpt.h"
+#include "workloads/layer.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,25 +144,6 @@ static int64_t stage_params(const wl_model *m, const plan *pl, int stage)
     return n;
 }
 
-/* Activation bytes kept per layer per micro-batch for backward, TP without
- * sequence parallelism (Korthikanti et al. 2022, "Reducing Activation
- * Recomputation in Large Transformer Models", Sec. 4.1-4.2), with d bytes per
- * activation element and 1-byte dropout masks:
- *   attention: LN1 input d·sbh, QKV input d·sbh (replicated); Q, K 2d·sbh/t,
- *     V d·sbh/t, softmax output d·as²b/t, its dropout mask as²b/t, the dropout
- *     output d·as²b/t, projection input d·sbh/t, its dropout mask sbh
- *   MLP: LN2 input d·sbh, fc1 input d·sbh (replicated), GeLU input 4d·sbh/t
- *     (ffn/h·d·sbh/t in general), fc2 input likewise, dropout mask sbh
- * Total: sbh·(4d + 2) + sbh·d·(4 + 2·ffn/h)/t + as²b·(2d + 1)/t, which for
- * ffn = 4h is sbh·(d·(4 + 12/t) + 2) + as²b·(2d + 1)/t and for d = 2 the
- * paper's sbh·(10 + 24/t + 5as/(ht)). */
-static int64_t layer_activation_bytes(const wl_model *m, const plan *pl)
-{
-    int64_t s = m->seq, b = pl->st.mb, h = m->hidden, f = m->ffn, a = m->heads, t = pl->t, d = pl->ab;
-    int64_t sbh = s * b * h;
-    return sbh * (4 * d + 2) + d * s * b * (4 * h + 2 * f) / t + (a / t) * s * s * b * (2 * d + 1);
-}
-
 /* Peak memory of one rank of a stage under 1F1B.  Stage i has min(pp - i, m)
  * micro-batches in flight (Narayanan et al. 2021, Sec. 2.2.1).  Without
  * recompute each keeps every layer's activations; with full recompute each
@@ -173,18 +155,15 @@ static void stage_memory(const wl_model *m, const plan *pl, int stage, wl_memory
 {
     int64_t params = stage_params(m, pl, stage);
     int64_t sbhd = (int64_t)m->seq * pl->st.mb * m->hidden * pl->ab;
-    int64_t A = layer_activation_bytes(m, pl);
+    int64_t kept = wl_layer_kept_bytes(m, &pl->st), transient = wl_layer_transient_bytes(m, &pl->st);
     int64_t logits = (int64_t)m->seq * pl->st.mb * (pl->vp / pl->t) * 4;
     int n = pl->p - stage < pl->nmb ? pl->p - stage : pl->nmb;
     int last = stage == pl->p - 1;
-    int64_t act;
-    if (pl->st.recompute == WL_RECOMPUTE_FULL) {
-        /* the logits are freed before the first layer is recomputed */
-        int64_t transient = last && logits > A ? logits : A;
-        act = (int64_t)n * pl->lp * sbhd + transient;
-    } else {
-        act = (int64_t)n * pl->lp * A + (last ? logits : 0);
-    }
+    /* the logits are freed before the first layer's backward (and so before
+     * any recomputation) */
+    if (last && logits > transient)
+        transient = logits;
+    int64_t act = (int64_t)n * pl->lp * kept + transient;
     memset(mem, 0, sizeof *mem);
     mem->weights = (double)(params * pl->wbytes);
     mem->gradients = (double)(params * pl->gbytes);
@@ -285,15 +264,12 @@ double wl_gpt_model_flops(const wl_model *m, const wl_strategy *st)
 
 enum { TAG_ACT = 0, TAG_GRAD = 1 };
 
-/* Payload indices, built once per schedule. */
+/* Payload indices of what surrounds the layers (the layers' own are in the
+ * wl_layer), built once per schedule. */
 typedef struct payloads {
-    uint32_t act_alloc, act_free;       /* no recompute: a layer's activations */
-    uint32_t ckpt_alloc, recomp_alloc;  /* full recompute: layer input; rebuilt activations */
-    uint32_t recomp_free;               /* full recompute: both */
     uint32_t logits_alloc, logits_free;
-    uint32_t embed, ln1, qkv, attn, proj, post_attn, fc1, gelu, fc2, post_mlp, final_ln, logits, loss;
-    uint32_t loss_b, logits_dg, logits_wg, final_ln_b, post_mlp_b, fc2_dg, fc2_wg, gelu_b, fc1_dg, fc1_wg;
-    uint32_t post_attn_b, proj_dg, proj_wg, attn_b, qkv_dg, qkv_wg, ln1_b, embed_b;
+    uint32_t embed, final_ln, logits, loss;
+    uint32_t loss_b, logits_dg, logits_wg, final_ln_b, embed_b;
     uint32_t tp_ar, loss_ar;
     uint32_t send_act, recv_act, send_grad, recv_grad;
 } payloads;
@@ -303,81 +279,15 @@ typedef struct gen {
     const wl_model *m;
     const plan *pl;
     payloads P;
+    wl_layer *layer; /* the transformer layers (workloads/layer.c) */
     int first_layer; /* global index of this stage's first layer */
     /* the rank being generated */
     int rank, stage, prev, next;
-    int sc, stp, sdp, s_send_next, s_recv_prev, s_send_prev, s_recv_next;
-    int tp_comm, dp_comm, emb_comm;
-    uint32_t pending[2]; /* ops the next compute op must wait for */
-    int npending;
-    uint32_t last_comp;
+    wl_cursor cur; /* compute and TP streams, pending dependencies */
+    int sdp, s_send_next, s_recv_prev, s_send_prev, s_recv_next;
+    int dp_comm, emb_comm;
 } gen;
 
-static uint32_t pay_kernel(sim_schedule *s, const char *name, sim_kernel k, int64_t m, int64_t n, int64_t kk,
-                           int64_t batch, int64_t bytes, sim_dtype dt)
-{
-    sim_payload p;
-    memset(&p, 0, sizeof p);
-    p.kind = SIM_OP_COMPUTE;
-    p.sub = (uint8_t)k;
-    p.dtype = (uint8_t)dt;
-    p.name = sim_sched_str(s, name);
-    p.m = m;
-    p.n = n;
-    p.k = kk;
-    p.batch = batch;
-    p.bytes = bytes;
-    return sim_sched_payload(s, &p);
-}
-
-static uint32_t pay_gemm(sim_schedule *s, const char *name, int64_t m, int64_t n, int64_t k, sim_dtype dt)
-{
-    return pay_kernel(s, name, SIM_KERNEL_GEMM, m, n, k, 1, 0, dt);
-}
-
-static uint32_t pay_elem(sim_schedule *s, const char *name, int64_t bytes, sim_dtype dt)
-{
-    return pay_kernel(s, name, SIM_KERNEL_ELEMENTWISE, 0, 0, 0, 0, bytes, dt);
-}
-
-static uint32_t pay_coll(sim_schedule *s, const char *name, sim_coll c, int64_t bytes)
-{
-    sim_payload p;
-    memset(&p, 0, sizeof p);
-    p.kind = SIM_OP_COLLECTIVE;
-    p.sub = (uint8_t)c;
-    p.algo = SIM_ALGO_AUTO;
-    p.name = sim_sched_str(s, name);
-    p.bytes = bytes;
-    return sim_sched_payload(s, &p);
-}
-
-static uint32_t pay_p2p(sim_schedule *s, sim_op_kind kind, const char *name, int64_t bytes, int tag)
-{
-    sim_payload p;
-    memset(&p, 0, sizeof p);
-    p.kind = (uint8_t)kind;
-    p.name = sim_sched_str(s, name);
-    p.bytes = bytes;
-    p.tag = tag;
-    return sim_sched_payload(s, &p);
-}
-
-static uint32_t pay_mem(sim_schedule *s, const char *name, sim_mem_kind k, int64_t delta)
-{
-    sim_payload p;
-    memset(&p, 0, sizeof p);
-    p.kind = SIM_OP_MEMORY;
-    p.sub = (uint8_t)k;
-    p.name = sim_sched_str(s, name);
-    p.bytes = delta;
-    return sim_sched_payload(s, &p);
-}
-
-/* Shapes follow Megatron's 1-D layout (GEMM: batch x (m x k)(k x n)):
- * forward Y[sb, n] = X[sb, k]·W[k, n]; dgrad dX[sb, k] = dY[sb, n]·Wᵀ;
- * wgrad dW[k, n] = Xᵀ[k, sb]·dY[sb, n].  Element-wise byte counts are
- * read + write estimates. */
 static void build_payloads(gen *g)
 {
     sim_schedule *s = g->s;
@@ -385,68 +295,35 @@ static void build_payloads(gen *g)
     const plan *pl = g->pl;
     payloads *P = &g->P;
     sim_dtype dt = pl->st.dtype;
-    int64_t t = pl->t, sb = (int64_t)m->seq * pl->st.mb, h = m->hidden, f = m->ffn, d = pl->ab;
+    int64_t t = pl->t, sb = (int64_t)m->seq * pl->st.mb, h = m->hidden, d = pl->ab;
     int64_t sbhd = sb * h * d, vt = pl->vp / t;
-    int64_t A = layer_activation_bytes(m, pl);
     int64_t logits_bytes = sb * vt * 4;
 
-    P->act_alloc = pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, A);
-    P->act_free = pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -A);
-    P->ckpt_alloc = pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, sbhd);
-    P->recomp_alloc = P->act_alloc;
-    P->recomp_free = pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -(A + sbhd));
-    P->logits_alloc = pay_mem(s, "logits", SIM_MEM_ACTIVATIONS, logits_bytes);
-    P->logits_free = pay_mem(s, "logits", SIM_MEM_ACTIVATIONS, -logits_bytes);
+    P->logits_alloc = wl_pay_mem(s, "logits", SIM_MEM_ACTIVATIONS, logits_bytes);
+    P->logits_free = wl_pay_mem(s, "logits", SIM_MEM_ACTIVATIONS, -logits_bytes);
 
     /* forward */
-    P->embed = pay_elem(s, "embed", 3 * sbhd, dt); /* word row + position row → sum */
-    P->ln1 = pay_elem(s, "ln1", 2 * sbhd, dt);
-    P->qkv = pay_gemm(s, "qkv", sb, 3 * h / t, h, dt);
-    /* attention core per TP rank: batch=b, m=heads/t, n=s, k=head_dim */
-    P->attn = pay_kernel(s, "attn", SIM_KERNEL_ATTENTION, m->heads / t, m->seq, h / m->heads, pl->st.mb, 0, dt);
-    P->proj = pay_gemm(s, "proj", sb, h, h / t, dt);
-    P->post_attn = pay_elem(s, "post_attn", 6 * sbhd, dt); /* bias + dropout + residual + LN2 */
-    P->fc1 = pay_gemm(s, "fc1", sb, f / t, h, dt);
-    P->gelu = pay_elem(s, "gelu", 2 * sb * (f / t) * d, dt);
-    P->fc2 = pay_gemm(s, "fc2", sb, h, f / t, dt);
-    P->post_mlp = pay_elem(s, "post_mlp", 4 * sbhd, dt); /* bias + dropout + residual */
-    P->final_ln = pay_elem(s, "final_ln", 2 * sbhd, dt);
-    P->logits = pay_gemm(s, "logits", sb, vt, h, dt);
-    P->loss = pay_elem(s, "loss", 2 * logits_bytes, SIM_DTYPE_FP32); /* vocab-parallel cross-entropy, fp32 */
+    P->embed = wl_pay_elem(s, "embed", 3 * sbhd, dt); /* word row + position row → sum */
+    P->final_ln = wl_pay_elem(s, "final_ln", 2 * sbhd, dt);
+    P->logits = wl_pay_gemm(s, "logits", sb, vt, h, dt);
+    P->loss = wl_pay_elem(s, "loss", 2 * logits_bytes, SIM_DTYPE_FP32); /* vocab-parallel cross-entropy, fp32 */
 
     /* backward */
-    P->loss_b = pay_elem(s, "loss_bwd", 2 * logits_bytes, SIM_DTYPE_FP32);
-    P->logits_dg = pay_gemm(s, "logits_dgrad", sb, h, vt, dt);
-    P->logits_wg = pay_gemm(s, "logits_wgrad", vt, h, sb, dt);
-    P->final_ln_b = pay_elem(s, "final_ln_bwd", 3 * sbhd, dt);
-    P->post_mlp_b = pay_elem(s, "post_mlp_bwd", 4 * sbhd, dt);
-    P->fc2_dg = pay_gemm(s, "fc2_dgrad", sb, f / t, h, dt);
-    P->fc2_wg = pay_gemm(s, "fc2_wgrad", f / t, h, sb, dt);
-    P->gelu_b = pay_elem(s, "gelu_bwd", 3 * sb * (f / t) * d, dt);
-    P->fc1_dg = pay_gemm(s, "fc1_dgrad", sb, h, f / t, dt);
-    P->fc1_wg = pay_gemm(s, "fc1_wgrad", h, f / t, sb, dt);
-    P->post_attn_b = pay_elem(s, "post_attn_bwd", 8 * sbhd, dt);
-    P->proj_dg = pay_gemm(s, "proj_dgrad", sb, h / t, h, dt);
-    P->proj_wg = pay_gemm(s, "proj_wgrad", h / t, h, sb, dt);
-    /* The attention backward computes dQ, dK (two s×s×hd GEMMs) and dV,
-     * d(probabilities) (two more): twice the forward's FLOPs, expressed as the
-     * forward shape with the batch doubled. */
-    P->attn_b = pay_kernel(s, "attn_bwd", SIM_KERNEL_ATTENTION, m->heads / t, m->seq, h / m->heads, 2 * pl->st.mb,
-                           0, dt);
-    P->qkv_dg = pay_gemm(s, "qkv_dgrad", sb, h, 3 * h / t, dt);
-    P->qkv_wg = pay_gemm(s, "qkv_wgrad", h, 3 * h / t, sb, dt);
-    P->ln1_b = pay_elem(s, "ln1_bwd", 3 * sbhd, dt);
-    P->embed_b = pay_elem(s, "embed_bwd", 3 * sbhd, dt);
+    P->loss_b = wl_pay_elem(s, "loss_bwd", 2 * logits_bytes, SIM_DTYPE_FP32);
+    P->logits_dg = wl_pay_gemm(s, "logits_dgrad", sb, h, vt, dt);
+    P->logits_wg = wl_pay_gemm(s, "logits_wgrad", vt, h, sb, dt);
+    P->final_ln_b = wl_pay_elem(s, "final_ln_bwd", 3 * sbhd, dt);
+    P->embed_b = wl_pay_elem(s, "embed_bwd", 3 * sbhd, dt);
 
-    P->tp_ar = pay_coll(s, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd);
+    P->tp_ar = wl_pay_coll(s, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd);
     /* vocab-parallel cross-entropy: max, predicted logit and sum of exp over
      * the vocabulary shards, one fp32 value per token each */
-    P->loss_ar = pay_coll(s, "loss_allreduce", SIM_COLL_ALLREDUCE, sb * 4);
+    P->loss_ar = wl_pay_coll(s, "loss_allreduce", SIM_COLL_ALLREDUCE, sb * 4);
 
-    P->send_act = pay_p2p(s, SIM_OP_SEND, "send_act", sbhd, TAG_ACT);
-    P->recv_act = pay_p2p(s, SIM_OP_RECV, "recv_act", sbhd, TAG_ACT);
-    P->send_grad = pay_p2p(s, SIM_OP_SEND, "send_grad", sbhd, TAG_GRAD);
-    P->recv_grad = pay_p2p(s, SIM_OP_RECV, "recv_grad", sbhd, TAG_GRAD);
+    P->send_act = wl_pay_p2p(s, SIM_OP_SEND, "send_act", sbhd, TAG_ACT);
+    P->recv_act = wl_pay_p2p(s, SIM_OP_RECV, "recv_act", sbhd, TAG_ACT);
+    P->send_grad = wl_pay_p2p(s, SIM_OP_SEND, "send_grad", sbhd, TAG_GRAD);
+    P->recv_grad = wl_pay_p2p(s, SIM_OP_RECV, "recv_grad", sbhd, TAG_GRAD);
 }
 
 static sim_tags tags(int layer, int micro, sim_phase ph)
@@ -455,92 +332,30 @@ static sim_tags tags(int layer, int micro, sim_phase ph)
     return t;
 }
 
-/* A kernel on "compute" that consumes what is pending (received data, a
- * finished all-reduce). */
-static uint32_t comp(gen *g, uint32_t payload, sim_tags t)
-{
-    uint32_t id = sim_sched_add(g->s, g->sc, payload, -1, t, g->pending, g->npending);
-    g->npending = 0;
-    g->last_comp = id;
-    return id;
-}
-
-/* A kernel that runs beside the all-reduce just launched (weight gradients
- * overlapping the input-gradient all-reduce): it leaves the all-reduce
- * pending for the next kernel. */
-static uint32_t comp_overlap(gen *g, uint32_t payload, sim_tags t)
-{
-    uint32_t id = sim_sched_add(g->s, g->sc, payload, -1, t, NULL, 0);
-    g->last_comp = id;
-    return id;
-}
-
-static void mem(gen *g, uint32_t payload, sim_tags t)
-{
-    sim_sched_add(g->s, g->sc, payload, -1, t, NULL, 0);
-}
-
-static void pend(gen *g, uint32_t op)
-{
-    if (g->npending == 2) { /* cannot happen with the orders below; keep the latest */
-        g->pending[0] = g->pending[1];
-        g->npending = 1;
-    }
-    g->pending[g->npending++] = op;
-}
-
-/* A TP all-reduce of what the last kernel produced; the next kernel waits. */
-static void tp_allreduce(gen *g, uint32_t payload, sim_tags t)
-{
-    if (g->pl->t == 1)
-        return;
-    uint32_t dep = g->last_comp;
-    pend(g, sim_sched_add(g->s, g->stp, payload, g->tp_comm, t, &dep, 1));
-}
-
-static void layer_forward(gen *g, int layer, int micro, sim_phase ph, uint32_t alloc)
-{
-    const payloads *P = &g->P;
-    sim_tags t = tags(layer, micro, ph);
-    mem(g, alloc, t);
-    comp(g, P->ln1, t);
-    comp(g, P->qkv, t);
-    comp(g, P->attn, t);
-    comp(g, P->proj, t);
-    tp_allreduce(g, P->tp_ar, t); /* RowParallelLinear: reduce_from_tensor_model_parallel_region */
-    comp(g, P->post_attn, t);
-    comp(g, P->fc1, t);
-    comp(g, P->gelu, t);
-    comp(g, P->fc2, t);
-    tp_allreduce(g, P->tp_ar, t);
-    comp(g, P->post_mlp, t);
-}
-
 static void forward(gen *g, int micro)
 {
     const payloads *P = &g->P;
     const plan *pl = g->pl;
+    wl_cursor *c = &g->cur;
     sim_tags t0 = tags(-1, micro, SIM_PHASE_FORWARD);
     if (g->stage > 0) {
-        pend(g, sim_sched_add(g->s, g->s_recv_prev, P->recv_act, g->prev, t0, NULL, 0));
+        wl_cursor_pend(c, sim_sched_add(g->s, g->s_recv_prev, P->recv_act, g->prev, t0, NULL, 0));
     } else {
-        comp(g, P->embed, t0);
-        tp_allreduce(g, P->tp_ar, t0); /* VocabParallelEmbedding */
+        wl_cursor_comp(c, P->embed, t0);
+        wl_cursor_tp_allreduce(c, pl->t, P->tp_ar, t0); /* VocabParallelEmbedding */
     }
-    uint32_t alloc = pl->st.recompute == WL_RECOMPUTE_FULL ? P->ckpt_alloc : P->act_alloc;
-    for (int l = 0; l < pl->lp; l++)
-        layer_forward(g, g->first_layer + l, micro, SIM_PHASE_FORWARD, alloc);
+    wl_layer_forward(g->layer, c, g->first_layer, pl->lp, micro, 0);
     if (g->stage == pl->p - 1) {
-        comp(g, P->final_ln, t0);
-        mem(g, P->logits_alloc, t0);
-        comp(g, P->logits, t0);
+        wl_cursor_comp(c, P->final_ln, t0);
+        wl_cursor_mem(c, P->logits_alloc, t0);
+        wl_cursor_comp(c, P->logits, t0);
         for (int i = 0; i < 3; i++) {
-            g->npending = 0; /* the three follow each other on "tp": waiting for the last suffices */
-            tp_allreduce(g, P->loss_ar, t0);
+            c->npending = 0; /* the three follow each other on "tp": waiting for the last suffices */
+            wl_cursor_tp_allreduce(c, pl->t, P->loss_ar, t0);
         }
-        comp(g, P->loss, t0);
+        wl_cursor_comp(c, P->loss, t0);
     } else {
-        uint32_t dep = g->last_comp;
+        uint32_t dep = c->last_comp;
         sim_sched_add(g->s, g->s_send_next, P->send_act, g->next, t0, &dep, 1);
     }
 }
@@ -549,47 +364,23 @@ static void backward(gen *g, int micro)
 {
     const payloads *P = &g->P;
     const plan *pl = g->pl;
+    wl_cursor *c = &g->cur;
     sim_tags t0 = tags(-1, micro, SIM_PHASE_BACKWARD);
-    int full = pl->st.recompute == WL_RECOMPUTE_FULL;
     if (g->stage == pl->p - 1) {
-        comp(g, P->loss_b, t0);
-        comp(g, P->logits_dg, t0);
-        tp_allreduce(g, P->tp_ar, t0); /* output layer's copy_to_tensor_model_parallel_region */
-        comp_overlap(g, P->logits_wg, t0);
-        mem(g, P->logits_free, t0);
-        comp(g, P->final_ln_b, t0);
+        wl_cursor_comp(c, P->loss_b, t0);
+        wl_cursor_comp(c, P->logits_dg, t0);
+        wl_cursor_tp_allreduce(c, pl->t, P->tp_ar, t0); /* output layer's copy_to_tensor_model_parallel_region */
+        wl_cursor_comp_overlap(c, P->logits_wg, t0);
+        wl_cursor_mem(c, P->logits_free, t0);
+        wl_cursor_comp(c, P->final_ln_b, t0);
     } else {
-        pend(g, sim_sched_add(g->s, g->s_recv_next, P->recv_grad, g->next, t0, NULL, 0));
+        wl_cursor_pend(c, sim_sched_add(g->s, g->s_recv_next, P->recv_grad, g->next, t0, NULL, 0));
     }
-    for (int l = pl->lp - 1; l >= 0; l--) {
-        int layer = g->first_layer + l;
-        sim_tags t = tags(layer, micro, SIM_PHASE_BACKWARD);
-        if (full)
-            layer_forward(g, layer, micro, SIM_PHASE_RECOMPUTE, P->recomp_alloc);
-        comp(g, P->post_mlp_b, t);
-        comp(g, P->fc2_dg, t);
-        comp(g, P->fc2_wg, t);
-        comp(g, P->gelu_b, t);
-        comp(g, P->fc1_dg, t);
-        /* ColumnParallelLinear backward: the input-gradient all-reduce is
-         * launched asynchronously and overlaps the weight-gradient GEMM
-         * (Megatron-LM --async-tensor-model-parallel-allreduce) */
-        tp_allreduce(g, P->tp_ar, t);
-        comp_overlap(g, P->fc1_wg, t);
-        comp(g, P->post_attn_b, t);
-        comp(g, P->proj_dg, t);
-        comp(g, P->proj_wg, t);
-        comp(g, P->attn_b, t);
-        comp(g, P->qkv_dg, t);
-        tp_allreduce(g, P->tp_ar, t);
-        comp_overlap(g, P->qkv_wg, t);
-        comp(g, P->ln1_b, t);
-        mem(g, full ? P->recomp_free : P->act_free, t);
-    }
+    wl_layer_backward(g->layer, c, g->first_layer, pl->lp, micro, 0);
     if (g->stage == 0) {
-        comp(g, P->embed_b, t0);
+        wl_cursor_comp(c, P->embed_b, t0);
     } else {
-        uint32_t dep = g->last_comp;
+        uint32_t dep = c->last_comp;
         sim_sched_add(g->s, g->s_send_prev, P->send_grad, g->prev, t0, &dep, 1);
     }
 }
@@ -607,12 +398,14 @@ static void generate_rank(gen *g, int rank, const int *tp_comms, const int *dp_c
     g->prev = rank - td;
     g->next = rank + td;
     g->first_layer = stage * pl->lp;
-    g->tp_comm = tp_comms[stage * pl->d + dpi];
     g->dp_comm = dp_comms[stage * pl->t + tpi];
     g->emb_comm = pl->p > 1 ? emb_comms[dpi * pl->t + tpi] : -1;
-    g->npending = 0;
-    g->sc = sim_sched_stream(s, rank, "compute");
-    g->stp = pl->t > 1 ? sim_sched_stream(s, rank, "tp") : -1;
+    memset(&g->cur, 0, sizeof g->cur);
+    g->cur.s = s;
+    g->cur.rank = rank;
+    g->cur.tp_comm = tp_comms[stage * pl->d + dpi];
+    g->cur.sc = sim_sched_stream(s, rank, "compute");
+    g->cur.stp = pl->t > 1 ? sim_sched_stream(s, rank, "tp") : -1;
     g->sdp = pl->d > 1 || (pl->p > 1 && (stage == 0 || last)) ? sim_sched_stream(s, rank, "dp") : -1;
     g->s_send_next = g->s_recv_next = g->s_send_prev = g->s_recv_prev = -1;
     if (!last) {
@@ -628,12 +421,12 @@ static void generate_rank(gen *g, int rank, const int *tp_comms, const int *dp_c
     wl_memory mm;
     stage_memory(m, pl, stage, &mm, NULL);
     sim_tags nt = SIM_NO_TAGS;
-    mem(g, pay_mem(s, "weights", SIM_MEM_WEIGHTS, (int64_t)mm.weights), nt);
-    mem(g, pay_mem(s, "gradients", SIM_MEM_GRADIENTS, (int64_t)mm.gradients), nt);
-    mem(g, pay_mem(s, "optimizer", SIM_MEM_OPTIMIZER, (int64_t)mm.optimizer), nt);
+    wl_cursor_mem(&g->cur, wl_pay_mem(s, "weights", SIM_MEM_WEIGHTS, (int64_t)mm.weights), nt);
+    wl_cursor_mem(&g->cur, wl_pay_mem(s, "gradients", SIM_MEM_GRADIENTS, (int64_t)mm.gradients), nt);
+    wl_cursor_mem(&g->cur, wl_pay_mem(s, "optimizer", SIM_MEM_OPTIMIZER, (int64_t)mm.optimizer), nt);
     if (mm.buffers > 0)
-        mem(g, pay_mem(s, "buffers", SIM_MEM_BUFFERS, (int64_t)mm.buffers), nt);
-    mem(g, pay_mem(s, "context", SIM_MEM_CONTEXT, (int64_t)mm.context), nt);
+        wl_cursor_mem(&g->cur, wl_pay_mem(s, "buffers", SIM_MEM_BUFFERS, (int64_t)mm.buffers), nt);
+    wl_cursor_mem(&g->cur, wl_pay_mem(s, "context", SIM_MEM_CONTEXT, (int64_t)mm.context), nt);
 
     /* 1F1B: warm-up forwards, steady forward/backward pairs, cool-down backwards */
     int nm = pl->nmb;
@@ -648,26 +441,26 @@ static void generate_rank(gen *g, int rank, const int *tp_comms, const int *dp_c
         backward(g, j);
 
     /* gradient synchronisation after the flush, then the optimizer step */
-    uint32_t last_bwd = g->last_comp, last_sync = UINT32_MAX;
+    uint32_t last_bwd = g->cur.last_comp, last_sync = UINT32_MAX;
     sim_tags bt = tags(-1, -1, SIM_PHASE_BACKWARD);
     if (pl->d > 1) {
         int64_t bytes = stage_params(m, pl, stage) * pl->gbytes, bucket = pl->st.dp_bucket_bytes;
-        uint32_t full_bucket = pay_coll(s, "dp_allreduce", SIM_COLL_ALLREDUCE, bucket);
+        uint32_t full_bucket = wl_pay_coll(s, "dp_allreduce", SIM_COLL_ALLREDUCE, bucket);
         for (int64_t off = 0; off < bytes; off += bucket) {
-            uint32_t p = bytes - off >= bucket ? full_bucket : pay_coll(s, "dp_allreduce", SIM_COLL_ALLREDUCE, bytes - off);
+            uint32_t p = bytes - off >= bucket ? full_bucket : wl_pay_coll(s, "dp_allreduce", SIM_COLL_ALLREDUCE, bytes - off);
             last_sync = sim_sched_add(s, g->sdp, p, g->dp_comm, bt, &last_bwd, 1);
         }
     }
     if (pl->p > 1 && (stage == 0 || last)) {
-        uint32_t p = pay_coll(s, "embed_allreduce", SIM_COLL_ALLREDUCE, pl->vp / pl->t * m->hidden * pl->gbytes);
+        uint32_t p = wl_pay_coll(s, "embed_allreduce", SIM_COLL_ALLREDUCE, pl->vp / pl->t * m->hidden * pl->gbytes);
         last_sync = sim_sched_add(s, g->sdp, p, g->emb_comm, bt, &last_bwd, 1);
     }
     /* Adam over this rank's parameters: reads p, g, m, v and writes p, m, v
      * (28 bytes/param in fp32; mixed precision reads a 2-byte gradient and
      * writes a 2-byte weight copy besides: also 28) */
     int64_t np = stage_params(m, pl, stage);
-    uint32_t opt = pay_kernel(s, "optimizer", SIM_KERNEL_OPTIMIZER, np, 0, 0, 0, 28 * np, SIM_DTYPE_FP32);
-    sim_sched_add(s, g->sc, opt, -1, tags(-1, -1, SIM_PHASE_OPTIMIZER), last_sync == UINT32_MAX ? NULL : &last_sync,
+    uint32_t opt = wl_pay_kernel(s, "optimizer", SIM_KERNEL_OPTIMIZER, np, 0, 0, 0, 28 * np, SIM_DTYPE_FP32);
+    sim_sched_add(s, g->cur.sc, opt, -1, tags(-1, -1, SIM_PHASE_OPTIMIZER), last_sync == UINT32_MAX ? NULL : &last_sync,
                   last_sync == UINT32_MAX ? 0 : 1);
 }
 
@@ -734,11 +527,18 @@ sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const si
     g.m = m;
     g.pl = &pl;
     build_payloads(&g);
-    for (int r = 0; r < n; r++)
-        generate_rank(&g, r, tp_comms, dp_comms, emb_comms);
+    g.layer = wl_layer_new(s, m, &pl.st, err);
+    if (g.layer)
+        for (int r = 0; r < n; r++)
+            generate_rank(&g, r, tp_comms, dp_comms, emb_comms);
+    wl_layer_free(g.layer);
     free(tp_comms);
     free(dp_comms);
     free(emb_comms);
     free(ranks);
+    if (!g.layer) {
+        sim_sched_free(s);
+        return NULL;
+    }
     return s;
 }

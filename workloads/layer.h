@@ -1,0 +1,103 @@
+/* layer.h — one transformer layer (or a run of consecutive layers) of one
+ * micro-batch on one rank, as schedule operations: forward, backward and
+ * recompute under a tensor-parallel layer schedule.
+ *
+ * Split from the pipeline / data-parallel generator (gpt.c) so that the two
+ * evolve apart: gpt.c decides *when* a micro-batch's layers run (1F1B,
+ * GPipe, interleaved ...) and what surrounds them (embedding, loss, pipeline
+ * messages, DP); this module decides *what* a layer is under a TP schedule
+ * (Megatron 1-D, sequence parallel, Oases, Merak, Tesseract) and which
+ * activations it keeps.  The two share one wl_cursor per rank: the
+ * operations a layer's first kernel must wait for (a received activation, an
+ * all-reduce) go in pending, and the id of the last kernel comes back in
+ * last_comp for the send or the next stage of the caller.
+ *
+ * A run of layers is the unit (not a single layer) because the overlapped
+ * schedules carry windows across layer boundaries (Oases W1 = Q₂^{ℓ−1} +
+ * A₂^ℓ, papers.md §1.4); a single layer is a run of one. */
+#ifndef WL_LAYER_H
+#define WL_LAYER_H
+
+#include <stdint.h>
+
+#include "sim/error.h"
+#include "sim/schedule.h"
+#include "workloads/model.h"
+
+#define WL_MAX_PENDING 4
+
+/* Where one rank's operations go, and what the next kernel waits for. */
+typedef struct wl_cursor {
+    sim_schedule *s;
+    int rank;
+    int sc;      /* "compute" stream: kernels and memory effects */
+    int stp;     /* "tp" stream, -1 when tp == 1 */
+    int tp_comm; /* TP communicator, -1 when tp == 1 */
+    uint32_t pending[WL_MAX_PENDING]; /* ops the next kernel waits for */
+    int npending;
+    uint32_t last_comp; /* the last kernel added */
+} wl_cursor;
+
+/* Appends a kernel on the compute stream that consumes what is pending. */
+uint32_t wl_cursor_comp(wl_cursor *c, uint32_t payload, sim_tags t);
+/* Appends a kernel that runs beside what is pending (the next kernel still
+ * waits for it). */
+uint32_t wl_cursor_comp_overlap(wl_cursor *c, uint32_t payload, sim_tags t);
+/* Appends a memory effect on the compute stream. */
+void wl_cursor_mem(wl_cursor *c, uint32_t payload, sim_tags t);
+/* The next kernel will wait for op. */
+void wl_cursor_pend(wl_cursor *c, uint32_t op);
+/* An all-reduce over the TP group of what the last kernel produced; the next
+ * kernel waits for it.  Nothing when tp == 1. */
+void wl_cursor_tp_allreduce(wl_cursor *c, int tp, uint32_t payload, sim_tags t);
+
+/* Payload builders (deduplicated by value in the schedule). */
+uint32_t wl_pay_kernel(sim_schedule *s, const char *name, sim_kernel k, int64_t m, int64_t n, int64_t kk,
+                       int64_t batch, int64_t bytes, sim_dtype dt);
+uint32_t wl_pay_gemm(sim_schedule *s, const char *name, int64_t m, int64_t n, int64_t k, sim_dtype dt);
+uint32_t wl_pay_elem(sim_schedule *s, const char *name, int64_t bytes, sim_dtype dt);
+uint32_t wl_pay_coll(sim_schedule *s, const char *name, sim_coll c, int64_t bytes);
+uint32_t wl_pay_p2p(sim_schedule *s, sim_op_kind kind, const char *name, int64_t bytes, int tag);
+uint32_t wl_pay_mem(sim_schedule *s, const char *name, sim_mem_kind k, int64_t delta);
+
+/* The layer schedule of one strategy: its payloads, built once. */
+typedef struct wl_layer wl_layer;
+
+/* Builds the payloads of a layer of model m under strategy st (tp, mb, dtype,
+ * recompute) in schedule s.  Returns NULL with err set on bad input or out of
+ * memory. */
+wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st, sim_err *err);
+void wl_layer_free(wl_layer *L);
+
+/* Flags for the emitters. */
+enum {
+    /* backward: the forward of these layers was already recomputed by
+     * wl_layer_recompute (a pipeline that recomputes ahead of the gradient
+     * receive), so do not recompute it again */
+    WL_LAYER_RECOMPUTED = 1u << 0,
+};
+
+/* Forward of layers [first, first + n) for one micro-batch, with the memory
+ * effects of what is kept for backward.  phase is SIM_PHASE_FORWARD. */
+void wl_layer_forward(wl_layer *L, wl_cursor *c, int first, int n, int micro, unsigned flags);
+/* Backward of layers [first + n − 1 … first] for one micro-batch, including
+ * the recomputation the strategy's recompute mode asks for, and the memory
+ * effects that release the layers' activations. */
+void wl_layer_backward(wl_layer *L, wl_cursor *c, int first, int n, int micro, unsigned flags);
+/* Recomputes the forward of layers [first, first + n) ahead of their backward
+ * (then call wl_layer_backward with WL_LAYER_RECOMPUTED).  Nothing when the
+ * strategy does not recompute. */
+void wl_layer_recompute(wl_layer *L, wl_cursor *c, int first, int n, int micro, unsigned flags);
+
+/* Memory of one layer of one micro-batch on one rank, in bytes, for the
+ * memory model (the schedule's memory effects add up to the same):
+ * kept      what stays from the forward to the backward;
+ * transient what one layer rebuilds during its backward on top of the kept
+ *           bytes (recompute), released at the end of that layer's backward. */
+int64_t wl_layer_kept_bytes(const wl_model *m, const wl_strategy *st);
+int64_t wl_layer_transient_bytes(const wl_model *m, const wl_strategy *st);
+/* Activation bytes per element of the strategy's dtype (4 for fp32/tf32, 2
+ * for fp16/bf16). */
+int64_t wl_layer_act_bytes(const wl_strategy *st);
+
+#endif
