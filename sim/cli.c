@@ -18,6 +18,7 @@
 #include "sim/embedded.h"
 #include "sim/engine.h"
 #include "sim/schedule.h"
+#include "validation/val_cli.h"
 #include "workloads/gpt.h"
 
 #define DEFAULT_PLATFORM "oases-3090"
@@ -43,6 +44,7 @@ static void usage(FILE *f)
             "       trainsim check FILE             check a schedule file\n"
             "       trainsim platform [--platform P] [-o FILE.xml]   write the SimGrid platform\n"
             "       trainsim list                   built-in clusters, models and hardware catalogue\n"
+            "       trainsim validate [--help]      compare simulations with real measurements (validation/)\n"
             "\n"
             "options:\n"
             "  --platform P      built-in cluster name, cluster JSON file or SimGrid XML file (default %s)\n"
@@ -334,6 +336,8 @@ static void print_models(void)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "validate"))
+        return val_cli_main(argc, argv);
     args a;
     int rc = parse_args(argc, argv, &a);
     if (rc)

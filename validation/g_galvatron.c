@@ -1,0 +1,110 @@
+/* g_galvatron.c — group galvatron-pcie: Galvatron-1's profiled all-reduce
+ * coefficients (ms per MB) for every group key on one and two 8-GPU PCIe
+ * servers (papers.md §3.2 and Appendix B), on platforms/clusters/
+ * galvatron-pcie-2x8.json (the one-server keys use node 0 alone: the other
+ * node is idle, so it is the 1x8 server).
+ *
+ * Key pp_n_consec: the world is cut into pp contiguous pipeline stages; in
+ * each stage, all-reduce groups of n ranks are contiguous (consec = 1) or
+ * strided by stagesize/n (consec = 0), as Galvatron's gen_comm_groups lays
+ * out TP groups.  Galvatron's profiler (profile_allreduce.py) runs every
+ * group of a stage at once and reports rank 0's group, so all groups of stage
+ * 0 run concurrently here and contention between them is included; later
+ * stages run after stage 0 in the pipeline and do not overlap it.  Each
+ * all-reduce is one layer's fp32 activation, local batch 32 × 512 × 1024
+ * floats = 64 MiB (profile_allreduce.py defaults).  coe = time_ms /
+ * (2(n−1)/n · MB), MB = 2^20 bytes.
+ *
+ * p2p keys pp_deg_k: every rank of stage 0 sends the same 64 MiB to the
+ * matching rank of stage 1 at once; coe = time_ms / MB (subset "p2p"). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "platforms/platform.h"
+#include "val_csv.h"
+#include "val_groups.h"
+#include "val_sim.h"
+
+#define GALV_PLATFORM "galvatron-pcie-2x8"
+#define GALV_BYTES (32LL * 512 * 1024 * 4)
+
+int val_group_galvatron_pcie(const val_ctx *ctx, val_set *out, sim_err *err)
+{
+    char *path = val_data_path(ctx, "profiles/galvatron_pcie_allreduce_coefficients.csv");
+    val_csv *csv = val_csv_load(path, err);
+    free(path);
+    if (!csv)
+        return -1;
+    int rc = -1;
+    sim_machine *m = NULL;
+    int ckind = val_csv_col(csv, "kind", err), ckey = val_csv_col(csv, "key", err);
+    int cworld = val_csv_col(csv, "world_gpus", err), cpp = val_csv_col(csv, "pp", err);
+    int cn = val_csv_col(csv, "group_size", err), cc = val_csv_col(csv, "consecutive", err);
+    int ccoe = val_csv_col(csv, "coe_ms_per_MB", err);
+    if (ckind < 0 || ckey < 0 || cworld < 0 || cpp < 0 || cn < 0 || cc < 0 || ccoe < 0)
+        goto done;
+    m = plat_load(GALV_PLATFORM, err);
+    if (!m)
+        goto done;
+    const double MB = (double)GALV_BYTES / 1048576.0;
+    for (int i = 0; i < val_csv_rows(csv); i++) {
+        double world, pp, coe;
+        if (val_csv_num(csv, i, cworld, &world, err) < 0 || val_csv_num(csv, i, cpp, &pp, err) < 0 ||
+            val_csv_num(csv, i, ccoe, &coe, err) < 0)
+            goto done;
+        int W = (int)world, P = W / (int)pp;
+        const char *kind = val_csv_str(csv, i, ckind);
+        char name[96];
+        snprintf(name, sizeof name, "%s %dx8 %s", !strcmp(kind, "p2p") ? "p2p" : "allreduce", W / 8,
+                 val_csv_str(csv, i, ckey));
+        if (W > m->ngpus || P < 1 || W % (int)pp) {
+            sim_errf(err, "%s: key %s: %d GPUs in %g stages does not fit the %d-GPU platform", GALV_PLATFORM,
+                     val_csv_str(csv, i, ckey), W, pp, m->ngpus);
+            goto done;
+        }
+        double sim_coe;
+        if (!strcmp(kind, "p2p")) {
+            int *src = malloc((size_t)P * sizeof *src), *dst = malloc((size_t)P * sizeof *dst);
+            double *t = malloc((size_t)P * sizeof *t);
+            for (int j = 0; j < P; j++) {
+                src[j] = j;
+                dst[j] = P + j;
+            }
+            int r = val_sim_sends(ctx, m, src, dst, P, GALV_BYTES, t, err);
+            sim_coe = r < 0 ? 0 : t[0] * 1e3 / MB;
+            free(src);
+            free(dst);
+            free(t);
+            if (r < 0)
+                goto done;
+        } else {
+            double nd, cons;
+            if (val_csv_num(csv, i, cn, &nd, err) < 0 || val_csv_num(csv, i, cc, &cons, err) < 0)
+                goto done;
+            int n = (int)nd, ng = P / n;
+            if (n < 2 || P % n) {
+                sim_errf(err, "key %s: group size %d does not divide the stage of %d GPUs", val_csv_str(csv, i, ckey),
+                         n, P);
+                goto done;
+            }
+            int *ranks = malloc((size_t)P * sizeof *ranks);
+            double *t = malloc((size_t)ng * sizeof *t);
+            for (int g = 0; g < ng; g++)
+                for (int j = 0; j < n; j++)
+                    ranks[g * n + j] = cons != 0 ? g * n + j : g + j * ng;
+            int r = val_sim_concurrent(ctx, m, SIM_COLL_ALLREDUCE, ranks, ng, n, GALV_BYTES, t, err);
+            sim_coe = r < 0 ? 0 : t[0] * 1e3 / (val_busbw_factor(SIM_COLL_ALLREDUCE, n) * MB);
+            free(ranks);
+            free(t);
+            if (r < 0)
+                goto done;
+        }
+        if (val_add(out, !strcmp(kind, "p2p") ? "p2p" : "allreduce", name, coe, sim_coe, "ms/MB", 0, err) < 0)
+            goto done;
+    }
+    rc = 0;
+done:
+    sim_machine_free(m);
+    val_csv_free(csv);
+    return rc;
+}

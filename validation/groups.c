@@ -1,0 +1,31 @@
+/* groups.c — the registry of validation groups: one line per group.
+ * A group lives in its own file (validation/g_*.c) and is declared in
+ * val_groups.h; see validation/README.md for how to add one. */
+#include <string.h>
+
+#include "val_groups.h"
+
+static const val_group GROUPS[] = {
+    {"azure-a100-allreduce",
+     "NCCL all-reduce on one 8x A100-SXM4-80GB NVSwitch node (Azure ND A100 v4), 1 KB-8 GB: time per size",
+     "message bytes", val_group_azure_a100},
+    {"galvatron-pcie",
+     "Galvatron all-reduce coefficients (ms/MB) for every group key on 1x8 and 2x8 PCIe servers, groups concurrent",
+     NULL, val_group_galvatron_pcie},
+};
+
+const val_group *val_groups(int *n)
+{
+    *n = (int)(sizeof GROUPS / sizeof GROUPS[0]);
+    return GROUPS;
+}
+
+const val_group *val_group_find(const char *name)
+{
+    int n;
+    const val_group *g = val_groups(&n);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(g[i].name, name))
+            return &g[i];
+    return NULL;
+}

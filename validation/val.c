@@ -1,0 +1,164 @@
+/* val.c — cases, error statistics and thresholds of the validation harness
+ * (see val.h).  The statistics are the plain ones the issue asks for: mean
+ * absolute percentage error and worst case, over a group or a subset. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/fileio.h"
+#include "val.h"
+
+struct val_set {
+    int n, cap;
+    val_case *v;
+};
+
+val_set *val_set_new(void) { return calloc(1, sizeof(val_set)); }
+
+void val_set_free(val_set *s)
+{
+    if (!s)
+        return;
+    free(s->v);
+    free(s);
+}
+
+int val_add(val_set *s, const char *subset, const char *name, double measured, double simulated, const char *unit,
+            double x, sim_err *err)
+{
+    if (!(measured > 0) || !isfinite(measured))
+        return sim_errf(err, "case \"%s\": measured value %g is not a positive number", name, measured);
+    if (!isfinite(simulated) || simulated < 0)
+        return sim_errf(err, "case \"%s\": simulated value %g is not a non-negative number", name, simulated);
+    if (s->n == s->cap) {
+        int c = s->cap ? 2 * s->cap : 32;
+        val_case *v = realloc(s->v, (size_t)c * sizeof *v);
+        if (!v)
+            return sim_errf(err, "out of memory");
+        s->v = v;
+        s->cap = c;
+    }
+    val_case *k = &s->v[s->n++];
+    memset(k, 0, sizeof *k);
+    snprintf(k->name, sizeof k->name, "%s", name);
+    snprintf(k->subset, sizeof k->subset, "%s", subset ? subset : "");
+    snprintf(k->unit, sizeof k->unit, "%s", unit ? unit : "");
+    k->measured = measured;
+    k->simulated = simulated;
+    k->x = x;
+    return 0;
+}
+
+int val_set_count(const val_set *s) { return s ? s->n : 0; }
+
+const val_case *val_set_get(const val_set *s, int i) { return (s && i >= 0 && i < s->n) ? &s->v[i] : NULL; }
+
+double val_error_pct(double measured, double simulated) { return 100.0 * (simulated - measured) / measured; }
+
+void val_stats_of(const val_set *s, const char *subset, val_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    out->worst_index = -1;
+    double sum = 0, sum_signed = 0;
+    for (int i = 0; i < val_set_count(s); i++) {
+        const val_case *k = &s->v[i];
+        if (subset && strcmp(k->subset, subset) != 0)
+            continue;
+        double e = val_error_pct(k->measured, k->simulated);
+        sum += fabs(e);
+        sum_signed += e;
+        if (out->worst_index < 0 || fabs(e) > out->worst) {
+            out->worst = fabs(e);
+            out->worst_index = i;
+        }
+        out->n++;
+    }
+    if (out->n > 0) {
+        out->mape = sum / out->n;
+        out->bias = sum_signed / out->n;
+    }
+}
+
+char *val_data_path(const val_ctx *ctx, const char *rel)
+{
+    const char *dir = ctx && ctx->data_dir ? ctx->data_dir : "validation/data";
+    size_t n = strlen(dir) + strlen(rel) + 2;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s", dir, rel);
+    return p;
+}
+
+/* ---- thresholds ------------------------------------------------------- */
+
+struct val_thresholds {
+    cJSON *root;
+    const cJSON *groups;
+};
+
+val_thresholds *val_thresholds_load(const char *path, sim_err *err)
+{
+    char *text = sim_read_file(path, err);
+    if (!text)
+        return NULL;
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    if (!root) {
+        sim_errf(err, "%s: not valid JSON", path);
+        return NULL;
+    }
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(root, "groups");
+    if (!cJSON_IsObject(g)) {
+        cJSON_Delete(root);
+        sim_errf(err, "%s: field \"groups\": expected an object {\"GROUP\": {\"mape\": N, \"worst\": N}}", path);
+        return NULL;
+    }
+    for (const cJSON *e = g->child; e; e = e->next) {
+        if (!cJSON_IsObject(e)) {
+            sim_errf(err, "%s: groups.\"%s\": expected an object with \"mape\" and/or \"worst\"", path, e->string);
+            cJSON_Delete(root);
+            return NULL;
+        }
+        static const char *keys[] = {"mape", "worst"};
+        for (int k = 0; k < 2; k++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, keys[k]);
+            if (v && (!cJSON_IsNumber(v) || !(v->valuedouble >= 0))) {
+                sim_errf(err, "%s: groups.\"%s\".%s: expected a non-negative number of percent", path, e->string,
+                         keys[k]);
+                cJSON_Delete(root);
+                return NULL;
+            }
+        }
+    }
+    val_thresholds *t = calloc(1, sizeof *t);
+    t->root = root;
+    t->groups = g;
+    return t;
+}
+
+void val_thresholds_free(val_thresholds *t)
+{
+    if (!t)
+        return;
+    cJSON_Delete(t->root);
+    free(t);
+}
+
+int val_thresholds_get(const val_thresholds *t, const char *key, double *mape_max, double *worst_max)
+{
+    *mape_max = NAN;
+    *worst_max = NAN;
+    if (!t)
+        return 0;
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(t->groups, key);
+    if (!e)
+        return 0;
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "mape");
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(e, "worst");
+    if (m)
+        *mape_max = m->valuedouble;
+    if (w)
+        *worst_max = w->valuedouble;
+    return 1;
+}

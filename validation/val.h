@@ -1,0 +1,99 @@
+/* val.h — the validation harness: groups of cases, each a real measurement
+ * and the simulated value of the same thing, with the error statistics that
+ * `trainsim validate` reports and checks.
+ *
+ * A *group* is one data set compared one way (the Azure A100 all-reduce curve,
+ * Galvatron's PCIe coefficients, …).  Its run function fills a val_set with
+ * *cases*: name, measured, simulated, unit, an optional x (message bytes,
+ * FLOPs) for plots, and an optional *subset* label when parts of the group
+ * have their own threshold (the Azure curve: ">=1MB" and "<1MB").  Every
+ * simulated value comes from the pipeline users run: a cluster from
+ * platforms/, a schedule built with the sim/schedule.h builders or the
+ * workloads generator, and sim_run_isolated() (helpers in val_sim.h).
+ *
+ * Adding a group: write `int my_group(const val_ctx *, val_set *, sim_err *)`
+ * in its own validation/ file, declare it in val_groups.h and add one line to
+ * the table in groups.c; then record its threshold in
+ * validation/thresholds.json and add tests/validation/<group>.sh
+ * (validation/README.md). */
+#ifndef VAL_VAL_H
+#define VAL_VAL_H
+
+#include "sim/engine.h"
+#include "sim/error.h"
+
+typedef struct val_case {
+    char name[128];
+    char subset[32];  /* "" = none; else a part of the group with its own threshold */
+    char unit[16];    /* of measured and simulated: "s", "GB/s", "ms/MB" … */
+    double measured;
+    double simulated;
+    double x;         /* e.g. message bytes; 0 = none */
+} val_case;
+
+/* The cases of one group, in the order they were added (opaque). */
+typedef struct val_set val_set;
+
+val_set *val_set_new(void);
+void val_set_free(val_set *s);
+/* Adds a case.  subset and unit may be NULL.  Returns -1 with a message when
+ * measured is not a positive finite number or simulated is not finite (a
+ * group must not report a case it could not compute). */
+int val_add(val_set *s, const char *subset, const char *name, double measured, double simulated, const char *unit,
+            double x, sim_err *err);
+int val_set_count(const val_set *s);
+const val_case *val_set_get(const val_set *s, int i);
+
+/* Signed relative error in percent: 100 (simulated − measured) / measured. */
+double val_error_pct(double measured, double simulated);
+
+typedef struct val_stats {
+    int n;
+    double mape;       /* mean of |error %| */
+    double worst;      /* max |error %| */
+    int worst_index;   /* index into the set of the worst case, -1 if n = 0 */
+    double bias;       /* mean signed error % (positive: simulation too slow/high) */
+} val_stats;
+
+/* Statistics over the cases of a subset (NULL = every case of the set). */
+void val_stats_of(const val_set *s, const char *subset, val_stats *out);
+
+/* What a group's run function gets. */
+typedef struct val_ctx {
+    const char *data_dir;  /* validation/data (copied data sets, PROVENANCE.md) */
+    sim_options opt;       /* simulation options every case uses */
+    int verbose;
+} val_ctx;
+
+/* Returns the malloc'd path data_dir/rel. */
+char *val_data_path(const val_ctx *ctx, const char *rel);
+
+typedef int (*val_group_fn)(const val_ctx *ctx, val_set *out, sim_err *err);
+
+typedef struct val_group {
+    const char *name;     /* --group NAME, key in thresholds.json */
+    const char *what;     /* one line: data, platform, statistic compared */
+    const char *x_label;  /* what val_case.x is ("message bytes"), NULL if unused */
+    val_group_fn run;
+} val_group;
+
+/* The registry (groups.c).  Returns the table and its length. */
+const val_group *val_groups(int *n);
+const val_group *val_group_find(const char *name);
+
+/* Thresholds (validation/thresholds.json):
+ *   {"set": "DATE", "commit": "HASH", "note": "...",
+ *    "groups": {"GROUP": {"mape": 12.5, "worst": 40, "target": "..."},
+ *               "GROUP/SUBSET": {...}}}
+ * "mape" and "worst" are maxima in percent; either may be absent.  A group
+ * with subsets is checked per subset ("GROUP/SUBSET") and, if it has an
+ * entry, as a whole. */
+typedef struct val_thresholds val_thresholds;
+
+val_thresholds *val_thresholds_load(const char *path, sim_err *err);
+void val_thresholds_free(val_thresholds *t);
+/* Looks up "key" (GROUP or GROUP/SUBSET).  Returns 1 and fills the limits
+ * (NAN where absent) if recorded, 0 if not. */
+int val_thresholds_get(const val_thresholds *t, const char *key, double *mape_max, double *worst_max);
+
+#endif

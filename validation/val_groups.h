@@ -1,0 +1,11 @@
+/* val_groups.h — the run functions of the registered validation groups
+ * (one per validation/g_*.c file; the table is in groups.c). */
+#ifndef VAL_GROUPS_H
+#define VAL_GROUPS_H
+
+#include "val.h"
+
+int val_group_azure_a100(const val_ctx *ctx, val_set *out, sim_err *err);
+int val_group_galvatron_pcie(const val_ctx *ctx, val_set *out, sim_err *err);
+
+#endif
