@@ -34,6 +34,7 @@
  * agree by construction): see stage_memory() below and workloads/README.md. */
 #include "workloads/gpt.h"
 #include "workloads/layer.h"
+#include "workloads/pipeline.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,9 @@ typedef struct plan {
                        --make-vocab-size-divisible-by 128) */
     int64_t ab;     /* activation bytes per element */
     int64_t wbytes, gbytes, obytes; /* weight, gradient, optimizer-state bytes per parameter */
+    int v, lpc;     /* model chunks per stage (interleaved), layers per chunk */
+    int zero;       /* ZeRO stage; 0 when dp = 1 (nothing to shard over) */
+    int osdp;       /* OSDP per-layer levels in st.osdp */
 } plan;
 
 /* ---- checks ------------------------------------------------------------ */
@@ -121,6 +125,41 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
     pl->wbytes = fp32 ? 4 : 2;
     pl->gbytes = fp32 ? 4 : 2;
     pl->obytes = fp32 ? 8 : 12;
+
+    /* pipeline schedule, ZeRO, OSDP */
+    pl->v = st->vstages;
+    if (wl_pipe_validate(st->pipeline, pl->p, pl->v, pl->nmb, err))
+        return -1;
+    if (pl->lp % pl->v)
+        return sim_errf(err, "pipeline=interleaved: the %d layers per stage are not divisible by vstages=%d", pl->lp,
+                        pl->v);
+    pl->lpc = pl->lp / pl->v;
+    if (wl_pipe_is_merak(st->pipeline) && st->recompute == WL_RECOMPUTE_NONE)
+        return sim_errf(err, "pipeline=%s places recomputation: give recompute=full (and ckpt_ratio, the fraction "
+                        "of stage 0's layers recomputed, default 1)", wl_pipe_name(st->pipeline));
+    if (st->ckpt_ratio >= 0 && !wl_pipe_is_merak(st->pipeline))
+        return sim_errf(err, "ckpt_ratio is Merak's stage-aware recomputation: it needs pipeline="
+                        "merak_last_no_recompute, merak_pre_recompute or merak_full_critical_path");
+    if (st->zero < 0 || st->zero > 3)
+        return sim_errf(err, "strategy: zero: expected 0, 1, 2 or 3, got %d", st->zero);
+    if (st->osdp[0]) {
+        int n = (int)strlen(st->osdp);
+        if (st->zero)
+            return sim_errf(err, "osdp and zero=%d both choose the sharding: give one of them (zero=3 is osdp with "
+                            "every layer at level 3)", st->zero);
+        if (n != 1 && n != m->layers)
+            return sim_errf(err, "osdp: expected one level for all layers or one per layer (%d), got %d levels",
+                            m->layers, n);
+        pl->osdp = 1;
+    }
+    pl->zero = pl->d > 1 ? st->zero : 0;
+    if (pl->d == 1)
+        pl->osdp = 0;
+    if ((pl->zero == 3 || pl->osdp) &&
+        (st->pipeline == WL_PIPE_MERAK_PRE || st->pipeline == WL_PIPE_MERAK_FCP))
+        return sim_errf(err, "pipeline=%s recomputes ahead of the gradient, which would need every layer's sharded "
+                        "parameters gathered at once: not modelled with zero=3 or osdp",
+                        wl_pipe_name(st->pipeline));
     return 0;
 }
 
@@ -144,106 +183,137 @@ static int64_t stage_params(const wl_model *m, const plan *pl, int stage)
     return n;
 }
 
-/* Peak memory of one rank of a stage under 1F1B.  Stage i has min(pp - i, m)
- * micro-batches in flight (Narayanan et al. 2021, Sec. 2.2.1).  Without
- * recompute each keeps every layer's activations; with full recompute each
- * keeps only the layer inputs (d·sbh per layer) and one layer's activations
- * are rebuilt during its backward.  The last stage also holds its fp32 logits
- * s·b·(V/tp)·4 from the output layer to the loss backward.  Buffers are the
- * pipeline receive buffers (d·sbh per neighbour). */
-static void stage_memory(const wl_model *m, const plan *pl, int stage, wl_memory *mem, int *inflight)
+
+/* ---- sharding and persistent memory ------------------------------------- */
+
+/* A layer's parameters on one TP rank by FSDP/OSDP unit (OSDP shards the
+ * attention linears and the MLP linears separately, papers.md §3.6):
+ * attention = LN1 2h + QKV (3h² + 3h)/t + projection h²/t + its bias h;
+ * MLP = LN2 2h + fc1 (hf + f)/t + fc2 fh/t + its bias h.  Together they are
+ * stage_params()' per-layer count. */
+static int64_t attn_params(const wl_model *m, const plan *pl)
 {
-    int64_t params = stage_params(m, pl, stage);
+    int64_t h = m->hidden, t = pl->t;
+    return (4 * h * h + 3 * h) / t + 3 * h;
+}
+
+static int64_t mlp_params(const wl_model *m, const plan *pl)
+{
+    int64_t h = m->hidden, f = m->ffn, t = pl->t;
+    return (2 * h * f + f) / t + 3 * h;
+}
+
+/* Embeddings, final layer norm and the output layer's copy of the word
+ * embeddings: what the stage holds besides its layers. */
+static int64_t root_params(const wl_model *m, const plan *pl, int stage)
+{
+    return stage_params(m, pl, stage) - (int64_t)pl->lp * (attn_params(m, pl) + mlp_params(m, pl));
+}
+
+/* OSDP level of a global layer: bit 0 attention sharded, bit 1 MLP sharded. */
+static int osdp_level(const plan *pl, int layer)
+{
+    const char *o = pl->st.osdp;
+    return o[o[1] ? layer : 0] - '0';
+}
+
+/* Parameters of a layer (one TP rank) sharded over the DP group: all of
+ * them under ZeRO-3, the units OSDP's level selects, none otherwise. */
+static int64_t layer_sharded(const wl_model *m, const plan *pl, int layer)
+{
+    if (pl->zero == 3)
+        return attn_params(m, pl) + mlp_params(m, pl);
+    if (!pl->osdp)
+        return 0;
+    int lv = osdp_level(pl, layer);
+    return (lv & 1 ? attn_params(m, pl) : 0) + (lv & 2 ? mlp_params(m, pl) : 0);
+}
+
+/* One rank's shard of x parameters (FSDP pads each flat parameter to a
+ * multiple of the group size). */
+static int64_t shard(int64_t x, int d)
+{
+    return (x + d - 1) / d;
+}
+
+/* Global index of local layer j of chunk c on a stage (interleaved: chunk c
+ * of stage i is virtual stage c·p + i, Megatron's layer assignment). */
+static int layer_index(const plan *pl, int stage, int chunk, int j)
+{
+    return (chunk * pl->p + stage) * pl->lpc + j;
+}
+
+/* Parameters whose optimizer state (and, for ZeRO-2/3 and OSDP, gradients)
+ * this rank owns, and the replicated ones that go through DP buckets. */
+typedef struct stage_params_split {
+    int64_t all;        /* the stage's parameters on one TP rank */
+    int64_t sharded;    /* of the layers: sharded over DP (ZeRO-3 / OSDP) */
+    int64_t owned;      /* sharded ones: this rank's shards (root included under ZeRO-3) */
+    int64_t replicated; /* neither sharded nor (under ZeRO-3) root: all-reduced or reduce-scattered in buckets */
+    int64_t root;       /* root_params */
+} stage_params_split;
+
+static stage_params_split split_params(const wl_model *m, const plan *pl, int stage)
+{
+    stage_params_split sp = {0};
+    sp.all = stage_params(m, pl, stage);
+    sp.root = root_params(m, pl, stage);
+    for (int c = 0; c < pl->v; c++)
+        for (int j = 0; j < pl->lpc; j++) {
+            int64_t x = layer_sharded(m, pl, layer_index(pl, stage, c, j));
+            sp.sharded += x;
+            sp.owned += shard(x, pl->d);
+        }
+    if (pl->zero == 3) {
+        sp.owned += shard(sp.root, pl->d);
+        sp.replicated = 0;
+    } else {
+        sp.replicated = sp.all - sp.sharded;
+    }
+    return sp;
+}
+
+/* Parameters the optimizer step of a rank updates. */
+static int64_t optimizer_params(const wl_model *m, const plan *pl, int stage)
+{
+    stage_params_split sp = split_params(m, pl, stage);
+    if (pl->zero == 1 || pl->zero == 2)
+        return shard(sp.all, pl->d);
+    return sp.replicated + sp.owned;
+}
+
+/* Memory held for the whole iteration by one rank of a stage (bytes):
+ * model states by ZeRO stage (Rajbhandari et al. 2020 §5: stage 1 shards
+ * the optimizer state, 2 also the gradients, 3 also the weights; with K = 8
+ * (fp32 Adam m, v) or 12 (mixed precision: fp32 master weights, m, v)),
+ * pipeline receive buffers, ZeRO-2's bucket buffers and the context. */
+static void persistent_memory(const wl_model *m, const plan *pl, int stage, wl_memory *mem)
+{
+    stage_params_split sp = split_params(m, pl, stage);
     int64_t sbhd = (int64_t)m->seq * pl->st.mb * m->hidden * pl->ab;
-    int64_t kept = wl_layer_kept_bytes(m, &pl->st), transient = wl_layer_transient_bytes(m, &pl->st);
-    int64_t logits = (int64_t)m->seq * pl->st.mb * (pl->vp / pl->t) * 4;
-    int n = pl->p - stage < pl->nmb ? pl->p - stage : pl->nmb;
     int last = stage == pl->p - 1;
-    /* the logits are freed before the first layer's backward (and so before
-     * any recomputation) */
-    if (last && logits > transient)
-        transient = logits;
-    int64_t act = (int64_t)n * pl->lp * kept + transient;
+    int64_t w = sp.all, g = sp.all, o = sp.all;
+    if (pl->zero >= 1)
+        o = shard(sp.all, pl->d);
+    if (pl->zero >= 2)
+        g = shard(sp.all, pl->d);
+    if (pl->zero == 3 || pl->osdp)
+        w = g = o = sp.replicated + sp.owned;
     memset(mem, 0, sizeof *mem);
-    mem->weights = (double)(params * pl->wbytes);
-    mem->gradients = (double)(params * pl->gbytes);
-    mem->optimizer = (double)(params * pl->obytes);
-    mem->activations = (double)act;
-    mem->buffers = (double)((stage > 0 ? sbhd : 0) + (!last ? sbhd : 0));
+    mem->stage = stage;
+    mem->weights = (double)(w * pl->wbytes);
+    mem->gradients = (double)(g * pl->gbytes);
+    mem->optimizer = (double)(o * pl->obytes);
+    /* pipeline receive buffers, one per neighbour (both neighbours on every
+     * stage when interleaved chunks wrap around) */
+    int nbuf = pl->p == 1 ? 0 : pl->v > 1 ? 2 : (stage > 0) + !last;
+    double buf = (double)(nbuf * sbhd);
+    /* ZeRO-2 reduces each micro-batch's gradients through a bucket being
+     * filled and one being reduced (DeepSpeed's double-buffered IPG bucket) */
+    if (pl->zero == 2)
+        buf += 2.0 * (double)pl->st.dp_bucket_bytes;
+    mem->buffers = buf;
     mem->context = (double)CONTEXT_BYTES;
-    mem->total = mem->weights + mem->gradients + mem->optimizer + mem->activations + mem->buffers + mem->context;
-    if (inflight)
-        *inflight = n;
-}
-
-static int check_plan(const wl_model *m, const plan *pl, const sim_machine *mach, wl_memory *peak, sim_err *err)
-{
-    wl_memory best = {0}, worst_mem = {0};
-    int worst = -1, worst_n = 0;
-    double worst_over = 0, worst_cap = 0;
-    const char *worst_gpu = "";
-    for (int i = 0; i < pl->p; i++) {
-        wl_memory mem;
-        int n;
-        stage_memory(m, pl, i, &mem, &n);
-        if (mem.total > best.total)
-            best = mem;
-        if (!mach)
-            continue;
-        /* the smallest GPU of the stage */
-        double cap = 0;
-        const char *gpu = "";
-        int per_stage = pl->t * pl->d;
-        for (int r = i * per_stage; r < (i + 1) * per_stage && r < mach->ngpus; r++) {
-            const sim_gpu *g = sim_machine_gpu(mach, r);
-            if (g->mem_capacity > 0 && (cap == 0 || g->mem_capacity < cap)) {
-                cap = g->mem_capacity;
-                gpu = g->model;
-            }
-        }
-        if (cap > 0 && mem.total > cap && mem.total - cap > worst_over) {
-            worst = i;
-            worst_over = mem.total - cap;
-            worst_mem = mem;
-            worst_n = n;
-            worst_cap = cap;
-            worst_gpu = gpu;
-        }
-    }
-    if (peak)
-        *peak = best;
-    if (worst >= 0) {
-        const char *hint = pl->st.recompute == WL_RECOMPUTE_NONE ? "recompute=full, a smaller mb, or more pp/tp"
-                           : pl->st.mb > 1                       ? "a smaller mb, or more pp/tp"
-                                                                 : "more pp/tp";
-        return sim_errf(err,
-                        "out of GPU memory on stage %d: needs %.1f GB per GPU (weights %.1f, gradients %.1f, "
-                        "optimizer %.1f, activations %.1f for %d micro-batch%s in flight, buffers %.1f, context "
-                        "%.1f) but the %s has %.1f GB; try %s",
-                        worst, worst_mem.total / GB, worst_mem.weights / GB, worst_mem.gradients / GB,
-                        worst_mem.optimizer / GB, worst_mem.activations / GB, worst_n, worst_n == 1 ? "" : "es",
-                        worst_mem.buffers / GB, worst_mem.context / GB, worst_gpu[0] ? worst_gpu : "GPU",
-                        worst_cap / GB, hint);
-    }
-    return 0;
-}
-
-int wl_gpt_resolve(const wl_model *m, const wl_strategy *st, const sim_machine *mach, wl_strategy *out,
-                   sim_err *err)
-{
-    plan pl;
-    if (resolve(m, st, mach, &pl, err))
-        return -1;
-    *out = pl.st;
-    return 0;
-}
-
-int wl_gpt_check(const wl_model *m, const wl_strategy *st, const sim_machine *mach, wl_memory *peak, sim_err *err)
-{
-    plan pl;
-    if (resolve(m, st, mach, &pl, err))
-        return -1;
-    return check_plan(m, &pl, mach, peak, err);
 }
 
 /* Narayanan et al. 2021, Eq. 3 without recomputation:
@@ -274,18 +344,35 @@ typedef struct payloads {
     uint32_t send_act, recv_act, send_grad, recv_grad;
 } payloads;
 
+/* Communicators, one array per kind, indexed as in make_comms(). */
+typedef struct comms {
+    int *tp, *dp, *emb, *ag, *rs;
+} comms;
+
 typedef struct gen {
     sim_schedule *s;
     const wl_model *m;
     const plan *pl;
     payloads P;
-    wl_layer *layer; /* the transformer layers (workloads/layer.c) */
-    int first_layer; /* global index of this stage's first layer */
+    wl_layer *layer;    /* the transformer layers (workloads/layer.c) */
+    wl_layer *layer_nr; /* the same without recomputation (Merak's stage-aware ratio) */
     /* the rank being generated */
     int rank, stage, prev, next;
     wl_cursor cur; /* compute and TP streams, pending dependencies */
-    int sdp, s_send_next, s_recv_prev, s_send_prev, s_recv_next;
-    int dp_comm, emb_comm;
+    int sdp, s_send_next, s_recv_prev, s_send_prev, s_recv_next, s_ag, s_rs;
+    int dp_comm, emb_comm, ag_comm, rs_comm;
+    int nrec;             /* layers of this stage (local index < nrec) recomputed */
+    int pre_recompute;    /* Merak: recompute before waiting for the gradient */
+    wl_pipe_step *steps;  /* this stage's pipeline order */
+    int nsteps;
+    int *last_bwd;        /* per chunk: index in steps of its last backward */
+    /* gradient buckets filled while backward runs */
+    int64_t acc;
+    uint32_t last_dp, last_rs; /* last op on "dp" / "fsdp-rs", UINT32_MAX = none */
+    /* ZeRO-3 / OSDP */
+    uint32_t *ag_of;      /* per global layer: all-gather of its sharded parameters */
+    int gfree;            /* a layer's full gradients wait to be freed after their reduce-scatter */
+    uint32_t gfree_pay, gfree_dep;
 } gen;
 
 static void build_payloads(gen *g)
@@ -332,20 +419,126 @@ static sim_tags tags(int layer, int micro, sim_phase ph)
     return t;
 }
 
-static void forward(gen *g, int micro)
+static wl_layer *layer_of(gen *g, int chunk, int j)
+{
+    return chunk * g->pl->lpc + j < g->nrec ? g->layer : g->layer_nr;
+}
+
+/* ZeRO-3 / OSDP: before a layer's parameters are needed, allocate their full
+ * copy and all-gather it (FSDP's unshard, issued one layer ahead so that it
+ * overlaps the layer before: forward and backward prefetch). */
+static void gather(gen *g, int layer, int micro, sim_phase ph)
+{
+    int64_t x = layer_sharded(g->m, g->pl, layer);
+    if (x == 0)
+        return;
+    sim_tags t = tags(layer, micro, ph);
+    uint32_t mem = sim_sched_add(g->s, g->cur.sc,
+                                 wl_pay_mem(g->s, "gathered_weights", SIM_MEM_WEIGHTS, x * g->pl->wbytes), -1, t, NULL, 0);
+    g->ag_of[layer] = sim_sched_add(g->s, g->s_ag, wl_pay_coll(g->s, "fsdp_allgather", SIM_COLL_ALLGATHER,
+                                                                x * g->pl->wbytes),
+                                    g->ag_comm, t, &mem, 1);
+}
+
+/* The next kernel waits for the layer's gathered parameters. */
+static void use_gathered(gen *g, int layer)
+{
+    if (layer_sharded(g->m, g->pl, layer) > 0)
+        wl_cursor_pend(&g->cur, g->ag_of[layer]);
+}
+
+/* FSDP's reshard: the full copy is freed after the layer ran. */
+static void release(gen *g, int layer, int micro, sim_phase ph)
+{
+    int64_t x = layer_sharded(g->m, g->pl, layer);
+    if (x > 0)
+        wl_cursor_mem(&g->cur, wl_pay_mem(g->s, "gathered_weights", SIM_MEM_WEIGHTS, -x * g->pl->wbytes),
+                      tags(layer, micro, ph));
+}
+
+/* Frees the full gradients of the previous layer once its reduce-scatter is
+ * done (the compute stream waits for it, as FSDP's memory limit does). */
+static void free_gradients(gen *g)
+{
+    if (!g->gfree)
+        return;
+    sim_sched_add(g->s, g->cur.sc, g->gfree_pay, -1, SIM_NO_TAGS, &g->gfree_dep, 1);
+    g->gfree = 0;
+}
+
+/* Data-parallel gradient buckets: `bytes` more gradients are ready after the
+ * last kernel; full buckets go out on "dp" (PyTorch DDP's Reducer, Li et al.
+ * 2020 §3.2.3: a bucket is reduced as soon as all its gradients are ready;
+ * ZeRO-1/2 reduce-scatter instead of all-reduce). */
+static void dp_bucket(gen *g, int64_t bytes, int64_t cap, sim_tags t)
+{
+    sim_coll kind = g->pl->zero == 1 || g->pl->zero == 2 ? SIM_COLL_REDUCESCATTER : SIM_COLL_ALLREDUCE;
+    const char *name = kind == SIM_COLL_ALLREDUCE ? "dp_allreduce" : "dp_reducescatter";
+    uint32_t dep = g->cur.last_comp;
+    g->last_dp = sim_sched_add(g->s, g->sdp, wl_pay_coll(g->s, name, kind, bytes < cap ? bytes : cap), g->dp_comm, t,
+                               &dep, 1);
+}
+
+static void grads_ready(gen *g, int64_t bytes, sim_tags t)
+{
+    int64_t cap = g->pl->st.dp_bucket_bytes;
+    g->acc += bytes;
+    while (g->acc >= cap) {
+        dp_bucket(g, cap, cap, t);
+        g->acc -= cap;
+    }
+}
+
+static void grads_flush(gen *g, sim_tags t)
+{
+    if (g->acc > 0)
+        dp_bucket(g, g->acc, g->acc, t);
+    g->acc = 0;
+}
+
+static int chunk_sharded(gen *g, int chunk)
+{
+    for (int j = 0; j < g->pl->lpc; j++)
+        if (layer_sharded(g->m, g->pl, layer_index(g->pl, g->stage, chunk, j)) > 0)
+            return 1;
+    return 0;
+}
+
+static void forward(gen *g, int micro, int chunk)
 {
     const payloads *P = &g->P;
     const plan *pl = g->pl;
     wl_cursor *c = &g->cur;
     sim_tags t0 = tags(-1, micro, SIM_PHASE_FORWARD);
-    if (g->stage > 0) {
+    int first_v = g->stage == 0 && chunk == 0, last_v = g->stage == pl->p - 1 && chunk == pl->v - 1;
+    int first = layer_index(pl, g->stage, chunk, 0);
+    if (!first_v) {
         wl_cursor_pend(c, sim_sched_add(g->s, g->s_recv_prev, P->recv_act, g->prev, t0, NULL, 0));
     } else {
         wl_cursor_comp(c, P->embed, t0);
         wl_cursor_tp_allreduce(c, pl->t, P->tp_ar, t0); /* VocabParallelEmbedding */
     }
-    wl_layer_forward(g->layer, c, g->first_layer, pl->lp, micro, 0);
-    if (g->stage == pl->p - 1) {
+    if (chunk_sharded(g, chunk)) {
+        /* one layer at a time, the next one's parameters gathered meanwhile */
+        gather(g, first, micro, SIM_PHASE_FORWARD);
+        for (int j = 0; j < pl->lpc; j++) {
+            if (j + 1 < pl->lpc)
+                gather(g, first + j + 1, micro, SIM_PHASE_FORWARD);
+            use_gathered(g, first + j);
+            wl_layer_forward(layer_of(g, chunk, j), c, first + j, 1, micro, 0);
+            release(g, first + j, micro, SIM_PHASE_FORWARD);
+        }
+    } else {
+        /* runs of layers with the same recomputation */
+        for (int j = 0; j < pl->lpc;) {
+            int e = j;
+            while (e < pl->lpc && layer_of(g, chunk, e) == layer_of(g, chunk, j))
+                e++;
+            wl_layer_forward(layer_of(g, chunk, j), c, first + j, e - j, micro, 0);
+            j = e;
+        }
+    }
+    if (last_v) {
         wl_cursor_comp(c, P->final_ln, t0);
         wl_cursor_mem(c, P->logits_alloc, t0);
         wl_cursor_comp(c, P->logits, t0);
@@ -360,32 +553,111 @@ static void forward(gen *g, int micro)
     }
 }
 
-static void backward(gen *g, int micro)
+/* step: index of this backward in g->steps (to know whether it is the
+ * chunk's last, when overlapped DP buckets go out). */
+static void backward(gen *g, int micro, int chunk, int step)
 {
     const payloads *P = &g->P;
     const plan *pl = g->pl;
     wl_cursor *c = &g->cur;
     sim_tags t0 = tags(-1, micro, SIM_PHASE_BACKWARD);
-    if (g->stage == pl->p - 1) {
+    int first_v = g->stage == 0 && chunk == 0, last_v = g->stage == pl->p - 1 && chunk == pl->v - 1;
+    int first = layer_index(pl, g->stage, chunk, 0);
+    stage_params_split sp = split_params(g->m, pl, g->stage);
+    /* gradients synchronised inside this backward: ZeRO-2 every micro-batch
+     * (it keeps only its shard); DDP overlap in the chunk's last one (the
+     * others accumulate locally, DDP's no_sync) */
+    int sync = pl->d > 1 && sp.replicated > 0 &&
+               (pl->zero == 2 || (pl->st.dp_overlap && g->last_bwd[chunk] == step));
+    int64_t root_grad = pl->zero == 3 ? 0 : sp.root * pl->gbytes;
+    if (last_v) {
         wl_cursor_comp(c, P->loss_b, t0);
         wl_cursor_comp(c, P->logits_dg, t0);
         wl_cursor_tp_allreduce(c, pl->t, P->tp_ar, t0); /* output layer's copy_to_tensor_model_parallel_region */
         wl_cursor_comp_overlap(c, P->logits_wg, t0);
         wl_cursor_mem(c, P->logits_free, t0);
         wl_cursor_comp(c, P->final_ln_b, t0);
+        if (sync && g->stage > 0)
+            grads_ready(g, root_grad, t0); /* output layer and final layer norm */
     } else {
         wl_cursor_pend(c, sim_sched_add(g->s, g->s_recv_next, P->recv_grad, g->next, t0, NULL, 0));
     }
-    wl_layer_backward(g->layer, c, g->first_layer, pl->lp, micro, 0);
-    if (g->stage == 0) {
+    /* layers of this chunk that are recomputed: local j < nrc */
+    int nrc = g->nrec - chunk * pl->lpc;
+    nrc = nrc < 0 ? 0 : nrc > pl->lpc ? pl->lpc : nrc;
+    unsigned flags = 0;
+    if (g->pre_recompute && nrc > 0 && !last_v) {
+        /* Merak pre_recompute_1f1b (papers.md §2.3, `RecomputeRecvGrad`): the
+         * checkpointed layers' forward is rebuilt before the gradient
+         * receive is waited for, so it fills the wait */
+        uint32_t saved[WL_MAX_PENDING];
+        int nsaved = c->npending;
+        memcpy(saved, c->pending, sizeof saved);
+        c->npending = 0;
+        wl_layer_recompute(g->layer, c, first, nrc, micro, 0);
+        memcpy(c->pending, saved, sizeof saved);
+        c->npending = nsaved;
+        flags = WL_LAYER_RECOMPUTED;
+    }
+    int sharded = chunk_sharded(g, chunk);
+    if (sharded || sync) {
+        int64_t layer_all = attn_params(g->m, pl) + mlp_params(g->m, pl);
+        for (int j = pl->lpc - 1; j >= 0; j--) {
+            int l = first + j;
+            int64_t x = layer_sharded(g->m, pl, l);
+            sim_tags t = tags(l, micro, SIM_PHASE_BACKWARD);
+            if (sharded) {
+                if (j == pl->lpc - 1)
+                    gather(g, l, micro, SIM_PHASE_BACKWARD);
+                if (j > 0)
+                    gather(g, l - 1, micro, SIM_PHASE_BACKWARD);
+                use_gathered(g, l);
+                if (x > 0)
+                    wl_cursor_mem(c, wl_pay_mem(g->s, "gathered_gradients", SIM_MEM_GRADIENTS, x * pl->gbytes), t);
+            }
+            wl_layer_backward(layer_of(g, chunk, j), c, l, 1, micro, j < nrc ? flags : 0);
+            if (sharded) {
+                if (x > 0) {
+                    /* FSDP's post-backward reduce-scatter of the layer's gradients */
+                    uint32_t dep = c->last_comp;
+                    g->last_rs = sim_sched_add(
+                        g->s, g->s_rs, wl_pay_coll(g->s, "fsdp_reducescatter", SIM_COLL_REDUCESCATTER, x * pl->gbytes),
+                        g->rs_comm, t, &dep, 1);
+                }
+                release(g, l, micro, SIM_PHASE_BACKWARD);
+                free_gradients(g);
+                if (x > 0) {
+                    g->gfree = 1;
+                    g->gfree_pay = wl_pay_mem(g->s, "gathered_gradients", SIM_MEM_GRADIENTS, -x * pl->gbytes);
+                    g->gfree_dep = g->last_rs;
+                }
+            }
+            if (sync)
+                grads_ready(g, (layer_all - x) * pl->gbytes, t);
+        }
+    } else {
+        /* runs of layers with the same recomputation, last first */
+        for (int e = pl->lpc; e > 0;) {
+            int j = e - 1;
+            while (j > 0 && layer_of(g, chunk, j - 1) == layer_of(g, chunk, e - 1))
+                j--;
+            wl_layer_backward(layer_of(g, chunk, j), c, first + j, e - j, micro, j < nrc ? flags : 0);
+            e = j;
+        }
+    }
+    if (first_v) {
         wl_cursor_comp(c, P->embed_b, t0);
+        if (sync)
+            grads_ready(g, root_grad, t0); /* embeddings */
     } else {
         uint32_t dep = c->last_comp;
         sim_sched_add(g->s, g->s_send_prev, P->send_grad, g->prev, t0, &dep, 1);
     }
+    if (sync)
+        grads_flush(g, t0);
 }
 
-static void generate_rank(gen *g, int rank, const int *tp_comms, const int *dp_comms, const int *emb_comms)
+static void generate_rank(gen *g, int rank, const comms *C)
 {
     sim_schedule *s = g->s;
     const plan *pl = g->pl;
@@ -395,31 +667,52 @@ static void generate_rank(gen *g, int rank, const int *tp_comms, const int *dp_c
     int last = stage == pl->p - 1;
     g->rank = rank;
     g->stage = stage;
-    g->prev = rank - td;
-    g->next = rank + td;
-    g->first_layer = stage * pl->lp;
-    g->dp_comm = dp_comms[stage * pl->t + tpi];
-    g->emb_comm = pl->p > 1 ? emb_comms[dpi * pl->t + tpi] : -1;
+    /* neighbours; interleaved chunks wrap from the last stage to the first */
+    g->prev = ((stage + pl->p - 1) % pl->p) * td + rank % td;
+    g->next = ((stage + 1) % pl->p) * td + rank % td;
+    g->dp_comm = C->dp[stage * pl->t + tpi];
+    g->ag_comm = C->ag[stage * pl->t + tpi];
+    g->rs_comm = C->rs[stage * pl->t + tpi];
+    g->emb_comm = pl->p > 1 ? C->emb[dpi * pl->t + tpi] : -1;
     memset(&g->cur, 0, sizeof g->cur);
     g->cur.s = s;
     g->cur.rank = rank;
-    g->cur.tp_comm = tp_comms[stage * pl->d + dpi];
+    g->cur.tp_comm = C->tp[stage * pl->d + dpi];
     g->cur.sc = sim_sched_stream(s, rank, "compute");
     g->cur.stp = pl->t > 1 ? sim_sched_stream(s, rank, "tp") : -1;
     g->sdp = pl->d > 1 || (pl->p > 1 && (stage == 0 || last)) ? sim_sched_stream(s, rank, "dp") : -1;
+    int fsdp = pl->zero == 3 || pl->osdp;
+    g->s_ag = fsdp ? sim_sched_stream(s, rank, "fsdp-ag") : -1;
+    g->s_rs = fsdp ? sim_sched_stream(s, rank, "fsdp-rs") : -1;
     g->s_send_next = g->s_recv_next = g->s_send_prev = g->s_recv_prev = -1;
-    if (!last) {
+    int wrap = pl->v > 1;
+    if (!last || wrap) {
         g->s_send_next = sim_sched_stream(s, rank, "pp-send-next");
         g->s_recv_next = sim_sched_stream(s, rank, "pp-recv-next");
     }
-    if (stage > 0) {
+    if (stage > 0 || wrap) {
         g->s_recv_prev = sim_sched_stream(s, rank, "pp-recv-prev");
         g->s_send_prev = sim_sched_stream(s, rank, "pp-send-prev");
+    }
+    g->acc = 0;
+    g->last_dp = g->last_rs = UINT32_MAX;
+    g->gfree = 0;
+
+    /* recomputation: every layer under the strategy's mode, except with
+     * Merak's schedules, which recompute the first ⌊ratio_k·n⌋ layers of
+     * stage k (stage-aware ratio, papers.md §2.4, Merak `module.py`) */
+    g->pre_recompute = pl->st.pipeline == WL_PIPE_MERAK_PRE || pl->st.pipeline == WL_PIPE_MERAK_FCP;
+    if (wl_pipe_is_merak(pl->st.pipeline)) {
+        double r0 = pl->st.ckpt_ratio >= 0 ? pl->st.ckpt_ratio : 1.0;
+        double r = wl_pipe_merak_ratio(pl->st.pipeline, r0, pl->p, stage);
+        g->nrec = (int)(r * pl->lp + 1e-9);
+    } else {
+        g->nrec = pl->lp;
     }
 
     /* persistent memory */
     wl_memory mm;
-    stage_memory(m, pl, stage, &mm, NULL);
+    persistent_memory(m, pl, stage, &mm);
     sim_tags nt = SIM_NO_TAGS;
     wl_cursor_mem(&g->cur, wl_pay_mem(s, "weights", SIM_MEM_WEIGHTS, (int64_t)mm.weights), nt);
     wl_cursor_mem(&g->cur, wl_pay_mem(s, "gradients", SIM_MEM_GRADIENTS, (int64_t)mm.gradients), nt);
@@ -428,40 +721,330 @@ static void generate_rank(gen *g, int rank, const int *tp_comms, const int *dp_c
         wl_cursor_mem(&g->cur, wl_pay_mem(s, "buffers", SIM_MEM_BUFFERS, (int64_t)mm.buffers), nt);
     wl_cursor_mem(&g->cur, wl_pay_mem(s, "context", SIM_MEM_CONTEXT, (int64_t)mm.context), nt);
 
-    /* 1F1B: warm-up forwards, steady forward/backward pairs, cool-down backwards */
-    int nm = pl->nmb;
-    int warm = pl->p - stage - 1 < nm ? pl->p - stage - 1 : nm;
-    for (int j = 0; j < warm; j++)
-        forward(g, j);
-    for (int j = 0; j < nm - warm; j++) {
-        forward(g, j + warm);
-        backward(g, j);
+    stage_params_split sp = split_params(m, pl, stage);
+    int64_t root_full = pl->zero == 3 ? sp.root : 0;
+    if (root_full > 0) {
+        /* ZeRO-3: the root unit (embeddings, final layer norm, output layer)
+         * is gathered once and stays unsharded for the step (FSDP does not
+         * reshard the root module after forward); its full gradients
+         * accumulate until the end of the step */
+        uint32_t mem = sim_sched_add(s, g->cur.sc, wl_pay_mem(s, "gathered_weights", SIM_MEM_WEIGHTS, root_full * pl->wbytes),
+                                     -1, nt, NULL, 0);
+        wl_cursor_mem(&g->cur, wl_pay_mem(s, "gathered_gradients", SIM_MEM_GRADIENTS, root_full * pl->gbytes), nt);
+        wl_cursor_pend(&g->cur, sim_sched_add(s, g->s_ag, wl_pay_coll(s, "fsdp_allgather", SIM_COLL_ALLGATHER,
+                                                                       root_full * pl->wbytes),
+                                              g->ag_comm, nt, &mem, 1));
     }
-    for (int j = nm - warm; j < nm; j++)
-        backward(g, j);
+
+    /* the pipeline schedule's order of forward and backward passes */
+    g->nsteps = wl_pipe_order(pl->st.pipeline, pl->p, pl->v, pl->nmb, stage, g->steps);
+    for (int c = 0; c < pl->v; c++)
+        g->last_bwd[c] = -1;
+    for (int i = 0; i < g->nsteps; i++)
+        if (g->steps[i].backward)
+            g->last_bwd[g->steps[i].chunk] = i;
+    for (int i = 0; i < g->nsteps; i++) {
+        if (g->steps[i].backward)
+            backward(g, g->steps[i].micro, g->steps[i].chunk, i);
+        else
+            forward(g, g->steps[i].micro, g->steps[i].chunk);
+    }
+    free_gradients(g);
 
     /* gradient synchronisation after the flush, then the optimizer step */
-    uint32_t last_bwd = g->cur.last_comp, last_sync = UINT32_MAX;
+    uint32_t last_bwd = g->cur.last_comp;
     sim_tags bt = tags(-1, -1, SIM_PHASE_BACKWARD);
-    if (pl->d > 1) {
-        int64_t bytes = stage_params(m, pl, stage) * pl->gbytes, bucket = pl->st.dp_bucket_bytes;
-        uint32_t full_bucket = wl_pay_coll(s, "dp_allreduce", SIM_COLL_ALLREDUCE, bucket);
+    int64_t bucket = pl->st.dp_bucket_bytes;
+    if (pl->d > 1 && sp.replicated > 0 && pl->zero != 2 && !pl->st.dp_overlap) {
+        /* end of step (the Oases benchmark's reduce_grad, DeepSpeed's and
+         * Merak's ReduceGrads after the flush, papers.md §2.3) */
+        int64_t bytes = sp.replicated * pl->gbytes;
+        sim_coll kind = pl->zero == 1 ? SIM_COLL_REDUCESCATTER : SIM_COLL_ALLREDUCE;
+        const char *name = pl->zero == 1 ? "dp_reducescatter" : "dp_allreduce";
+        uint32_t full_bucket = wl_pay_coll(s, name, kind, bucket);
         for (int64_t off = 0; off < bytes; off += bucket) {
-            uint32_t p = bytes - off >= bucket ? full_bucket : wl_pay_coll(s, "dp_allreduce", SIM_COLL_ALLREDUCE, bytes - off);
-            last_sync = sim_sched_add(s, g->sdp, p, g->dp_comm, bt, &last_bwd, 1);
+            uint32_t p = bytes - off >= bucket ? full_bucket : wl_pay_coll(s, name, kind, bytes - off);
+            g->last_dp = sim_sched_add(s, g->sdp, p, g->dp_comm, bt, &last_bwd, 1);
         }
     }
     if (pl->p > 1 && (stage == 0 || last)) {
         uint32_t p = wl_pay_coll(s, "embed_allreduce", SIM_COLL_ALLREDUCE, pl->vp / pl->t * m->hidden * pl->gbytes);
-        last_sync = sim_sched_add(s, g->sdp, p, g->emb_comm, bt, &last_bwd, 1);
+        g->last_dp = sim_sched_add(s, g->sdp, p, g->emb_comm, bt, &last_bwd, 1);
     }
-    /* Adam over this rank's parameters: reads p, g, m, v and writes p, m, v
-     * (28 bytes/param in fp32; mixed precision reads a 2-byte gradient and
-     * writes a 2-byte weight copy besides: also 28) */
-    int64_t np = stage_params(m, pl, stage);
+    if (root_full > 0) {
+        uint32_t dep = g->last_dp != UINT32_MAX ? g->last_dp : last_bwd;
+        g->last_rs = sim_sched_add(s, g->s_rs, wl_pay_coll(s, "fsdp_reducescatter", SIM_COLL_REDUCESCATTER,
+                                                           root_full * pl->gbytes),
+                                   g->rs_comm, bt, &dep, 1);
+        wl_cursor_mem(&g->cur, wl_pay_mem(s, "gathered_weights", SIM_MEM_WEIGHTS, -root_full * pl->wbytes), bt);
+        sim_sched_add(s, g->cur.sc, wl_pay_mem(s, "gathered_gradients", SIM_MEM_GRADIENTS, -root_full * pl->gbytes), -1,
+                      bt, &g->last_rs, 1);
+    }
+    /* Adam over the parameters this rank updates: reads p, g, m, v and
+     * writes p, m, v (28 bytes/param in fp32; mixed precision reads a 2-byte
+     * gradient and writes a 2-byte weight copy besides: also 28) */
+    int64_t np = optimizer_params(m, pl, stage);
     uint32_t opt = wl_pay_kernel(s, "optimizer", SIM_KERNEL_OPTIMIZER, np, 0, 0, 0, 28 * np, SIM_DTYPE_FP32);
-    sim_sched_add(s, g->cur.sc, opt, -1, tags(-1, -1, SIM_PHASE_OPTIMIZER), last_sync == UINT32_MAX ? NULL : &last_sync,
-                  last_sync == UINT32_MAX ? 0 : 1);
+    uint32_t deps[2];
+    int nd = 0;
+    if (g->last_dp != UINT32_MAX)
+        deps[nd++] = g->last_dp;
+    if (g->last_rs != UINT32_MAX)
+        deps[nd++] = g->last_rs;
+    uint32_t opt_op = sim_sched_add(s, g->cur.sc, opt, -1, tags(-1, -1, SIM_PHASE_OPTIMIZER), deps, nd);
+    if (pl->zero == 1 || pl->zero == 2) {
+        /* ZeRO-1/2: every rank updated its shard; all-gather the new weights */
+        int64_t bytes = sp.all * pl->wbytes;
+        sim_tags ot = tags(-1, -1, SIM_PHASE_OPTIMIZER);
+        uint32_t full_bucket = wl_pay_coll(s, "dp_allgather", SIM_COLL_ALLGATHER, bucket);
+        for (int64_t off = 0; off < bytes; off += bucket) {
+            uint32_t p = bytes - off >= bucket ? full_bucket : wl_pay_coll(s, "dp_allgather", SIM_COLL_ALLGATHER, bytes - off);
+            sim_sched_add(s, g->sdp, p, g->dp_comm, ot, &opt_op, 1);
+        }
+    }
+}
+
+static void free_comms(comms *C)
+{
+    free(C->tp);
+    free(C->dp);
+    free(C->emb);
+    free(C->ag);
+    free(C->rs);
+    memset(C, 0, sizeof *C);
+}
+
+/* Communicators, ranks in Megatron order: rank = pp·(tp·dp) + dp·tp + tp.
+ * ZeRO-3/OSDP all-gathers and reduce-scatters have their own communicators
+ * over the DP group (one per stream, as NCCL needs). */
+static int make_comms(sim_schedule *s, const plan *pl, comms *C, sim_err *err)
+{
+    int td = pl->t * pl->d, n = td * pl->p;
+    memset(C, 0, sizeof *C);
+    C->tp = malloc(sizeof(int) * (size_t)(pl->p * pl->d));
+    C->dp = malloc(sizeof(int) * (size_t)(pl->p * pl->t));
+    C->ag = malloc(sizeof(int) * (size_t)(pl->p * pl->t));
+    C->rs = malloc(sizeof(int) * (size_t)(pl->p * pl->t));
+    C->emb = malloc(sizeof(int) * (size_t)td);
+    int *ranks = malloc(sizeof(int) * (size_t)(n > 2 ? n : 2));
+    if (!C->tp || !C->dp || !C->ag || !C->rs || !C->emb || !ranks) {
+        free_comms(C);
+        free(ranks);
+        return sim_errf(err, "out of memory");
+    }
+    int fsdp = pl->zero == 3 || pl->osdp;
+    char name[64];
+    for (int p = 0; p < pl->p; p++)
+        for (int d = 0; d < pl->d; d++) {
+            for (int t = 0; t < pl->t; t++)
+                ranks[t] = p * td + d * pl->t + t;
+            snprintf(name, sizeof name, "tp.p%d.d%d", p, d);
+            C->tp[p * pl->d + d] = pl->t > 1 ? sim_sched_comm(s, name, ranks, pl->t) : -1;
+        }
+    for (int p = 0; p < pl->p; p++)
+        for (int t = 0; t < pl->t; t++) {
+            for (int d = 0; d < pl->d; d++)
+                ranks[d] = p * td + d * pl->t + t;
+            snprintf(name, sizeof name, "dp.p%d.t%d", p, t);
+            C->dp[p * pl->t + t] = pl->d > 1 ? sim_sched_comm(s, name, ranks, pl->d) : -1;
+            snprintf(name, sizeof name, "fsdp-ag.p%d.t%d", p, t);
+            C->ag[p * pl->t + t] = fsdp ? sim_sched_comm(s, name, ranks, pl->d) : -1;
+            snprintf(name, sizeof name, "fsdp-rs.p%d.t%d", p, t);
+            C->rs[p * pl->t + t] = fsdp ? sim_sched_comm(s, name, ranks, pl->d) : -1;
+        }
+    for (int d = 0; d < pl->d; d++)
+        for (int t = 0; t < pl->t; t++) {
+            ranks[0] = d * pl->t + t;
+            ranks[1] = (pl->p - 1) * td + d * pl->t + t;
+            snprintf(name, sizeof name, "embed.d%d.t%d", d, t);
+            C->emb[d * pl->t + t] = pl->p > 1 ? sim_sched_comm(s, name, ranks, 2) : -1;
+        }
+    free(ranks);
+    return 0;
+}
+
+/* Sets up a generator on schedule s (payloads, layers, per-stage buffers). */
+static int gen_init(gen *g, sim_schedule *s, const wl_model *m, const plan *pl, sim_err *err)
+{
+    g->s = s;
+    g->m = m;
+    g->pl = pl;
+    build_payloads(g);
+    g->layer = wl_layer_new(s, m, &pl->st, err);
+    if (!g->layer)
+        return -1;
+    g->layer_nr = g->layer;
+    if (wl_pipe_is_merak(pl->st.pipeline)) {
+        wl_strategy nr = pl->st;
+        nr.recompute = WL_RECOMPUTE_NONE;
+        g->layer_nr = wl_layer_new(s, m, &nr, err);
+    }
+    g->steps = malloc(sizeof *g->steps * (size_t)(2 * pl->nmb * pl->v));
+    g->last_bwd = malloc(sizeof *g->last_bwd * (size_t)pl->v);
+    g->ag_of = malloc(sizeof *g->ag_of * (size_t)m->layers);
+    if (!g->layer_nr || !g->steps || !g->last_bwd || !g->ag_of)
+        return sim_errf(err, "out of memory");
+    return 0;
+}
+
+static void gen_free(gen *g)
+{
+    if (g->layer_nr && g->layer_nr != g->layer)
+        wl_layer_free(g->layer_nr);
+    wl_layer_free(g->layer);
+    free(g->steps);
+    free(g->last_bwd);
+    free(g->ag_of);
+}
+
+/* ---- memory check ------------------------------------------------------- */
+
+/* The peak of each stage from the memory effects the generator emits for one
+ * rank of the stage (all on its "compute" stream, so their order, and so the
+ * peak, is the one the simulation will see): the check and the schedule
+ * agree by construction. */
+static int stage_peaks(const wl_model *m, const plan *pl, wl_memory *out, sim_err *err)
+{
+    int n = pl->t * pl->p * pl->d;
+    sim_schedule *s = sim_sched_new(n);
+    if (!s)
+        return sim_errf(err, "out of memory");
+    comms C;
+    gen g;
+    memset(&g, 0, sizeof g);
+    int rc = make_comms(s, pl, &C, err);
+    if (rc == 0)
+        rc = gen_init(&g, s, m, pl, err);
+    if (rc == 0) {
+        for (int i = 0; i < pl->p; i++) {
+            int rank = i * pl->t * pl->d;
+            generate_rank(&g, rank, &C);
+            wl_memory *w = &out[i];
+            memset(w, 0, sizeof *w);
+            w->stage = i;
+            w->inflight = wl_pipe_max_inflight(g.steps, g.nsteps);
+            double cur[SIM_MEM_KIND_COUNT] = {0}, total = 0, gathered = 0;
+            const sim_stream *S = &s->streams[g.cur.sc];
+            int32_t gw = sim_sched_str(s, "gathered_weights"), gg = sim_sched_str(s, "gathered_gradients");
+            for (uint32_t k = 0; k < S->nops; k++) {
+                const sim_payload *p = sim_sched_payload_of(s, S->ops[k]);
+                if (p->kind != SIM_OP_MEMORY)
+                    continue;
+                cur[p->sub] += (double)p->bytes;
+                total += (double)p->bytes;
+                if (p->name == gw || p->name == gg)
+                    gathered += (double)p->bytes;
+                if (total > w->total) {
+                    w->total = total;
+                    w->weights = cur[SIM_MEM_WEIGHTS];
+                    w->gradients = cur[SIM_MEM_GRADIENTS];
+                    w->optimizer = cur[SIM_MEM_OPTIMIZER];
+                    w->activations = cur[SIM_MEM_ACTIVATIONS];
+                    w->buffers = cur[SIM_MEM_BUFFERS];
+                    w->context = cur[SIM_MEM_CONTEXT];
+                    w->gathered = gathered;
+                }
+            }
+        }
+    }
+    gen_free(&g);
+    free_comms(&C);
+    sim_sched_free(s);
+    return rc;
+}
+
+static int check_plan(const wl_model *m, const plan *pl, const sim_machine *mach, wl_memory *peak, sim_err *err)
+{
+    wl_memory *per = calloc((size_t)pl->p, sizeof *per);
+    if (!per)
+        return sim_errf(err, "out of memory");
+    if (stage_peaks(m, pl, per, err)) {
+        free(per);
+        return -1;
+    }
+    wl_memory best = {0}, worst_mem = {0};
+    int worst = -1;
+    double worst_over = 0, worst_cap = 0;
+    const char *worst_gpu = "";
+    for (int i = 0; i < pl->p; i++) {
+        wl_memory mem = per[i];
+        if (mem.total > best.total)
+            best = mem;
+        if (!mach)
+            continue;
+        /* the smallest GPU of the stage */
+        double cap = 0;
+        const char *gpu = "";
+        int per_stage = pl->t * pl->d;
+        for (int r = i * per_stage; r < (i + 1) * per_stage && r < mach->ngpus; r++) {
+            const sim_gpu *g = sim_machine_gpu(mach, r);
+            if (g->mem_capacity > 0 && (cap == 0 || g->mem_capacity < cap)) {
+                cap = g->mem_capacity;
+                gpu = g->model;
+            }
+        }
+        if (cap > 0 && mem.total > cap && mem.total - cap > worst_over) {
+            worst = i;
+            worst_over = mem.total - cap;
+            worst_mem = mem;
+            worst_cap = cap;
+            worst_gpu = gpu;
+        }
+    }
+    free(per);
+    if (peak)
+        *peak = best;
+    if (worst >= 0) {
+        char hint[160] = "", gathered[96] = "";
+        size_t k = 0;
+        if (pl->st.recompute == WL_RECOMPUTE_NONE)
+            k += (size_t)snprintf(hint + k, sizeof hint - k, "recompute=full, ");
+        if (pl->st.mb > 1)
+            k += (size_t)snprintf(hint + k, sizeof hint - k, "a smaller mb, ");
+        if (pl->d > 1 && pl->zero < 3 && !pl->osdp)
+            k += (size_t)snprintf(hint + k, sizeof hint - k, "zero=%d, ", pl->zero + 1);
+        snprintf(hint + k, sizeof hint - k, "more pp/tp");
+        if (worst_mem.gathered > 0)
+            snprintf(gathered, sizeof gathered, " (of which %.1f are gathered copies of sharded parameters and their "
+                     "gradients)", worst_mem.gathered / GB);
+        int n = worst_mem.inflight;
+        return sim_errf(err,
+                        "out of GPU memory on stage %d: needs %.1f GB per GPU (weights %.1f, gradients %.1f, "
+                        "optimizer %.1f, activations %.1f for %d micro-batch%s in flight under pipeline=%s, buffers "
+                        "%.1f, context %.1f)%s but the %s has %.1f GB; try %s",
+                        worst, worst_mem.total / GB, worst_mem.weights / GB, worst_mem.gradients / GB,
+                        worst_mem.optimizer / GB, worst_mem.activations / GB, n, n == 1 ? "" : "es",
+                        wl_pipe_name(pl->st.pipeline), worst_mem.buffers / GB, worst_mem.context / GB, gathered,
+                        worst_gpu[0] ? worst_gpu : "GPU", worst_cap / GB, hint);
+    }
+    return 0;
+}
+
+int wl_gpt_resolve(const wl_model *m, const wl_strategy *st, const sim_machine *mach, wl_strategy *out,
+                   sim_err *err)
+{
+    plan pl;
+    if (resolve(m, st, mach, &pl, err))
+        return -1;
+    *out = pl.st;
+    return 0;
+}
+
+int wl_gpt_check(const wl_model *m, const wl_strategy *st, const sim_machine *mach, wl_memory *peak, sim_err *err)
+{
+    plan pl;
+    if (resolve(m, st, mach, &pl, err))
+        return -1;
+    return check_plan(m, &pl, mach, peak, err);
+}
+
+int wl_gpt_memory(const wl_model *m, const wl_strategy *st, const sim_machine *mach, wl_memory *per_stage,
+                  sim_err *err)
+{
+    plan pl;
+    if (resolve(m, st, mach, &pl, err))
+        return -1;
+    return stage_peaks(m, &pl, per_stage, err);
 }
 
 sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const sim_machine *mach, sim_err *err)
@@ -475,68 +1058,26 @@ sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const si
         sim_errf(err, "out of memory creating a schedule for %d ranks", n);
         return NULL;
     }
-    char strat[160];
+    char strat[sizeof s->meta.name];
     wl_strategy_format(&pl.st, strat, sizeof strat);
-    snprintf(s->meta.name, sizeof s->meta.name, "%.40s %.80s", m->name, strat);
+    snprintf(s->meta.name, sizeof s->meta.name, "%.40s %.86s", m->name, strat);
     s->meta.samples_per_iteration = pl.st.gb;
     s->meta.tokens_per_iteration = (double)pl.st.gb * m->seq;
     s->meta.model_flops_per_iteration = wl_gpt_model_flops(m, &pl.st);
     s->meta.dtype = pl.st.dtype;
 
-    /* communicators, ranks in Megatron order: rank = pp·(tp·dp) + dp·tp + tp */
-    int td = pl.t * pl.d;
-    int *tp_comms = malloc(sizeof(int) * (size_t)(pl.p * pl.d));
-    int *dp_comms = malloc(sizeof(int) * (size_t)(pl.p * pl.t));
-    int *emb_comms = malloc(sizeof(int) * (size_t)td);
-    int *ranks = malloc(sizeof(int) * (size_t)(n > 2 ? n : 2));
-    if (!tp_comms || !dp_comms || !emb_comms || !ranks) {
-        free(tp_comms);
-        free(dp_comms);
-        free(emb_comms);
-        free(ranks);
-        sim_sched_free(s);
-        sim_errf(err, "out of memory");
-        return NULL;
-    }
-    char name[64];
-    for (int p = 0; p < pl.p; p++)
-        for (int d = 0; d < pl.d; d++) {
-            for (int t = 0; t < pl.t; t++)
-                ranks[t] = p * td + d * pl.t + t;
-            snprintf(name, sizeof name, "tp.p%d.d%d", p, d);
-            tp_comms[p * pl.d + d] = pl.t > 1 ? sim_sched_comm(s, name, ranks, pl.t) : -1;
-        }
-    for (int p = 0; p < pl.p; p++)
-        for (int t = 0; t < pl.t; t++) {
-            for (int d = 0; d < pl.d; d++)
-                ranks[d] = p * td + d * pl.t + t;
-            snprintf(name, sizeof name, "dp.p%d.t%d", p, t);
-            dp_comms[p * pl.t + t] = pl.d > 1 ? sim_sched_comm(s, name, ranks, pl.d) : -1;
-        }
-    for (int d = 0; d < pl.d; d++)
-        for (int t = 0; t < pl.t; t++) {
-            ranks[0] = d * pl.t + t;
-            ranks[1] = (pl.p - 1) * td + d * pl.t + t;
-            snprintf(name, sizeof name, "embed.d%d.t%d", d, t);
-            emb_comms[d * pl.t + t] = pl.p > 1 ? sim_sched_comm(s, name, ranks, 2) : -1;
-        }
-
+    comms C;
     gen g;
     memset(&g, 0, sizeof g);
-    g.s = s;
-    g.m = m;
-    g.pl = &pl;
-    build_payloads(&g);
-    g.layer = wl_layer_new(s, m, &pl.st, err);
-    if (g.layer)
+    int rc = make_comms(s, &pl, &C, err);
+    if (rc == 0)
+        rc = gen_init(&g, s, m, &pl, err);
+    if (rc == 0)
         for (int r = 0; r < n; r++)
-            generate_rank(&g, r, tp_comms, dp_comms, emb_comms);
-    wl_layer_free(g.layer);
-    free(tp_comms);
-    free(dp_comms);
-    free(emb_comms);
-    free(ranks);
-    if (!g.layer) {
+            generate_rank(&g, r, &C);
+    gen_free(&g);
+    free_comms(&C);
+    if (rc) {
         sim_sched_free(s);
         return NULL;
     }

@@ -10,6 +10,13 @@
 typedef struct wl_memory {
     double weights, gradients, optimizer, activations, buffers, context;
     double total;
+    /* where the numbers come from: the stage, the most micro-batch passes it
+     * holds at once (pipeline schedule), and how much of `weights` and
+     * `gradients` are full copies of sharded (ZeRO-3 / OSDP) parameters
+     * gathered for the layers in use */
+    int stage;
+    int inflight;
+    double gathered;
 } wl_memory;
 
 /* Checks that the strategy can run: tp divides heads (and hidden, ffn),
@@ -18,6 +25,12 @@ typedef struct wl_memory {
  * what is needed, what there is, and what takes it. */
 int wl_gpt_check(const wl_model *m, const wl_strategy *st, const sim_machine *mach, wl_memory *peak,
                  sim_err *err);
+
+/* The peak of every stage (per_stage[0 .. pp)), from the memory effects of
+ * one rank of each stage as the generator emits them (so it is the peak the
+ * simulation reports), without the capacity check. */
+int wl_gpt_memory(const wl_model *m, const wl_strategy *st, const sim_machine *mach, wl_memory *per_stage,
+                  sim_err *err);
 
 /* The strategy with dp and gb left on auto filled in (dp = GPUs/(tp*pp),
  * gb = mb*dp), after the divisibility checks of wl_gpt_check (not memory). */

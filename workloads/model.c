@@ -215,9 +215,15 @@ void wl_strategy_default(wl_strategy *s)
     s->dtype = SIM_DTYPE_TF32;
     s->recompute = WL_RECOMPUTE_NONE;
     s->dp_bucket_bytes = 25ll << 20;
+    s->pipeline = WL_PIPE_1F1B;
+    s->vstages = 1;
+    s->ckpt_ratio = -1;
+    s->dp_overlap = 0;
+    s->zero = 0;
+    s->osdp[0] = 0;
 }
 
-#define KNOWN_KEYS "tp, pp, dp, mb, gb, dtype, recompute, bucket"
+#define KNOWN_KEYS "tp, pp, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, zero, osdp"
 
 static int parse_int(const char *key, const char *val, int allow_auto, int *out, sim_err *err)
 {
@@ -280,6 +286,65 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, sim_err *e
         s->dp_bucket_bytes = llround(v * 1048576.0);
         return 0;
     }
+    if (strcmp(key, "pipeline") == 0 || strcmp(key, "pipeline-schedule") == 0 ||
+        strcmp(key, "pipeline_schedule") == 0) {
+        if (wl_pipe_parse(val, &s->pipeline))
+            return sim_errf(err, "strategy: pipeline: expected one of " WL_PIPE_NAMES ", got \"%s\"", val);
+        return 0;
+    }
+    if (strcmp(key, "vstages") == 0 || strcmp(key, "vpp") == 0 ||
+        strcmp(key, "virtual-pipeline-stages") == 0 || strcmp(key, "virtual_pipeline_stages") == 0)
+        return parse_int("vstages", val, 0, &s->vstages, err);
+    if (strcmp(key, "ckpt_ratio") == 0 || strcmp(key, "activation_checkpoint_ratio") == 0) {
+        char *end;
+        errno = 0;
+        double v = strtod(val, &end);
+        if (!*val || *end || errno || !(v >= 0 && v <= 1))
+            return sim_errf(err, "strategy: ckpt_ratio: expected a number between 0 and 1, got \"%s\"", val);
+        s->ckpt_ratio = v;
+        return 0;
+    }
+    if (strcmp(key, "dp_overlap") == 0 || strcmp(key, "overlap-grad-reduce") == 0 ||
+        strcmp(key, "overlap_grad_reduce") == 0) {
+        if (strcmp(val, "0") && strcmp(val, "1"))
+            return sim_errf(err, "strategy: dp_overlap: expected 0 (all-reduce after the flush) or 1 (buckets "
+                            "all-reduced while backward runs), got \"%s\"", val);
+        s->dp_overlap = val[0] - '0';
+        return 0;
+    }
+    if (strcmp(key, "zero") == 0 || strcmp(key, "zero_stage") == 0 || strcmp(key, "zero-stage") == 0) {
+        if (strcmp(val, "fsdp") == 0) {
+            s->zero = 3;
+            return 0;
+        }
+        if (strlen(val) != 1 || val[0] < '0' || val[0] > '3')
+            return sim_errf(err, "strategy: zero: expected 0, 1, 2, 3 (or fsdp = 3), got \"%s\"", val);
+        s->zero = val[0] - '0';
+        return 0;
+    }
+    if (strcmp(key, "osdp") == 0) {
+        /* one level per layer ('0'..'3'), '_' or '.' allowed as separators
+         * for readability; "" or "off" turns OSDP off */
+        if (strcmp(val, "off") == 0) {
+            s->osdp[0] = 0;
+            return 0;
+        }
+        size_t n = 0;
+        for (const char *c = val; *c; c++) {
+            if (*c == '_' || *c == '.')
+                continue;
+            if (*c < '0' || *c > '3')
+                return sim_errf(err, "strategy: osdp: expected one sharding level 0-3 per layer (bit 0: attention "
+                                "linears sharded, bit 1: MLP linears sharded), got '%c' in \"%s\"", *c, val);
+            if (n >= WL_OSDP_MAX)
+                return sim_errf(err, "strategy: osdp: more than %d layers", WL_OSDP_MAX);
+            s->osdp[n++] = *c;
+        }
+        if (n == 0)
+            return sim_errf(err, "strategy: osdp: expected one sharding level 0-3 per layer, got \"%s\"", val);
+        s->osdp[n] = 0;
+        return 0;
+    }
     return sim_errf(err, "strategy: unknown key \"%s\" (known: " KNOWN_KEYS ")", key);
 }
 
@@ -339,6 +404,34 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         snprintf(bucket, sizeof bucket, "%lld", (long long)(s->dp_bucket_bytes / 1048576));
     else
         snprintf(bucket, sizeof bucket, "%.17g", (double)s->dp_bucket_bytes / 1048576.0);
-    snprintf(buf, (size_t)len, "tp=%d,pp=%d,dp=%s,mb=%d,gb=%s,dtype=%s,recompute=%s,bucket=%s", s->tp, s->pp, dp,
-             s->mb, gb, sim_dtype_name(s->dtype), s->recompute == WL_RECOMPUTE_FULL ? "full" : "none", bucket);
+    int n = snprintf(buf, (size_t)len, "tp=%d,pp=%d,dp=%s,mb=%d,gb=%s,dtype=%s,recompute=%s,bucket=%s", s->tp, s->pp,
+                     dp, s->mb, gb, sim_dtype_name(s->dtype), s->recompute == WL_RECOMPUTE_FULL ? "full" : "none",
+                     bucket);
+    /* the keys of pipeline schedules, DP overlap, ZeRO and OSDP only when
+     * they differ from the defaults, so that plain strategies read as before */
+#define APPEND(...)                                                         \
+    do {                                                                    \
+        if (n >= 0 && n < len)                                              \
+            n += snprintf(buf + n, (size_t)(len - n), __VA_ARGS__);         \
+    } while (0)
+    if (s->pipeline != WL_PIPE_1F1B)
+        APPEND(",pipeline=%s", wl_pipe_name(s->pipeline));
+    if (s->vstages != 1)
+        APPEND(",vstages=%d", s->vstages);
+    if (s->ckpt_ratio >= 0) {
+        char r[32];
+        for (int prec = 1; prec <= 17; prec++) { /* shortest form that reads back exactly */
+            snprintf(r, sizeof r, "%.*g", prec, s->ckpt_ratio);
+            if (strtod(r, NULL) == s->ckpt_ratio)
+                break;
+        }
+        APPEND(",ckpt_ratio=%s", r);
+    }
+    if (s->dp_overlap)
+        APPEND(",dp_overlap=1");
+    if (s->zero)
+        APPEND(",zero=%d", s->zero);
+    if (s->osdp[0])
+        APPEND(",osdp=%s", s->osdp);
+#undef APPEND
 }

@@ -7,6 +7,7 @@
 
 #include "sim/error.h"
 #include "sim/machine.h"
+#include "workloads/pipeline.h"
 
 /* A GPT-style decoder. */
 typedef struct wl_model {
@@ -25,6 +26,8 @@ int wl_model_from_json(const char *text, const char *source, wl_model *out, sim_
 /* Parameters of the whole model (embeddings included, tied output). */
 double wl_model_params(const wl_model *m);
 
+#define WL_OSDP_MAX 512 /* most layers an osdp= mask may describe */
+
 typedef enum wl_recompute { WL_RECOMPUTE_NONE, WL_RECOMPUTE_FULL } wl_recompute;
 
 typedef struct wl_strategy {
@@ -34,11 +37,18 @@ typedef struct wl_strategy {
     sim_dtype dtype;    /* fp32, tf32 (fp32 with TF32 matmuls), fp16, bf16 (mixed precision) */
     wl_recompute recompute;
     int64_t dp_bucket_bytes; /* data-parallel gradient bucket size */
+    wl_pipeline pipeline;    /* pipeline schedule (pipeline.h) */
+    int vstages;             /* model chunks per stage (interleaved), 1 otherwise */
+    double ckpt_ratio;       /* Merak's activation_checkpoint_ratio r0 in [0, 1]; <0: 1 */
+    int dp_overlap;          /* 1: gradient buckets all-reduced while backward runs (DDP) */
+    int zero;                /* ZeRO stage 0..3 (3 = FSDP) */
+    char osdp[WL_OSDP_MAX + 1]; /* OSDP per-layer sharding levels '0'..'3', one per layer; "" = off */
 } wl_strategy;
 
 /* Defaults: tp=pp=1, dp=0 ("auto": filled from the GPU count by
  * wl_gpt_check), mb=1, gb=0 ("auto": mb*dp), dtype tf32, recompute none,
- * 25 MiB buckets. */
+ * 25 MiB buckets, pipeline 1f1b, vstages 1, end-of-step DP, no ZeRO, no
+ * OSDP. */
 void wl_strategy_default(wl_strategy *s);
 /* Parses "tp=4,pp=2,dp=4,mb=2,gb=64,dtype=bf16,recompute=full" on top of *s.
  * Unknown keys and bad values are errors naming the key and what is expected. */
