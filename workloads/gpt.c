@@ -1,21 +1,25 @@
-/* gpt.c — the GPT decoder under Megatron-LM's 3-D parallelism, as a schedule.
+/* gpt.c — the GPT decoder under Megatron-LM-style 3-D parallelism, as a
+ * schedule: what surrounds the transformer layers (workloads/layer.c owns a
+ * layer's tensor-parallel operations).
  *
- * Strategy: 1-D tensor parallelism inside each layer (Shoeybi et al. 2019,
- * "Megatron-LM", Sec. 3: column-parallel QKV and fc1, row-parallel output
- * projection and fc2, one all-reduce after each row-parallel GEMM in forward
- * and one after each column-parallel GEMM's input gradient in backward); the
- * non-interleaved 1F1B pipeline (PipeDream-Flush; Narayanan et al. 2021,
- * "Efficient Large-Scale Language Model Training on GPU Clusters Using
- * Megatron-LM", Sec. 2.2.1, Fig. 4 top; Megatron-LM
- * `forward_backward_pipelining_without_interleaving`); data parallelism with
- * gradient all-reduce at the end of the step (the Oases benchmark's
- * `reduce_grad`, papers.md Sec. 1.2), in buckets.
+ * Owns: the pipeline schedules (workloads/pipeline.c gives each stage's order
+ * of forward and backward passes: GPipe, 1F1B, interleaved 1F1B, Alpa's
+ * eager 1F1B, Merak's shifted critical path variants with stage-aware
+ * recomputation, papers.md §2.3-2.4, §6.2, §7.D); data parallelism with
+ * gradient buckets all-reduced after the flush (the Oases benchmark's
+ * `reduce_grad`, papers.md §1.2; DeepSpeed/Merak `ReduceGrads`, §2.3) or
+ * while backward runs (PyTorch DDP); ZeRO stages 1-3 / FSDP and OSDP's
+ * per-layer sharding (papers.md §3.6); the per-GPU memory model.
  *
  * Streams per rank (each one in-order, as on a CUDA stream):
  *   "compute"        every kernel and every memory effect
  *   "tp"             tensor-parallel all-reduces (one communicator per TP group)
- *   "dp"             data-parallel gradient all-reduces, then the embedding
- *                    all-reduce between first and last stage
+ *   "dp"             data-parallel gradient buckets (all-reduce; ZeRO-1/2:
+ *                    reduce-scatter, and the all-gather of updated weights
+ *                    after the optimizer), then the embedding all-reduce
+ *                    between first and last stage
+ *   "fsdp-ag", "fsdp-rs"  ZeRO-3 / OSDP parameter all-gathers and gradient
+ *                    reduce-scatters (own communicators over the DP group)
  *   "pp-send-next", "pp-recv-prev", "pp-send-prev", "pp-recv-next"
  *                    pipeline messages, one stream per direction and role so that
  *                    a blocked send never stops a receive (no deadlock).
@@ -30,8 +34,11 @@
  * does no string or hash work per operation and runs in time linear in the
  * operations.
  *
- * Memory (wl_gpt_check, and the memory operations of the schedule, which
- * agree by construction): see stage_memory() below and workloads/README.md. */
+ * Memory: every memory effect is on the rank's "compute" stream, so its
+ * order, and so the peak, does not depend on simulated times; wl_gpt_check
+ * generates one rank per stage and replays those effects (stage_peaks), so
+ * the check and the simulated peak agree by construction.  Formulas in
+ * workloads/README.md. */
 #include "workloads/gpt.h"
 #include "workloads/layer.h"
 #include "workloads/pipeline.h"
