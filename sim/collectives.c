@@ -14,6 +14,10 @@
  *                         broadcast down (the two phases are not overlapped)
  *   broadcast / reduce    pipelined chain along the ring from / to the root
  *   all-to-all            one flow per ordered pair
+ *   all-to-allv           the same with a size per pair (MoE dispatch and
+ *                         combine); a zero-byte pair still pays its latency,
+ *                         since a receiver cannot know in advance that a
+ *                         sender has nothing for it
  * Step mode sends every step as its own flow, so a step waits for the slowest
  * link, as NCCL's lock-step rings do.  Aggregated mode sends each member's
  * whole ring traffic as one flow to its successor and adds the latency terms
@@ -338,24 +342,29 @@ static sg_mailbox_t pair_mailbox(int c, sim_comm_rt *C, int dst, int src)
     return *slot;
 }
 
-static void alltoall(uint32_t stream, int c, sim_comm_rt *C, int me, double bytes)
+/* One flow per ordered pair, all in flight at once (NCCL's grouped
+ * send/receive).  sizes = NULL: bytes/n to each member; else sizes[j] to
+ * member j (all-to-allv). */
+static void alltoall(uint32_t stream, int c, sim_comm_rt *C, int me, double bytes, const int64_t *sizes)
 {
     int n = C->n;
     if (n < 2)
         return;
-    double each = bytes / n;
+    double each = bytes / n, sent = 0;
     sg_comm_t *h = malloc(2 * (size_t)n * sizeof *h);
     void **data = malloc((size_t)n * sizeof *data);
     int k = 0;
     for (int i = 1; i < n; i++) {
         int dst = (me + i) % n, src = (me - i + n) % n;
-        h[k++] = sg_mailbox_put_async(pair_mailbox(c, C, dst, me), &token, (long)each);
+        double b = sizes ? (double)sizes[dst] : each;
+        sent += b;
+        h[k++] = sg_mailbox_put_async(pair_mailbox(c, C, dst, me), &token, (long)b);
         h[k++] = sg_mailbox_get_async(pair_mailbox(c, C, me, src), &data[i]);
         E.flows++;
     }
     double t0 = simgrid_get_clock();
     sg_comm_wait_all(h, (size_t)k);
-    sim_engine_trace_transfer(stream, -1, each * (n - 1), t0, simgrid_get_clock());
+    sim_engine_trace_transfer(stream, -1, sent, t0, simgrid_get_clock());
     free(h);
     free(data);
 }
@@ -461,7 +470,10 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
         chain(stream, &C->full, pos, C->pos_full[p->root], S, 1);
         break;
     case SIM_COLL_ALLTOALL:
-        alltoall(stream, c, C, me, S);
+        alltoall(stream, c, C, me, S, NULL);
+        break;
+    case SIM_COLL_ALLTOALLV:
+        alltoall(stream, c, C, me, S, sim_sched_sizes_of(E.s, p));
         break;
     }
 }

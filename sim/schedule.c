@@ -123,6 +123,7 @@ void sim_sched_free(sim_schedule *s)
     free(s->deps);
     free(s->payloads);
     free(s->payload_hash);
+    free(s->sizes);
     free(s);
 }
 
@@ -265,6 +266,28 @@ uint32_t sim_sched_collective(sim_schedule *s, int stream, const char *name, sim
     return sim_sched_add(s, stream, sim_sched_payload(s, &p), comm, t, deps, ndeps);
 }
 
+uint32_t sim_sched_sizes(sim_schedule *s, const int64_t *v, int n)
+{
+    s->sizes = grow(s->sizes, &s->sizes_cap, s->nsizes + (uint32_t)n, sizeof *s->sizes);
+    uint32_t at = s->nsizes;
+    if (n > 0)
+        memcpy(&s->sizes[at], v, (size_t)n * sizeof *v);
+    s->nsizes += (uint32_t)n;
+    return at;
+}
+
+uint32_t sim_sched_alltoallv(sim_schedule *s, int stream, const char *name, int comm, const int64_t *send_bytes,
+                             sim_tags t, const uint32_t *deps, int ndeps)
+{
+    int n = s->comms[comm].nranks;
+    sim_payload p = payload_init(s, SIM_OP_COLLECTIVE, SIM_COLL_ALLTOALLV, name);
+    p.m = sim_sched_sizes(s, send_bytes, n);
+    p.n = n;
+    for (int j = 0; j < n; j++)
+        p.bytes += send_bytes[j];
+    return sim_sched_add(s, stream, sim_sched_payload(s, &p), comm, t, deps, ndeps);
+}
+
 static uint32_t p2p(sim_schedule *s, sim_op_kind kind, int stream, const char *name, int peer, int64_t bytes,
                     int tag, sim_tags t, const uint32_t *deps, int ndeps)
 {
@@ -298,7 +321,8 @@ uint32_t sim_sched_memory(sim_schedule *s, int stream, const char *name, sim_mem
 
 static const char *op_kind_names[] = {"compute", "collective", "send", "recv", "memory"};
 static const char *kernel_names[] = {"gemm", "attention", "elementwise", "optimizer", "fixed"};
-static const char *coll_names[] = {"allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce"};
+static const char *coll_names[] = {"allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce",
+                                    "alltoallv"};
 static const char *algo_names[] = {"auto", "ring", "tree", "hierarchical"};
 static const char *mem_names[] = {"weights", "gradients", "optimizer", "activations", "buffers", "context"};
 static const char *phase_names[] = {"none", "forward", "backward", "recompute", "optimizer"};

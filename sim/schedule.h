@@ -51,6 +51,10 @@ typedef enum sim_coll {
     SIM_COLL_ALLTOALL,      /* bytes = what each member sends in all */
     SIM_COLL_BROADCAST,
     SIM_COLL_REDUCE,
+    SIM_COLL_ALLTOALLV,     /* uneven: member i sends sizes[j] bytes to member j
+                               (payload m = offset into the schedule's size pool,
+                               n = count = communicator size, bytes = their sum);
+                               members may send different amounts (MoE dispatch) */
     SIM_COLL_COUNT
 } sim_coll;
 
@@ -143,6 +147,8 @@ struct sim_schedule {
     sim_stream *streams;
     int ncomms, comms_cap;
     sim_comm *comms;
+    uint32_t nsizes, sizes_cap;
+    int64_t *sizes;        /* pool of per-destination byte counts (all-to-allv) */
     /* private: string table and payload hash */
     struct sim_strtab *strings;
     uint32_t *payload_hash;
@@ -189,6 +195,18 @@ uint32_t sim_sched_kernel(sim_schedule *s, int stream, const char *name, sim_ker
                           const uint32_t *deps, int ndeps);
 uint32_t sim_sched_collective(sim_schedule *s, int stream, const char *name, sim_coll c, int comm,
                               int64_t bytes, int root, sim_tags t, const uint32_t *deps, int ndeps);
+/* Uneven all-to-all: this member sends send_bytes[j] to member j of the
+ * communicator (send_bytes has one entry per member; its own entry is
+ * ignored: data that stays local does not move). */
+uint32_t sim_sched_alltoallv(sim_schedule *s, int stream, const char *name, int comm, const int64_t *send_bytes,
+                             sim_tags t, const uint32_t *deps, int ndeps);
+/* Appends n counts to the size pool and returns their offset. */
+uint32_t sim_sched_sizes(sim_schedule *s, const int64_t *v, int n);
+/* The per-destination sizes of an all-to-allv payload. */
+static inline const int64_t *sim_sched_sizes_of(const sim_schedule *s, const sim_payload *p)
+{
+    return &s->sizes[p->m];
+}
 uint32_t sim_sched_send(sim_schedule *s, int stream, const char *name, int peer, int64_t bytes, int tag,
                         sim_tags t, const uint32_t *deps, int ndeps);
 uint32_t sim_sched_recv(sim_schedule *s, int stream, const char *name, int peer, int64_t bytes, int tag,

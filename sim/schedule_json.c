@@ -14,6 +14,8 @@
  *          "params":, "bytes":                                     (optimizer)
  *          "seconds":                                              (fixed)
  *        | { "op": "collective", "collective": "allreduce", "comm": 0, "bytes":, ["root":], ["algo":] }
+ *        | { "op": "collective", "collective": "alltoallv", "comm": 0, "send_bytes": [b0, b1, ...] }
+ *          (one count per communicator member; "bytes" is their sum and is not written)
  *        | { "op": "send" | "recv", "peer": 3, "bytes":, ["tag":] }
  *        | { "op": "memory", "memory": "activations", "bytes": +/-N }
  *        plus optional "layer", "micro", "sub", "phase", "deps": [ids].
@@ -101,6 +103,12 @@ static cJSON *op_to_json(const sim_schedule *s, uint32_t op, const uint32_t *new
         break;
     case SIM_OP_COLLECTIVE:
         add_num(j, "comm", o->arg);
+        if (p->sub == SIM_COLL_ALLTOALLV) {
+            cJSON *v = cJSON_AddArrayToObject(j, "send_bytes");
+            for (int64_t q = 0; q < p->n; q++)
+                cJSON_AddItemToArray(v, cJSON_CreateNumber((double)s->sizes[p->m + q]));
+            break;
+        }
         add_num(j, "bytes", (double)p->bytes);
         if (p->sub == SIM_COLL_BROADCAST || p->sub == SIM_COLL_REDUCE)
             add_num(j, "root", p->root);
@@ -309,6 +317,27 @@ static int lookup_id(const idmap *m, size_t n, int64_t id, uint32_t *out)
             goto fail;                                                                                            \
     } while (0)
 
+static int read_deps(reader *R, sim_schedule *s, uint32_t op, const cJSON *j, const idmap *ids, size_t nids)
+{
+    const cJSON *deps = cJSON_GetObjectItemCaseSensitive(j, "deps");
+    if (deps) {
+        if (!cJSON_IsArray(deps))
+            return sim_errf(R->err, "%s: %s.deps: expected an array of op ids", R->src, R->path);
+        int k = 0;
+        for (const cJSON *d = deps->child; d; d = d->next, k++) {
+            uint32_t target;
+            if (!cJSON_IsNumber(d) || lookup_id(ids, nids, (int64_t)d->valuedouble, &target) < 0) {
+                char *txt = cJSON_PrintUnformatted(d);
+                sim_errf(R->err, "%s: %s.deps[%d]: no op has id %s", R->src, R->path, k, txt ? txt : "?");
+                free(txt);
+                return -1;
+            }
+            sim_sched_add_dep(s, op, target);
+        }
+    }
+    return 0;
+}
+
 static int read_op(reader *R, sim_schedule *s, int stream, const cJSON *j, const idmap *ids, size_t nids)
 {
     sim_payload p;
@@ -361,11 +390,34 @@ static int read_op(reader *R, sim_schedule *s, int stream, const cJSON *j, const
     case SIM_OP_COLLECTIVE:
         if (get_enum(R, j, "collective", sim_coll_name, SIM_COLL_COUNT, &sub, 1) < 0 ||
             get_enum(R, j, "algo", sim_algo_name, SIM_ALGO_COUNT, &algo, 0) < 0 ||
-            get_int(R, j, "comm", &arg, 1, 0) < 0 || get_int(R, j, "bytes", &p.bytes, 1, 0) < 0)
+            get_int(R, j, "comm", &arg, 1, 0) < 0 ||
+            (sub != SIM_COLL_ALLTOALLV && get_int(R, j, "bytes", &p.bytes, 1, 0) < 0))
             return -1;
         if (arg >= s->ncomms)
             return sim_errf(R->err, "%s: %s.comm: communicator %lld does not exist (the file defines %d)", R->src,
                             R->path, (long long)arg, s->ncomms);
+        if (sub == SIM_COLL_ALLTOALLV) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "send_bytes");
+            int n = s->comms[arg].nranks;
+            if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != n)
+                return sim_errf(R->err, "%s: %s.send_bytes: expected an array of %d byte counts (one per member of "
+                                "communicator %lld)", R->src, R->path, n, (long long)arg);
+            int64_t *sz = malloc((size_t)n * sizeof *sz);
+            int q = 0;
+            for (const cJSON *x = v->child; x; x = x->next, q++) {
+                if (!cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble != floor(x->valuedouble) ||
+                    x->valuedouble > 9.007199254740992e15) {
+                    free(sz);
+                    return sim_errf(R->err, "%s: %s.send_bytes[%d]: expected a byte count >= 0", R->src, R->path, q);
+                }
+                sz[q] = (int64_t)x->valuedouble;
+            }
+            p.m = sim_sched_sizes(s, sz, n);
+            p.n = n;
+            for (int k = 0; k < n; k++)
+                p.bytes += sz[k];
+            free(sz);
+        }
         if (sub == SIM_COLL_BROADCAST || sub == SIM_COLL_REDUCE) {
             if (get_int(R, j, "root", &v, 1, 0) < 0)
                 return -1;
@@ -397,23 +449,7 @@ static int read_op(reader *R, sim_schedule *s, int stream, const cJSON *j, const
         return sim_errf(R->err, "%s: %s.sub: expected a sub-batch index below 128", R->src, R->path);
     sim_tags t = {(int32_t)layer, (int32_t)micro, (int8_t)subb, (uint8_t)phase};
     uint32_t op = sim_sched_add(s, stream, sim_sched_payload(s, &p), (int32_t)arg, t, NULL, 0);
-    const cJSON *deps = cJSON_GetObjectItemCaseSensitive(j, "deps");
-    if (deps) {
-        if (!cJSON_IsArray(deps))
-            return sim_errf(R->err, "%s: %s.deps: expected an array of op ids", R->src, R->path);
-        int k = 0;
-        for (const cJSON *d = deps->child; d; d = d->next, k++) {
-            uint32_t target;
-            if (!cJSON_IsNumber(d) || lookup_id(ids, nids, (int64_t)d->valuedouble, &target) < 0) {
-                char *txt = cJSON_PrintUnformatted(d);
-                sim_errf(R->err, "%s: %s.deps[%d]: no op has id %s", R->src, R->path, k, txt ? txt : "?");
-                free(txt);
-                return -1;
-            }
-            sim_sched_add_dep(s, op, target);
-        }
-    }
-    return 0;
+    return read_deps(R, s, op, j, ids, nids);
 }
 
 sim_schedule *sim_sched_read_json(const char *text, const char *source, sim_err *err)
