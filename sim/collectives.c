@@ -277,9 +277,8 @@ static void chain(uint32_t stream, ring *R, int pos, int root_pos, double bytes,
     if (n < 2)
         return;
     /* distance along the direction of the data: 0 = first sender, n-1 = last receiver */
-    int d = toward_root ? (root_pos - pos + n) % n : (pos - root_pos + n) % n;
-    if (toward_root)
-        d = n - 1 - d;
+    /* toward the root the data flows p -> p-1, so the chain starts at root-1 */
+    int d = toward_root ? (root_pos - 1 - pos + 2 * n) % n : (pos - root_pos + n) % n;
     int next = toward_root ? (pos - 1 + n) % n : (pos + 1) % n;
     sg_mailbox_t out = toward_root ? R->from_next[next] : R->from_prev[next];
     sg_mailbox_t in = toward_root ? R->from_next[pos] : R->from_prev[pos];

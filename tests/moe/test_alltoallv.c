@@ -111,6 +111,26 @@ int main(void)
         fails++;
     }
 
+    /* a reduce to a root (expert gradients back to their owner) is the
+     * broadcast's chain reversed: same time on the symmetric star, for every
+     * root (this deadlocked for n > 2 before the chain fix) */
+    for (int root = 0; root < N; root++) {
+        double tt[2];
+        for (int k = 0; k < 2; k++) {
+            sim_schedule *sc = sim_sched_new(N);
+            int cr[N] = {1, 3, 0, 2};
+            int cc = sim_sched_comm(sc, "copies", cr, N);
+            for (int i = 0; i < N; i++)
+                sim_sched_collective(sc, sim_sched_stream(sc, i, "x"), NULL, k ? SIM_COLL_REDUCE : SIM_COLL_BROADCAST, cc,
+                                     256000000, root, SIM_NO_TAGS, NULL, 0);
+            tt[k] = run(sc, m);
+            sim_sched_free(sc);
+        }
+        char what[80];
+        snprintf(what, sizeof what, "reduce = broadcast time, root %d", root);
+        fails += near(tt[1], tt[0], 1e-6, what);
+    }
+
     /* checker accepts unequal members; JSON round trip keeps the sizes */
     if (sim_sched_check(s, &e) != 0) {
         printf("FAIL: check rejects an all-to-allv: %s\n", e.msg);
