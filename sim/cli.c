@@ -20,6 +20,7 @@
 #include "sim/schedule.h"
 #include "validation/val_cli.h"
 #include "workloads/gpt.h"
+#include "workloads/moe.h"
 
 #define DEFAULT_PLATFORM "oases-3090"
 #define DEFAULT_MODEL "gpt-3072"
@@ -45,6 +46,7 @@ static void usage(FILE *f)
             "       trainsim platform [--platform P] [-o FILE.xml]   write the SimGrid platform\n"
             "       trainsim list                   built-in clusters, models and hardware catalogue\n"
             "       trainsim validate [--help]      compare simulations with real measurements (validation/)\n"
+            "       trainsim moe [options]          MoE steps with skewed routing: none / FasterMoE / Pro-Prophet balancing\n"
             "\n"
             "options:\n"
             "  --platform P      built-in cluster name, cluster JSON file or SimGrid XML file (default %s)\n"
@@ -338,6 +340,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "validate"))
         return val_cli_main(argc, argv);
+    if (argc > 1 && !strcmp(argv[1], "moe"))
+        return wl_moe_cli_main(argc - 1, argv + 1);
     args a;
     int rc = parse_args(argc, argv, &a);
     if (rc)

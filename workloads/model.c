@@ -22,7 +22,7 @@
 /* ---- models ------------------------------------------------------------ */
 
 static const char *const model_keys[] = {"name", "layers", "hidden", "heads", "ffn",
-                                         "seq",  "vocab",  "description", "source"};
+                                         "seq",  "vocab",  "description", "source", "moe"};
 #define NMODEL_KEYS ((int)(sizeof model_keys / sizeof model_keys[0]))
 
 /* A short rendering of a JSON value for error messages. */
@@ -104,7 +104,7 @@ int wl_model_from_json(const char *text, const char *source, wl_model *out, sim_
         if (!known) {
             sim_errf(err,
                      "%s: unknown field \"%s\" (known: name, layers, hidden, heads, ffn, seq, vocab, "
-                     "description, source)",
+                     "description, source, moe)",
                      source, it->string ? it->string : "?");
             cJSON_Delete(root);
             return -1;
@@ -144,6 +144,8 @@ int wl_model_from_json(const char *text, const char *source, wl_model *out, sim_
     rc = rc ? rc : get_posint(root, "ffn", 0, &m.ffn, source, err);
     rc = rc ? rc : get_posint(root, "seq", 0, &m.seq, source, err);
     rc = rc ? rc : get_posint(root, "vocab", 0, &m.vocab, source, err);
+    /* the "moe" object is read by workloads/moe.c */
+    m.moe = cJSON_GetObjectItemCaseSensitive(root, "moe") != NULL;
     cJSON_Delete(root);
     if (rc)
         return -1;

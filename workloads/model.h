@@ -18,6 +18,7 @@ typedef struct wl_model {
     int ffn;   /* FFN inner size; 4*hidden when absent */
     int seq;
     int vocab;
+    int moe;   /* the file has a "moe" object: mixture-of-experts FFN layers (workloads/moe.h) */
 } wl_model;
 
 /* Loads a model by built-in name ("gpt-3072", see workloads/models/) or JSON path. */

@@ -1,0 +1,85 @@
+/* moe.h — mixture-of-experts training steps (issue 6): expert parallelism
+ * combined with TP, DP and PP, skewed routing that drifts between steps, and
+ * three ways to balance the experts' load: none (DeepSpeed-MoE), FasterMoE's
+ * dynamic shadowing, and Pro-Prophet's planned replication with overlapped
+ * parameter broadcast and gradient reduce (papers.md §5). */
+#ifndef WL_MOE_H
+#define WL_MOE_H
+
+#include <stdio.h>
+
+#include "sim/engine.h"
+#include "sim/schedule.h"
+#include "workloads/model.h"
+#include "workloads/routing.h"
+
+/* The "moe" object of a model file. */
+typedef struct wl_moe {
+    int experts;            /* experts per MoE layer */
+    int top_k;              /* experts per token */
+    double capacity_factor; /* GShard capacity per (source GPU, expert); 0 = no limit (dropless) */
+    int expert_ffn;         /* FFN inner size of one expert (default: the model's ffn) */
+    int every, first;       /* MoE layers: first, first+every, ... (default every 2 from layer 1) */
+} wl_moe;
+
+/* Loads a model with its "moe" object (built-in name or JSON path). */
+int wl_moe_model_load(const char *spec, wl_model *m, wl_moe *moe, sim_err *err);
+int wl_moe_is_layer(const wl_moe *moe, int layer);
+int wl_moe_count(const wl_moe *moe, int layers); /* MoE layers among the first `layers` */
+
+typedef enum wl_balance { WL_BAL_NONE, WL_BAL_FASTERMOE, WL_BAL_PROPHET, WL_BAL_COUNT } wl_balance;
+const char *wl_balance_name(int b);
+
+typedef struct wl_moe_strategy {
+    wl_strategy base;   /* tp, pp, dp, mb, gb, dtype */
+    int ep;             /* expert-parallel degree: divides dp and the expert count */
+    int steps;          /* training steps to simulate (routing drifts between them) */
+    int balance_mask;   /* bit per wl_balance to simulate */
+    wl_routing_cfg routing;
+    int fragment;       /* internal: planner fragments leave out embedding, logits, DP and optimizer */
+} wl_moe_strategy;
+
+void wl_moe_strategy_default(wl_moe_strategy *s);
+/* The dense keys (wl_strategy_parse) plus ep=, steps=, seed=, drift=,
+ * routing=uniform|zipf[:S]|dirichlet[:A]|trace:FILE,
+ * balance=none|fastermoe|prophet|all. */
+int wl_moe_strategy_parse(const char *text, wl_moe_strategy *s, sim_err *err);
+
+/* Where copies of each expert live in one MoE layer of an expert-parallel
+ * group: holds[e * ep + g] != 0 when EP rank g computes expert e (its owner,
+ * g = e / (experts/ep), always does). */
+typedef struct wl_moe_place {
+    int experts, ep;
+    unsigned char *holds;
+    int overlap;            /* 1: broadcast ahead and overlapped (Pro-Prophet); 0: on the critical path (FasterMoE) */
+} wl_moe_place;
+
+/* Tokens (token-expert assignments) each EP rank computes, and the bytes each
+ * sends to each in the dispatch, given one layer's counts
+ * counts[src*experts+e] and a placement (NULL = owners only).  Tokens from a
+ * GPU holding a copy stay there; the others' are split evenly over the
+ * copies.  compute[ep], send[ep*ep] (tokens, src-major); returns tokens dropped
+ * by the capacity limit. */
+int64_t wl_moe_assign(const wl_moe *moe, int ep, const int64_t *counts, const wl_moe_place *pl, int64_t per_source,
+                      int64_t *compute, int64_t *send);
+/* max over mean of per-GPU computed tokens (1 = perfect balance). */
+double wl_moe_imbalance(const int64_t *compute, int ep);
+
+/* One training step's schedule: routing of `step`, a placement per MoE layer
+ * (places[moe_layer], NULL = none). */
+sim_schedule *wl_moe_generate(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st,
+                              const sim_machine *mach, const wl_routing *r, int step, wl_moe_place *const *places,
+                              sim_err *err);
+
+/* Checks divisibility and the GPU count; fills dp=auto and gb=auto. */
+int wl_moe_resolve(const wl_model *m, const wl_moe *moe, wl_moe_strategy *st, const sim_machine *mach, sim_err *err);
+
+/* Runs `steps` steps under each balance mode of st->balance_mask and prints
+ * the per-step table (and per-layer imbalance) to out. */
+int wl_moe_run(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st, const sim_machine *mach, FILE *out,
+               int json, sim_err *err);
+
+/* `trainsim moe ...` */
+int wl_moe_cli_main(int argc, char **argv);
+
+#endif

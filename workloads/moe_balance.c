@@ -1,0 +1,501 @@
+/* moe_balance.c — expert load balancing across training steps, and the
+ * `trainsim moe` command.
+ *
+ * Three modes, each simulated step by step on the same routing:
+ *   none       DeepSpeed-MoE: every expert only on its owner.
+ *   fastermoe  FasterMoE's dynamic shadowing (He et al., PPoPP'22): after the
+ *              gate of the current step, an expert is shadowed — broadcast to
+ *              every GPU of its EP group, tokens computed where they are, its
+ *              gradients reduced back after its backward — when moving its
+ *              tokens would cost more bytes than moving its parameters
+ *              (2·tokens·h > 2·parameters: dispatch+combine vs broadcast+
+ *              reduce).  Assumption: FasterMoE decides with a performance
+ *              model we do not have; this byte break-even is its core idea.
+ *              The broadcast and reduce sit on the all-to-all stream, on the
+ *              critical path.
+ *   prophet    Pro-Prophet (papers.md §5; details [mem], assumptions marked
+ *              ASSUMED): the planner predicts this step's routing from the
+ *              previous step's statistics (locality), and per MoE layer
+ *              greedily replicates the heaviest expert of the most loaded
+ *              GPU to one of the least loaded GPUs, keeping a candidate
+ *              only if a simulated fragment (a dense layer and the MoE layer,
+ *              forward and backward, all micro-batches, on the real
+ *              platform) gets faster.  It re-plans a layer only when its
+ *              predicted distribution moved (L1 distance > 0.1) since the
+ *              layer's last plan.  The scheduler broadcasts a layer's copies
+ *              on a separate stream once the previous MoE layer has combined
+ *              micro-batch 0, overlapping the dense layer in between, and
+ *              reduces their gradients after the layer's last backward,
+ *              overlapping the layers below.  Step 0 has no statistics and
+ *              is not balanced. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "platforms/platform.h"
+#include "workloads/moe.h"
+
+static wl_moe_place *place_new(int experts, int ep, int overlap)
+{
+    wl_moe_place *p = calloc(1, sizeof *p);
+    p->experts = experts;
+    p->ep = ep;
+    p->overlap = overlap;
+    p->holds = calloc((size_t)experts * ep, 1);
+    return p;
+}
+
+static wl_moe_place *place_copy(const wl_moe_place *a)
+{
+    wl_moe_place *p = place_new(a->experts, a->ep, a->overlap);
+    memcpy(p->holds, a->holds, (size_t)a->experts * a->ep);
+    return p;
+}
+
+static void place_free(wl_moe_place *p)
+{
+    if (p)
+        free(p->holds);
+    free(p);
+}
+
+static int place_copies(const wl_moe_place *p)
+{
+    int n = 0, per = p->experts / p->ep;
+    for (int e = 0; e < p->experts; e++)
+        for (int g = 0; g < p->ep; g++)
+            n += p->holds[(size_t)e * p->ep + g] && g != e / per;
+    return n;
+}
+
+/* ---- FasterMoE ---------------------------------------------------------- */
+
+static wl_moe_place *fastermoe_plan(const wl_model *m, const wl_moe *moe, int ep, const int64_t *counts)
+{
+    int E = moe->experts;
+    wl_moe_place *p = NULL;
+    for (int e = 0; e < E; e++) {
+        int64_t remote = 0, owner = e / (E / ep);
+        for (int k = 0; k < ep; k++)
+            if (k != owner)
+                remote += counts[(size_t)k * E + e];
+        /* tokens moved: remote·h each way; parameters moved: 2·h·f each way */
+        if ((double)remote * m->hidden > 2.0 * m->hidden * moe->expert_ffn) {
+            if (!p)
+                p = place_new(E, ep, 0);
+            for (int g = 0; g < ep; g++)
+                p->holds[(size_t)e * ep + g] = 1;
+        }
+    }
+    return p;
+}
+
+/* ---- Pro-Prophet -------------------------------------------------------- */
+
+typedef struct planner {
+    const wl_model *m;
+    const wl_moe *moe;
+    const wl_moe_strategy *st;
+    sim_machine frag_mach;  /* the first tp·ep GPUs of the platform */
+    wl_model frag_model;
+    wl_moe frag_moe;
+    wl_moe_strategy frag_st;
+    int ep, E;
+    double **last_dist;     /* per layer: normalised totals at the last plan */
+    wl_moe_place **last;    /* per layer: last plan */
+    int sims;
+} planner;
+
+static double simulate(const sim_schedule *s, const sim_machine *mach, sim_err *err)
+{
+    sim_result r;
+    if (sim_run_isolated(s, mach, NULL, &r, err) < 0)
+        return -1;
+    double t = r.iteration_s;
+    sim_result_free(&r);
+    return t;
+}
+
+/* Simulated time of one dense + one MoE layer under placement pl. */
+static double fragment_time(planner *P, const int64_t *counts, const wl_moe_place *pl, sim_err *err)
+{
+    wl_routing *r = wl_routing_from_counts(1, P->E, P->ep, counts);
+    wl_moe_place *places[1] = {(wl_moe_place *)pl};
+    sim_schedule *s = wl_moe_generate(&P->frag_model, &P->frag_moe, &P->frag_st, &P->frag_mach, r, 0, places, err);
+    wl_routing_free(r);
+    if (!s)
+        return -1;
+    double t = simulate(s, &P->frag_mach, err);
+    sim_sched_free(s);
+    P->sims++;
+    return t;
+}
+
+static double max_load(const wl_moe *moe, int ep, const int64_t *counts, const wl_moe_place *pl, int64_t per_source,
+                       int64_t *compute, int64_t *send)
+{
+    wl_moe_assign(moe, ep, counts, pl, per_source, compute, send);
+    int64_t mx = 0;
+    for (int g = 0; g < ep; g++)
+        mx = compute[g] > mx ? compute[g] : mx;
+    return (double)mx;
+}
+
+static wl_moe_place *prophet_plan(planner *P, int q, const int64_t *pred, int64_t per_source, sim_err *err)
+{
+    int E = P->E, ep = P->ep, per = E / ep;
+    /* re-plan only when the distribution moved */
+    double *dist = malloc((size_t)E * sizeof *dist), tot = 0, l1 = 0;
+    for (int e = 0; e < E; e++) {
+        dist[e] = 0;
+        for (int k = 0; k < ep; k++)
+            dist[e] += (double)pred[(size_t)k * E + e];
+        tot += dist[e];
+    }
+    for (int e = 0; e < E; e++) {
+        dist[e] = tot > 0 ? dist[e] / tot : 0;
+        l1 += P->last_dist[q] ? fabs(dist[e] - P->last_dist[q][e]) : 2;
+    }
+    if (P->last_dist[q] && l1 <= 0.1) {
+        free(dist);
+        return P->last[q] ? place_copy(P->last[q]) : NULL;
+    }
+    free(P->last_dist[q]);
+    P->last_dist[q] = dist;
+
+    int64_t *compute = malloc((size_t)ep * sizeof *compute), *send = malloc((size_t)ep * ep * sizeof *send);
+    int64_t *owned = malloc((size_t)E * sizeof *owned);
+    wl_moe_place *cur = place_new(E, ep, 1);
+    for (int e = 0; e < E; e++)
+        cur->holds[(size_t)e * ep + e / per] = 1;
+    double best_t = fragment_time(P, pred, NULL, err);
+    for (int iter = 0; best_t >= 0 && iter < 2 * ep; iter++) {
+        double cur_max = max_load(P->moe, ep, pred, cur, per_source, compute, send);
+        int gmax = 0;
+        for (int g = 1; g < ep; g++)
+            if (compute[g] > compute[gmax])
+                gmax = g;
+        /* the expert contributing most to gmax: its own tokens routed there */
+        int ebest = -1;
+        double wbest = 0;
+        for (int e = 0; e < E; e++) {
+            if (!cur->holds[(size_t)e * ep + gmax])
+                continue;
+            double w = 0;
+            for (int k = 0; k < ep; k++)
+                w += (double)pred[(size_t)k * E + e];
+            if (w > wbest) {
+                wbest = w;
+                ebest = e;
+            }
+        }
+        if (ebest < 0)
+            break;
+        /* the two least loaded GPUs without it */
+        int cand[2] = {-1, -1};
+        for (int g = 0; g < ep; g++) {
+            if (cur->holds[(size_t)ebest * ep + g])
+                continue;
+            if (cand[0] < 0 || compute[g] < compute[cand[0]]) {
+                cand[1] = cand[0];
+                cand[0] = g;
+            } else if (cand[1] < 0 || compute[g] < compute[cand[1]]) {
+                cand[1] = g;
+            }
+        }
+        wl_moe_place *win = NULL;
+        double win_t = best_t;
+        for (int c = 0; c < 2; c++) {
+            if (cand[c] < 0)
+                continue;
+            wl_moe_place *t = place_copy(cur);
+            t->holds[(size_t)ebest * ep + cand[c]] = 1;
+            if (max_load(P->moe, ep, pred, t, per_source, compute, send) >= cur_max) {
+                place_free(t); /* does not even help the predicted balance */
+                continue;
+            }
+            double tt = fragment_time(P, pred, t, err);
+            if (tt < 0) {
+                place_free(t);
+                place_free(win);
+                win = NULL;
+                best_t = -1;
+                break;
+            }
+            if (tt < win_t * (1 - 1e-9)) {
+                place_free(win);
+                win = t;
+                win_t = tt;
+            } else {
+                place_free(t);
+            }
+        }
+        if (!win)
+            break;
+        place_free(cur);
+        cur = win;
+        best_t = win_t;
+    }
+    free(compute);
+    free(send);
+    free(owned);
+    if (best_t < 0) {
+        place_free(cur);
+        return NULL;
+    }
+    if (place_copies(cur) == 0) {
+        place_free(cur);
+        cur = NULL;
+    }
+    place_free(P->last[q]);
+    P->last[q] = cur ? place_copy(cur) : NULL;
+    return cur;
+}
+
+/* ---- the run ------------------------------------------------------------ */
+
+int wl_moe_run(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st_in, const sim_machine *mach, FILE *out,
+               int json, sim_err *err)
+{
+    wl_moe_strategy st = *st_in;
+    if (wl_moe_resolve(m, moe, &st, mach, err) < 0)
+        return -1;
+    int ep = st.ep, E = moe->experts, nq = wl_moe_count(moe, m->layers);
+    int64_t per_source = (int64_t)m->seq * st.base.mb * moe->top_k;
+    wl_routing *r = wl_routing_new(&st.routing, st.steps, nq, E, ep, per_source, err);
+    if (!r)
+        return -1;
+    int steps = wl_routing_steps(r);
+    planner P;
+    memset(&P, 0, sizeof P);
+    P.m = m;
+    P.moe = moe;
+    P.st = &st;
+    P.ep = ep;
+    P.E = E;
+    P.frag_mach = *mach;
+    P.frag_mach.ngpus = st.base.tp * ep;
+    P.frag_model = *m;
+    P.frag_model.layers = 2;
+    P.frag_moe = *moe;
+    P.frag_moe.first = 1;
+    P.frag_moe.every = 2;
+    P.frag_st = st;
+    P.frag_st.base.pp = 1;
+    P.frag_st.base.dp = ep;
+    P.frag_st.base.gb = st.base.gb / st.base.dp * ep; /* the same micro-batches per pipeline */
+    P.frag_st.fragment = 1;
+    P.last_dist = calloc((size_t)nq, sizeof *P.last_dist);
+    P.last = calloc((size_t)nq, sizeof *P.last);
+
+    char stext[256];
+    wl_strategy_format(&st.base, stext, sizeof stext);
+    if (json)
+        fprintf(out, "{\n  \"model\": \"%s\", \"platform\": \"%s\", \"strategy\": \"%s,ep=%d\", \"experts\": %d, "
+                "\"top_k\": %d, \"moe_layers\": %d,\n  \"routing\": \"%s\", \"drift\": %g, \"seed\": %lu,\n  \"steps\": [\n",
+                m->name, mach->name, stext, ep, E, moe->top_k, nq, wl_route_dist_name(st.routing.dist), st.routing.drift,
+                st.routing.seed);
+    else {
+        fprintf(out, "trainsim moe: %s (%d experts, top-%d, %d MoE layers of %d) on %s\n", m->name, E, moe->top_k, nq,
+                m->layers, mach->name);
+        fprintf(out, "strategy %s,ep=%d; routing %s", stext, ep, wl_route_dist_name(st.routing.dist));
+        if (st.routing.dist == WL_ROUTE_ZIPF)
+            fprintf(out, " (s=%g)", st.routing.zipf_s);
+        if (st.routing.dist == WL_ROUTE_DIRICHLET)
+            fprintf(out, " (alpha=%g)", st.routing.alpha);
+        if (st.routing.dist == WL_ROUTE_TRACE)
+            fprintf(out, " (%s)", st.routing.trace);
+        else
+            fprintf(out, ", drift %g, seed %lu", st.routing.drift, st.routing.seed);
+        fprintf(out, "\n\nimbalance = max/mean tokens computed per GPU, mean over MoE layers (max over layers)\n");
+        fprintf(out, "%4s", "step");
+        for (int b = 0; b < WL_BAL_COUNT; b++)
+            if (st.balance_mask >> b & 1)
+                fprintf(out, " | %-9s imbalance   time ms", wl_balance_name(b));
+        if ((st.balance_mask >> WL_BAL_PROPHET & 1) && (st.balance_mask & 3))
+            fprintf(out, " | prophet saves: vs none  vs fastermoe | copies sims");
+        fprintf(out, "\n");
+    }
+    double *imb = calloc((size_t)nq * WL_BAL_COUNT, sizeof *imb);
+    int64_t *compute = malloc((size_t)ep * sizeof *compute), *send = malloc((size_t)ep * ep * sizeof *send);
+    wl_moe_place **places = calloc((size_t)nq, sizeof *places);
+    double *layer_imb_none = calloc((size_t)steps * nq, sizeof *layer_imb_none);
+    int rc = 0;
+    double sum_t[WL_BAL_COUNT] = {0};
+    for (int s = 0; s < steps && !rc; s++) {
+        double t[WL_BAL_COUNT] = {0}, mean_imb[WL_BAL_COUNT] = {0}, max_imb[WL_BAL_COUNT] = {0};
+        int copies = 0, sims0 = P.sims;
+        int64_t dropped = 0;
+        for (int b = 0; b < WL_BAL_COUNT && !rc; b++) {
+            if (!(st.balance_mask >> b & 1))
+                continue;
+            for (int q = 0; q < nq; q++) {
+                const int64_t *cnt = wl_routing_counts(r, s, q);
+                places[q] = NULL;
+                if (b == WL_BAL_FASTERMOE)
+                    places[q] = fastermoe_plan(m, moe, ep, cnt);
+                else if (b == WL_BAL_PROPHET && s > 0) {
+                    places[q] = prophet_plan(&P, q, wl_routing_counts(r, s - 1, q), per_source, err);
+                    if (!places[q] && err->msg[0] && P.last_dist[q] == NULL)
+                        rc = -1;
+                    copies += places[q] ? place_copies(places[q]) : 0;
+                }
+                int64_t dr = wl_moe_assign(moe, ep, cnt, places[q], per_source, compute, send);
+                if (b == WL_BAL_NONE || !(st.balance_mask & 1))
+                    dropped += dr;
+                double x = wl_moe_imbalance(compute, ep);
+                mean_imb[b] += x / nq;
+                max_imb[b] = x > max_imb[b] ? x : max_imb[b];
+                if (b == WL_BAL_NONE)
+                    layer_imb_none[(size_t)s * nq + q] = x;
+            }
+            sim_schedule *sched = wl_moe_generate(m, moe, &st, mach, r, s, places, err);
+            for (int q = 0; q < nq; q++) {
+                place_free(places[q]);
+                places[q] = NULL;
+            }
+            if (!sched) {
+                rc = -1;
+                break;
+            }
+            t[b] = simulate(sched, mach, err);
+            sim_sched_free(sched);
+            if (t[b] < 0)
+                rc = -1;
+            sum_t[b] += t[b];
+        }
+        if (rc)
+            break;
+        if (json) {
+            fprintf(out, "    {\"step\": %d", s);
+            for (int b = 0; b < WL_BAL_COUNT; b++)
+                if (st.balance_mask >> b & 1)
+                    fprintf(out, ", \"%s\": {\"time_s\": %.9g, \"imbalance_mean\": %.6f, \"imbalance_max\": %.6f}",
+                            wl_balance_name(b), t[b], mean_imb[b], max_imb[b]);
+            fprintf(out, ", \"prophet_copies\": %d, \"planner_simulations\": %d, \"dropped_tokens\": %lld}%s\n", copies,
+                    P.sims - sims0, (long long)dropped, s + 1 < steps ? "," : "");
+        } else {
+            fprintf(out, "%4d", s);
+            for (int b = 0; b < WL_BAL_COUNT; b++)
+                if (st.balance_mask >> b & 1)
+                    fprintf(out, " | %5.2f (%5.2f) %9.2f", mean_imb[b], max_imb[b], t[b] * 1e3);
+            if ((st.balance_mask >> WL_BAL_PROPHET & 1) && (st.balance_mask & 3)) {
+                fprintf(out, " |              ");
+                if (st.balance_mask & 1)
+                    fprintf(out, "%6.1f %%", 100 * (t[0] - t[2]) / t[0]);
+                else
+                    fprintf(out, "%8s", "-");
+                if (st.balance_mask & 2)
+                    fprintf(out, "     %6.1f %%", 100 * (t[1] - t[2]) / t[1]);
+                else
+                    fprintf(out, "     %8s", "-");
+                fprintf(out, " | %6d %4d", copies, P.sims - sims0);
+            }
+            if (dropped)
+                fprintf(out, "  (%lld tokens over capacity dropped)", (long long)dropped);
+            fprintf(out, "\n");
+        }
+    }
+    if (!rc && json) {
+        fprintf(out, "  ],\n  \"total_time_s\": {");
+        int first = 1;
+        for (int b = 0; b < WL_BAL_COUNT; b++)
+            if (st.balance_mask >> b & 1) {
+                fprintf(out, "%s\"%s\": %.9g", first ? "" : ", ", wl_balance_name(b), sum_t[b]);
+                first = 0;
+            }
+        fprintf(out, "},\n  \"planner_simulations\": %d\n}\n", P.sims);
+    } else if (!rc) {
+        fprintf(out, "%4s", "all");
+        for (int b = 0; b < WL_BAL_COUNT; b++)
+            if (st.balance_mask >> b & 1)
+                fprintf(out, " | %-15s %9.2f", "", sum_t[b] * 1e3);
+        fprintf(out, "\n");
+        if (st.balance_mask & 1) {
+            fprintf(out, "\nper-layer imbalance without balancing (max/mean), MoE layers in model order\n%4s", "step");
+            for (int q = 0; q < nq; q++)
+                fprintf(out, " %5d", q);
+            fprintf(out, "\n");
+            for (int s = 0; s < steps; s++) {
+                fprintf(out, "%4d", s);
+                for (int q = 0; q < nq; q++)
+                    fprintf(out, " %5.2f", layer_imb_none[(size_t)s * nq + q]);
+                fprintf(out, "\n");
+            }
+        }
+    }
+    for (int q = 0; q < nq; q++) {
+        free(P.last_dist[q]);
+        place_free(P.last[q]);
+    }
+    free(P.last_dist);
+    free(P.last);
+    free(places);
+    free(imb);
+    free(compute);
+    free(send);
+    free(layer_imb_none);
+    wl_routing_free(r);
+    return rc;
+}
+
+/* ---- `trainsim moe` ------------------------------------------------------ */
+
+#define MOE_DEFAULT_PLATFORM "h100-pcie-2x8"
+#define MOE_DEFAULT_MODEL "gpt-moe-350m"
+#define MOE_DEFAULT_STRATEGY "ep=8,mb=4,dtype=fp16,steps=5,routing=zipf:1.2,drift=0.05,seed=1"
+
+int wl_moe_cli_main(int argc, char **argv)
+{
+    const char *platform = MOE_DEFAULT_PLATFORM, *model = MOE_DEFAULT_MODEL, *strategy = MOE_DEFAULT_STRATEGY;
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+            printf("usage: trainsim moe [--platform P] [--model M] [--strategy S] [--json]\n"
+                   "  simulates MoE training steps with skewed, drifting routing and compares load balancing:\n"
+                   "  none (DeepSpeed-MoE), fastermoe (dynamic shadowing) and prophet (Pro-Prophet).\n"
+                   "  strategy keys: tp, pp, dp, mb, gb, dtype (as for run), ep, steps, seed, drift,\n"
+                   "    routing=uniform|zipf[:S]|dirichlet[:ALPHA]|trace:FILE, balance=none|fastermoe|prophet|all\n"
+                   "  defaults: --platform %s --model %s --strategy %s\n",
+                   MOE_DEFAULT_PLATFORM, MOE_DEFAULT_MODEL, MOE_DEFAULT_STRATEGY);
+            return 0;
+        }
+        if (!strcmp(o, "--json")) {
+            json = 1;
+            continue;
+        }
+        const char **slot = !strcmp(o, "--platform") ? &platform
+                            : !strcmp(o, "--model")  ? &model
+                            : !strcmp(o, "--strategy") ? &strategy
+                                                       : NULL;
+        if (!slot) {
+            fprintf(stderr, "trainsim moe: unknown option \"%s\" (see trainsim moe --help)\n", o);
+            return 2;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "trainsim moe: %s needs a value\n", o);
+            return 2;
+        }
+        *slot = argv[++i];
+    }
+    sim_err err = {{0}};
+    wl_model m;
+    wl_moe moe;
+    wl_moe_strategy st;
+    wl_moe_strategy_default(&st);
+    if (wl_moe_model_load(model, &m, &moe, &err) < 0 || wl_moe_strategy_parse(strategy, &st, &err) < 0) {
+        fprintf(stderr, "trainsim: %s\n", err.msg);
+        return 1;
+    }
+    sim_machine *mach = plat_load(platform, &err);
+    if (!mach) {
+        fprintf(stderr, "trainsim: %s\n", err.msg);
+        return 1;
+    }
+    int rc = wl_moe_run(&m, &moe, &st, mach, stdout, json, &err);
+    if (rc < 0)
+        fprintf(stderr, "trainsim: %s\n", err.msg);
+    sim_machine_free(mach);
+    return rc < 0 ? 1 : 0;
+}
