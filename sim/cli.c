@@ -21,6 +21,7 @@
 #include "validation/val_cli.h"
 #include "workloads/gpt.h"
 #include "workloads/moe.h"
+#include "workloads/reshard.h"
 
 #define DEFAULT_PLATFORM "oases-3090"
 #define DEFAULT_MODEL "gpt-3072"
@@ -47,6 +48,7 @@ static void usage(FILE *f)
             "       trainsim list                   built-in clusters, models and hardware catalogue\n"
             "       trainsim validate [--help]      compare simulations with real measurements (validation/)\n"
             "       trainsim moe [options]          MoE steps with skewed routing: none / FasterMoE / Pro-Prophet balancing\n"
+            "       trainsim reshard [--platform P] cross-mesh resharding microbenchmarks (send/recv, all-gather, broadcast)\n"
             "\n"
             "options:\n"
             "  --platform P      built-in cluster name, cluster JSON file or SimGrid XML file (default %s)\n"
@@ -342,6 +344,8 @@ int main(int argc, char **argv)
         return val_cli_main(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "moe"))
         return wl_moe_cli_main(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "reshard"))
+        return wl_reshard_cli_main(argc - 1, argv + 1);
     args a;
     int rc = parse_args(argc, argv, &a);
     if (rc)
