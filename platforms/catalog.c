@@ -125,6 +125,35 @@ static int parse_curve(const cJSON *obj, sim_curve *c, const char *what, sim_err
     return 0;
 }
 
+/* "nccl": {"base_us": {"LL":, "LL128":, "Simple":}, "step_us": {...},
+ * "efficiency": {...}}: each protocol from the GPU's own object, else the
+ * defaults' (see sim_collparams). */
+static int parse_nccl(const cJSON *own, const cJSON *dflt, sim_collparams *cp, const char *model, sim_err *err)
+{
+    static const char *const groups[3] = {"base_us", "step_us", "efficiency"};
+    for (int gi = 0; gi < 3; gi++)
+        for (int p = 0; p < SIM_PROTO_COUNT; p++) {
+            const char *pn = sim_proto_name((sim_proto)p);
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(own, groups[gi]), pn);
+            const char *who = model;
+            if (!v) {
+                v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(dflt, groups[gi]), pn);
+                who = "defaults";
+            }
+            if (!cJSON_IsNumber(v) || v->valuedouble < 0 || (gi == 2 && (v->valuedouble <= 0 || v->valuedouble > 1)))
+                return sim_errf(err, "%s: %s: nccl.%s.%s: expected %s", GPUS_JSON, who, groups[gi], pn,
+                                gi == 2 ? "an efficiency in (0, 1]" : "a latency in microseconds >= 0");
+            double x = v->valuedouble;
+            if (gi == 0)
+                cp->base_s[p] = x * 1e-6;
+            else if (gi == 1)
+                cp->step_s[p] = x * 1e-6;
+            else
+                cp->eff[p] = x;
+        }
+    return 0;
+}
+
 static int fill_gpu(const cJSON *e, const cJSON *defaults, sim_gpu *g, plat_gpu_info *info, sim_err *err)
 {
     static const char *keys[SIM_DTYPE_COUNT] = {"fp32", "tf32", "fp16", "bf16", "fp8"};
@@ -164,6 +193,18 @@ static int fill_gpu(const cJSON *e, const cJSON *defaults, sim_gpu *g, plat_gpu_
         if (parse_curve(c, curves[i].c, what, err))
             return -1;
     }
+
+    if (parse_nccl(cJSON_GetObjectItemCaseSensitive(e, "nccl"), cJSON_GetObjectItemCaseSensitive(defaults, "nccl"),
+                   &g->coll, g->model, err))
+        return -1;
+    const cJSON *ov = cJSON_GetObjectItemCaseSensitive(e, "overlap");
+    if (!ov)
+        ov = cJSON_GetObjectItemCaseSensitive(defaults, "overlap");
+    g->overlap_compute = num(ov, "compute", 0);
+    g->overlap_comm = num(ov, "comm", 0);
+    if (g->overlap_compute < 1 || g->overlap_compute >= 2 || g->overlap_comm < 1 || g->overlap_comm >= 2)
+        return sim_errf(err, "%s: %s: overlap.compute and overlap.comm must be slowdown factors in [1, 2)", GPUS_JSON,
+                        g->model);
 
     if (info) {
         memset(info, 0, sizeof *info);

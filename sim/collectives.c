@@ -10,8 +10,9 @@
  *     all-reduce          S/G among same-local-index GPUs (G rings share the
  *                         NIC), intra-node all-gather
  *   tree all-reduce       NCCL's double binary tree: two trees, each carrying
- *                         half the data in pipelined chunks, reduce up then
- *                         broadcast down (the two phases are not overlapped)
+ *                         half the data in chunks; a chunk goes down as soon
+ *                         as it has reached the root, so reduce and broadcast
+ *                         overlap as in NCCL's tree pipeline
  *   broadcast / reduce    pipelined chain along the ring from / to the root
  *   all-to-all            one flow per ordered pair
  *   all-to-allv           the same with a size per pair (MoE dispatch and
@@ -23,6 +24,18 @@
  * whole ring traffic as one flow to its successor and adds the latency terms
  * the steps would have paid; on uncontended platforms both give the same time
  * (tested), and aggregated mode needs 2(N-1) times fewer flows.
+ *
+ * Protocols and algorithm choice follow NCCL's tuning model (NCCL
+ * src/graph/tuning.cc, ncclTopoTuneModel and the per-call cost table of
+ * enqueue.cc): every (algorithm, protocol) is priced as base latency + steps
+ * x (route latency + protocol step latency) + bytes moved / (path bandwidth x
+ * protocol efficiency), with the uncontended bandwidth and latency of the
+ * communicator's rings, and the cheapest runs.  Running it, the protocol's
+ * efficiency inflates the bytes on the wire and its latencies are slept, so
+ * the bandwidth part still comes from SimGrid's flows under contention.
+ * Trees are considered only across nodes (NCCL's trees span nodes; within a
+ * node rings win).  The numbers are per GPU model (sim_collparams), fitted in
+ * validation/fit_nccl.c.
  *
  * Mailboxes: one inbox per ring position and direction, so each inbox has a
  * single sender and SimGrid's FIFO matching is the collective's order. */
@@ -56,7 +69,9 @@ typedef struct sim_comm_rt {
     int nnodes, per_node;
     ring *intra, *inter;    /* [nnodes] rings within a node, [per_node] across nodes */
     int *intra_of, *inter_of, *pos_intra, *pos_inter; /* per member */
-    sg_mailbox_t *pair;     /* [n*n] lazily: inbox of dst from src (all-to-all, trees) */
+    sg_mailbox_t *pair;     /* [n*n] lazily: inbox of dst from src (all-to-all) */
+    int has_path;           /* path_bw/path_lat computed */
+    double path_bw, path_lat; /* slowest hop of the full ring: bandwidth, latency */
 } sim_comm_rt;
 
 static char token; /* non-NULL payload for collective flows */
@@ -246,21 +261,32 @@ static int aggregated(const ring *R)
            (E.opt.coll_mode == SIM_COLLMODE_AUTO && R->n > E.opt.step_max_ring);
 }
 
-/* `steps` ring steps of `chunk` bytes each: every position sends to its
- * successor and receives from its predecessor, in lock step. */
-static void ring_steps(uint32_t stream, ring *R, int pos, int steps, double chunk)
+/* How a collective runs: the protocol's step latency and efficiency. */
+typedef struct proto_run {
+    double step_s; /* per step, on top of the route latency */
+    double eff;    /* payload fraction of the wire bytes */
+} proto_run;
+
+/* `steps` ring steps of `chunk` payload bytes each: every position sends to
+ * its successor and receives from its predecessor, in lock step. */
+static void ring_steps(uint32_t stream, ring *R, int pos, int steps, double chunk, const proto_run *pr)
 {
     if (R->n < 2 || steps < 1)
         return;
     int succ = (pos + 1) % R->n;
+    double wire = chunk / pr->eff;
     if (aggregated(R)) {
-        exchange(stream, R->from_prev[succ], R->rank[succ], R->from_prev[pos], chunk * steps);
-        if (steps > 1)
-            sg_actor_sleep_for((steps - 1) * ring_lat(R, pos));
+        exchange(stream, R->from_prev[succ], R->rank[succ], R->from_prev[pos], wire * steps);
+        double extra = (steps - 1) * ring_lat(R, pos) + steps * pr->step_s;
+        if (extra > 0)
+            sg_actor_sleep_for(extra);
         return;
     }
-    for (int s = 0; s < steps; s++)
-        exchange(stream, R->from_prev[succ], R->rank[succ], R->from_prev[pos], chunk);
+    for (int s = 0; s < steps; s++) {
+        exchange(stream, R->from_prev[succ], R->rank[succ], R->from_prev[pos], wire);
+        if (pr->step_s > 0)
+            sg_actor_sleep_for(pr->step_s);
+    }
 }
 
 static int chunks_for(double bytes)
@@ -271,8 +297,10 @@ static int chunks_for(double bytes)
 
 /* Pipelined chain along the ring.  toward_root = 0: broadcast from the root
  * (data flows forward); 1: reduce to the root (data flows backward). */
-static void chain(uint32_t stream, ring *R, int pos, int root_pos, double bytes, int toward_root)
+static void chain(uint32_t stream, ring *R, int pos, int root_pos, double payload, int toward_root,
+                  const proto_run *pr)
 {
+    double bytes = payload / pr->eff;
     int n = R->n;
     if (n < 2)
         return;
@@ -300,7 +328,7 @@ static void chain(uint32_t stream, ring *R, int pos, int root_pos, double bytes,
         /* the pipeline fill the chunks would have paid, on an uncontended chain */
         int hop = toward_root ? next : pos;
         double lat = ring_lat(R, hop), bw = ring_bw(R, hop);
-        double fill = (n + C - 3) * lat + (n - 2) * chunk / (bw > 0 ? bw : 1e300);
+        double fill = (n + C - 3) * lat + (n - 2) * chunk / (bw > 0 ? bw : 1e300) + (n + C - 2) * pr->step_s;
         if (fill > 0)
             sg_actor_sleep_for(fill);
         return;
@@ -313,6 +341,8 @@ static void chain(uint32_t stream, ring *R, int pos, int root_pos, double bytes,
             sg_comm_wait(sg_mailbox_get_async(in, &data));
         }
         if (sends) {
+            if (pr->step_s > 0)
+                sg_actor_sleep_for(pr->step_s);
             if (pending) {
                 sg_comm_wait(pending);
                 sim_engine_trace_transfer(stream, R->rank[next], chunk, t_pending, simgrid_get_clock());
@@ -344,7 +374,8 @@ static sg_mailbox_t pair_mailbox(int c, sim_comm_rt *C, int dst, int src)
 /* One flow per ordered pair, all in flight at once (NCCL's grouped
  * send/receive).  sizes = NULL: bytes/n to each member; else sizes[j] to
  * member j (all-to-allv). */
-static void alltoall(uint32_t stream, int c, sim_comm_rt *C, int me, double bytes, const int64_t *sizes)
+static void alltoall(uint32_t stream, int c, sim_comm_rt *C, int me, double bytes, const int64_t *sizes,
+                     double inflate)
 {
     int n = C->n;
     if (n < 2)
@@ -355,7 +386,7 @@ static void alltoall(uint32_t stream, int c, sim_comm_rt *C, int me, double byte
     int k = 0;
     for (int i = 1; i < n; i++) {
         int dst = (me + i) % n, src = (me - i + n) % n;
-        double b = sizes ? (double)sizes[dst] : each;
+        double b = (sizes ? (double)sizes[dst] : each) * inflate; /* protocol and interference */
         sent += b;
         h[k++] = sg_mailbox_put_async(pair_mailbox(c, C, dst, me), &token, (long)b);
         h[k++] = sg_mailbox_get_async(pair_mailbox(c, C, me, src), &data[i]);
@@ -370,56 +401,123 @@ static void alltoall(uint32_t stream, int c, sim_comm_rt *C, int me, double byte
 
 /* Double binary tree (NCCL 2.4+): tree 0 is a binary tree over ring
  * positions in heap order, tree 1 the same over positions mirrored, so most
- * interior nodes of one tree are leaves of the other.  Each carries half. */
-static void tree_allreduce(uint32_t stream, int c, sim_comm_rt *C, int me_member, double bytes)
+ * interior nodes of one tree are leaves of the other.  Each carries half the
+ * data in chunks.  Pipelined as NCCL's tree kernel is: a node forwards chunk
+ * k up as soon as its children's chunk k has arrived, the root turns it
+ * around, and a node forwards chunk k down as soon as it has it, so the
+ * reduce and the broadcast of different chunks overlap.  Each (tree,
+ * direction, destination) keeps one chunk in flight at a time, as NCCL's
+ * FIFO slots make a sender wait for the receiver.  Inboxes are per (tree,
+ * direction, receiver, sender), so chunks of different streams never mix. */
+typedef struct tree_side {
+    int idx, parent, kids[2], nkids;
+    int got_up[2], got_down;    /* chunks received from each child / from the parent */
+    int sent_up, sent_down[2];  /* chunks sent to the parent / to each child */
+    sg_comm_t rup[2], rdown, sup, sdown[2];
+    double t_sup, t_sdown[2];
+} tree_side;
+
+static sg_mailbox_t tree_box(int c, int t, char dir, int dst, int src)
+{
+    char name[80];
+    snprintf(name, sizeof name, "c%d/t%d%c/%d<%d", c, t, dir, dst, src);
+    return sg_mailbox_by_name(name);
+}
+
+static void tree_allreduce(uint32_t stream, int c, sim_comm_rt *C, int me_member, double bytes, const proto_run *pr)
 {
     int n = C->n;
     if (n < 2)
         return;
     int pos = C->pos_full[me_member];
-    int C_chunks = chunks_for(bytes / 2);
-    double chunk = bytes / 2 / C_chunks;
+    int nch = chunks_for(bytes / 2);
+    double wire = bytes / 2 / nch / pr->eff;
     const ring *R = &C->full;
-    int idx[2] = {pos, n - 1 - pos};
-    /* member (ring position) at a tree index */
-    #define AT(t, i) ((t) == 0 ? (i) : n - 1 - (i))
-    for (int phase = 0; phase < 2; phase++) { /* 0: reduce up, 1: broadcast down */
-        for (int ch = 0; ch < C_chunks; ch++) {
-            for (int t = 0; t < 2; t++) {
-                int i = idx[t];
-                int parent = i > 0 ? AT(t, (i - 1) / 2) : -1;
-                int kids[2] = {2 * i + 1 < n ? AT(t, 2 * i + 1) : -1, 2 * i + 2 < n ? AT(t, 2 * i + 2) : -1};
-                sg_comm_t h[3];
-                void *data[2];
-                int k = 0;
-                double t0 = simgrid_get_clock();
-                if (phase == 0) {
-                    for (int q = 0; q < 2; q++)
-                        if (kids[q] >= 0)
-                            h[k++] = sg_mailbox_get_async(pair_mailbox(c, C, pos, kids[q]), &data[q]);
-                    sg_comm_wait_all(h, (size_t)k);
-                    if (parent >= 0) {
-                        sg_comm_wait(sg_mailbox_put_async(pair_mailbox(c, C, parent, pos), &token, (long)chunk));
-                        E.flows++;
-                        sim_engine_trace_transfer(stream, R->rank[parent], chunk, t0, simgrid_get_clock());
-                    }
-                } else {
-                    if (parent >= 0)
-                        sg_comm_wait(sg_mailbox_get_async(pair_mailbox(c, C, pos, parent), &data[0]));
-                    t0 = simgrid_get_clock();
-                    for (int q = 0; q < 2; q++)
-                        if (kids[q] >= 0) {
-                            h[k++] = sg_mailbox_put_async(pair_mailbox(c, C, kids[q], pos), &token, (long)chunk);
-                            E.flows++;
-                        }
-                    sg_comm_wait_all(h, (size_t)k);
-                    if (k)
-                        sim_engine_trace_transfer(stream, R->rank[kids[0]], chunk * k, t0, simgrid_get_clock());
-                }
+    tree_side T[2];
+    void *junk;
+    for (int t = 0; t < 2; t++) {
+        tree_side *x = &T[t];
+        memset(x, 0, sizeof *x);
+        /* ring position at a tree index: tree 1 mirrors the positions */
+        #define AT(i) (t == 0 ? (i) : n - 1 - (i))
+        x->idx = t == 0 ? pos : n - 1 - pos;
+        x->parent = x->idx > 0 ? AT((x->idx - 1) / 2) : -1;
+        for (int q = 0; q < 2; q++) {
+            int ki = 2 * x->idx + 1 + q;
+            if (ki < n)
+                x->kids[x->nkids++] = AT(ki);
+        }
+        #undef AT
+    }
+    for (;;) {
+        /* post what can be posted: receives one chunk ahead, sends in order */
+        sg_comm_t h[12];
+        int who[12], nh = 0;
+        for (int t = 0; t < 2; t++) {
+            tree_side *x = &T[t];
+            for (int q = 0; q < x->nkids; q++)
+                if (!x->rup[q] && x->got_up[q] < nch)
+                    x->rup[q] = sg_mailbox_get_async(tree_box(c, t, 'u', pos, x->kids[q]), &junk);
+            if (x->parent >= 0 && !x->rdown && x->got_down < nch)
+                x->rdown = sg_mailbox_get_async(tree_box(c, t, 'd', pos, x->parent), &junk);
+            int reduced = nch; /* chunks whose children's parts are all in */
+            for (int q = 0; q < x->nkids; q++)
+                if (x->got_up[q] < reduced)
+                    reduced = x->got_up[q];
+            if (x->parent >= 0 && !x->sup && x->sent_up < reduced) {
+                x->t_sup = simgrid_get_clock();
+                x->sup = sg_mailbox_put_async(tree_box(c, t, 'u', x->parent, pos), &token, (long)wire);
+                E.flows++;
             }
+            int have = x->parent >= 0 ? x->got_down : reduced; /* the root turns chunks around */
+            for (int q = 0; q < x->nkids; q++)
+                if (!x->sdown[q] && x->sent_down[q] < have) {
+                    x->t_sdown[q] = simgrid_get_clock();
+                    x->sdown[q] = sg_mailbox_put_async(tree_box(c, t, 'd', x->kids[q], pos), &token, (long)wire);
+                    E.flows++;
+                }
+            for (int q = 0; q < x->nkids; q++) {
+                if (x->rup[q])
+                    h[nh] = x->rup[q], who[nh++] = t * 6 + q;
+                if (x->sdown[q])
+                    h[nh] = x->sdown[q], who[nh++] = t * 6 + 3 + q;
+            }
+            if (x->rdown)
+                h[nh] = x->rdown, who[nh++] = t * 6 + 2;
+            if (x->sup)
+                h[nh] = x->sup, who[nh++] = t * 6 + 5;
+        }
+        if (nh == 0)
+            break;
+        ssize_t k = sg_comm_wait_any(h, (size_t)nh);
+        if (k < 0)
+            break;
+        tree_side *x = &T[who[k] / 6];
+        int w = who[k] % 6;
+        double now = simgrid_get_clock();
+        if (w < 2) {
+            x->rup[w] = NULL;
+            x->got_up[w]++;
+        } else if (w == 2) {
+            x->rdown = NULL;
+            x->got_down++;
+        } else if (w < 5) {
+            x->sdown[w - 3] = NULL;
+            x->sent_down[w - 3]++;
+            sim_engine_trace_transfer(stream, R->rank[x->kids[w - 3]], wire, x->t_sdown[w - 3], now);
+        } else {
+            x->sup = NULL;
+            x->sent_up++;
+            sim_engine_trace_transfer(stream, R->rank[x->parent], wire, x->t_sup, now);
         }
     }
-    #undef AT
+    /* the protocol's step overhead along the latency path (up and down the
+     * deeper tree), not per chunk: NCCL's tree pipelines it away */
+    int depth = 0;
+    while ((2 << depth) - 1 < n)
+        depth++;
+    if (pr->step_s > 0 && depth > 0)
+        sg_actor_sleep_for(2.0 * depth * pr->step_s);
 }
 
 static int member_index(const sim_comm *cm, int rank)
@@ -428,6 +526,85 @@ static int member_index(const sim_comm *cm, int rank)
         if (cm->ranks[i] == rank)
             return i;
     return -1;
+}
+
+/* ---- algorithm and protocol choice ------------------------------------ */
+
+static int tree_depth(int n)
+{
+    int d = 0;
+    while ((2 << d) - 1 < n)
+        d++;
+    return d;
+}
+
+double sim_coll_predict(const sim_collparams *cp, sim_coll coll, sim_algo algo, int n, double bytes, double bw,
+                        double lat, sim_proto *proto_out)
+{
+    double steps, moved;
+    if (n < 2) {
+        if (proto_out)
+            *proto_out = SIM_PROTO_SIMPLE;
+        return 0;
+    }
+    switch (coll) {
+    case SIM_COLL_ALLREDUCE:
+        if (algo == SIM_ALGO_TREE) {
+            steps = 2.0 * tree_depth(n);
+            moved = 2.0 * bytes; /* an interior node sends S up (both trees) and S down (its interior tree) */
+        } else {
+            steps = 2.0 * (n - 1);
+            moved = steps / n * bytes;
+        }
+        break;
+    case SIM_COLL_ALLGATHER:
+    case SIM_COLL_REDUCESCATTER:
+        steps = n - 1;
+        moved = steps / n * bytes;
+        break;
+    case SIM_COLL_BROADCAST:
+    case SIM_COLL_REDUCE:
+        steps = n - 1;
+        moved = bytes;
+        break;
+    default:
+        steps = 1;
+        moved = (n - 1.0) / n * bytes;
+        break;
+    }
+    double best = INFINITY;
+    sim_proto bp = SIM_PROTO_SIMPLE;
+    for (int p = SIM_PROTO_SIMPLE; p >= 0; p--) { /* ties go to Simple, then LL128 */
+        if ((coll == SIM_COLL_ALLTOALL || coll == SIM_COLL_ALLTOALLV) && p != SIM_PROTO_SIMPLE)
+            continue;
+        double t = cp->base_s[p] + steps * (lat + cp->step_s[p]) + moved / (cp->eff[p] * bw);
+        if (t < best) {
+            best = t;
+            bp = (sim_proto)p;
+        }
+    }
+    if (proto_out)
+        *proto_out = bp;
+    return best;
+}
+
+/* Slowest hop of the communicator's ring (what NCCL's topology search sees). */
+static void ring_path(sim_comm_rt *C, double *bw, double *lat)
+{
+    if (!C->has_path) {
+        C->path_bw = INFINITY;
+        C->path_lat = 0;
+        for (int i = 0; i < C->full.n; i++) {
+            double l = ring_lat(&C->full, i), b = ring_bw(&C->full, i);
+            C->path_lat = fmax(C->path_lat, l);
+            C->path_bw = fmin(C->path_bw, b > 0 ? b : INFINITY);
+        }
+        if (!isfinite(C->path_bw))
+            C->path_bw = 1e12;
+        C->has_path = 1;
+    }
+    *bw = C->path_bw;
+    *lat = C->path_lat;
 }
 
 void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
@@ -440,39 +617,57 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
     double S = (double)p->bytes;
     if (n < 2)
         return;
+    /* every member decides alike: the first member's GPU model sets the
+     * protocol numbers, the ring's slowest hop the bandwidth */
+    const sim_collparams *cp = &E.m->gpus[E.m->gpu_model[cm->ranks[0]]].coll;
+    double bw, lat;
+    ring_path(C, &bw, &lat);
+    int algo = p->algo;
+    if (p->sub == SIM_COLL_ALLREDUCE && algo == SIM_ALGO_AUTO) {
+        algo = SIM_ALGO_RING;
+        int multinode = E.m->node[C->full.rank[0]] != E.m->node[C->full.rank[n - 1]];
+        if (multinode && n > 2 &&
+            sim_coll_predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_TREE, n, S, bw, lat, NULL) <
+                sim_coll_predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_RING, n, S, bw, lat, NULL))
+            algo = SIM_ALGO_TREE;
+    }
+    if (algo == SIM_ALGO_HIERARCHICAL && !C->hier)
+        algo = SIM_ALGO_RING;
+    sim_proto proto;
+    sim_coll_predict(cp, (sim_coll)p->sub, algo == SIM_ALGO_TREE ? SIM_ALGO_TREE : SIM_ALGO_RING, n, S, bw, lat, &proto);
+    /* a kernel running beside the NCCL kernel slows it (sim_engine_comm_factor) */
+    proto_run pr = {cp->step_s[proto], cp->eff[proto] / sim_engine_comm_factor(rank)};
+    if (cp->base_s[proto] > 0)
+        sg_actor_sleep_for(cp->base_s[proto]);
     switch (p->sub) {
-    case SIM_COLL_ALLREDUCE: {
-        int algo = p->algo;
-        if (algo == SIM_ALGO_AUTO)
-            algo = C->hier ? SIM_ALGO_HIERARCHICAL : SIM_ALGO_RING;
-        if (algo == SIM_ALGO_HIERARCHICAL && C->hier) {
+    case SIM_COLL_ALLREDUCE:
+        if (algo == SIM_ALGO_HIERARCHICAL) {
             int G = C->per_node, N = C->nnodes;
             ring *in = &C->intra[C->intra_of[me]], *x = &C->inter[C->inter_of[me]];
-            ring_steps(stream, in, C->pos_intra[me], G - 1, S / G);
-            ring_steps(stream, x, C->pos_inter[me], 2 * (N - 1), S / G / N);
-            ring_steps(stream, in, C->pos_intra[me], G - 1, S / G);
+            ring_steps(stream, in, C->pos_intra[me], G - 1, S / G, &pr);
+            ring_steps(stream, x, C->pos_inter[me], 2 * (N - 1), S / G / N, &pr);
+            ring_steps(stream, in, C->pos_intra[me], G - 1, S / G, &pr);
         } else if (algo == SIM_ALGO_TREE) {
-            tree_allreduce(stream, c, C, me, S);
+            tree_allreduce(stream, c, C, me, S, &pr);
         } else {
-            ring_steps(stream, &C->full, pos, 2 * (n - 1), S / n);
+            ring_steps(stream, &C->full, pos, 2 * (n - 1), S / n, &pr);
         }
         break;
-    }
     case SIM_COLL_ALLGATHER:
     case SIM_COLL_REDUCESCATTER:
-        ring_steps(stream, &C->full, pos, n - 1, S / n);
+        ring_steps(stream, &C->full, pos, n - 1, S / n, &pr);
         break;
     case SIM_COLL_BROADCAST:
-        chain(stream, &C->full, pos, C->pos_full[p->root], S, 0);
+        chain(stream, &C->full, pos, C->pos_full[p->root], S, 0, &pr);
         break;
     case SIM_COLL_REDUCE:
-        chain(stream, &C->full, pos, C->pos_full[p->root], S, 1);
+        chain(stream, &C->full, pos, C->pos_full[p->root], S, 1, &pr);
         break;
     case SIM_COLL_ALLTOALL:
-        alltoall(stream, c, C, me, S, NULL);
+        alltoall(stream, c, C, me, S, NULL, 1 / pr.eff);
         break;
     case SIM_COLL_ALLTOALLV:
-        alltoall(stream, c, C, me, S, sim_sched_sizes_of(E.s, p));
+        alltoall(stream, c, C, me, S, sim_sched_sizes_of(E.s, p), 1 / pr.eff);
         break;
     }
 }

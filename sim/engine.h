@@ -57,6 +57,16 @@ void sim_result_free(sim_result *r);
 
 
 
+/* NCCL-style predicted time of one collective on an uncontended path of
+ * bandwidth bw (bytes/s per direction) and route latency lat (s) per hop:
+ * base + steps x (lat + step) + bytes moved / (efficiency x bw), minimised
+ * over the protocols (the chosen one in *proto_out, may be NULL).  The
+ * engine picks algorithm and protocol with it; on an uncontended platform
+ * the simulated ring time equals it (tests/sim/test_oracles.c), so the
+ * fitting code (validation/fit_nccl.c) can fit against it. */
+double sim_coll_predict(const sim_collparams *cp, sim_coll coll, sim_algo algo, int n, double bytes, double bw,
+                        double lat, sim_proto *proto_out);
+
 /* Runs sim_run() in a child process and returns its result here, so that a
  * process can run many simulations (tests, the planner). */
 int sim_run_isolated(const sim_schedule *s, const sim_machine *m, const sim_options *opt, sim_result *out,

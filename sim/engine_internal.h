@@ -33,6 +33,8 @@ typedef struct sim_engine {
     sim_ivlist *compute, *comm; /* per rank */
     double *mem, *mem_kind; /* per rank, per (rank, kind) */
     struct sim_comm_rt *comms;
+    int *comm_busy, *kern_busy; /* per rank: collectives/sends, compute kernels in flight */
+    sg_exec_t *bg;          /* per rank: the interference load while communication is in flight */
     FILE *trace;
     uint64_t flows, execs;
 } sim_engine;
@@ -43,6 +45,9 @@ int sim_coll_setup(sim_err *err);
 void sim_coll_teardown(void);
 /* Runs this rank's part of a collective on communicator comm. */
 void sim_coll_run(uint32_t stream, int comm, int rank, const sim_payload *p);
+/* Communication slowdown for a transfer starting now on this rank: the GPU's
+ * overlap_comm factor when a compute kernel is running beside it, else 1. */
+double sim_engine_comm_factor(int rank);
 void sim_engine_trace_transfer(uint32_t stream, int dst_rank, double bytes, double t0, double t1);
 
 #endif

@@ -27,6 +27,23 @@ int sim_dtype_bytes(sim_dtype d)
     return (d >= 0 && d < SIM_DTYPE_COUNT) ? dtype_sizes[d] : 4;
 }
 
+const char *sim_proto_name(sim_proto p)
+{
+    static const char *const names[SIM_PROTO_COUNT] = {"LL", "LL128", "Simple"};
+    return p >= 0 && p < SIM_PROTO_COUNT ? names[p] : "?";
+}
+
+void sim_gpu_neutral_comm(sim_gpu *g)
+{
+    for (int p = 0; p < SIM_PROTO_COUNT; p++) {
+        g->coll.base_s[p] = 0;
+        g->coll.step_s[p] = 0;
+        g->coll.eff[p] = 1;
+    }
+    g->overlap_compute = 1;
+    g->overlap_comm = 1;
+}
+
 sim_machine *sim_machine_new(int ngpus, int nmodels)
 {
     sim_machine *m = calloc(1, sizeof *m);
@@ -42,6 +59,8 @@ sim_machine *sim_machine_new(int ngpus, int nmodels)
         sim_machine_free(m);
         return NULL;
     }
+    for (int i = 0; i < (nmodels > 0 ? nmodels : 1); i++)
+        sim_gpu_neutral_comm(&m->gpus[i]);
     return m;
 }
 

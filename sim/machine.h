@@ -36,6 +36,22 @@ typedef struct sim_curve {
     double efficiency[SIM_CURVE_MAX];
 } sim_curve;
 
+/* NCCL protocols.  NCCL prices every (algorithm, protocol) pair as a base
+ * latency + a latency per step + bytes / (bus bandwidth x protocol
+ * efficiency) and runs the cheapest (NCCL src/graph/tuning.cc: baseLat,
+ * hwLat, the LL/LL128 bandwidth caps).  trainsim keeps that structure with
+ * per-GPU-model numbers fitted from measured curves (validation/fit_nccl.c);
+ * the bandwidth itself comes from the platform's links, under contention. */
+typedef enum sim_proto { SIM_PROTO_LL, SIM_PROTO_LL128, SIM_PROTO_SIMPLE, SIM_PROTO_COUNT } sim_proto;
+const char *sim_proto_name(sim_proto p);
+
+typedef struct sim_collparams {
+    double base_s[SIM_PROTO_COUNT]; /* once per collective call (launch, set-up, final sync) */
+    double step_s[SIM_PROTO_COUNT]; /* per ring/tree step, on top of the route latency */
+    double eff[SIM_PROTO_COUNT];    /* payload rate as a fraction of the path bandwidth (LL sends a
+                                       flag with every 4 bytes, LL128 one per 120 of 128 bytes) */
+} sim_collparams;
+
 typedef struct sim_gpu {
     char model[48];
     double peak_flops[SIM_DTYPE_COUNT]; /* dense tensor/vector peak, FLOP/s */
@@ -45,6 +61,10 @@ typedef struct sim_gpu {
     sim_curve gemm_eff;                 /* GEMM: fraction of peak vs log10 FLOPs */
     sim_curve attn_eff;                 /* attention core: fraction of peak vs log10 FLOPs */
     sim_curve mem_eff;                  /* memory-bound kernels: fraction of mem_bw vs log10 bytes */
+    sim_collparams coll;                /* NCCL protocol latencies and efficiencies */
+    double overlap_compute;             /* compute slowdown (>= 1) while a collective or p2p of the
+                                           same GPU is in flight (shared SMs and memory bandwidth) */
+    double overlap_comm;                /* communication slowdown (>= 1) while a kernel runs beside it */
     double power_w;                     /* board power, for energy what-ifs */
     double price_usd;                   /* street price, for cost what-ifs; 0 = unknown */
 } sim_gpu;
@@ -61,7 +81,12 @@ typedef struct sim_machine {
     int nnodes;
 } sim_machine;
 
-/* Allocates an empty machine for ngpus ranks and nmodels GPU models. */
+/* Neutral collective parameters: no protocol latency, full efficiency (what
+ * analytical oracles expect); no overlap interference. */
+void sim_gpu_neutral_comm(sim_gpu *g);
+
+/* Allocates an empty machine for ngpus ranks and nmodels GPU models (each
+ * GPU model neutral as above until filled in). */
 sim_machine *sim_machine_new(int ngpus, int nmodels);
 void sim_machine_free(sim_machine *m);
 const sim_gpu *sim_machine_gpu(const sim_machine *m, int rank);

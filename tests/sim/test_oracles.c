@@ -2,7 +2,13 @@
  * one transfer = latency + bytes/bandwidth; two transfers into one link take
  * twice as long; a ring all-reduce takes 2(N-1)/N·S/B plus 2(N-1) latencies
  * (step by step and aggregated); a ring all-gather (N-1)/N·S/B plus N-1
- * latencies; the 1F1B bubble fraction is (p-1)/(m+p-1). */
+ * latencies; the 1F1B bubble fraction is (p-1)/(m+p-1); with NCCL protocol
+ * numbers the simulated ring equals sim_coll_predict (base + steps x (route
+ * latency + step latency) + bytes / (efficiency x bandwidth)) in both modes
+ * and small messages pick a low-latency protocol; the pipelined double
+ * binary tree on two GPUs takes S/B + (C+1) route latencies for C chunks per
+ * tree; a kernel beside a transfer of its GPU runs at 1/f while it lasts and
+ * the transfer moves f_comm times the bytes. */
 #include "sim/engine.h"
 #include "star.h"
 
@@ -84,6 +90,124 @@ static int collectives(int n)
     return fails;
 }
 
+/* A collective with NCCL protocol numbers: simulated = predicted. */
+static int protocols(int n)
+{
+    int fails = 0;
+    sim_machine *m = star_machine(n, BW, LAT, 1);
+    sim_collparams *cp = &m->gpus[0].coll;
+    double base[3] = {5e-6, 10e-6, 30e-6}, step[3] = {0.5e-6, 1e-6, 3e-6}, eff[3] = {0.3, 0.8, 0.95};
+    for (int p = 0; p < 3; p++)
+        cp->base_s[p] = base[p], cp->step_s[p] = step[p], cp->eff[p] = eff[p];
+    int *ranks = malloc((size_t)n * sizeof *ranks);
+    for (int i = 0; i < n; i++)
+        ranks[i] = i;
+    double sizes[3] = {4096, 1 << 20, 1 << 28};
+    sim_proto want_proto[3] = {SIM_PROTO_LL, SIM_PROTO_LL128, SIM_PROTO_SIMPLE};
+    for (int k = 0; k < 3; k++) {
+        sim_schedule *s = sim_sched_new(n);
+        int c = sim_sched_comm(s, "world", ranks, n);
+        /* ring forced: every GPU is its own node on the star, where trees are also candidates */
+        sim_payload pl = {.kind = SIM_OP_COLLECTIVE, .sub = SIM_COLL_ALLREDUCE, .algo = SIM_ALGO_RING, .name = -1,
+                          .bytes = (int64_t)sizes[k]};
+        uint32_t pid = sim_sched_payload(s, &pl);
+        for (int r = 0; r < n; r++)
+            sim_sched_add(s, sim_sched_stream(s, r, "comm"), pid, c, SIM_NO_TAGS, NULL, 0);
+        sim_proto pr;
+        double want = sim_coll_predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_RING, n, sizes[k], BW, 2 * LAT, &pr);
+        if (pr != want_proto[k]) {
+            printf("FAIL: %.0f B picked %s, expected %s\n", sizes[k], sim_proto_name(pr), sim_proto_name(want_proto[k]));
+            fails++;
+        }
+        for (int mode = SIM_COLLMODE_STEP; mode <= SIM_COLLMODE_AGGREGATED; mode++) {
+            char what[128];
+            snprintf(what, sizeof what, "ring all-reduce %.0f B N=%d with protocols (%s), %s", sizes[k], n,
+                     sim_proto_name(pr), mode == SIM_COLLMODE_STEP ? "step" : "aggregated");
+            sim_result r;
+            fails += near(run(s, m, (sim_coll_mode)mode, &r), want, 1e-4, what); /* wire bytes are whole */
+            sim_result_free(&r);
+        }
+        sim_sched_free(s);
+    }
+    free(ranks);
+    sim_machine_free(m);
+    return fails;
+}
+
+/* Pipelined double binary tree on 2 GPUs (one per node), C chunks per tree
+ * of c = S/2/C bytes, τ = c/B, route latency L: each direction carries one
+ * tree's reduce and the other's broadcast; chunk 0 goes up alone, then each
+ * further up chunk shares the link with the previous down chunk, and the
+ * last down chunk runs alone: 2(L+τ) + (C-1)(L+2τ) = S/B + (C+1)L.  Run
+ * reduce then broadcast, it would take S/B + 2CL. */
+static int tree(void)
+{
+    int fails = 0, n = 2, C = 8;
+    sim_machine *m = star_machine(n, BW, LAT, 1);
+    double S = 64.0 * (1 << 20);
+    int ranks[2] = {0, 1};
+    sim_schedule *s = sim_sched_new(n);
+    int c = sim_sched_comm(s, "world", ranks, n);
+    sim_payload pl = {.kind = SIM_OP_COLLECTIVE, .sub = SIM_COLL_ALLREDUCE, .algo = SIM_ALGO_TREE, .name = -1,
+                      .bytes = (int64_t)S};
+    uint32_t pid = sim_sched_payload(s, &pl);
+    for (int r = 0; r < n; r++)
+        sim_sched_add(s, sim_sched_stream(s, r, "comm"), pid, c, SIM_NO_TAGS, NULL, 0);
+    sim_options o;
+    sim_options_default(&o);
+    o.chunk_bytes = S / 2 / C;
+    sim_result r;
+    sim_err e;
+    if (sim_run_isolated(s, m, &o, &r, &e) != 0) {
+        printf("FAIL: %s\n", e.msg);
+        return 1;
+    }
+    double L = 2 * LAT;
+    fails += near(r.iteration_s, S / BW + (C + 1) * L, 1e-6, "pipelined tree all-reduce, 2 GPUs, 8 chunks");
+    sim_result_free(&r);
+    sim_sched_free(s);
+    sim_machine_free(m);
+    return fails;
+}
+
+/* Overlap interference: a kernel of K seconds beside a send of T seconds
+ * (T·f_comm < K·f) on the same GPU: the send starts with the kernel running,
+ * so it moves f_comm times the bytes and lasts T' = T·f_comm; meanwhile the
+ * kernel runs at 1/f, so it ends at T' + (K - T'/f). */
+static int interference(void)
+{
+    int fails = 0;
+    sim_machine *m = star_machine(2, BW, 0, 1);
+    double f = 1.3, fc = 1.2, K = 0.01, S = 20e6, T = S / BW;
+    m->gpus[0].overlap_compute = f;
+    m->gpus[0].overlap_comm = fc;
+    sim_schedule *s = sim_sched_new(2);
+    sim_payload pk = {.kind = SIM_OP_COMPUTE, .sub = SIM_KERNEL_FIXED, .name = -1, .seconds = K};
+    uint32_t kp = sim_sched_payload(s, &pk);
+    uint32_t kop = sim_sched_add(s, sim_sched_stream(s, 0, "compute"), kp, -1, SIM_NO_TAGS, NULL, 0);
+    sim_sched_send(s, sim_sched_stream(s, 0, "send"), NULL, 1, (int64_t)S, 0, SIM_NO_TAGS, &kop, 0);
+    sim_sched_recv(s, sim_sched_stream(s, 1, "recv"), NULL, 0, (int64_t)S, 0, SIM_NO_TAGS, NULL, 0);
+    sim_result r;
+    double Tp = T * fc;
+    fails += near(run(s, m, SIM_COLLMODE_AUTO, &r), Tp + (K - Tp / f), 1e-6,
+                  "kernel beside a send: slowed while it lasts");
+    sim_result_free(&r);
+    sim_sched_free(s);
+    /* with the factors at 1 the same schedule is the kernel alone */
+    m->gpus[0].overlap_compute = 1;
+    m->gpus[0].overlap_comm = 1;
+    s = sim_sched_new(2);
+    kp = sim_sched_payload(s, &pk);
+    kop = sim_sched_add(s, sim_sched_stream(s, 0, "compute"), kp, -1, SIM_NO_TAGS, NULL, 0);
+    sim_sched_send(s, sim_sched_stream(s, 0, "send"), NULL, 1, (int64_t)S, 0, SIM_NO_TAGS, &kop, 0);
+    sim_sched_recv(s, sim_sched_stream(s, 1, "recv"), NULL, 0, (int64_t)S, 0, SIM_NO_TAGS, NULL, 0);
+    fails += near(run(s, m, SIM_COLLMODE_AUTO, &r), K, 1e-6, "no interference when the factors are 1");
+    sim_result_free(&r);
+    sim_sched_free(s);
+    sim_machine_free(m);
+    return fails;
+}
+
 /* 1F1B with uniform stages and free communication: each stage idles for
  * (p-1)·(F+B) of (m+p-1)·(F+B). */
 static int bubble(int p, int m_micro)
@@ -155,6 +279,10 @@ int main(void)
     int fails = one_and_two_transfers();
     fails += collectives(8);
     fails += collectives(5);
+    fails += protocols(8);
+    fails += protocols(5);
+    fails += tree();
+    fails += interference();
     fails += bubble(4, 8);
     fails += bubble(3, 2);
     printf("%s\n", fails ? "FAILED" : "all oracles hold");
