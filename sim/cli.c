@@ -18,6 +18,7 @@
 #include "sim/embedded.h"
 #include "sim/engine.h"
 #include "sim/schedule.h"
+#include "validation/fit.h"
 #include "validation/val_cli.h"
 #include "workloads/gpt.h"
 #include "workloads/moe.h"
@@ -49,6 +50,7 @@ static void usage(FILE *f)
             "       trainsim validate [--help]      compare simulations with real measurements (validation/)\n"
             "       trainsim moe [options]          MoE steps with skewed routing: none / FasterMoE / Pro-Prophet balancing\n"
             "       trainsim reshard [--platform P] cross-mesh resharding microbenchmarks (send/recv, all-gather, broadcast)\n"
+            "       trainsim calibrate [--check]    re-fit the catalogue's device parameters from validation/data\n"
             "\n"
             "options:\n"
             "  --platform P      built-in cluster name, cluster JSON file or SimGrid XML file (default %s)\n"
@@ -346,6 +348,8 @@ int main(int argc, char **argv)
         return wl_moe_cli_main(argc - 1, argv + 1);
     if (argc > 1 && !strcmp(argv[1], "reshard"))
         return wl_reshard_cli_main(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "calibrate"))
+        return val_fit_cli_main(argc, argv);
     args a;
     int rc = parse_args(argc, argv, &a);
     if (rc)

@@ -1,0 +1,8 @@
+#!/bin/bash
+# trainsim calibrate --check: the device parameters stored in
+# platforms/catalog/ are what the fits (validation/fit_*.c) give on the data
+# in validation/data (within 2 %), so the catalogue cannot drift from the data.
+set -euo pipefail
+out=$("$TRAINSIM" calibrate --check --data "$SRC/validation/data")
+echo "$out" | tail -20
+echo "$out" | grep -q "A100-SXM-80GB nccl.efficiency.Simple" || { echo "FAIL: no A100 fit reported"; exit 1; }

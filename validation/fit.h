@@ -1,0 +1,39 @@
+/* fit.h — calibration of device-level parameters (fid, issue 3).
+ *
+ * Each fit reads micro-level measurements from validation/data, fits a
+ * handful of device numbers with GSL's nonlinear least squares
+ * (gsl_multifit_nlinear, trust region Levenberg-Marquardt, finite-difference
+ * Jacobian) on relative (log) residuals, and reports the fitted values beside
+ * the ones stored in platforms/catalog/ so that `trainsim calibrate --check`
+ * (and ctest) fails when the catalogue and the data drift apart.  Which data
+ * each fit uses and which it leaves out for prediction is in
+ * platforms/README.md (Calibration). */
+#ifndef VAL_FIT_H
+#define VAL_FIT_H
+
+#include <stdio.h>
+
+#include "sim/error.h"
+
+/* Residual function: x[p] parameters -> r[n] residuals. */
+typedef int (*val_fit_fn)(const double *x, double *r, void *user);
+
+/* Minimises sum r^2 from x (updated in place).  Returns 0, or -1 with a
+ * message.  *rms = root mean square residual at the solution. */
+int val_fit_lm(val_fit_fn f, void *user, int n, int p, double *x, double *rms, sim_err *err);
+
+/* One fitted parameter for the report. */
+typedef struct val_fitted {
+    const char *name;     /* e.g. "A100-SXM-80GB nccl.base_us.Simple" */
+    double value;         /* fitted */
+    double stored;        /* in the catalogue (NAN = not stored) */
+    const char *unit;
+} val_fitted;
+
+/* The fits.  Each fills up to max parameters, returns how many (or -1). */
+int val_fit_nccl_a100(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
+
+/* `trainsim calibrate [--data DIR] [--check]`. */
+int val_fit_cli_main(int argc, char **argv);
+
+#endif
