@@ -295,7 +295,7 @@ void plat_catalog_defaults(plat_defaults *d)
 {
     /* Fallbacks equal the shipped file, so a broken embed still gives sane numbers. */
     d->pcie_lat = 1e-6, d->nvlink_lat = 0.7e-6, d->socket_lat = 0.3e-6, d->fabric_lat = 0.3e-6;
-    d->socket_bw = 40e9, d->staging_bw = 20e9;
+    d->socket_bw = 40e9, d->staging_bw = 20e9, d->staging_read_eff = 1;
     cJSON *root = parse_embedded(ICON_JSON, NULL);
     if (!root)
         return;
@@ -306,6 +306,7 @@ void plat_catalog_defaults(plat_defaults *d)
     d->fabric_lat = num(lat, "fabric_hop", 0.3) * 1e-6;
     d->socket_bw = num(cJSON_GetObjectItemCaseSensitive(root, "socket_link"), "default_GBps", 40) * 1e9;
     d->staging_bw = num(cJSON_GetObjectItemCaseSensitive(root, "host_staging"), "default_GBps", 20) * 1e9;
+    d->staging_read_eff = num(cJSON_GetObjectItemCaseSensitive(root, "host_staging"), "read_efficiency", 1);
     cJSON_Delete(root);
 }
 

@@ -45,6 +45,7 @@ double plat_pcie_bw(int gen, int width, sim_err *err);
 typedef struct plat_defaults {
     double pcie_lat, nvlink_lat, socket_lat, fabric_lat; /* seconds */
     double socket_bw, staging_bw;                        /* bytes/s */
+    double staging_read_eff;  /* host-staged reads: fraction of the GPU's PCIe slot bandwidth */
 } plat_defaults;
 void plat_catalog_defaults(plat_defaults *d);
 

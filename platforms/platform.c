@@ -34,7 +34,11 @@
  *     switch uplink(s), socket link, ... (through the root complex).
  *   - without P2P (GeForce): slot, uplink, n<k>-mem<socket> (host staging,
  *     SHARED because reads and writes of the bounce buffer share DRAM and
- *     the CPU), socket link if crossing, uplink, slot.
+ *     the CPU), socket link if crossing, uplink, n<k>-gpu<b>-hostrd (the
+ *     receiving GPU's reads of the staged buffer: non-posted PCIe reads reach
+ *     only a fraction of the slot, catalogue host_staging.read_efficiency or
+ *     node.host_read_GBps), slot.  A NIC's data for a GPU without GPUDirect
+ *     is staged the same way (the GPU reads it from host memory).
  *   - GPU -> gateway: the PCIe path to its NIC (direct when P2P and the NIC
  *     sits on the GPU's switch, i.e. GPUDirect RDMA; else through host
  *     memory), then the NIC link.  Each NIC link carries half the catalogue's
@@ -236,6 +240,7 @@ typedef struct node_spec {
     int gpu_pcie[MAX_GPUS];  /* link indices */
     int gpu_nvl[MAX_GPUS];   /* NVSwitch link or -1 */
     int nvl_pair[MAX_GPUS][MAX_GPUS]; /* bridge link between a<b or -1 */
+    int gpu_stage[MAX_GPUS]; /* the GPU's reads of host-staged data */
     int mem[2], upi;
     int nnics;
     int nic_sw[MAX_NICS];
@@ -292,6 +297,8 @@ static void gpu_path(const node_spec *ns, int a, int b, path *p)
         cross_sockets(ns, p, sock_of(ns, a), sock_of(ns, b));
         if (ns->sw_uplink[sb] >= 0)
             hop(p, ns->sw_uplink[sb], DIR_DOWN);
+        if (!ns->p2p)
+            hop(p, ns->gpu_stage[b], DIR_DOWN);
     }
     hop(p, ns->gpu_pcie[b], DIR_DOWN);
 }
@@ -349,7 +356,8 @@ static int parse_node(jctx *c, const cJSON *node, int nnodes, const plat_default
                       double lat_pcie, double lat_nvl, double lat_sock)
 {
     static const char *const keys[] = {"gpu", "gpus_per_node", "sockets", "socket_link_GBps", "pcie", "p2p",
-                                       "host_staging_GBps", "switches", "nvlink", "nics", "nic", NULL};
+                                       "host_staging_GBps", "host_read_GBps", "switches", "nvlink", "nics", "nic",
+                                       NULL};
     if (check_keys(c, node, "node", keys))
         return -1;
     const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(node, "gpu");
@@ -380,8 +388,12 @@ static int parse_node(jctx *c, const cJSON *node, int nnodes, const plat_default
     ns->upi = ns->nsockets == 2 ? add_link(ns, sock_bw * 1e9, lat_sock, 0, "upi", 0, 0) : -1;
     for (int s = 0; s < ns->nsockets; s++)
         ns->mem[s] = add_link(ns, staging_bw * 1e9, 0, 1, "mem%d", s, 0);
+    double read_bw;
+    if (get_pos(c, node, "node", "host_read_GBps", df->staging_read_eff * pcie_bw / 1e9, &read_bw))
+        return -1;
     for (int g = 0; g < ns->ngpus; g++) {
         ns->gpu_pcie[g] = add_link(ns, pcie_bw, lat_pcie, 0, "gpu%d-pcie", g, 0);
+        ns->gpu_stage[g] = add_link(ns, read_bw * 1e9, 0, 0, "gpu%d-hostrd", g, 0);
         ns->gpu_nvl[g] = -1;
         ns->gpu_sw[g] = -1;
         for (int h = 0; h < ns->ngpus; h++)
@@ -607,6 +619,11 @@ static char *write_xml(const char *name, const char *src, int nnodes, const node
             for (int x = 0; x < ns->ngpus; x++) {
                 nic_path(ns, x, &p);
                 reverse_path(&p, &r);
+                if (r.n > 2) { /* staged inbound: the GPU pulls the NIC's data from host memory */
+                    r.link[r.n] = r.link[r.n - 1], r.dir[r.n] = r.dir[r.n - 1];
+                    r.link[r.n - 1] = ns->gpu_stage[x], r.dir[r.n - 1] = DIR_DOWN;
+                    r.n++;
+                }
                 snprintf(a, sizeof a, "gpu%d", x);
                 write_route(f, pre, a, "gw", ns, &p);
                 write_route(f, pre, "gw", a, ns, &r);
