@@ -25,7 +25,7 @@
 #include "val_groups.h"
 #include "val_sim.h"
 
-#define GALV_PLATFORM "galvatron-pcie-2x8"
+#define GALV_PLATFORM "galvatron-rtxtitan-2x8"
 #define GALV_BYTES (32LL * 512 * 1024 * 4)
 
 int val_group_galvatron_pcie(const val_ctx *ctx, val_set *out, sim_err *err)
