@@ -20,7 +20,7 @@
  * The dense parts (attention, dense FFN, embedding and logits) follow gpt.c's
  * op list (workloads/README.md) in a compact form without memory effects;
  * the vocabulary-parallel loss all-reduces (a few bytes) are left out.
- * Pipeline order is 1F1B (PipeDream-Flush) as in gpt.c. */
+ * Pipeline orders come from pipeline.h (1f1b, gpipe, eager). */
 #include "workloads/moe.h"
 
 #include <cjson/cJSON.h>
@@ -255,8 +255,11 @@ int wl_moe_resolve(const wl_model *m, const wl_moe *moe, wl_moe_strategy *st, co
         b->gb = b->mb * b->dp;
     if (b->gb % (b->mb * b->dp))
         return sim_errf(err, "strategy: gb=%d is not divisible by mb·dp = %d", b->gb, b->mb * b->dp);
-    if (b->recompute != WL_RECOMPUTE_NONE)
-        return sim_errf(err, "strategy: recompute is not modelled for MoE runs yet");
+    if (b->recompute != WL_RECOMPUTE_NONE || b->zero || b->osdp[0] || b->dp_overlap || b->vstages > 1 ||
+        (b->pipeline != WL_PIPE_1F1B && b->pipeline != WL_PIPE_GPIPE && b->pipeline != WL_PIPE_EAGER))
+        return sim_errf(err, "strategy: MoE runs model pipeline=1f1b, gpipe or eager with end-of-step data "
+                        "parallelism; recompute, ZeRO, OSDP, DP overlap, interleaving and Merak's schedules are not "
+                        "modelled for MoE yet");
     if (st->steps == 0)
         st->steps = st->routing.dist == WL_ROUTE_TRACE ? -1 : 5;
     return 0;
@@ -654,18 +657,21 @@ static void generate_rank(gen *g, int m_micro)
         g->bcast_ready[q] = NONE;
         g->prev_moe_end[q] = NONE;
     }
-    /* 1F1B */
-    int w = g->pp - g->pp_i - 1;
-    if (w > m_micro)
-        w = m_micro;
-    for (int j = 0; j < w; j++)
-        forward(g, j);
-    for (int j = 0; j < m_micro - w; j++) {
-        forward(g, j + w);
-        backward(g, j, j == m_micro - 1);
+    /* the stage's pass order (pipeline.h: 1f1b, gpipe or Alpa's eager 1F1B,
+     * whose extra warm-up forwards let a stage's send overlap its next
+     * forward, papers.md §6.2) */
+    wl_pipe_step *order = malloc(sizeof *order * (size_t)(2 * m_micro + 1));
+    int nsteps = wl_pipe_order(g->st->base.pipeline, g->pp, 1, m_micro, g->pp_i, order), last_bwd = 0;
+    for (int i = 0; i < nsteps; i++)
+        if (order[i].backward)
+            last_bwd = i;
+    for (int i = 0; i < nsteps; i++) {
+        if (order[i].backward)
+            backward(g, order[i].micro, i == last_bwd);
+        else
+            forward(g, order[i].micro);
     }
-    for (int j = m_micro - w; j < m_micro; j++)
-        backward(g, j, j == m_micro - 1);
+    free(order);
     if (g->st->fragment) {
         /* the planner's fragment ends when the copies' gradients are home */
         if (g->last_side != NONE)

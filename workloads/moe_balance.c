@@ -319,7 +319,7 @@ int wl_moe_run(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st_i
     double *imb = calloc((size_t)nq * WL_BAL_COUNT, sizeof *imb);
     int64_t *compute = malloc((size_t)ep * sizeof *compute), *send = malloc((size_t)ep * ep * sizeof *send);
     wl_moe_place **places = calloc((size_t)nq, sizeof *places);
-    double *layer_imb_none = calloc((size_t)steps * nq, sizeof *layer_imb_none);
+    double *layer_imb = calloc((size_t)steps * WL_BAL_COUNT * nq, sizeof *layer_imb);
     int rc = 0;
     double sum_t[WL_BAL_COUNT] = {0};
     for (int s = 0; s < steps && !rc; s++) {
@@ -346,8 +346,7 @@ int wl_moe_run(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st_i
                 double x = wl_moe_imbalance(compute, ep);
                 mean_imb[b] += x / nq;
                 max_imb[b] = x > max_imb[b] ? x : max_imb[b];
-                if (b == WL_BAL_NONE)
-                    layer_imb_none[(size_t)s * nq + q] = x;
+                layer_imb[((size_t)s * WL_BAL_COUNT + b) * nq + q] = x;
             }
             sim_schedule *sched = wl_moe_generate(m, moe, &st, mach, r, s, places, err);
             for (int q = 0; q < nq; q++) {
@@ -370,8 +369,13 @@ int wl_moe_run(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st_i
             fprintf(out, "    {\"step\": %d", s);
             for (int b = 0; b < WL_BAL_COUNT; b++)
                 if (st.balance_mask >> b & 1)
-                    fprintf(out, ", \"%s\": {\"time_s\": %.9g, \"imbalance_mean\": %.6f, \"imbalance_max\": %.6f}",
-                            wl_balance_name(b), t[b], mean_imb[b], max_imb[b]);
+                {
+                    fprintf(out, ", \"%s\": {\"time_s\": %.9g, \"imbalance_mean\": %.6f, \"imbalance_max\": %.6f, "
+                            "\"imbalance_per_layer\": [", wl_balance_name(b), t[b], mean_imb[b], max_imb[b]);
+                    for (int q = 0; q < nq; q++)
+                        fprintf(out, "%s%.6f", q ? ", " : "", layer_imb[((size_t)s * WL_BAL_COUNT + b) * nq + q]);
+                    fprintf(out, "]}");
+                }
             fprintf(out, ", \"prophet_copies\": %d, \"planner_simulations\": %d, \"dropped_tokens\": %lld}%s\n", copies,
                     P.sims - sims0, (long long)dropped, s + 1 < steps ? "," : "");
         } else {
@@ -411,18 +415,19 @@ int wl_moe_run(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st_i
             if (st.balance_mask >> b & 1)
                 fprintf(out, " | %-15s %9.2f", "", sum_t[b] * 1e3);
         fprintf(out, "\n");
-        if (st.balance_mask & 1) {
-            fprintf(out, "\nper-layer imbalance without balancing (max/mean), MoE layers in model order\n%4s", "step");
-            for (int q = 0; q < nq; q++)
-                fprintf(out, " %5d", q);
-            fprintf(out, "\n");
-            for (int s = 0; s < steps; s++) {
-                fprintf(out, "%4d", s);
+        fprintf(out, "\nper-layer imbalance (max/mean), MoE layers in model order\n%4s %-9s", "step", "balance");
+        for (int q = 0; q < nq; q++)
+            fprintf(out, " %5d", q);
+        fprintf(out, "\n");
+        for (int s = 0; s < steps; s++)
+            for (int b = 0; b < WL_BAL_COUNT; b++) {
+                if (!(st.balance_mask >> b & 1))
+                    continue;
+                fprintf(out, "%4d %-9s", s, wl_balance_name(b));
                 for (int q = 0; q < nq; q++)
-                    fprintf(out, " %5.2f", layer_imb_none[(size_t)s * nq + q]);
+                    fprintf(out, " %5.2f", layer_imb[((size_t)s * WL_BAL_COUNT + b) * nq + q]);
                 fprintf(out, "\n");
             }
-        }
     }
     for (int q = 0; q < nq; q++) {
         free(P.last_dist[q]);
@@ -434,7 +439,7 @@ int wl_moe_run(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st_i
     free(imb);
     free(compute);
     free(send);
-    free(layer_imb_none);
+    free(layer_imb);
     wl_routing_free(r);
     return rc;
 }

@@ -13,6 +13,8 @@
 #include "tests/sim/star.h"
 #include "workloads/moe.h"
 
+#include <cjson/cJSON.h>
+
 static int fails;
 #define CHECK(c, ...)                                                                                             \
     do {                                                                                                          \
@@ -190,12 +192,51 @@ static void balance(void)
     sim_machine_free(mach);
 }
 
+/* The whole run: Pro-Prophet's planner (previous step's statistics,
+ * candidates simulated) against no balancing, on a strongly skewed routing. */
+static void planner_run(void)
+{
+    wl_moe moe;
+    wl_model m = small_model(&moe);
+    m.layers = 4; /* MoE layers 1 and 3 */
+    sim_machine *mach = star_machine(4, 25e9, 2e-6, 4);
+    wl_moe_strategy st;
+    wl_moe_strategy_default(&st);
+    sim_err e;
+    CHECK(wl_moe_strategy_parse("ep=4,mb=2,gb=16,steps=3,routing=zipf:2,drift=0.02,seed=5", &st, &e) == 0, "%s", e.msg);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    int rc = wl_moe_run(&m, &moe, &st, mach, f, 1, &e);
+    fclose(f);
+    CHECK(rc == 0, "wl_moe_run: %s", e.msg);
+    cJSON *j = cJSON_Parse(buf);
+    const cJSON *steps = cJSON_GetObjectItem(j, "steps");
+    CHECK(cJSON_GetArraySize(steps) == 3, "3 steps expected:\n%s", buf);
+    int i = 0;
+    for (const cJSON *s = steps ? steps->child : NULL; s; s = s->next, i++) {
+        const cJSON *none = cJSON_GetObjectItem(s, "none"), *pro = cJSON_GetObjectItem(s, "prophet");
+        double tn = cJSON_GetObjectItem(none, "time_s")->valuedouble, tp = cJSON_GetObjectItem(pro, "time_s")->valuedouble;
+        double in = cJSON_GetObjectItem(none, "imbalance_mean")->valuedouble,
+               ip = cJSON_GetObjectItem(pro, "imbalance_mean")->valuedouble;
+        printf("step %d: none %.6f s (imbalance %.3f), prophet %.6f s (imbalance %.3f)\n", i, tn, in, tp, ip);
+        if (i == 0)
+            CHECK(tn == tp && in == ip, "step 0 has no statistics: prophet must equal none");
+        else
+            CHECK(tp < tn && ip < in, "step %d: prophet did not improve on none", i);
+    }
+    cJSON_Delete(j);
+    free(buf);
+    sim_machine_free(mach);
+}
+
 int main(void)
 {
     (void)near;
     routing_determinism();
     bad_traces();
     balance();
+    planner_run();
     if (fails)
         printf("%d failure(s)\n", fails);
     return fails ? 1 : 0;
