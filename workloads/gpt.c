@@ -101,11 +101,12 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
         return sim_errf(err, "tp*pp*dp = %d*%d*%d = %lld GPUs, but the platform%s%s has %d GPUs", st->tp, st->pp,
                         st->dp, tpp * st->dp, mach->name[0] ? " " : "", mach->name, mach->ngpus);
     }
-    if (m->heads % st->tp)
+    /* Tesseract splits heads, hidden and ffn q ways, not tp ways (checked by wl_layer_new) */
+    if (st->schedule != WL_TP_TESSERACT && m->heads % st->tp)
         return sim_errf(err, "tp=%d does not divide the %d attention heads of %s", st->tp, m->heads, m->name);
-    if (m->hidden % st->tp)
+    if (st->schedule != WL_TP_TESSERACT && m->hidden % st->tp)
         return sim_errf(err, "tp=%d does not divide the hidden size %d of %s", st->tp, m->hidden, m->name);
-    if (m->ffn % st->tp)
+    if (st->schedule != WL_TP_TESSERACT && m->ffn % st->tp)
         return sim_errf(err, "tp=%d does not divide the FFN size %d of %s", st->tp, m->ffn, m->name);
     if (m->layers % st->pp)
         return sim_errf(err, "pp=%d does not divide the %d layers of %s", st->pp, m->layers, m->name);
@@ -183,9 +184,10 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
  * sync with the embedding-group all-reduce). */
 static int64_t stage_params(const wl_model *m, const plan *pl, int stage)
 {
-    int64_t h = m->hidden, f = m->ffn, t = pl->t;
-    int64_t per_layer = (4 * h * h + 2 * h * f + 3 * h + f) / t + 6 * h;
-    int64_t n = pl->lp * per_layer;
+    int64_t h = m->hidden, t = pl->t;
+    int64_t n = 0;
+    for (int l = stage * pl->lp; l < (stage + 1) * pl->lp; l++)
+        n += wl_layer_params(m, &pl->st, l); /* per-layer TP degree: Oases cut-point, Tesseract */
     if (stage == 0)
         n += pl->vp / t * h + (int64_t)m->seq * h;
     if (stage == pl->p - 1)
@@ -762,7 +764,9 @@ static void generate_rank(gen *g, int rank, const comms *C)
     free_gradients(g);
 
     /* gradient synchronisation after the flush, then the optimizer step */
-    uint32_t last_bwd = g->cur.last_comp;
+    uint32_t last_bwd = g->cur.last_comp, tp_sync = UINT32_MAX;
+    for (int c = 0; c < pl->v; c++) /* Tesseract's depth all-reduce of the weight gradients */
+        wl_layer_step_sync(g->layer, &g->cur, layer_index(pl, stage, c, 0), pl->lpc, last_bwd, &tp_sync);
     sim_tags bt = tags(-1, -1, SIM_PHASE_BACKWARD);
     int64_t bucket = pl->st.dp_bucket_bytes;
     if (pl->d > 1 && sp.replicated > 0 && pl->zero != 2 && !pl->st.dp_overlap) {
@@ -795,8 +799,10 @@ static void generate_rank(gen *g, int rank, const comms *C)
      * gradient and writes a 2-byte weight copy besides: also 28) */
     int64_t np = optimizer_params(m, pl, stage);
     uint32_t opt = wl_pay_kernel(s, "optimizer", SIM_KERNEL_OPTIMIZER, np, 0, 0, 0, 28 * np, SIM_DTYPE_FP32);
-    uint32_t deps[2];
+    uint32_t deps[3];
     int nd = 0;
+    if (tp_sync != UINT32_MAX)
+        deps[nd++] = tp_sync;
     if (g->last_dp != UINT32_MAX)
         deps[nd++] = g->last_dp;
     if (g->last_rs != UINT32_MAX)
@@ -885,6 +891,11 @@ static int gen_init(gen *g, sim_schedule *s, const wl_model *m, const plan *pl, 
         return -1;
     g->layer_nr = g->layer;
     if (wl_pipe_is_merak(pl->st.pipeline)) {
+        if (pl->st.schedule != WL_TP_MEGATRON && pl->st.schedule != WL_TP_MERAK && pl->st.schedule != WL_TP_TESSERACT)
+            return sim_errf(err, "pipeline=%s recomputes only some layers of each stage (Merak's stage-aware ratio), but "
+                            "schedule=%s fixes recompute=%s for every layer; use schedule=megatron, merak or tesseract",
+                            wl_pipe_name(pl->st.pipeline), wl_tp_schedule_name(pl->st.schedule),
+                            wl_recompute_name(pl->st.recompute));
         wl_strategy nr = pl->st;
         nr.recompute = WL_RECOMPUTE_NONE;
         g->layer_nr = wl_layer_new(s, m, &nr, err);

@@ -10,6 +10,8 @@
  * included (Megatron's CheckpointFunction). */
 #include "workloads/layer.h"
 
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,195 +124,1422 @@ int64_t wl_layer_act_bytes(const wl_strategy *st)
     return st->dtype == SIM_DTYPE_FP32 || st->dtype == SIM_DTYPE_TF32 ? 4 : 2;
 }
 
-/* Activation bytes kept per layer per micro-batch for backward, TP without
- * sequence parallelism (Korthikanti et al. 2022, "Reducing Activation
- * Recomputation in Large Transformer Models", Sec. 4.1-4.2), with d bytes per
- * activation element and 1-byte dropout masks:
- *   attention: LN1 input d·sbh, QKV input d·sbh (replicated); Q, K 2d·sbh/t,
- *     V d·sbh/t, softmax output d·as²b/t, its dropout mask as²b/t, the dropout
- *     output d·as²b/t, projection input d·sbh/t, its dropout mask sbh
- *   MLP: LN2 input d·sbh, fc1 input d·sbh (replicated), GeLU input 4d·sbh/t
- *     (ffn/h·d·sbh/t in general), fc2 input likewise, dropout mask sbh
- * Total: sbh·(4d + 2) + sbh·d·(4 + 2·ffn/h)/t + as²b·(2d + 1)/t, which for
- * ffn = 4h is sbh·(d·(4 + 12/t) + 2) + as²b·(2d + 1)/t and for d = 2 the
- * paper's sbh·(10 + 24/t + 5as/(ht)). */
-static int64_t full_activation_bytes(const wl_model *m, const wl_strategy *st)
+/* Activation sizes of one layer for b sequences at TP degree t, in bytes.
+ * Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+ * Transformer Models", Sec. 4.1-4.2, with d bytes per element and 1-byte
+ * dropout masks:
+ *   attention block: LN1 input d·sbh, QKV input d·sbh (replicated); Q, K, V
+ *     3d·sbh/t; softmax output d·as²b/t, its dropout mask as²b/t, the dropout
+ *     output d·as²b/t; projection input d·sbh/t; its dropout mask sbh
+ *   MLP block: LN2 input d·sbh, fc1 input d·sbh (replicated), GeLU input and
+ *     fc2 input 2d·sb·ffn/t, dropout mask sbh
+ * Total A = sbh·(4d + 2) + sbh·d·(4 + 2·ffn/h)/t + as²b·(2d + 1)/t, for
+ * ffn = 4h and d = 2 the paper's sbh·(10 + 24/t + 5as/(ht)).  Sharded (sequence
+ * parallelism, Sec. 4.2.2, and Tesseract, whose every activation is a
+ * [sb/(dq), h/q] block): the replicated terms are divided by t too. */
+typedef struct actsz {
+    int64_t full;   /* A */
+    int64_t core;   /* the attention core: softmax, mask, dropout output */
+    int64_t attn;   /* the attention block's share of A */
+    int64_t mlp;    /* the MLP block's share */
+    int64_t input;  /* the layer input */
+    int64_t sbhd;   /* s·b·h·d, unsharded */
+} actsz;
+
+static actsz act_sizes(const wl_model *m, int64_t b, int64_t t, int sharded, int64_t d)
 {
-    int64_t s = m->seq, b = st->mb, h = m->hidden, f = m->ffn, a = m->heads, t = st->tp, d = wl_layer_act_bytes(st);
-    int64_t sbh = s * b * h;
-    return sbh * (4 * d + 2) + d * s * b * (4 * h + 2 * f) / t + (a / t) * s * s * b * (2 * d + 1);
+    int64_t s = m->seq, h = m->hidden, f = m->ffn, a = m->heads;
+    int64_t sbh = s * b * h, rt = sharded ? t : 1;
+    actsz z;
+    z.sbhd = sbh * d;
+    z.core = a * s * s * b * (2 * d + 1) / t;
+    z.attn = sbh * (2 * d + 1) / rt + 4 * d * sbh / t + z.core;
+    z.mlp = sbh * (2 * d + 1) / rt + 2 * d * s * b * f / t;
+    z.full = z.attn + z.mlp;
+    z.input = sbh * d / rt;
+    return z;
 }
 
-/* With full recompute only the layer input (d·sbh) is kept; the rest is
- * rebuilt during the layer's backward. */
+static int sharded_acts(const wl_strategy *st)
+{
+    return st->sp || st->schedule == WL_TP_TESSERACT;
+}
+
+/* The TP degree and batch (sequences per TP group) of a layer: before an
+ * Oases cut-point the layers run at tp_cut_tp with tp/tp_cut_tp times more
+ * TP groups, each on that fraction of the micro-batch (papers.md Sec. 1.4). */
+static void layer_shape(const wl_strategy *st, int layer, int64_t *t, int64_t *b)
+{
+    if (st->tp_cut_tp && layer < st->tp_cut_layers) {
+        *t = st->tp_cut_tp;
+        *b = (int64_t)st->mb * st->tp_cut_tp / st->tp;
+    } else {
+        *t = st->tp;
+        *b = st->mb;
+    }
+}
+
+static int uses_subbatches(const wl_strategy *st)
+{
+    return st->schedule == WL_TP_OVERLAP_CKPT || st->schedule == WL_TP_OASES ||
+           (st->schedule == WL_TP_MERAK && st->tp_overlap >= 2);
+}
+
+void wl_layer_memory(const wl_model *m, const wl_strategy *st, int layer, int64_t *kept, int64_t *transient)
+{
+    int64_t t, b, d = wl_layer_act_bytes(st);
+    layer_shape(st, layer, &t, &b);
+    actsz z = act_sizes(m, b, t, sharded_acts(st), d);
+    int64_t k = z.full, tr = 0;
+    switch (st->recompute) {
+    case WL_RECOMPUTE_NONE:
+        break;
+    case WL_RECOMPUTE_FULL:
+        k = z.input;
+        tr = z.full;
+        break;
+    case WL_RECOMPUTE_SELECTIVE:
+        k = z.full - z.core;
+        tr = z.core;
+        break;
+    case WL_RECOMPUTE_OASES: {
+        /* (attention output after its all-reduce, layer input) and (MLP output
+         * after its all-reduce, residual): 4·s·b·h elements (papers.md Sec.
+         * 1.3); one block rebuilt at a time, per sub-batch under oases */
+        k = 4 * z.sbhd;
+        actsz r = uses_subbatches(st) ? act_sizes(m, b / 2, t, 0, d) : z;
+        tr = r.attn > r.mlp ? r.attn : r.mlp;
+        break;
+    }
+    }
+    if (kept)
+        *kept = k;
+    if (transient)
+        *transient = tr;
+}
+
 int64_t wl_layer_kept_bytes(const wl_model *m, const wl_strategy *st)
 {
-    if (st->recompute == WL_RECOMPUTE_FULL)
-        return (int64_t)m->seq * st->mb * m->hidden * wl_layer_act_bytes(st);
-    return full_activation_bytes(m, st);
+    int64_t k;
+    wl_layer_memory(m, st, m->layers - 1, &k, NULL);
+    return k;
 }
 
 int64_t wl_layer_transient_bytes(const wl_model *m, const wl_strategy *st)
 {
-    if (st->recompute == WL_RECOMPUTE_FULL)
-        return full_activation_bytes(m, st);
-    return 0;
+    int64_t tr;
+    wl_layer_memory(m, st, m->layers - 1, NULL, &tr);
+    return tr;
+}
+
+int64_t wl_layer_params(const wl_model *m, const wl_strategy *st, int layer)
+{
+    int64_t t, b, h = m->hidden, f = m->ffn;
+    layer_shape(st, layer, &t, &b);
+    if (st->schedule == WL_TP_TESSERACT) {
+        /* weights and biases as [in/q, out/q] and [out/q] blocks, replicated
+         * over depth; layer norms [h/q] (papers.md Sec. 4.2) */
+        int64_t q = 1;
+        while (q * q * st->tess_depth < t)
+            q++;
+        return (4 * h * h + 2 * h * f) / (q * q) + (3 * h + f + 2 * h) / q + 4 * h / q;
+    }
+    /* QKV weight and bias, projection weight, fc1 weight and bias, fc2 weight
+     * split over t; the row-parallel biases and the layer norms replicated */
+    return (4 * h * h + 2 * h * f + 3 * h + f) / t + 6 * h;
 }
 
 /* ---- the layer --------------------------------------------------------- */
 
+/* The payloads of one layer for b sequences at TP degree t. */
+typedef struct opset {
+    int64_t t, b;
+    uint32_t ln1, qkv, attn, proj, post_attn, fc1, gelu, fc2, post_mlp;
+    uint32_t post_mlp_b, fc2_dg, fc2_wg, gelu_b, fc1_dg, fc1_wg, post_attn_b, proj_dg, proj_wg, attn_b, qkv_dg,
+        qkv_wg, ln1_b;
+    uint32_t ar;                               /* all-reduce of s·b·h·d */
+    uint32_t ag, rs;                           /* sequence parallel: all-gather, reduce-scatter of s·b·h·d */
+    uint32_t proj_h, fc2_h, qkv_dg_h, fc1_dg_h, ar_h; /* Merak level 1: half the rows */
+    uint32_t keep, unkeep;                     /* what the forward keeps for backward */
+    uint32_t tr, untr;                         /* recompute=full/selective: what the backward rebuilds */
+    uint32_t unboth;                           /* both at once */
+    uint32_t blk_attn, unblk_attn, blk_mlp, unblk_mlp; /* recompute=oases: one block rebuilt */
+    uint32_t gather;                           /* cut-point: all-gather of the layer input along the batch */
+} opset;
+
+/* Tesseract (papers.md Sec. 4): per linear, the q SUMMA steps' payloads. */
+typedef struct tlin {
+    uint32_t gemm, dgrad, wgrad;               /* one step's local GEMMs */
+    uint32_t bc_a[8], bc_b[8];                 /* forward: A block in ROW, B block in COL, root i */
+    uint32_t red_da[8], red_db[8];             /* backward: dA reduced in ROW, dB reduced in COL */
+    uint32_t bias_bc, bias_red;                /* bias broadcast / reduce in COL (root 0) */
+} tlin;
+
+typedef struct tess {
+    int q, d;
+    tlin qkv, proj, fc1, fc2;
+    uint32_t ln_ar;                            /* layer-norm statistics all-reduce in ROW */
+    uint32_t grad_ar;                          /* per-step weight-gradient all-reduce in DEP */
+} tess;
+
+/* Communicators a rank uses besides its TP group, created on first use. */
+typedef struct rank_comms {
+    int row, col, dep;                         /* Tesseract */
+    int small, trans;                          /* cut-point: the small TP group, the all-gather group */
+} rank_comms;
+
 struct wl_layer {
     wl_model m;
     wl_strategy st;
-    int t;
-    uint32_t act_alloc, act_free;      /* no recompute: a layer's activations */
-    uint32_t ckpt_alloc, recomp_alloc; /* full recompute: layer input; rebuilt activations */
-    uint32_t recomp_free;              /* full recompute: both */
-    uint32_t ln1, qkv, attn, proj, post_attn, fc1, gelu, fc2, post_mlp;
-    uint32_t post_mlp_b, fc2_dg, fc2_wg, gelu_b, fc1_dg, fc1_wg;
-    uint32_t post_attn_b, proj_dg, proj_wg, attn_b, qkv_dg, qkv_wg, ln1_b;
-    uint32_t tp_ar;
+    int sub;                                   /* sub-batches per micro-batch (1 or 2) */
+    opset main, main_h, cut, cut_h;            /* after / before the cut, whole and half batch */
+    tess T;
+    int nranks;
+    rank_comms *rc;                            /* [nranks], -2 = not created */
 };
 
-/* Shapes follow Megatron's 1-D layout (GEMM: batch x (m x k)(k x n)):
- * forward Y[sb, n] = X[sb, k]·W[k, n]; dgrad dX[sb, k] = dY[sb, n]·Wᵀ;
- * wgrad dW[k, n] = Xᵀ[k, sb]·dY[sb, n].  Element-wise byte counts are
- * read + write estimates. */
+static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *st, int64_t b, int64_t t,
+                        int sub, opset *o)
+{
+    sim_dtype dt = st->dtype;
+    int64_t sb = (int64_t)m->seq * b, h = m->hidden, f = m->ffn, d = wl_layer_act_bytes(st);
+    int64_t sbhd = sb * h * d, rt = st->sp ? t : 1; /* sequence parallel: element-wise work on s/t tokens */
+    memset(o, 0, sizeof *o);
+    o->t = t;
+    o->b = b;
+    o->ln1 = wl_pay_elem(s, "ln1", 2 * sbhd / rt, dt);
+    o->qkv = wl_pay_gemm(s, "qkv", sb, 3 * h / t, h, dt);
+    /* attention core per TP rank: batch=b, m=heads/t, n=s, k=head_dim */
+    o->attn = wl_pay_kernel(s, "attn", SIM_KERNEL_ATTENTION, m->heads / t, m->seq, h / m->heads, b, 0, dt);
+    o->proj = wl_pay_gemm(s, "proj", sb, h, h / t, dt);
+    o->post_attn = wl_pay_elem(s, "post_attn", 6 * sbhd / rt, dt); /* bias + dropout + residual + LN2 */
+    o->fc1 = wl_pay_gemm(s, "fc1", sb, f / t, h, dt);
+    o->gelu = wl_pay_elem(s, "gelu", 2 * sb * (f / t) * d, dt);
+    o->fc2 = wl_pay_gemm(s, "fc2", sb, h, f / t, dt);
+    o->post_mlp = wl_pay_elem(s, "post_mlp", 4 * sbhd / rt, dt); /* bias + dropout + residual */
+
+    o->post_mlp_b = wl_pay_elem(s, "post_mlp_bwd", 4 * sbhd / rt, dt);
+    o->fc2_dg = wl_pay_gemm(s, "fc2_dgrad", sb, f / t, h, dt);
+    o->fc2_wg = wl_pay_gemm(s, "fc2_wgrad", f / t, h, sb, dt);
+    o->gelu_b = wl_pay_elem(s, "gelu_bwd", 3 * sb * (f / t) * d, dt);
+    o->fc1_dg = wl_pay_gemm(s, "fc1_dgrad", sb, h, f / t, dt);
+    o->fc1_wg = wl_pay_gemm(s, "fc1_wgrad", h, f / t, sb, dt);
+    o->post_attn_b = wl_pay_elem(s, "post_attn_bwd", 8 * sbhd / rt, dt);
+    o->proj_dg = wl_pay_gemm(s, "proj_dgrad", sb, h / t, h, dt);
+    o->proj_wg = wl_pay_gemm(s, "proj_wgrad", h / t, h, sb, dt);
+    /* The attention backward computes dQ, dK (two s×s×hd GEMMs) and dV,
+     * d(probabilities) (two more): twice the forward's FLOPs, expressed as the
+     * forward shape with the batch doubled. */
+    o->attn_b = wl_pay_kernel(s, "attn_bwd", SIM_KERNEL_ATTENTION, m->heads / t, m->seq, h / m->heads, 2 * b, 0, dt);
+    o->qkv_dg = wl_pay_gemm(s, "qkv_dgrad", sb, h, 3 * h / t, dt);
+    o->qkv_wg = wl_pay_gemm(s, "qkv_wgrad", h, 3 * h / t, sb, dt);
+    o->ln1_b = wl_pay_elem(s, "ln1_bwd", 3 * sbhd / rt, dt);
+
+    o->ar = wl_pay_coll(s, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd);
+    o->ag = wl_pay_coll(s, "sp_allgather", SIM_COLL_ALLGATHER, sbhd);
+    o->rs = wl_pay_coll(s, "sp_reducescatter", SIM_COLL_REDUCESCATTER, sbhd);
+    o->proj_h = wl_pay_gemm(s, "proj", sb / 2, h, h / t, dt);
+    o->fc2_h = wl_pay_gemm(s, "fc2", sb / 2, h, f / t, dt);
+    o->qkv_dg_h = wl_pay_gemm(s, "qkv_dgrad", sb / 2, h, 3 * h / t, dt);
+    o->fc1_dg_h = wl_pay_gemm(s, "fc1_dgrad", sb / 2, h, f / t, dt);
+    o->ar_h = wl_pay_coll(s, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd / 2);
+    o->gather = wl_pay_coll(s, "cut_allgather", SIM_COLL_ALLGATHER, sbhd);
+
+    /* memory effects: the micro-batch's kept bytes (allocated once per layer,
+     * whatever the sub-batches) and what recomputation rebuilds */
+    wl_strategy one = *st;
+    one.mb = (int)(b * sub);
+    one.tp = (int)t;
+    one.tp_cut_tp = one.tp_cut_layers = 0;
+    int64_t kept, tr;
+    wl_layer_memory(m, &one, 0, &kept, &tr);
+    actsz z = act_sizes(m, b, t, 0, d);
+    o->keep = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, kept);
+    o->unkeep = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -kept);
+    o->tr = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, tr);
+    o->untr = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -tr);
+    o->unboth = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -(kept + tr));
+    o->blk_attn = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, z.attn);
+    o->unblk_attn = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -z.attn);
+    o->blk_mlp = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, z.mlp);
+    o->unblk_mlp = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -z.mlp);
+}
+
+/* SUMMA payloads of one linear [K → N] on a q×q×d grid, per rank: A block
+ * [M/(dq), K/q], B block [K/q, N/q] (papers.md Sec. 4.2-4.3). */
+static void build_tlin(sim_schedule *s, const char *name, int64_t M, int64_t K, int64_t N, int q, int dd,
+                       sim_dtype dt, int64_t d, tlin *o)
+{
+    char buf[64];
+    int64_t Mq = M / ((int64_t)dd * q), Kq = K / q, Nq = N / q;
+    snprintf(buf, sizeof buf, "%s", name);
+    o->gemm = wl_pay_gemm(s, buf, Mq, Nq, Kq, dt);
+    snprintf(buf, sizeof buf, "%s_dgrad", name);
+    o->dgrad = wl_pay_gemm(s, buf, Mq, Kq, Nq, dt);
+    snprintf(buf, sizeof buf, "%s_wgrad", name);
+    o->wgrad = wl_pay_gemm(s, buf, Kq, Nq, Mq, dt);
+    for (int i = 0; i < q && i < 8; i++) {
+        sim_payload p;
+        memset(&p, 0, sizeof p);
+        p.kind = SIM_OP_COLLECTIVE;
+        p.algo = SIM_ALGO_AUTO;
+        p.root = i;
+        p.sub = SIM_COLL_BROADCAST;
+        p.name = sim_sched_str(s, "summa_bcast_a");
+        p.bytes = Mq * Kq * d;
+        o->bc_a[i] = sim_sched_payload(s, &p);
+        p.name = sim_sched_str(s, "summa_bcast_b");
+        p.bytes = Kq * Nq * d;
+        o->bc_b[i] = sim_sched_payload(s, &p);
+        p.sub = SIM_COLL_REDUCE;
+        p.name = sim_sched_str(s, "summa_reduce_da");
+        p.bytes = Mq * Kq * d;
+        o->red_da[i] = sim_sched_payload(s, &p);
+        p.name = sim_sched_str(s, "summa_reduce_db");
+        p.bytes = Kq * Nq * d;
+        o->red_db[i] = sim_sched_payload(s, &p);
+        if (i == 0) {
+            p.sub = SIM_COLL_BROADCAST;
+            p.name = sim_sched_str(s, "bias_bcast");
+            p.bytes = Nq * d;
+            o->bias_bc = sim_sched_payload(s, &p);
+            p.sub = SIM_COLL_REDUCE;
+            p.name = sim_sched_str(s, "bias_reduce");
+            o->bias_red = sim_sched_payload(s, &p);
+        }
+    }
+}
+
 wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st, sim_err *err)
 {
-    if (!m || m->hidden < 1 || m->heads < 1 || m->ffn < 1 || m->seq < 1 || st->tp < 1 || st->mb < 1 ||
-        m->heads % st->tp || m->hidden % st->tp || m->ffn % st->tp) {
-        sim_errf(err, "layer: tp=%d must divide the heads, hidden and ffn sizes of model %s", st->tp,
-                 m ? m->name : "(null)");
+    if (!m || m->hidden < 1 || m->heads < 1 || m->ffn < 1 || m->seq < 1 || m->layers < 1) {
+        sim_errf(err, "layer: model %s: layers, hidden, heads, ffn and seq must be positive", m ? m->name : "(null)");
+        return NULL;
+    }
+    if (wl_strategy_check_tp(st, err))
+        return NULL;
+    if (st->tp < 1 || st->mb < 1) {
+        sim_errf(err, "layer: tp and mb must be positive (got tp=%d, mb=%d)", st->tp, st->mb);
+        return NULL;
+    }
+    int t = st->tp, q = 1;
+    if (st->schedule == WL_TP_TESSERACT) {
+        while (q * q * st->tess_depth < t)
+            q++;
+        if (q > 8) {
+            sim_errf(err, "strategy: schedule=tesseract: q = %d; at most q = 8 (tp = 64·tess_depth) is supported", q);
+            return NULL;
+        }
+        int dq = q * st->tess_depth;
+        if (m->heads % q || m->hidden % q || m->ffn % q || st->mb % dq) {
+            sim_errf(err, "strategy: schedule=tesseract with q=%d, tess_depth=%d: q must divide the %d heads, hidden "
+                     "%d and ffn %d of %s, and q·tess_depth = %d the micro-batch mb=%d (each depth slice and grid row "
+                     "takes its own sequences, papers.md Sec. 4.2)", q, st->tess_depth, m->heads, m->hidden, m->ffn,
+                     m->name, dq, st->mb);
+            return NULL;
+        }
+    } else if (m->heads % t || m->hidden % t || m->ffn % t) {
+        sim_errf(err, "tp=%d does not divide the heads (%d), hidden size (%d) and FFN size (%d) of %s", t, m->heads,
+                 m->hidden, m->ffn, m->name);
+        return NULL;
+    }
+    int sub = uses_subbatches(st) ? 2 : 1;
+    if (sub == 2 && st->mb % 2) {
+        sim_errf(err, "strategy: schedule=%s splits each micro-batch into 2 sub-batches along the batch "
+                 "(papers.md Sec. %s): mb must be even, got mb=%d", wl_tp_schedule_name(st->schedule),
+                 st->schedule == WL_TP_MERAK ? "2.2" : "1.2", st->mb);
+        return NULL;
+    }
+    if (st->tp_cut_tp) {
+        int ratio = st->tp / st->tp_cut_tp;
+        if (st->tp_cut_layers >= m->layers) {
+            sim_errf(err, "strategy: tp_cut=%d:%d: the cut must fall inside the %d layers of %s", st->tp_cut_layers,
+                     st->tp_cut_tp, m->layers, m->name);
+            return NULL;
+        }
+        if (st->mb % (ratio * sub)) {
+            sim_errf(err, "strategy: tp_cut=%d:%d: before the cut each of the tp/%d = %d smaller TP groups takes "
+                     "mb/%d of the micro-batch%s, so mb=%d must be divisible by %d", st->tp_cut_layers, st->tp_cut_tp,
+                     st->tp_cut_tp, ratio, ratio, sub == 2 ? " in 2 sub-batches" : "", st->mb, ratio * sub);
+            return NULL;
+        }
+    }
+    if (st->schedule == WL_TP_MERAK && st->tp_overlap == 1 && (int64_t)m->seq * st->mb % 2) {
+        sim_errf(err, "strategy: schedule=merak,tp_overlap=1 splits each linear's rows in halves: seq·mb must be even");
         return NULL;
     }
     wl_layer *L = calloc(1, sizeof *L);
-    if (!L) {
+    rank_comms *rc = calloc((size_t)s->nranks, sizeof *rc);
+    if (!L || !rc) {
+        free(L);
+        free(rc);
         sim_errf(err, "out of memory");
         return NULL;
     }
     L->m = *m;
     L->st = *st;
-    L->t = st->tp;
-    sim_dtype dt = st->dtype;
-    int64_t t = st->tp, sb = (int64_t)m->seq * st->mb, h = m->hidden, f = m->ffn, d = wl_layer_act_bytes(st);
-    int64_t sbhd = sb * h * d;
-    int64_t A = full_activation_bytes(m, st);
-
-    L->act_alloc = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, A);
-    L->act_free = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -A);
-    L->ckpt_alloc = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, sbhd);
-    L->recomp_alloc = L->act_alloc;
-    L->recomp_free = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -(A + sbhd));
-
-    L->ln1 = wl_pay_elem(s, "ln1", 2 * sbhd, dt);
-    L->qkv = wl_pay_gemm(s, "qkv", sb, 3 * h / t, h, dt);
-    /* attention core per TP rank: batch=b, m=heads/t, n=s, k=head_dim */
-    L->attn = wl_pay_kernel(s, "attn", SIM_KERNEL_ATTENTION, m->heads / t, m->seq, h / m->heads, st->mb, 0, dt);
-    L->proj = wl_pay_gemm(s, "proj", sb, h, h / t, dt);
-    L->post_attn = wl_pay_elem(s, "post_attn", 6 * sbhd, dt); /* bias + dropout + residual + LN2 */
-    L->fc1 = wl_pay_gemm(s, "fc1", sb, f / t, h, dt);
-    L->gelu = wl_pay_elem(s, "gelu", 2 * sb * (f / t) * d, dt);
-    L->fc2 = wl_pay_gemm(s, "fc2", sb, h, f / t, dt);
-    L->post_mlp = wl_pay_elem(s, "post_mlp", 4 * sbhd, dt); /* bias + dropout + residual */
-
-    L->post_mlp_b = wl_pay_elem(s, "post_mlp_bwd", 4 * sbhd, dt);
-    L->fc2_dg = wl_pay_gemm(s, "fc2_dgrad", sb, f / t, h, dt);
-    L->fc2_wg = wl_pay_gemm(s, "fc2_wgrad", f / t, h, sb, dt);
-    L->gelu_b = wl_pay_elem(s, "gelu_bwd", 3 * sb * (f / t) * d, dt);
-    L->fc1_dg = wl_pay_gemm(s, "fc1_dgrad", sb, h, f / t, dt);
-    L->fc1_wg = wl_pay_gemm(s, "fc1_wgrad", h, f / t, sb, dt);
-    L->post_attn_b = wl_pay_elem(s, "post_attn_bwd", 8 * sbhd, dt);
-    L->proj_dg = wl_pay_gemm(s, "proj_dgrad", sb, h / t, h, dt);
-    L->proj_wg = wl_pay_gemm(s, "proj_wgrad", h / t, h, sb, dt);
-    /* The attention backward computes dQ, dK (two s×s×hd GEMMs) and dV,
-     * d(probabilities) (two more): twice the forward's FLOPs, expressed as the
-     * forward shape with the batch doubled. */
-    L->attn_b = wl_pay_kernel(s, "attn_bwd", SIM_KERNEL_ATTENTION, m->heads / t, m->seq, h / m->heads, 2 * st->mb,
-                              0, dt);
-    L->qkv_dg = wl_pay_gemm(s, "qkv_dgrad", sb, h, 3 * h / t, dt);
-    L->qkv_wg = wl_pay_gemm(s, "qkv_wgrad", h, 3 * h / t, sb, dt);
-    L->ln1_b = wl_pay_elem(s, "ln1_bwd", 3 * sbhd, dt);
-
-    L->tp_ar = wl_pay_coll(s, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd);
+    L->sub = sub;
+    L->nranks = s->nranks;
+    L->rc = rc;
+    for (int r = 0; r < s->nranks; r++)
+        rc[r].row = rc[r].col = rc[r].dep = rc[r].small = rc[r].trans = -2;
+    build_opset(s, m, st, st->mb, t, 1, &L->main);
+    if (sub == 2)
+        build_opset(s, m, st, st->mb / 2, t, 2, &L->main_h);
+    else
+        L->main_h = L->main;
+    if (st->tp_cut_tp) {
+        int64_t b2 = (int64_t)st->mb * st->tp_cut_tp / st->tp;
+        build_opset(s, m, st, b2, st->tp_cut_tp, 1, &L->cut);
+        if (sub == 2)
+            build_opset(s, m, st, b2 / 2, st->tp_cut_tp, 2, &L->cut_h);
+        else
+            L->cut_h = L->cut;
+        /* the all-gather at the cut produces the (sub-)batch of the large group */
+        L->cut_h.gather = L->main_h.gather;
+        L->cut.gather = L->main.gather;
+    }
+    if (st->schedule == WL_TP_TESSERACT) {
+        tess *T = &L->T;
+        int64_t M = (int64_t)m->seq * st->mb, h = m->hidden, f = m->ffn, d = wl_layer_act_bytes(st);
+        T->q = q;
+        T->d = st->tess_depth;
+        build_tlin(s, "qkv", M, h, 3 * h, q, T->d, st->dtype, d, &T->qkv);
+        build_tlin(s, "proj", M, h, h, q, T->d, st->dtype, d, &T->proj);
+        build_tlin(s, "fc1", M, h, f, q, T->d, st->dtype, d, &T->fc1);
+        build_tlin(s, "fc2", M, f, h, q, T->d, st->dtype, d, &T->fc2);
+        /* LayerNorm2p5D: sum x and sum x² over the hidden split in ROW, one
+         * value per local token */
+        T->ln_ar = wl_pay_coll(s, "ln_allreduce", SIM_COLL_ALLREDUCE, M / ((int64_t)T->d * q) * d);
+        T->grad_ar = wl_pay_coll(s, "tess_grad_allreduce", SIM_COLL_ALLREDUCE,
+                                 ((4 * h * h + 2 * h * f) / ((int64_t)q * q) + (3 * h + f + 2 * h + 4 * h) / q) *
+                                     (st->dtype == SIM_DTYPE_FP32 || st->dtype == SIM_DTYPE_TF32 ? 4 : 2));
+        /* the element-wise work and the attention core on the local block */
+        opset *o = &L->main;
+        int64_t Mq = M / ((int64_t)T->d * q), sbhd = Mq * (h / q) * d;
+        int64_t bl = st->mb / ((int64_t)T->d * q);
+        o->ln1 = wl_pay_elem(s, "ln1", 2 * sbhd, st->dtype);
+        o->attn = wl_pay_kernel(s, "attn", SIM_KERNEL_ATTENTION, m->heads / q, m->seq, h / m->heads, bl, 0, st->dtype);
+        o->attn_b =
+            wl_pay_kernel(s, "attn_bwd", SIM_KERNEL_ATTENTION, m->heads / q, m->seq, h / m->heads, 2 * bl, 0, st->dtype);
+        o->post_attn = wl_pay_elem(s, "post_attn", 6 * sbhd, st->dtype);
+        o->gelu = wl_pay_elem(s, "gelu", 2 * Mq * (f / q) * d, st->dtype);
+        o->post_mlp = wl_pay_elem(s, "post_mlp", 4 * sbhd, st->dtype);
+        o->post_mlp_b = wl_pay_elem(s, "post_mlp_bwd", 4 * sbhd, st->dtype);
+        o->gelu_b = wl_pay_elem(s, "gelu_bwd", 3 * Mq * (f / q) * d, st->dtype);
+        o->post_attn_b = wl_pay_elem(s, "post_attn_bwd", 8 * sbhd, st->dtype);
+        o->ln1_b = wl_pay_elem(s, "ln1_bwd", 3 * sbhd, st->dtype);
+        int64_t kept, tr;
+        wl_layer_memory(m, st, m->layers - 1, &kept, &tr);
+        o->keep = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, kept);
+        o->unkeep = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -kept);
+        o->tr = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, tr);
+        o->untr = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -tr);
+        o->unboth = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -(kept + tr));
+    }
     return L;
 }
 
 void wl_layer_free(wl_layer *L)
 {
+    if (!L)
+        return;
+    free(L->rc);
     free(L);
 }
 
-static sim_tags tags(int layer, int micro, sim_phase ph)
+int wl_layer_subbatches(const wl_layer *L)
 {
-    sim_tags t = {layer, micro, -1, (uint8_t)ph};
+    return L->sub;
+}
+
+static sim_tags tg(int layer, int micro, int sub, sim_phase ph)
+{
+    sim_tags t = {layer, micro, (int8_t)sub, (uint8_t)ph};
     return t;
 }
 
-/* Megatron ParallelTransformerLayer.forward (megatron/model/transformer.py). */
-static void megatron_forward(wl_layer *L, wl_cursor *c, int layer, int micro, sim_phase ph, uint32_t alloc)
+/* ---- communicators ----------------------------------------------------- */
+
+/* The members of this rank's TP group, from its TP communicator. */
+static const sim_comm *tp_group(const wl_cursor *c, int *idx)
 {
-    sim_tags t = tags(layer, micro, ph);
-    wl_cursor_mem(c, alloc, t);
-    wl_cursor_comp(c, L->ln1, t);
-    wl_cursor_comp(c, L->qkv, t);
-    wl_cursor_comp(c, L->attn, t);
-    wl_cursor_comp(c, L->proj, t);
-    wl_cursor_tp_allreduce(c, L->t, L->tp_ar, t); /* RowParallelLinear: reduce_from_tensor_model_parallel_region */
-    wl_cursor_comp(c, L->post_attn, t);
-    wl_cursor_comp(c, L->fc1, t);
-    wl_cursor_comp(c, L->gelu, t);
-    wl_cursor_comp(c, L->fc2, t);
-    wl_cursor_tp_allreduce(c, L->t, L->tp_ar, t);
-    wl_cursor_comp(c, L->post_mlp, t);
+    const sim_comm *g = &c->s->comms[c->tp_comm];
+    *idx = 0;
+    for (int i = 0; i < g->nranks; i++)
+        if (g->ranks[i] == c->rank)
+            *idx = i;
+    return g;
 }
 
-static void megatron_backward(wl_layer *L, wl_cursor *c, int layer, int micro, int recompute)
+/* Creates the communicator of the members of group g whose index i
+ * satisfies (i / stride) % n == varying and the other coordinates equal
+ * those of index `me`; stores it in field (offset) of every member. */
+static int sub_comm(wl_layer *L, wl_cursor *c, const sim_comm *g, int me, int stride, int n, const char *kind,
+                    size_t field)
 {
-    sim_tags t = tags(layer, micro, SIM_PHASE_BACKWARD);
-    int full = L->st.recompute == WL_RECOMPUTE_FULL;
-    if (full && recompute)
-        megatron_forward(L, c, layer, micro, SIM_PHASE_RECOMPUTE, L->recomp_alloc);
-    wl_cursor_comp(c, L->post_mlp_b, t);
-    wl_cursor_comp(c, L->fc2_dg, t);
-    wl_cursor_comp(c, L->fc2_wg, t);
-    wl_cursor_comp(c, L->gelu_b, t);
-    wl_cursor_comp(c, L->fc1_dg, t);
-    /* ColumnParallelLinear backward: the input-gradient all-reduce is
-     * launched asynchronously and overlaps the weight-gradient GEMM
-     * (Megatron-LM --async-tensor-model-parallel-allreduce) */
-    wl_cursor_tp_allreduce(c, L->t, L->tp_ar, t);
-    wl_cursor_comp_overlap(c, L->fc1_wg, t);
-    wl_cursor_comp(c, L->post_attn_b, t);
-    wl_cursor_comp(c, L->proj_dg, t);
-    wl_cursor_comp(c, L->proj_wg, t);
-    wl_cursor_comp(c, L->attn_b, t);
-    wl_cursor_comp(c, L->qkv_dg, t);
-    wl_cursor_tp_allreduce(c, L->t, L->tp_ar, t);
-    wl_cursor_comp_overlap(c, L->qkv_wg, t);
-    wl_cursor_comp(c, L->ln1_b, t);
-    wl_cursor_mem(c, full ? L->recomp_free : L->act_free, t);
+    int *slot = (int *)((char *)&L->rc[c->rank] + field);
+    if (*slot != -2)
+        return *slot;
+    int *ranks = n > 0 ? malloc(sizeof(int) * (size_t)n) : NULL, k = 0;
+    if (!ranks)
+        return -1; /* out of memory: the schedule check reports the bad communicator */
+    int base = me - (me / stride % n) * stride;
+    for (int v = 0; v < n; v++)
+        ranks[k++] = g->ranks[base + v * stride];
+    char name[64];
+    snprintf(name, sizeof name, "%s.r%d", kind, ranks[0]);
+    int id = sim_sched_comm(c->s, name, ranks, k);
+    for (int v = 0; v < k; v++)
+        *(int *)((char *)&L->rc[ranks[v]] + field) = id;
+    free(ranks);
+    return id;
 }
+
+/* Cut-point groups: within a TP group of t ranks, t/t2 consecutive groups of
+ * t2 ranks run the layers before the cut, each on its own slice of the
+ * micro-batch; the all-gather at the cut joins the ranks with the same index
+ * in each small group (stride t2). */
+static void cut_comms(wl_layer *L, wl_cursor *c, int *small, int *trans)
+{
+    int me;
+    const sim_comm *g = tp_group(c, &me);
+    int t2 = L->st.tp_cut_tp, ratio = L->st.tp / t2;
+    *small = t2 > 1 ? sub_comm(L, c, g, me, 1, t2, "tpcut", offsetof(rank_comms, small)) : -1;
+    *trans = sub_comm(L, c, g, me, t2, ratio, "tpgather", offsetof(rank_comms, trans));
+}
+
+/* ---- emit helpers ------------------------------------------------------ */
+
+#define K(pay) wl_cursor_comp(c, (pay), t)
+
+/* Launches a collective of what the last kernel produced on stream `stream`;
+ * nothing waits for it yet. */
+static uint32_t launch(wl_cursor *c, int stream, uint32_t pay, int comm, sim_tags t)
+{
+    uint32_t dep = c->last_comp;
+    return sim_sched_add(c->s, stream, pay, comm, t, &dep, 1);
+}
+
+static int tp_stream(wl_cursor *c)
+{
+    if (c->stp < 0)
+        c->stp = sim_sched_stream(c->s, c->rank, "tp");
+    return c->stp;
+}
+
+/* ---- Megatron 1-D and sequence parallel -------------------------------- */
+
+/* The layer's TP communicator and payloads at its degree. */
+typedef struct lctx {
+    const opset *o;
+    int comm;    /* TP communicator of the layer's degree, -1 if t == 1 */
+    int64_t t;
+} lctx;
+
+static lctx layer_ctx(wl_layer *L, wl_cursor *c, int layer, int half)
+{
+    lctx x;
+    int before = L->st.tp_cut_tp && layer < L->st.tp_cut_layers;
+    x.o = before ? (half ? &L->cut_h : &L->cut) : (half ? &L->main_h : &L->main);
+    x.t = x.o->t;
+    x.comm = x.t == 1 ? -1 : c->tp_comm;
+    if (before && x.t > 1) {
+        int small, trans;
+        cut_comms(L, c, &small, &trans);
+        x.comm = small;
+    }
+    return x;
+}
+
+/* A synchronous TP collective: the next kernel waits for it. */
+static void sync_coll(wl_cursor *c, const lctx *x, uint32_t pay, sim_tags t)
+{
+    if (x->t == 1)
+        return;
+    wl_cursor_pend(c, launch(c, tp_stream(c), pay, x->comm, t));
+}
+
+/* Megatron ParallelTransformerLayer.forward (megatron/model/transformer.py);
+ * with sp=1 the sequence-parallel form (Korthikanti et al. 2022 Sec. 4.2.2,
+ * megatron/core/tensor_parallel/layers.py): layer norms and dropouts on s/t
+ * tokens, an all-gather before each column-parallel GEMM and a
+ * reduce-scatter after each row-parallel one. */
+static void megatron_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_phase ph, int alloc)
+{
+    lctx x = layer_ctx(L, c, layer, 0);
+    const opset *o = x.o;
+    sim_tags t = tg(layer, micro, -1, ph);
+    int sp = L->st.sp;
+    if (alloc)
+        wl_cursor_mem(c, ph == SIM_PHASE_RECOMPUTE ? o->tr : o->keep, t);
+    K(o->ln1);
+    if (sp)
+        sync_coll(c, &x, o->ag, t);
+    K(o->qkv);
+    K(o->attn);
+    K(o->proj);
+    sync_coll(c, &x, sp ? o->rs : o->ar, t); /* RowParallelLinear: reduce_from_tensor_model_parallel_region */
+    K(o->post_attn);
+    if (sp)
+        sync_coll(c, &x, o->ag, t);
+    K(o->fc1);
+    K(o->gelu);
+    K(o->fc2);
+    sync_coll(c, &x, sp ? o->rs : o->ar, t);
+    K(o->post_mlp);
+}
+
+/* Backward of a column-parallel linear's input: Megatron launches the
+ * input-gradient all-reduce (reduce-scatter with sp) right after the dgrad
+ * GEMM and computes the weight gradient beside it
+ * (LinearWithGradAccumulationAndAsyncCommunication); with sp the saved,
+ * sharded input is all-gathered again for the weight gradient, beside the
+ * dgrad GEMM.  default_checkpoint (Oases' baseline, torch autograd without
+ * the async path) waits for the all-reduce before the weight gradient. */
+static void column_bwd(wl_layer *L, wl_cursor *c, const lctx *x, uint32_t dgrad, uint32_t wgrad, sim_tags t)
+{
+    const opset *o = x->o;
+    if (x->t == 1) {
+        K(dgrad);
+        K(wgrad);
+        return;
+    }
+    if (L->st.sp) {
+        uint32_t dep = c->last_comp;
+        uint32_t ag = sim_sched_add(c->s, tp_stream(c), o->ag, x->comm, t, &dep, 1);
+        K(dgrad);
+        uint32_t rs = launch(c, tp_stream(c), o->rs, x->comm, t);
+        wl_cursor_pend(c, ag);
+        K(wgrad);
+        wl_cursor_pend(c, rs);
+        return;
+    }
+    K(dgrad);
+    if (L->st.schedule == WL_TP_DEFAULT_CKPT || L->st.schedule == WL_TP_OPTIM_COMM_CKPT) {
+        sync_coll(c, x, o->ar, t);
+        K(wgrad);
+        return;
+    }
+    wl_cursor_pend(c, launch(c, tp_stream(c), o->ar, x->comm, t));
+    wl_cursor_comp_overlap(c, wgrad, t);
+}
+
+static void megatron_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int recompute)
+{
+    lctx x = layer_ctx(L, c, layer, 0);
+    const opset *o = x.o;
+    sim_tags t = tg(layer, micro, -1, SIM_PHASE_BACKWARD);
+    sim_tags tr = tg(layer, micro, -1, SIM_PHASE_RECOMPUTE);
+    wl_recompute rc = L->st.recompute;
+    int sp = L->st.sp;
+    if (rc == WL_RECOMPUTE_FULL && recompute)
+        megatron_fwd(L, c, layer, micro, SIM_PHASE_RECOMPUTE, 1);
+    K(o->post_mlp_b);
+    if (sp)
+        sync_coll(c, &x, o->ag, t); /* gradient of the reduce-scatter */
+    K(o->fc2_dg);
+    K(o->fc2_wg);
+    K(o->gelu_b);
+    column_bwd(L, c, &x, o->fc1_dg, o->fc1_wg, t);
+    K(o->post_attn_b);
+    if (sp)
+        sync_coll(c, &x, o->ag, t);
+    K(o->proj_dg);
+    K(o->proj_wg);
+    if (rc == WL_RECOMPUTE_SELECTIVE && recompute) {
+        /* selective: the attention core only (Korthikanti et al. 2022 Sec. 5) */
+        wl_cursor_mem(c, o->tr, tr);
+        wl_cursor_comp(c, o->attn, tr);
+    }
+    K(o->attn_b);
+    column_bwd(L, c, &x, o->qkv_dg, o->qkv_wg, t);
+    K(o->ln1_b);
+    wl_cursor_mem(c, rc == WL_RECOMPUTE_FULL || rc == WL_RECOMPUTE_SELECTIVE ? o->unboth : o->unkeep, t);
+}
+
+/* ---- recompute without communication (Oases' optim_comm_checkpoint) ----
+ * papers.md Sec. 1.3: the forward keeps the post-all-reduce attention and MLP
+ * outputs with their residual inputs; the backward re-executes each block
+ * from them just before that block's backward.  Rebuilt per sub-batch k
+ * (k = -1: the whole micro-batch). */
+
+/* RB(mlp, k): post_attn (+LN2) and the MLP forward again, then their backward
+ * up to the MLP input gradient, which the caller all-reduces. */
+static void rb_mlp(wl_cursor *c, const opset *o, int layer, int micro, int k)
+{
+    sim_tags t = tg(layer, micro, k, SIM_PHASE_RECOMPUTE);
+    wl_cursor_mem(c, o->blk_mlp, t);
+    K(o->post_attn);
+    K(o->fc1);
+    K(o->gelu);
+    K(o->fc2);
+    t.phase = SIM_PHASE_BACKWARD;
+    K(o->fc2_dg);
+    K(o->fc2_wg);
+    K(o->gelu_b);
+    K(o->fc1_dg);
+    K(o->fc1_wg);
+    wl_cursor_mem(c, o->unblk_mlp, t);
+}
+
+/* RB(attn, k): LN1, QKV, the attention core and the projection again, then
+ * their backward up to the attention input gradient. */
+static void rb_attn(wl_cursor *c, const opset *o, int layer, int micro, int k)
+{
+    sim_tags t = tg(layer, micro, k, SIM_PHASE_RECOMPUTE);
+    wl_cursor_mem(c, o->blk_attn, t);
+    K(o->ln1);
+    K(o->qkv);
+    K(o->attn);
+    K(o->proj);
+    t.phase = SIM_PHASE_BACKWARD;
+    K(o->proj_dg);
+    K(o->proj_wg);
+    K(o->attn_b);
+    K(o->qkv_dg);
+    K(o->qkv_wg);
+    wl_cursor_mem(c, o->unblk_attn, t);
+}
+
+/* Backward of one layer with recompute=oases and no sub-batches; the
+ * all-reduces are synchronous under optim_comm_checkpoint and overlap the
+ * weight gradient... not here: the block's backward is one autograd call, so
+ * its input gradient is all-reduced after it. */
+static void oases_sync_bwd(wl_layer *L, wl_cursor *c, int layer, int micro)
+{
+    lctx x = layer_ctx(L, c, layer, 0);
+    const opset *o = x.o;
+    sim_tags t = tg(layer, micro, -1, SIM_PHASE_BACKWARD);
+    sim_tags tr = tg(layer, micro, -1, SIM_PHASE_RECOMPUTE);
+    wl_cursor_comp(c, o->post_mlp, tr); /* Q recompute: the dropout mask of the block output */
+    K(o->post_mlp_b);
+    rb_mlp(c, o, layer, micro, -1);
+    sync_coll(c, &x, o->ar, t);
+    K(o->post_attn_b);
+    rb_attn(c, o, layer, micro, -1);
+    sync_coll(c, &x, o->ar, t);
+    K(o->ln1_b);
+    wl_cursor_mem(c, o->unkeep, t);
+}
+
+/* ---- Oases: two sub-batches, one all-reduce in flight ------------------ */
+
+/* The forward blocks of papers.md Sec. 1.4 for sub-batch k (1 or 2). */
+static void blk_A(wl_cursor *c, const opset *o, int layer, int micro, int k, sim_phase ph)
+{
+    sim_tags t = tg(layer, micro, k, ph);
+    K(o->ln1);
+    K(o->qkv);
+    K(o->attn);
+    K(o->proj);
+}
+
+static void blk_PM(wl_cursor *c, const opset *o, int layer, int micro, int k, sim_phase ph)
+{
+    sim_tags t = tg(layer, micro, k, ph);
+    K(o->post_attn);
+    K(o->fc1);
+    K(o->gelu);
+    K(o->fc2);
+}
+
+static void blk_Q(wl_cursor *c, const opset *o, int layer, int micro, int k, sim_phase ph)
+{
+    sim_tags t = tg(layer, micro, k, ph);
+    K(o->post_mlp);
+}
+
+/* The one-in-flight discipline of CommOptimizedOverlapCheckpoint
+ * (papers.md Sec. 1.4): handler.wait() on the previous all-reduce, then the
+ * next one is launched asynchronously.  The kernels after the wait depend on
+ * the previous all-reduce; the new one waits for the last kernel, and for
+ * the previous one by the order of the "tp" stream. */
+typedef struct inflight {
+    uint32_t op;
+    int live;
+} inflight;
+
+static void wait_launch(wl_cursor *c, inflight *f, const lctx *x, uint32_t pay, sim_tags t)
+{
+    if (f->live)
+        wl_cursor_pend(c, f->op);
+    f->live = 0;
+    if (x->t == 1)
+        return;
+    f->op = launch(c, tp_stream(c), pay, x->comm, t);
+    f->live = 1;
+}
+
+static void wait_only(wl_cursor *c, inflight *f)
+{
+    if (f->live)
+        wl_cursor_pend(c, f->op);
+    f->live = 0;
+}
+
+/* At the cut-point the input of each sub-batch is all-gathered along the
+ * batch from the small TP groups (papers.md Sec. 1.4); the gather runs on its
+ * own stream so that the all-reduce in flight does not hold it. */
+static void cut_gather(wl_layer *L, wl_cursor *c, int layer, int micro, int k)
+{
+    if (!L->st.tp_cut_tp || layer != L->st.tp_cut_layers)
+        return;
+    int small, trans;
+    cut_comms(L, c, &small, &trans);
+    sim_tags t = tg(layer, micro, k, SIM_PHASE_FORWARD);
+    int st = sim_sched_stream(c->s, c->rank, "tp-cut");
+    wl_cursor_pend(c, launch(c, st, k < 0 ? L->main.gather : L->main_h.gather, trans, t));
+}
+
+/* Windows W1-W4 over layers [first, first + n) (papers.md Sec. 1.4). */
+static void oases_fwd(wl_layer *L, wl_cursor *c, int first, int n, int micro, sim_phase ph)
+{
+    inflight f = {0, 0};
+    int last = first + n - 1;
+    lctx x = layer_ctx(L, c, first, 1);
+    sim_tags t0 = tg(first, micro, -1, ph);
+    /* prologue: A_1 of the first layer, nothing to overlap */
+    wl_cursor_mem(c, x.o->keep, t0);
+    cut_gather(L, c, first, micro, 1);
+    blk_A(c, x.o, first, micro, 1, ph);
+    wait_launch(c, &f, &x, x.o->ar, tg(first, micro, 1, ph));
+    for (int l = first; l <= last; l++) {
+        x = layer_ctx(L, c, l, 1);
+        /* W1(l): Q_2^{l-1} + A_2^l  ||  ARa_1^l */
+        if (l > first)
+            blk_Q(c, layer_ctx(L, c, l - 1, 1).o, l - 1, micro, 2, ph);
+        cut_gather(L, c, l, micro, 2);
+        blk_A(c, x.o, l, micro, 2, ph);
+        wait_launch(c, &f, &x, x.o->ar, tg(l, micro, 2, ph));
+        /* W2(l): P_1 + M_1  ||  ARa_2 */
+        blk_PM(c, x.o, l, micro, 1, ph);
+        wait_launch(c, &f, &x, x.o->ar, tg(l, micro, 1, ph));
+        /* W3(l): P_2 + M_2  ||  ARm_1 */
+        blk_PM(c, x.o, l, micro, 2, ph);
+        wait_launch(c, &f, &x, x.o->ar, tg(l, micro, 2, ph));
+        /* W4(l): Q_1^l + A_1^{l+1}  ||  ARm_2^l */
+        blk_Q(c, x.o, l, micro, 1, ph);
+        if (l < last) {
+            lctx nx = layer_ctx(L, c, l + 1, 1);
+            wl_cursor_mem(c, nx.o->keep, tg(l + 1, micro, -1, ph));
+            cut_gather(L, c, l + 1, micro, 1);
+            blk_A(c, nx.o, l + 1, micro, 1, ph);
+            wait_launch(c, &f, &nx, nx.o->ar, tg(l + 1, micro, 1, ph));
+        } else {
+            /* epilogue: wait(ARm_2) then Q_2, exposed */
+            wait_only(c, &f);
+            blk_Q(c, x.o, l, micro, 2, ph);
+        }
+    }
+}
+
+/* Windows V1-V4 over layers [first + n - 1 ... first] (papers.md Sec. 1.5),
+ * recompute=oases: each block re-executed from the saved post-all-reduce
+ * tensors, no forward all-reduce repeated. */
+static void oases_bwd(wl_layer *L, wl_cursor *c, int first, int n, int micro)
+{
+    inflight f = {0, 0};
+    int top = first + n - 1;
+    const sim_phase B = SIM_PHASE_BACKWARD, R = SIM_PHASE_RECOMPUTE;
+    lctx x = layer_ctx(L, c, top, 1);
+    /* prologue: Q_2^{top} recompute and backward, RB(mlp^{top}, 2): nothing to hide behind */
+    blk_Q(c, x.o, top, micro, 2, R);
+    wl_cursor_comp(c, x.o->post_mlp_b, tg(top, micro, 2, B));
+    rb_mlp(c, x.o, top, micro, 2);
+    wait_launch(c, &f, &x, x.o->ar, tg(top, micro, 2, B));
+    for (int l = top; l >= first; l--) {
+        x = layer_ctx(L, c, l, 1);
+        const opset *o = x.o;
+        /* V1(l): LN1^{l+1} bwd sb1 + Q_1^l bwd + RB(mlp^l, 1)  ||  ARbm_2^l */
+        if (l < top) {
+            const opset *up = layer_ctx(L, c, l + 1, 1).o;
+            wl_cursor_comp(c, up->ln1_b, tg(l + 1, micro, 1, B));
+            wl_cursor_mem(c, layer_ctx(L, c, l + 1, 0).o->unkeep, tg(l + 1, micro, -1, B));
+        } else {
+            blk_Q(c, o, l, micro, 1, R);
+        }
+        wl_cursor_comp(c, o->post_mlp_b, tg(l, micro, 1, B));
+        rb_mlp(c, o, l, micro, 1);
+        wait_launch(c, &f, &x, o->ar, tg(l, micro, 1, B));
+        /* V2(l): P_2^l bwd + Q_2^{l-1} recompute + RB(attn^l, 2)  ||  ARbm_1^l */
+        wl_cursor_comp(c, o->post_attn_b, tg(l, micro, 2, B));
+        if (l > first)
+            blk_Q(c, layer_ctx(L, c, l - 1, 1).o, l - 1, micro, 2, R);
+        rb_attn(c, o, l, micro, 2);
+        wait_launch(c, &f, &x, o->ar, tg(l, micro, 2, B));
+        /* V3(l): P_1^l bwd + Q_1^{l-1} recompute + RB(attn^l, 1)  ||  ARba_2^l */
+        wl_cursor_comp(c, o->post_attn_b, tg(l, micro, 1, B));
+        if (l > first)
+            blk_Q(c, layer_ctx(L, c, l - 1, 1).o, l - 1, micro, 1, R);
+        rb_attn(c, o, l, micro, 1);
+        wait_launch(c, &f, &x, o->ar, tg(l, micro, 1, B));
+        /* V4(l): LN1^l bwd sb2 + Q_2^{l-1} bwd + RB(mlp^{l-1}, 2)  ||  ARba_1^l */
+        wl_cursor_comp(c, o->ln1_b, tg(l, micro, 2, B));
+        if (l > first) {
+            lctx dx = layer_ctx(L, c, l - 1, 1);
+            wl_cursor_comp(c, dx.o->post_mlp_b, tg(l - 1, micro, 2, B));
+            rb_mlp(c, dx.o, l - 1, micro, 2);
+            wait_launch(c, &f, &dx, dx.o->ar, tg(l - 1, micro, 2, B));
+        } else {
+            /* layer-0 epilogue: LN1 bwd sb1 exposed */
+            wait_only(c, &f);
+            wl_cursor_comp(c, o->ln1_b, tg(l, micro, 1, B));
+            wl_cursor_mem(c, layer_ctx(L, c, l, 0).o->unkeep, tg(l, micro, -1, B));
+        }
+    }
+}
+
+/* overlap_checkpoint (papers.md Sec. 1.3, OverlapTMPCheckpointFunction):
+ * the forward as W1-W4; each layer is a checkpoint, so its backward first
+ * reruns its forward with the two sub-batches overlapped (all-reduces
+ * repeated, one in flight), then runs its backward with the same discipline:
+ *   Q_1 bwd + MLP_1 bwd | Q_2 bwd + MLP_2 bwd || ARbm_1 | P_1 bwd + attn_1 bwd
+ *   || ARbm_2 | P_2 bwd + attn_2 bwd || ARba_1 | LN1_1 bwd || ARba_2 | LN1_2 bwd.
+ * The within-layer order is [derived]: papers.md gives only the rung's
+ * all-reduce count (6 per layer per micro-batch) and its overlap. */
+static void overlap_ckpt_bwd_layer(wl_layer *L, wl_cursor *c, int l, int micro, int recompute)
+{
+    inflight f = {0, 0};
+    const sim_phase B = SIM_PHASE_BACKWARD, R = SIM_PHASE_RECOMPUTE;
+    lctx x = layer_ctx(L, c, l, 1), xf = layer_ctx(L, c, l, 0);
+    const opset *o = x.o;
+    if (recompute) {
+        wl_cursor_mem(c, xf.o->tr, tg(l, micro, -1, R));
+        blk_A(c, o, l, micro, 1, R);
+        wait_launch(c, &f, &x, o->ar, tg(l, micro, 1, R));
+        blk_A(c, o, l, micro, 2, R);
+        wait_launch(c, &f, &x, o->ar, tg(l, micro, 2, R));
+        blk_PM(c, o, l, micro, 1, R);
+        wait_launch(c, &f, &x, o->ar, tg(l, micro, 1, R));
+        blk_PM(c, o, l, micro, 2, R);
+        wait_launch(c, &f, &x, o->ar, tg(l, micro, 2, R));
+        blk_Q(c, o, l, micro, 1, R);
+        wait_only(c, &f);
+        blk_Q(c, o, l, micro, 2, R);
+    }
+    for (int k = 1; k <= 2; k++) {
+        sim_tags t = tg(l, micro, k, B);
+        K(o->post_mlp_b);
+        K(o->fc2_dg);
+        K(o->fc2_wg);
+        K(o->gelu_b);
+        K(o->fc1_dg);
+        K(o->fc1_wg);
+        wait_launch(c, &f, &x, o->ar, t);
+    }
+    for (int k = 1; k <= 2; k++) {
+        sim_tags t = tg(l, micro, k, B);
+        K(o->post_attn_b);
+        K(o->proj_dg);
+        K(o->proj_wg);
+        K(o->attn_b);
+        K(o->qkv_dg);
+        K(o->qkv_wg);
+        wait_launch(c, &f, &x, o->ar, t);
+    }
+    wl_cursor_comp(c, o->ln1_b, tg(l, micro, 1, B));
+    wait_only(c, &f);
+    wl_cursor_comp(c, o->ln1_b, tg(l, micro, 2, B));
+    wl_cursor_mem(c, xf.o->unkeep, tg(l, micro, -1, B));
+    wl_cursor_mem(c, xf.o->untr, tg(l, micro, -1, B));
+}
+
+/* ---- Merak sub-pipelined TMP (papers.md Sec. 2.2) ----------------------
+ * Asynchronous all-reduces go into a queue (mpu.mappings.ASYNC_OP) and
+ * sync_comm() waits on the oldest; a kernel that needs an all-reduce's
+ * result waits for it (and, the "tp" stream being in order, for everything
+ * queued before it).  At most two are queued: launching a third first waits
+ * on the oldest. */
+typedef struct mqueue {
+    uint32_t op[2];
+    int n;
+} mqueue;
+
+static uint32_t mq_launch(wl_cursor *c, mqueue *q, const lctx *x, uint32_t pay, sim_tags t)
+{
+    if (x->t == 1)
+        return UINT32_MAX;
+    if (q->n == 2) {
+        wl_cursor_pend(c, q->op[0]);
+        q->op[0] = q->op[1];
+        q->n = 1;
+    }
+    uint32_t id = launch(c, tp_stream(c), pay, x->comm, t);
+    q->op[q->n++] = id;
+    return id;
+}
+
+/* The next kernel waits for op (and so for all queued before it). */
+static void mq_wait(wl_cursor *c, mqueue *q, uint32_t op)
+{
+    if (op == UINT32_MAX)
+        return;
+    wl_cursor_pend(c, op);
+    for (int i = 0; i < q->n; i++)
+        if (q->op[i] == op) {
+            memmove(q->op, q->op + i + 1, sizeof q->op[0] * (size_t)(q->n - i - 1));
+            q->n -= i + 1;
+            return;
+        }
+}
+
+/* Level 1 (PipedRowParallelLinear): the row-parallel GEMM in two halves of
+ * its rows; the first half's all-reduce runs beside the second half's GEMM,
+ * the second half's all-reduce is synchronous (exposed). */
+static void merak_row_l1(wl_cursor *c, const lctx *x, uint32_t half_gemm, sim_tags t)
+{
+    K(half_gemm);
+    if (x->t == 1) {
+        K(half_gemm);
+        return;
+    }
+    uint32_t a1 = launch(c, tp_stream(c), x->o->ar_h, x->comm, t);
+    K(half_gemm);
+    wl_cursor_pend(c, a1);
+    sync_coll(c, x, x->o->ar_h, t);
+}
+
+/* Level 1 backward of a column-parallel linear: the input gradient in two
+ * halves, each all-reduced asynchronously as soon as it exists (the first
+ * half beside the second half's GEMM); the weight gradient runs beside the
+ * second; the next kernel waits for both ([derived] from the ASYNC_OP hook of
+ * PipedColumnParallelLinear). */
+static void merak_col_l1(wl_cursor *c, const lctx *x, uint32_t half_dgrad, uint32_t wgrad, sim_tags t)
+{
+    K(half_dgrad);
+    if (x->t == 1) {
+        K(half_dgrad);
+        K(wgrad);
+        return;
+    }
+    launch(c, tp_stream(c), x->o->ar_h, x->comm, t);
+    K(half_dgrad);
+    uint32_t a2 = launch(c, tp_stream(c), x->o->ar_h, x->comm, t);
+    K(wgrad);
+    wl_cursor_pend(c, a2);
+}
+
+static void merak_l1_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_phase ph, int alloc)
+{
+    lctx x = layer_ctx(L, c, layer, 0);
+    const opset *o = x.o;
+    sim_tags t = tg(layer, micro, -1, ph);
+    if (alloc)
+        wl_cursor_mem(c, ph == SIM_PHASE_RECOMPUTE ? o->tr : o->keep, t);
+    K(o->ln1);
+    K(o->qkv);
+    K(o->attn);
+    merak_row_l1(c, &x, o->proj_h, t);
+    K(o->post_attn);
+    K(o->fc1);
+    K(o->gelu);
+    merak_row_l1(c, &x, o->fc2_h, t);
+    K(o->post_mlp);
+}
+
+static void merak_l1_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int recompute)
+{
+    lctx x = layer_ctx(L, c, layer, 0);
+    const opset *o = x.o;
+    sim_tags t = tg(layer, micro, -1, SIM_PHASE_BACKWARD);
+    wl_recompute rc = L->st.recompute;
+    if (rc == WL_RECOMPUTE_FULL && recompute)
+        merak_l1_fwd(L, c, layer, micro, SIM_PHASE_RECOMPUTE, 1);
+    K(o->post_mlp_b);
+    K(o->fc2_dg);
+    K(o->fc2_wg);
+    K(o->gelu_b);
+    merak_col_l1(c, &x, o->fc1_dg_h, o->fc1_wg, t);
+    K(o->post_attn_b);
+    K(o->proj_dg);
+    K(o->proj_wg);
+    if (rc == WL_RECOMPUTE_SELECTIVE && recompute) {
+        sim_tags tr = tg(layer, micro, -1, SIM_PHASE_RECOMPUTE);
+        wl_cursor_mem(c, o->tr, tr);
+        wl_cursor_comp(c, o->attn, tr);
+    }
+    K(o->attn_b);
+    merak_col_l1(c, &x, o->qkv_dg_h, o->qkv_wg, t);
+    K(o->ln1_b);
+    wl_cursor_mem(c, o->unkeep, t);
+    if (rc == WL_RECOMPUTE_FULL || rc == WL_RECOMPUTE_SELECTIVE)
+        wl_cursor_mem(c, o->untr, t);
+}
+
+/* Levels 2 and 3, forward of layers [first, first + n) (PipedTPFunction,
+ * CrossLayerPipedTPFunction):
+ *   fp1 A_1 → ARa_1; fp2 A_2 → ARa_2; fp3 wait ARa_1, P_1 M_1 → ARm_1;
+ *   fp4 wait ARa_2, P_2 M_2 → ARm_2; fp5 wait ARm_1, Q_1; fp6 wait ARm_2, Q_2.
+ * Level 3 defers fp5/fp6 of layer l into fp1/fp2 of layer l+1, so ARm of
+ * layer l runs beside layer l+1's attention.  cross = 0 forces level 2 (a
+ * single checkpointed layer's recomputation). */
+static void merak_fwd(wl_layer *L, wl_cursor *c, mqueue *q, int first, int n, int micro, sim_phase ph, int cross,
+                      int alloc)
+{
+    uint32_t m1 = UINT32_MAX, m2 = UINT32_MAX;
+    for (int l = first; l < first + n; l++) {
+        lctx x = layer_ctx(L, c, l, 1), xf = layer_ctx(L, c, l, 0);
+        const opset *o = x.o;
+        if (alloc)
+            wl_cursor_mem(c, ph == SIM_PHASE_RECOMPUTE ? xf.o->tr : xf.o->keep, tg(l, micro, -1, ph));
+        const opset *po = cross && l > first ? layer_ctx(L, c, l - 1, 1).o : NULL;
+        /* fp1 (level 3: after fp5 of the layer below) */
+        if (po) {
+            mq_wait(c, q, m1);
+            blk_Q(c, po, l - 1, micro, 1, ph);
+        }
+        blk_A(c, o, l, micro, 1, ph);
+        uint32_t a1 = mq_launch(c, q, &x, o->ar, tg(l, micro, 1, ph));
+        /* fp2 (level 3: after fp6 of the layer below) */
+        if (po) {
+            mq_wait(c, q, m2);
+            blk_Q(c, po, l - 1, micro, 2, ph);
+        }
+        blk_A(c, o, l, micro, 2, ph);
+        uint32_t a2 = mq_launch(c, q, &x, o->ar, tg(l, micro, 2, ph));
+        /* fp3, fp4 */
+        mq_wait(c, q, a1);
+        blk_PM(c, o, l, micro, 1, ph);
+        m1 = mq_launch(c, q, &x, o->ar, tg(l, micro, 1, ph));
+        mq_wait(c, q, a2);
+        blk_PM(c, o, l, micro, 2, ph);
+        m2 = mq_launch(c, q, &x, o->ar, tg(l, micro, 2, ph));
+        if (!cross || l == first + n - 1) {
+            /* fp5, fp6 */
+            mq_wait(c, q, m1);
+            blk_Q(c, o, l, micro, 1, ph);
+            mq_wait(c, q, m2);
+            blk_Q(c, o, l, micro, 2, ph);
+        }
+    }
+}
+
+/* Levels 2 and 3, backward (bp1…bp6 mirror the forward, papers.md Sec. 2.2):
+ *   bp1 Q_1 bwd + MLP_1 bwd → ARbm_1; bp2 Q_2 bwd + MLP_2 bwd → ARbm_2;
+ *   bp3 wait ARbm_1, P_1 bwd + attn_1 bwd → ARba_1; bp4 wait ARbm_2, P_2 bwd +
+ *   attn_2 bwd → ARba_2; bp5 wait ARba_1, LN1_1 bwd; bp6 wait ARba_2, LN1_2 bwd.
+ * Level 3 defers bp5/bp6 of layer l into bp1/bp2 of layer l-1.  Full
+ * recompute reruns a layer's forward (level-2 form, all-reduces included)
+ * before its bp1. */
+static void merak_bwd(wl_layer *L, wl_cursor *c, int first, int n, int micro, int recompute)
+{
+    mqueue q = {{0, 0}, 0};
+    const sim_phase B = SIM_PHASE_BACKWARD, R = SIM_PHASE_RECOMPUTE;
+    int cross = L->st.tp_overlap == 3;
+    wl_recompute rc = L->st.recompute;
+    uint32_t b1 = UINT32_MAX, b2 = UINT32_MAX;
+    int top = first + n - 1;
+    for (int l = top; l >= first; l--) {
+        lctx x = layer_ctx(L, c, l, 1), xf = layer_ctx(L, c, l, 0);
+        const opset *o = x.o;
+        const opset *uo = l < top && cross ? layer_ctx(L, c, l + 1, 1).o : NULL;
+        const opset *uof = l < top && cross ? layer_ctx(L, c, l + 1, 0).o : NULL;
+        if (rc == WL_RECOMPUTE_FULL && recompute) /* its all-reduces queue behind the deferred ones */
+            merak_fwd(L, c, &q, l, 1, micro, R, 0, 1);
+        for (int k = 1; k <= 2; k++) {
+            sim_tags t = tg(l, micro, k, B);
+            if (uo) {
+                mq_wait(c, &q, k == 1 ? b1 : b2);
+                wl_cursor_comp(c, uo->ln1_b, tg(l + 1, micro, k, B));
+                if (k == 2)
+                    wl_cursor_mem(c, uof->unkeep, tg(l + 1, micro, -1, B));
+            }
+            K(o->post_mlp_b);
+            K(o->fc2_dg);
+            K(o->fc2_wg);
+            K(o->gelu_b);
+            K(o->fc1_dg);
+            K(o->fc1_wg);
+            if (k == 1)
+                b1 = mq_launch(c, &q, &x, o->ar, t);
+            else
+                b2 = mq_launch(c, &q, &x, o->ar, t);
+        }
+        for (int k = 1; k <= 2; k++) {
+            sim_tags t = tg(l, micro, k, B);
+            mq_wait(c, &q, k == 1 ? b1 : b2);
+            K(o->post_attn_b);
+            K(o->proj_dg);
+            K(o->proj_wg);
+            if (rc == WL_RECOMPUTE_SELECTIVE && recompute) {
+                sim_tags tr = tg(l, micro, k, R);
+                if (k == 1)
+                    wl_cursor_mem(c, xf.o->tr, tr);
+                wl_cursor_comp(c, o->attn, tr);
+            }
+            K(o->attn_b);
+            K(o->qkv_dg);
+            K(o->qkv_wg);
+            if (k == 1)
+                b1 = mq_launch(c, &q, &x, o->ar, t);
+            else
+                b2 = mq_launch(c, &q, &x, o->ar, t);
+        }
+        /* what recomputation rebuilt is dead now: LN1's backward needs only
+         * the layer input, which is kept */
+        if (rc == WL_RECOMPUTE_FULL || rc == WL_RECOMPUTE_SELECTIVE)
+            wl_cursor_mem(c, xf.o->untr, tg(l, micro, -1, B));
+        if (!cross || l == first) {
+            for (int k = 1; k <= 2; k++) {
+                mq_wait(c, &q, k == 1 ? b1 : b2);
+                wl_cursor_comp(c, o->ln1_b, tg(l, micro, k, B));
+            }
+            wl_cursor_mem(c, xf.o->unkeep, tg(l, micro, -1, B));
+            b1 = b2 = UINT32_MAX;
+        }
+    }
+}
+
+/* ---- Tesseract 2.5-D (papers.md Sec. 4) -------------------------------- */
+
+static void tess_comms(wl_layer *L, wl_cursor *c, int *row, int *col, int *dep)
+{
+    int me;
+    const sim_comm *g = tp_group(c, &me);
+    int q = L->T.q, d = L->T.d;
+    /* rank index in the TP group = i + q·(j + q·k) (initializer_2p5d.py) */
+    *row = sub_comm(L, c, g, me, 1, q, "tess-row", offsetof(rank_comms, row));
+    *col = sub_comm(L, c, g, me, q, q, "tess-col", offsetof(rank_comms, col));
+    *dep = d > 1 ? sub_comm(L, c, g, me, q * q, d, "tess-dep", offsetof(rank_comms, dep)) : -1;
+}
+
+typedef struct tctx {
+    int row, col, dep;
+    int srow, scol;  /* streams */
+} tctx;
+
+static tctx tess_ctx(wl_layer *L, wl_cursor *c)
+{
+    tctx x;
+    tess_comms(L, c, &x.row, &x.col, &x.dep);
+    x.srow = sim_sched_stream(c->s, c->rank, "tp-row");
+    x.scol = sim_sched_stream(c->s, c->rank, "tp-col");
+    return x;
+}
+
+/* LayerNorm2p5D forward or backward: two all-reduces of one value per local
+ * token in ROW (sum x and sum x², or their gradients), synchronous. */
+static void tess_ln(wl_layer *L, wl_cursor *c, const tctx *x, uint32_t elem, sim_tags t)
+{
+    K(elem);
+    for (int i = 0; i < 2; i++)
+        wl_cursor_pend(c, launch(c, x->srow, L->T.ln_ar, x->row, t));
+}
+
+/* Forward C = A·B (Matmul_AB_2p5D): in step i the A block of row member i is
+ * broadcast in ROW and the B block of column member i in COL, then a local
+ * GEMM accumulates.  Double-buffered: step i+1's broadcasts are issued before
+ * step i's GEMM, so they wait only for the GEMM two steps back (whose buffer
+ * they reuse).  Then the bias broadcast in COL. */
+static void tess_ab(wl_layer *L, wl_cursor *c, const tctx *x, const tlin *w, sim_tags t)
+{
+    int q = L->T.q;
+    uint32_t ga[8], gb[8], gemm[8], deps[2 + WL_MAX_PENDING];
+    int nin = 0;
+    deps[nin++] = c->last_comp;
+    for (int i = 0; i < c->npending; i++) /* the input's own pending collectives (layer-norm statistics) */
+        deps[nin++] = c->pending[i];
+    for (int i = 0; i <= q; i++) {
+        if (i < q) {
+            int nd = nin;
+            if (i >= 2)
+                deps[nd++] = gemm[i - 2];
+            ga[i] = sim_sched_add(c->s, x->srow, w->bc_a[i], x->row, t, deps, nd);
+            gb[i] = sim_sched_add(c->s, x->scol, w->bc_b[i], x->col, t, deps, nd);
+        }
+        if (i >= 1) {
+            wl_cursor_pend(c, ga[i - 1]);
+            wl_cursor_pend(c, gb[i - 1]);
+            gemm[i - 1] = K(w->gemm);
+        }
+    }
+    wl_cursor_pend(c, launch(c, x->scol, w->bias_bc, x->col, t));
+}
+
+/* Backward of a linear: dA = dC·Bᵀ (Matmul_ABT_2p5D: B block broadcast in
+ * COL, local GEMM, the partial dA reduced to its owner in ROW) and
+ * dB = Aᵀ·dC (Matmul_ATB_2p5D: A block broadcast in ROW, local GEMM, reduced
+ * in COL); the reduces run beside the next step; the bias gradient reduced in
+ * COL.  The next kernel waits for the last reduces (each stream is in order). */
+static void tess_bwd_lin(wl_layer *L, wl_cursor *c, const tctx *x, const tlin *w, sim_tags t)
+{
+    int q = L->T.q;
+    uint32_t in = c->last_comp, last_row = 0, last_col = 0;
+    for (int i = 0; i < q; i++) {
+        uint32_t b = sim_sched_add(c->s, x->scol, w->bc_b[i], x->col, t, &in, 1);
+        wl_cursor_pend(c, b);
+        K(w->dgrad);
+        last_row = launch(c, x->srow, w->red_da[i], x->row, t);
+    }
+    for (int i = 0; i < q; i++) {
+        uint32_t a = sim_sched_add(c->s, x->srow, w->bc_a[i], x->row, t, &in, 1);
+        wl_cursor_pend(c, a);
+        K(w->wgrad);
+        last_col = launch(c, x->scol, w->red_db[i], x->col, t);
+    }
+    last_col = launch(c, x->scol, w->bias_red, x->col, t);
+    wl_cursor_pend(c, last_row);
+    wl_cursor_pend(c, last_col);
+}
+
+static void tess_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_phase ph, int alloc)
+{
+    const opset *o = &L->main;
+    tctx x = tess_ctx(L, c);
+    sim_tags t = tg(layer, micro, -1, ph);
+    if (alloc)
+        wl_cursor_mem(c, ph == SIM_PHASE_RECOMPUTE ? o->tr : o->keep, t);
+    tess_ln(L, c, &x, o->ln1, t);
+    tess_ab(L, c, &x, &L->T.qkv, t);
+    K(o->attn);
+    tess_ab(L, c, &x, &L->T.proj, t);
+    tess_ln(L, c, &x, o->post_attn, t); /* bias + dropout + residual + LN2 */
+    tess_ab(L, c, &x, &L->T.fc1, t);
+    K(o->gelu);
+    tess_ab(L, c, &x, &L->T.fc2, t);
+    K(o->post_mlp);
+}
+
+static void tess_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int recompute)
+{
+    const opset *o = &L->main;
+    tctx x = tess_ctx(L, c);
+    sim_tags t = tg(layer, micro, -1, SIM_PHASE_BACKWARD);
+    wl_recompute rc = L->st.recompute;
+    if (rc == WL_RECOMPUTE_FULL && recompute)
+        tess_fwd(L, c, layer, micro, SIM_PHASE_RECOMPUTE, 1);
+    K(o->post_mlp_b);
+    tess_bwd_lin(L, c, &x, &L->T.fc2, t);
+    K(o->gelu_b);
+    tess_bwd_lin(L, c, &x, &L->T.fc1, t);
+    tess_ln(L, c, &x, o->post_attn_b, t);
+    tess_bwd_lin(L, c, &x, &L->T.proj, t);
+    if (rc == WL_RECOMPUTE_SELECTIVE && recompute) {
+        sim_tags tr = tg(layer, micro, -1, SIM_PHASE_RECOMPUTE);
+        wl_cursor_mem(c, o->tr, tr);
+        wl_cursor_comp(c, o->attn, tr);
+    }
+    K(o->attn_b);
+    tess_bwd_lin(L, c, &x, &L->T.qkv, t);
+    tess_ln(L, c, &x, o->ln1_b, t);
+    wl_cursor_mem(c, o->unkeep, t);
+    if (rc == WL_RECOMPUTE_FULL || rc == WL_RECOMPUTE_SELECTIVE)
+        wl_cursor_mem(c, o->untr, t);
+}
+
+/* ---- dispatch ---------------------------------------------------------- */
 
 void wl_layer_forward(wl_layer *L, wl_cursor *c, int first, int n, int micro, unsigned flags)
 {
     (void)flags;
-    uint32_t alloc = L->st.recompute == WL_RECOMPUTE_FULL ? L->ckpt_alloc : L->act_alloc;
-    for (int l = 0; l < n; l++)
-        megatron_forward(L, c, first + l, micro, SIM_PHASE_FORWARD, alloc);
+    if (n < 1)
+        return;
+    switch (L->st.schedule) {
+    case WL_TP_OASES:
+    case WL_TP_OVERLAP_CKPT:
+        oases_fwd(L, c, first, n, micro, SIM_PHASE_FORWARD);
+        return;
+    case WL_TP_MERAK:
+        if (L->st.tp_overlap >= 2) {
+            mqueue q = {{0, 0}, 0};
+            merak_fwd(L, c, &q, first, n, micro, SIM_PHASE_FORWARD, L->st.tp_overlap == 3, 1);
+            return;
+        }
+        for (int l = first; l < first + n; l++)
+            merak_l1_fwd(L, c, l, micro, SIM_PHASE_FORWARD, 1);
+        return;
+    case WL_TP_TESSERACT:
+        for (int l = first; l < first + n; l++)
+            tess_fwd(L, c, l, micro, SIM_PHASE_FORWARD, 1);
+        return;
+    default:
+        for (int l = first; l < first + n; l++) {
+            if (L->st.tp_cut_tp && l == L->st.tp_cut_layers)
+                cut_gather(L, c, l, micro, -1);
+            megatron_fwd(L, c, l, micro, SIM_PHASE_FORWARD, 1);
+        }
+        return;
+    }
 }
 
 void wl_layer_recompute(wl_layer *L, wl_cursor *c, int first, int n, int micro, unsigned flags)
 {
     (void)flags;
-    if (L->st.recompute != WL_RECOMPUTE_FULL)
+    if (L->st.recompute != WL_RECOMPUTE_FULL || n < 1)
         return;
-    for (int l = 0; l < n; l++)
-        megatron_forward(L, c, first + l, micro, SIM_PHASE_RECOMPUTE, L->recomp_alloc);
+    switch (L->st.schedule) {
+    case WL_TP_OVERLAP_CKPT:
+    case WL_TP_MERAK:
+        if (L->st.schedule == WL_TP_MERAK && L->st.tp_overlap == 1) {
+            for (int l = first; l < first + n; l++)
+                merak_l1_fwd(L, c, l, micro, SIM_PHASE_RECOMPUTE, 1);
+            return;
+        }
+        {
+            mqueue q = {{0, 0}, 0};
+            merak_fwd(L, c, &q, first, n, micro, SIM_PHASE_RECOMPUTE, 0, 1);
+        }
+        return;
+    case WL_TP_TESSERACT:
+        for (int l = first; l < first + n; l++)
+            tess_fwd(L, c, l, micro, SIM_PHASE_RECOMPUTE, 1);
+        return;
+    default:
+        for (int l = first; l < first + n; l++)
+            megatron_fwd(L, c, l, micro, SIM_PHASE_RECOMPUTE, 1);
+        return;
+    }
 }
 
 void wl_layer_backward(wl_layer *L, wl_cursor *c, int first, int n, int micro, unsigned flags)
 {
-    for (int l = n - 1; l >= 0; l--)
-        megatron_backward(L, c, first + l, micro, !(flags & WL_LAYER_RECOMPUTED));
+    int rec = !(flags & WL_LAYER_RECOMPUTED);
+    if (n < 1)
+        return;
+    switch (L->st.schedule) {
+    case WL_TP_OASES:
+        oases_bwd(L, c, first, n, micro);
+        return;
+    case WL_TP_OVERLAP_CKPT:
+        for (int l = first + n - 1; l >= first; l--)
+            overlap_ckpt_bwd_layer(L, c, l, micro, rec);
+        return;
+    case WL_TP_MERAK:
+        if (L->st.tp_overlap >= 2) {
+            merak_bwd(L, c, first, n, micro, rec);
+            return;
+        }
+        for (int l = first + n - 1; l >= first; l--)
+            merak_l1_bwd(L, c, l, micro, rec);
+        return;
+    case WL_TP_TESSERACT:
+        for (int l = first + n - 1; l >= first; l--)
+            tess_bwd(L, c, l, micro, rec);
+        return;
+    default:
+        for (int l = first + n - 1; l >= first; l--) {
+            if (L->st.recompute == WL_RECOMPUTE_OASES)
+                oases_sync_bwd(L, c, l, micro);
+            else
+                megatron_bwd(L, c, l, micro, rec);
+        }
+        return;
+    }
+}
+
+void wl_layer_step_sync(wl_layer *L, wl_cursor *c, int first, int n, uint32_t after, uint32_t *last)
+{
+    if (L->st.schedule != WL_TP_TESSERACT || L->T.d < 2 || n < 1)
+        return;
+    tctx x = tess_ctx(L, c);
+    int st = sim_sched_stream(c->s, c->rank, "tp-dep");
+    sim_tags t = tg(-1, -1, -1, SIM_PHASE_BACKWARD);
+    uint32_t id = after;
+    for (int l = first; l < first + n; l++) {
+        t.layer = l;
+        id = sim_sched_add(c->s, st, L->T.grad_ar, x.dep, t, &after, 1);
+    }
+    if (last)
+        *last = id;
 }

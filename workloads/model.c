@@ -223,9 +223,101 @@ void wl_strategy_default(wl_strategy *s)
     s->dp_overlap = 0;
     s->zero = 0;
     s->osdp[0] = 0;
+
+    s->schedule = WL_TP_MEGATRON;
+    s->sp = 0;
+    s->tp_overlap = 3;
+    s->tess_depth = 1;
+    s->tp_cut_layers = 0;
+    s->tp_cut_tp = 0;
 }
 
-#define KNOWN_KEYS "tp, pp, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, zero, osdp"
+#define KNOWN_KEYS                                                                                            \
+    "tp, pp, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, zero, osdp, schedule, sp, " \
+    "tp_overlap, tess_depth, tp_cut"
+
+static const char *const tp_schedule_names[WL_TP_SCHEDULE_COUNT] = {
+    "megatron", "default_checkpoint", "optim_comm_checkpoint", "overlap_checkpoint", "oases", "merak", "tesseract"};
+static const char *const recompute_names[] = {"none", "full", "selective", "oases"};
+
+const char *wl_tp_schedule_name(wl_tp_schedule s)
+{
+    return (unsigned)s < WL_TP_SCHEDULE_COUNT ? tp_schedule_names[s] : "?";
+}
+
+const char *wl_recompute_name(wl_recompute r)
+{
+    return (unsigned)r < sizeof recompute_names / sizeof recompute_names[0] ? recompute_names[r] : "?";
+}
+
+/* The recompute mode each rung of the Oases ladder is defined by (papers.md
+ * Sec. 1.3), or -1 when the schedule leaves it free. */
+static int implied_recompute(wl_tp_schedule s)
+{
+    switch (s) {
+    case WL_TP_DEFAULT_CKPT:
+    case WL_TP_OVERLAP_CKPT:
+        return WL_RECOMPUTE_FULL;
+    case WL_TP_OPTIM_COMM_CKPT:
+    case WL_TP_OASES:
+        return WL_RECOMPUTE_OASES;
+    default:
+        return -1;
+    }
+}
+
+int wl_strategy_check_tp(const wl_strategy *s, sim_err *err)
+{
+    if ((unsigned)s->schedule >= WL_TP_SCHEDULE_COUNT)
+        return sim_errf(err, "strategy: schedule: unknown schedule %d", (int)s->schedule);
+    int want = implied_recompute(s->schedule);
+    if (want >= 0 && (int)s->recompute != want)
+        return sim_errf(err, "strategy: schedule=%s recomputes %s (papers.md Sec. 1.3), but recompute=%s was given; "
+                        "drop recompute or give recompute=%s",
+                        wl_tp_schedule_name(s->schedule), wl_recompute_name((wl_recompute)want),
+                        wl_recompute_name(s->recompute), wl_recompute_name((wl_recompute)want));
+    if (s->recompute == WL_RECOMPUTE_OASES && s->schedule != WL_TP_MEGATRON && want < 0)
+        return sim_errf(err, "strategy: recompute=oases (block-level, without communication) needs schedule=megatron, "
+                        "optim_comm_checkpoint or oases, not schedule=%s", wl_tp_schedule_name(s->schedule));
+    if (s->sp && s->schedule != WL_TP_MEGATRON)
+        return sim_errf(err, "strategy: sp=1 (Megatron sequence parallelism) needs schedule=megatron, not schedule=%s",
+                        wl_tp_schedule_name(s->schedule));
+    if (s->sp && s->recompute == WL_RECOMPUTE_OASES)
+        return sim_errf(err, "strategy: sp=1 does not combine with recompute=oases (Oases saves the all-reduced, "
+                        "unsharded block outputs)");
+    if (s->tp_overlap < 1 || s->tp_overlap > 3)
+        return sim_errf(err, "strategy: tp_overlap: expected 1, 2 or 3, got %d", s->tp_overlap);
+    if (s->tess_depth < 1)
+        return sim_errf(err, "strategy: tess_depth: expected a positive integer, got %d", s->tess_depth);
+    if (s->tess_depth > 1 && s->schedule != WL_TP_TESSERACT)
+        return sim_errf(err, "strategy: tess_depth=%d needs schedule=tesseract", s->tess_depth);
+    if (s->schedule == WL_TP_TESSERACT) {
+        if (s->tp % s->tess_depth)
+            return sim_errf(err, "strategy: schedule=tesseract needs tp = q*q*tess_depth, but tess_depth=%d does not "
+                            "divide tp=%d", s->tess_depth, s->tp);
+        int qq = s->tp / s->tess_depth, q = 1;
+        while (q * q < qq)
+            q++;
+        if (q * q != qq)
+            return sim_errf(err, "strategy: schedule=tesseract needs tp = q*q*tess_depth, but tp/tess_depth = %d/%d = %d "
+                            "is not a square", s->tp, s->tess_depth, qq);
+    }
+    if (s->tp_cut_tp) {
+        if (s->schedule != WL_TP_OASES && s->schedule != WL_TP_OPTIM_COMM_CKPT && s->schedule != WL_TP_OVERLAP_CKPT &&
+            s->schedule != WL_TP_DEFAULT_CKPT && s->schedule != WL_TP_MEGATRON)
+            return sim_errf(err, "strategy: tp_cut (Oases' cut-point resharding) needs a 1-D schedule (megatron or the "
+                            "Oases ladder), not schedule=%s", wl_tp_schedule_name(s->schedule));
+        if (s->sp)
+            return sim_errf(err, "strategy: tp_cut does not combine with sp=1");
+        if (s->tp_cut_tp >= s->tp || s->tp % s->tp_cut_tp)
+            return sim_errf(err, "strategy: tp_cut=%d:%d: the TP degree before the cut must be smaller than tp=%d and "
+                            "divide it (Oases all-gathers along the batch over tp/%d ranks at the cut)",
+                            s->tp_cut_layers, s->tp_cut_tp, s->tp, s->tp_cut_tp);
+        if (s->tp_cut_layers < 1)
+            return sim_errf(err, "strategy: tp_cut: expected at least one layer before the cut, got %d", s->tp_cut_layers);
+    }
+    return 0;
+}
 
 static int parse_int(const char *key, const char *val, int allow_auto, int *out, sim_err *err)
 {
@@ -251,7 +343,7 @@ static void trim(char **b, char **e)
         (*e)--;
 }
 
-static int apply_kv(const char *key, const char *val, wl_strategy *s, sim_err *err)
+static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recompute_given, sim_err *err)
 {
     if (strcmp(key, "tp") == 0)
         return parse_int("tp", val, 0, &s->tp, err);
@@ -271,12 +363,55 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, sim_err *e
         return 0;
     }
     if (strcmp(key, "recompute") == 0) {
-        if (strcmp(val, "none") == 0)
-            s->recompute = WL_RECOMPUTE_NONE;
-        else if (strcmp(val, "full") == 0)
-            s->recompute = WL_RECOMPUTE_FULL;
-        else
-            return sim_errf(err, "strategy: recompute: expected none or full, got \"%s\"", val);
+        for (int i = 0; i < (int)(sizeof recompute_names / sizeof recompute_names[0]); i++)
+            if (strcmp(val, recompute_names[i]) == 0) {
+                s->recompute = (wl_recompute)i;
+                *recompute_given = 1;
+                return 0;
+            }
+        return sim_errf(err, "strategy: recompute: expected none, full, selective or oases, got \"%s\"", val);
+    }
+    if (strcmp(key, "schedule") == 0) {
+        for (int i = 0; i < WL_TP_SCHEDULE_COUNT; i++)
+            if (strcmp(val, tp_schedule_names[i]) == 0) {
+                s->schedule = (wl_tp_schedule)i;
+                return 0;
+            }
+        return sim_errf(err, "strategy: schedule: expected megatron, default_checkpoint, optim_comm_checkpoint, "
+                        "overlap_checkpoint, oases, merak or tesseract, got \"%s\"", val);
+    }
+    if (strcmp(key, "sp") == 0 || strcmp(key, "sequence_parallel") == 0) {
+        if (strcmp(val, "0") && strcmp(val, "1"))
+            return sim_errf(err, "strategy: sp: expected 0 or 1, got \"%s\"", val);
+        s->sp = val[0] == '1';
+        return 0;
+    }
+    if (strcmp(key, "tp_overlap") == 0 || strcmp(key, "tp_overlapping_level") == 0) {
+        if (strcmp(val, "1") && strcmp(val, "2") && strcmp(val, "3"))
+            return sim_errf(err, "strategy: tp_overlap: expected 1, 2 or 3 (Merak's tp_overlapping_level), got \"%s\"",
+                            val);
+        s->tp_overlap = val[0] - '0';
+        return 0;
+    }
+    if (strcmp(key, "tess_depth") == 0)
+        return parse_int("tess_depth", val, 0, &s->tess_depth, err);
+    if (strcmp(key, "tp_cut") == 0) {
+        if (strcmp(val, "none") == 0) {
+            s->tp_cut_layers = s->tp_cut_tp = 0;
+            return 0;
+        }
+        const char *colon = strchr(val, ':');
+        char a[32];
+        if (!colon || (size_t)(colon - val) >= sizeof a)
+            return sim_errf(err, "strategy: tp_cut: expected LAYERS:TP (the first LAYERS layers run at TP degree TP, "
+                            "the rest at tp) or none, got \"%s\"", val);
+        memcpy(a, val, (size_t)(colon - val));
+        a[colon - val] = 0;
+        int nl, t;
+        if (parse_int("tp_cut (layers)", a, 0, &nl, err) || parse_int("tp_cut (TP degree)", colon + 1, 0, &t, err))
+            return -1;
+        s->tp_cut_layers = nl;
+        s->tp_cut_tp = t;
         return 0;
     }
     if (strcmp(key, "bucket") == 0) {
@@ -358,7 +493,7 @@ int wl_strategy_parse(const char *text, wl_strategy *s, sim_err *err)
     if (!copy)
         return sim_errf(err, "strategy: out of memory");
     wl_strategy tmp = *s;
-    int rc = 0;
+    int rc = 0, recompute_given = 0;
     for (char *item = copy; item && !rc;) {
         char *comma = strchr(item, ',');
         char *end = comma ? comma : item + strlen(item);
@@ -379,11 +514,15 @@ int wl_strategy_parse(const char *text, wl_strategy *s, sim_err *err)
             if (!*kb)
                 rc = sim_errf(err, "strategy: \"%s\": missing key before '='", b);
             else
-                rc = apply_kv(kb, vb, &tmp, err);
+                rc = apply_kv(kb, vb, &tmp, &recompute_given, err);
         }
         item = comma ? comma + 1 : NULL;
     }
     free(copy);
+    if (!rc && !recompute_given && implied_recompute(tmp.schedule) >= 0)
+        tmp.recompute = (wl_recompute)implied_recompute(tmp.schedule);
+    if (!rc)
+        rc = wl_strategy_check_tp(&tmp, err);
     if (!rc)
         *s = tmp;
     return rc;
@@ -407,7 +546,7 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
     else
         snprintf(bucket, sizeof bucket, "%.17g", (double)s->dp_bucket_bytes / 1048576.0);
     int n = snprintf(buf, (size_t)len, "tp=%d,pp=%d,dp=%s,mb=%d,gb=%s,dtype=%s,recompute=%s,bucket=%s", s->tp, s->pp,
-                     dp, s->mb, gb, sim_dtype_name(s->dtype), s->recompute == WL_RECOMPUTE_FULL ? "full" : "none",
+                     dp, s->mb, gb, sim_dtype_name(s->dtype), wl_recompute_name(s->recompute),
                      bucket);
     /* the keys of pipeline schedules, DP overlap, ZeRO and OSDP only when
      * they differ from the defaults, so that plain strategies read as before */
@@ -435,5 +574,16 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         APPEND(",zero=%d", s->zero);
     if (s->osdp[0])
         APPEND(",osdp=%s", s->osdp);
+    /* the TP-schedule keys likewise */
+    if (s->schedule != WL_TP_MEGATRON)
+        APPEND(",schedule=%s", wl_tp_schedule_name(s->schedule));
+    if (s->sp)
+        APPEND(",sp=1");
+    if (s->schedule == WL_TP_MERAK)
+        APPEND(",tp_overlap=%d", s->tp_overlap);
+    if (s->schedule == WL_TP_TESSERACT)
+        APPEND(",tess_depth=%d", s->tess_depth);
+    if (s->tp_cut_tp)
+        APPEND(",tp_cut=%d:%d", s->tp_cut_layers, s->tp_cut_tp);
 #undef APPEND
 }

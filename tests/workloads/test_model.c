@@ -130,7 +130,7 @@ static void test_strategy(void)
 
     wl_strategy before = s;
     CHECK(wl_strategy_parse("tp=2,foo=1", &s, &err) == -1);
-    CHECK_STR(err.msg, "strategy: unknown key \"foo\" (known: tp, pp, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, zero, osdp)");
+    CHECK_STR(err.msg, "strategy: unknown key \"foo\" (known: tp, pp, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, zero, osdp, schedule, sp, tp_overlap, tess_depth, tp_cut)");
     CHECK(memcmp(&s, &before, sizeof s) == 0); /* unchanged on error */
     CHECK(wl_strategy_parse("tp=x", &s, &err) == -1);
     CHECK_STR(err.msg, "strategy: tp: expected a positive integer, got \"x\"");
@@ -141,7 +141,7 @@ static void test_strategy(void)
     CHECK(wl_strategy_parse("dtype=int8", &s, &err) == -1);
     CHECK_STR(err.msg, "strategy: dtype: expected fp32, tf32, fp16 or bf16, got \"int8\"");
     CHECK(wl_strategy_parse("recompute=some", &s, &err) == -1);
-    CHECK_STR(err.msg, "strategy: recompute: expected none or full, got \"some\"");
+    CHECK_STR(err.msg, "strategy: recompute: expected none, full, selective or oases, got \"some\"");
     CHECK(wl_strategy_parse("bucket=-1", &s, &err) == -1);
     CHECK_HAS(err.msg, "strategy: bucket:");
     CHECK(wl_strategy_parse("tp4", &s, &err) == -1);
