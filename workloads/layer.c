@@ -296,6 +296,9 @@ struct wl_layer {
     tess T;
     int nranks;
     rank_comms *rc;                            /* [nranks], -2 = not created */
+    int rc_shared;                             /* rc belongs to the parent layer */
+    struct wl_layer *norc;                     /* the same schedule without recompute
+                                                * (WL_LAYER_NO_RECOMPUTE), or NULL */
 };
 
 static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *st, int64_t b, int64_t t,
@@ -537,6 +540,19 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
         o->untr = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -tr);
         o->unboth = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -(kept + tr));
     }
+    if (st->recompute != WL_RECOMPUTE_NONE &&
+        (st->schedule == WL_TP_MEGATRON || st->schedule == WL_TP_MERAK || st->schedule == WL_TP_TESSERACT)) {
+        wl_strategy none = *st;
+        none.recompute = WL_RECOMPUTE_NONE;
+        L->norc = wl_layer_new(s, m, &none, err);
+        if (!L->norc) {
+            wl_layer_free(L);
+            return NULL;
+        }
+        free(L->norc->rc); /* one set of communicators for both */
+        L->norc->rc = L->rc;
+        L->norc->rc_shared = 1;
+    }
     return L;
 }
 
@@ -544,7 +560,9 @@ void wl_layer_free(wl_layer *L)
 {
     if (!L)
         return;
-    free(L->rc);
+    wl_layer_free(L->norc);
+    if (!L->rc_shared)
+        free(L->rc);
     free(L);
 }
 
@@ -619,6 +637,15 @@ static uint32_t launch(wl_cursor *c, int stream, uint32_t pay, int comm, sim_tag
 {
     uint32_t dep = c->last_comp;
     return sim_sched_add(c->s, stream, pay, comm, t, &dep, 1);
+}
+
+/* The same, launched by the host after it waited for collective `waited`:
+ * the explicit dependency records that the two were never in flight
+ * together (the stream order alone would give the same timing). */
+static uint32_t launch_after(wl_cursor *c, int stream, uint32_t pay, int comm, sim_tags t, uint32_t waited)
+{
+    uint32_t deps[2] = {c->last_comp, waited};
+    return sim_sched_add(c->s, stream, pay, comm, t, deps, 2);
 }
 
 static int tp_stream(wl_cursor *c)
@@ -862,12 +889,13 @@ typedef struct inflight {
 
 static void wait_launch(wl_cursor *c, inflight *f, const lctx *x, uint32_t pay, sim_tags t)
 {
+    int had = f->live;
     if (f->live)
         wl_cursor_pend(c, f->op);
     f->live = 0;
     if (x->t == 1)
         return;
-    f->op = launch(c, tp_stream(c), pay, x->comm, t);
+    f->op = had ? launch_after(c, tp_stream(c), pay, x->comm, t, f->op) : launch(c, tp_stream(c), pay, x->comm, t);
     f->live = 1;
 }
 
@@ -1060,12 +1088,15 @@ static uint32_t mq_launch(wl_cursor *c, mqueue *q, const lctx *x, uint32_t pay, 
 {
     if (x->t == 1)
         return UINT32_MAX;
-    if (q->n == 2) {
+    uint32_t id;
+    if (q->n == 2) { /* sync_comm(): wait on the oldest first */
         wl_cursor_pend(c, q->op[0]);
+        id = launch_after(c, tp_stream(c), pay, x->comm, t, q->op[0]);
         q->op[0] = q->op[1];
         q->n = 1;
+    } else {
+        id = launch(c, tp_stream(c), pay, x->comm, t);
     }
-    uint32_t id = launch(c, tp_stream(c), pay, x->comm, t);
     q->op[q->n++] = id;
     return id;
 }
@@ -1097,7 +1128,7 @@ static void merak_row_l1(wl_cursor *c, const lctx *x, uint32_t half_gemm, sim_ta
     uint32_t a1 = launch(c, tp_stream(c), x->o->ar_h, x->comm, t);
     K(half_gemm);
     wl_cursor_pend(c, a1);
-    sync_coll(c, x, x->o->ar_h, t);
+    wl_cursor_pend(c, launch_after(c, tp_stream(c), x->o->ar_h, x->comm, t, a1));
 }
 
 /* Level 1 backward of a column-parallel linear: the input gradient in two
@@ -1432,7 +1463,8 @@ static void tess_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int recomp
 
 void wl_layer_forward(wl_layer *L, wl_cursor *c, int first, int n, int micro, unsigned flags)
 {
-    (void)flags;
+    if ((flags & WL_LAYER_NO_RECOMPUTE) && L->norc)
+        L = L->norc;
     if (n < 1)
         return;
     switch (L->st.schedule) {
@@ -1465,7 +1497,8 @@ void wl_layer_forward(wl_layer *L, wl_cursor *c, int first, int n, int micro, un
 
 void wl_layer_recompute(wl_layer *L, wl_cursor *c, int first, int n, int micro, unsigned flags)
 {
-    (void)flags;
+    if ((flags & WL_LAYER_NO_RECOMPUTE) && L->norc)
+        return;
     if (L->st.recompute != WL_RECOMPUTE_FULL || n < 1)
         return;
     switch (L->st.schedule) {
@@ -1495,6 +1528,8 @@ void wl_layer_recompute(wl_layer *L, wl_cursor *c, int first, int n, int micro, 
 void wl_layer_backward(wl_layer *L, wl_cursor *c, int first, int n, int micro, unsigned flags)
 {
     int rec = !(flags & WL_LAYER_RECOMPUTED);
+    if ((flags & WL_LAYER_NO_RECOMPUTE) && L->norc)
+        L = L->norc;
     if (n < 1)
         return;
     switch (L->st.schedule) {

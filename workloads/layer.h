@@ -75,6 +75,13 @@ enum {
      * wl_layer_recompute (a pipeline that recomputes ahead of the gradient
      * receive), so do not recompute it again */
     WL_LAYER_RECOMPUTED = 1u << 0,
+    /* forward, recompute and backward: these layers keep all their
+     * activations whatever the strategy's recompute mode (Merak's
+     * last_no_recompute, stage-aware recompute ratios); pass it to both the
+     * forward and the backward of the same layers.  Their memory is
+     * wl_layer_memory of the strategy with recompute=none.  Ignored by the
+     * Oases ladder schedules, whose recompute mode is part of the schedule. */
+    WL_LAYER_NO_RECOMPUTE = 1u << 1,
 };
 
 /* Forward of layers [first, first + n) for one micro-batch, with the memory
