@@ -1,7 +1,8 @@
 /* cli.c — the `trainsim` command: the one place that prints and exits.
  *
  *   trainsim [run] [--platform P] [--model M] [--strategy S] [--schedule F]
- *                  [--json] [--trace F] [--save-schedule F] [--collectives MODE]
+ *                  [--json] [--trace F] [--memory F] [--save-schedule F] [--collectives MODE]
+ *                  [--compare KEY=v1,v2,...]
  *   trainsim schedule [--platform P] [--model M] [--strategy S] -o F
  *   trainsim check F
  *   trainsim platform [--platform P] [-o F.xml]
@@ -20,6 +21,7 @@
 #include "sim/schedule.h"
 #include "validation/fit.h"
 #include "validation/val_cli.h"
+#include "workloads/compare.h"
 #include "workloads/gpt.h"
 #include "workloads/moe.h"
 #include "workloads/reshard.h"
@@ -34,7 +36,7 @@
 typedef struct args {
     const char *cmd;
     const char *platform, *model, *strategy, *schedule;
-    const char *trace, *save_schedule, *output;
+    const char *trace, *save_schedule, *output, *memory, *compare;
     int json;
     sim_options opt;
 } args;
@@ -60,6 +62,9 @@ static void usage(FILE *f)
             "  --schedule F      simulate this schedule JSON instead of generating one\n"
             "  --json            print the results as JSON\n"
             "  --trace F         write a Chrome trace (open it in https://ui.perfetto.dev)\n"
+            "  --memory F        write the per-GPU memory timeline as CSV (one line per memory effect)\n"
+            "  --compare K=v1,v2 run the job once per value of strategy key K, side by side\n"
+            "                    (e.g. pipeline=1f1b,gpipe,eager or zero=0,1,2,3)\n"
             "  --save-schedule F also write the simulated schedule as JSON\n"
             "  --collectives M   auto (default: step by step for rings of up to 4 GPUs), step, aggregated\n"
             "  -o F              output file (schedule, platform)\n"
@@ -103,6 +108,10 @@ static int parse_args(int argc, char **argv, args *a)
             slot = &a->schedule;
         } else if (!strcmp(o, "--trace")) {
             slot = &a->trace;
+        } else if (!strcmp(o, "--memory")) {
+            slot = &a->memory;
+        } else if (!strcmp(o, "--compare")) {
+            slot = &a->compare;
         } else if (!strcmp(o, "--save-schedule")) {
             slot = &a->save_schedule;
         } else if (!strcmp(o, "-o") || !strcmp(o, "--output")) {
@@ -243,12 +252,45 @@ static void print_json(const sim_machine *m, const sim_schedule *s, const sim_re
            (unsigned long long)r->flows);
 }
 
+/* run --compare: the job once per value, side by side (workloads/compare.c) */
+static int cmd_compare(const args *a, sim_machine *m)
+{
+    sim_err err = {{0}};
+    wl_model model;
+    if (a->schedule)
+        return sim_machine_free(m), fputs("trainsim: --compare varies a strategy key; it cannot use --schedule\n", stderr), 2;
+    if (wl_model_load(a->model, &model, &err) < 0)
+        return sim_machine_free(m), fail(err.msg);
+    const char *text = a->strategy ? a->strategy : DEFAULT_STRATEGY;
+    if (!a->strategy && (strcmp(a->model, DEFAULT_MODEL) || strcmp(a->platform, DEFAULT_PLATFORM)))
+        text = "";
+    int n = 0;
+    wl_compare_row *rows = wl_compare_run(m, &model, text, a->compare, &a->opt, &n, &err);
+    if (!rows)
+        return sim_machine_free(m), fail(err.msg);
+    char key[64] = "";
+    const char *eq = strchr(a->compare, '=');
+    snprintf(key, sizeof key, "%.*s", (int)(eq - a->compare), a->compare);
+    char *out = wl_compare_format(rows, n, key, m, &model, a->json);
+    if (out)
+        fputs(out, stdout);
+    free(out);
+    int ok = 0;
+    for (int i = 0; i < n; i++)
+        ok += rows[i].ok;
+    wl_compare_free(rows, n);
+    sim_machine_free(m);
+    return ok ? 0 : 1;
+}
+
 static int cmd_run(const args *a, int only_schedule)
 {
     sim_err err = {{0}};
     sim_machine *m = plat_load(a->platform, &err);
     if (!m)
         return fail(err.msg);
+    if (a->compare && !only_schedule)
+        return cmd_compare(a, m);
     wl_model model;
     memset(&model, 0, sizeof model);
     wl_strategy st;
@@ -268,6 +310,7 @@ static int cmd_run(const args *a, int only_schedule)
     } else if (!only_schedule) {
         sim_options opt = a->opt;
         opt.trace_path = a->trace;
+        opt.memory_path = a->memory;
         sim_result r;
         if (sim_run(s, m, &opt, &r, &err) < 0) {
             rc = fail(err.msg);

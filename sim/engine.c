@@ -272,6 +272,8 @@ static sg_mailbox_t p2p_mailbox(int src, int dst, int tag)
     return sg_mailbox_by_name(name);
 }
 
+static FILE *memlog; /* sim_options.memory_path */
+
 static void apply_memory(int rank, const sim_payload *p)
 {
     E.mem[rank] += (double)p->bytes;
@@ -280,6 +282,23 @@ static void apply_memory(int rank, const sim_payload *p)
         E.res->rank[rank].peak_mem = E.mem[rank];
         memcpy(E.res->rank[rank].peak_by_kind, &E.mem_kind[(size_t)rank * SIM_MEM_KIND_COUNT],
                sizeof E.res->rank[rank].peak_by_kind);
+    }
+    /* the memory timeline: a counter track per GPU in the trace, a CSV line per effect */
+    const double *k = &E.mem_kind[(size_t)rank * SIM_MEM_KIND_COUNT];
+    if (E.trace) {
+        fprintf(E.trace, ",\n{\"ph\":\"C\",\"pid\":%d,\"name\":\"memory GB\",\"ts\":%.3f,\"args\":{", rank,
+                simgrid_get_clock() * 1e6);
+        for (int i = 0; i < SIM_MEM_KIND_COUNT; i++)
+            fprintf(E.trace, "%s\"%s\":%.6f", i ? "," : "", sim_mem_kind_name(i), k[i] / 1e9);
+        fputs("}}", E.trace);
+    }
+    if (memlog) {
+        const char *nm = p->name >= 0 ? sim_sched_strname(E.s, p->name) : "";
+        fprintf(memlog, "%.9f,%d,%s,%s,%lld,%.0f", simgrid_get_clock(), rank, sim_mem_kind_name(p->sub), nm ? nm : "",
+                (long long)p->bytes, E.mem[rank]);
+        for (int i = 0; i < SIM_MEM_KIND_COUNT; i++)
+            fprintf(memlog, ",%.0f", k[i]);
+        fputc('\n', memlog);
     }
 }
 
@@ -486,6 +505,17 @@ int sim_run(const sim_schedule *s, const sim_machine *m, const sim_options *opt_
         }
         trace_header();
     }
+    if (E.opt.memory_path) {
+        memlog = fopen(E.opt.memory_path, "w");
+        if (!memlog) {
+            sim_errf(err, "%s: cannot write the memory timeline", E.opt.memory_path);
+            goto fail;
+        }
+        fputs("time_s,rank,kind,what,delta_bytes,total_bytes", memlog);
+        for (int i = 0; i < SIM_MEM_KIND_COUNT; i++)
+            fprintf(memlog, ",%s_bytes", sim_mem_kind_name(i));
+        fputc('\n', memlog);
+    }
 
     for (uint32_t i = 0; i < s->nstreams; i++) {
         if (s->streams[i].nops == 0)
@@ -532,6 +562,9 @@ int sim_run(const sim_schedule *s, const sim_machine *m, const sim_options *opt_
         fclose(E.trace);
         E.trace = NULL;
     }
+    if (memlog)
+        fclose(memlog);
+    memlog = NULL;
     sim_coll_teardown();
     for (int r = 0; r < nr; r++) {
         free(E.compute[r].v);
@@ -555,6 +588,9 @@ fail:
     if (E.trace)
         fclose(E.trace);
     E.trace = NULL;
+    if (memlog)
+        fclose(memlog);
+    memlog = NULL;
     return -1;
 }
 

@@ -23,6 +23,7 @@ typedef struct sim_options {
     int step_max_ring;   /* AUTO: rings of at most this many members go step by step */
     double chunk_bytes;  /* pipelining chunk of broadcast, reduce and tree algorithms */
     const char *trace_path; /* Chrome trace (Perfetto) output, or NULL */
+    const char *memory_path; /* per-GPU memory timeline (CSV, one line per memory effect), or NULL */
     int verbose;
 } sim_options;
 
