@@ -410,8 +410,122 @@ static void test_schedules_check(void)
     }
 }
 
+static const char *op_name(const sim_schedule *s, uint32_t op)
+{
+    return sim_sched_strname(s, sim_sched_payload_of(s, op)->name);
+}
+
+static int stream_of(const sim_schedule *s, int rank, const char *name)
+{
+    for (uint32_t i = 0; i < s->nstreams; i++)
+        if (s->streams[i].rank == rank && !strcmp(sim_sched_strname(s, s->streams[i].name), name))
+            return (int)i;
+    return -1;
+}
+
+/* Merak pre-recompute: on stage 0, the recomputed forward of a micro-batch
+ * comes before the kernel that waits for its gradient; with plain 1F1B and
+ * full recompute the first recompute kernel is the one that waits. */
+static void test_pre_recompute_placement(void)
+{
+    wl_model m = tiny(8);
+    sim_machine *mach = wl_test_machine(4, 0);
+    sim_err err;
+    for (int pre = 0; pre < 2; pre++) {
+        wl_strategy s = strat(pre ? "pp=4,gb=8,recompute=full,pipeline=merak_pre_recompute"
+                                  : "pp=4,gb=8,recompute=full");
+        sim_schedule *sc = wl_gpt_generate(&m, &s, mach, &err);
+        CHECK(sc != NULL);
+        if (!sc)
+            continue;
+        const sim_stream *c = &sc->streams[stream_of(sc, 0, "compute")];
+        int checked = 0;
+        for (uint32_t i = 0; i < c->nops; i++) {
+            uint32_t op = c->ops[i];
+            const sim_op *o = &sc->ops[op];
+            for (int d = 0; d < o->ndeps; d++) {
+                uint32_t dep = sc->deps[o->dep_first + d];
+                if (strcmp(op_name(sc, dep), "recv_grad") != 0)
+                    continue;
+                /* the op waiting for the gradient of micro-batch mi */
+                int mi = sc->ops[dep].micro;
+                CHECK(o->micro == mi);
+                if (pre) {
+                    CHECK(o->phase == SIM_PHASE_BACKWARD);
+                    /* every recompute op of this micro-batch comes before it */
+                    int before = 0, after = 0;
+                    for (uint32_t j = 0; j < c->nops; j++) {
+                        const sim_op *x = &sc->ops[c->ops[j]];
+                        if (x->micro == mi && x->phase == SIM_PHASE_RECOMPUTE) {
+                            if (j < i)
+                                before++;
+                            else
+                                after++;
+                        }
+                    }
+                    CHECK(before > 0 && after == 0);
+                } else {
+                    CHECK(o->phase == SIM_PHASE_RECOMPUTE);
+                }
+                checked++;
+            }
+        }
+        CHECK(checked == 8);
+        sim_sched_free(sc);
+    }
+    sim_machine_free(mach);
+}
+
+/* DDP overlap: the buckets are issued during the last backward of the step
+ * (each depends on a backward kernel of the last micro-batch) and carry all
+ * the gradients; the end-of-step variant issues them after the flush. */
+static void test_dp_overlap_structure(void)
+{
+    wl_model m = tiny(8);
+    sim_machine *mach = wl_test_machine(8, 0);
+    sim_err err;
+    for (int ov = 0; ov < 2; ov++) {
+        wl_strategy s = strat(ov ? "pp=2,dp=4,gb=16,bucket=0.05,dp_overlap=1" : "pp=2,dp=4,gb=16,bucket=0.05");
+        sim_schedule *sc = wl_gpt_generate(&m, &s, mach, &err);
+        CHECK(sc != NULL);
+        if (!sc)
+            continue;
+        /* rank 0 (stage 0): 4 layers + embeddings, fp32 gradients... tf32 = 4 bytes */
+        double h = 64, layer = 12 * h * h + 13 * h, want = 4 * (4 * layer + 1024 * h + 32 * h);
+        const sim_stream *d = &sc->streams[stream_of(sc, 0, "dp")];
+        const sim_stream *c = &sc->streams[stream_of(sc, 0, "compute")];
+        double bytes = 0;
+        int nb = 0, during = 0;
+        uint32_t last_bwd = 0;
+        for (uint32_t i = 0; i < c->nops; i++)
+            if (sc->ops[c->ops[i]].phase == SIM_PHASE_BACKWARD)
+                last_bwd = sc->ops[c->ops[i]].seq;
+        for (uint32_t i = 0; i < d->nops; i++) {
+            uint32_t op = d->ops[i];
+            if (strcmp(op_name(sc, op), "dp_allreduce"))
+                continue;
+            bytes += (double)sim_sched_payload_of(sc, op)->bytes;
+            nb++;
+            uint32_t dep = sc->deps[sc->ops[op].dep_first];
+            CHECK(sc->ops[dep].micro == (ov ? 3 : sc->ops[dep].micro));
+            if (sc->ops[dep].seq < last_bwd)
+                during++;
+        }
+        CHECK(bytes == want);
+        CHECK(nb > 4);
+        if (ov) /* the layers' buckets go out before the last kernel (the embeddings' close with it) */
+            CHECK(during >= (int)(4 * 4 * layer / (0.05 * 1048576)));
+        else
+            CHECK(during == 0);
+        sim_sched_free(sc);
+    }
+    sim_machine_free(mach);
+}
+
 int main(void)
 {
+    test_pre_recompute_placement();
+    test_dp_overlap_structure();
     test_orders();
     test_inflight();
     test_merak_ratio();
