@@ -182,16 +182,31 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
  * the last stage the final layer norm and, when pp>1, its own copy of the
  * tied word embeddings for the output layer (Megatron keeps both copies in
  * sync with the embedding-group all-reduce). */
-static int64_t stage_params(const wl_model *m, const plan *pl, int stage)
+/* Global index of local layer j of chunk c on a stage (interleaved: chunk c
+ * of stage i is virtual stage c·p + i, Megatron's layer assignment). */
+static int layer_index(const plan *pl, int stage, int chunk, int j)
 {
-    int64_t h = m->hidden, t = pl->t;
-    int64_t n = 0;
-    for (int l = stage * pl->lp; l < (stage + 1) * pl->lp; l++)
-        n += wl_layer_params(m, &pl->st, l); /* per-layer TP degree: Oases cut-point, Tesseract */
+    return (chunk * pl->p + stage) * pl->lpc + j;
+}
+
+/* Embeddings, final layer norm and the output layer's copy of the word
+ * embeddings: what the stage holds besides its layers. */
+static int64_t root_params(const wl_model *m, const plan *pl, int stage)
+{
+    int64_t h = m->hidden, t = pl->t, n = 0;
     if (stage == 0)
         n += pl->vp / t * h + (int64_t)m->seq * h;
     if (stage == pl->p - 1)
         n += 2 * h + (pl->p > 1 ? pl->vp / t * h : 0);
+    return n;
+}
+
+static int64_t stage_params(const wl_model *m, const plan *pl, int stage)
+{
+    int64_t n = root_params(m, pl, stage);
+    for (int c = 0; c < pl->v; c++)
+        for (int j = 0; j < pl->lpc; j++) /* per-layer TP degree: Oases cut-point, Tesseract */
+            n += wl_layer_params(m, &pl->st, layer_index(pl, stage, c, j));
     return n;
 }
 
@@ -203,23 +218,30 @@ static int64_t stage_params(const wl_model *m, const plan *pl, int stage)
  * attention = LN1 2h + QKV (3h² + 3h)/t + projection h²/t + its bias h;
  * MLP = LN2 2h + fc1 (hf + f)/t + fc2 fh/t + its bias h.  Together they are
  * stage_params()' per-layer count. */
-static int64_t attn_params(const wl_model *m, const plan *pl)
+static int64_t attn_megatron(const wl_model *m, const plan *pl)
 {
     int64_t h = m->hidden, t = pl->t;
     return (4 * h * h + 3 * h) / t + 3 * h;
 }
 
-static int64_t mlp_params(const wl_model *m, const plan *pl)
+static int64_t mlp_megatron(const wl_model *m, const plan *pl)
 {
     int64_t h = m->hidden, f = m->ffn, t = pl->t;
     return (2 * h * f + f) / t + 3 * h;
 }
 
-/* Embeddings, final layer norm and the output layer's copy of the word
- * embeddings: what the stage holds besides its layers. */
-static int64_t root_params(const wl_model *m, const plan *pl, int stage)
+/* The MLP unit of a layer: exactly the Megatron count above under 1-D TP;
+ * under layouts where a layer's parameters per rank differ (Oases cut-point,
+ * Tesseract) the layer's count in the same attention : MLP proportion. */
+static int64_t mlp_params(const wl_model *m, const plan *pl, int layer)
 {
-    return stage_params(m, pl, stage) - (int64_t)pl->lp * (attn_params(m, pl) + mlp_params(m, pl));
+    int64_t a0 = attn_megatron(m, pl), m0 = mlp_megatron(m, pl);
+    return wl_layer_params(m, &pl->st, layer) * m0 / (a0 + m0);
+}
+
+static int64_t attn_params(const wl_model *m, const plan *pl, int layer)
+{
+    return wl_layer_params(m, &pl->st, layer) - mlp_params(m, pl, layer);
 }
 
 /* OSDP level of a global layer: bit 0 attention sharded, bit 1 MLP sharded. */
@@ -234,11 +256,11 @@ static int osdp_level(const plan *pl, int layer)
 static int64_t layer_sharded(const wl_model *m, const plan *pl, int layer)
 {
     if (pl->zero == 3)
-        return attn_params(m, pl) + mlp_params(m, pl);
+        return wl_layer_params(m, &pl->st, layer);
     if (!pl->osdp)
         return 0;
     int lv = osdp_level(pl, layer);
-    return (lv & 1 ? attn_params(m, pl) : 0) + (lv & 2 ? mlp_params(m, pl) : 0);
+    return (lv & 1 ? attn_params(m, pl, layer) : 0) + (lv & 2 ? mlp_params(m, pl, layer) : 0);
 }
 
 /* One rank's shard of x parameters (FSDP pads each flat parameter to a
@@ -248,12 +270,6 @@ static int64_t shard(int64_t x, int d)
     return (x + d - 1) / d;
 }
 
-/* Global index of local layer j of chunk c on a stage (interleaved: chunk c
- * of stage i is virtual stage c·p + i, Megatron's layer assignment). */
-static int layer_index(const plan *pl, int stage, int chunk, int j)
-{
-    return (chunk * pl->p + stage) * pl->lpc + j;
-}
 
 /* Parameters whose optimizer state (and, for ZeRO-2/3 and OSDP, gradients)
  * this rank owns, and the replicated ones that go through DP buckets. */
@@ -613,7 +629,6 @@ static void backward(gen *g, int micro, int chunk, int step)
     }
     int sharded = chunk_sharded(g, chunk);
     if (sharded || sync) {
-        int64_t layer_all = attn_params(g->m, pl) + mlp_params(g->m, pl);
         for (int j = pl->lpc - 1; j >= 0; j--) {
             int l = first + j;
             int64_t x = layer_sharded(g->m, pl, l);
@@ -645,7 +660,7 @@ static void backward(gen *g, int micro, int chunk, int step)
                 }
             }
             if (sync)
-                grads_ready(g, (layer_all - x) * pl->gbytes, t);
+                grads_ready(g, (wl_layer_params(g->m, &pl->st, l) - x) * pl->gbytes, t);
         }
     } else {
         /* runs of layers with the same recomputation, last first */
