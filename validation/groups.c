@@ -12,6 +12,15 @@ static const val_group GROUPS[] = {
     {"galvatron-pcie",
      "Galvatron all-reduce coefficients (ms/MB) for every group key on 1x8 and 2x8 PCIe servers, groups concurrent",
      NULL, val_group_galvatron_pcie},
+    {"aicb-a100",
+     "collectives inside a Megatron MoE run on 8 A100 (aicb): median time per (type, group size, size bucket)",
+     "message bytes", val_group_aicb_a100},
+    {"kineto-gemm",
+     "GEMM kernels of PyTorch-profiler traces (A100 40/80 GB, V100): median time per (GPU, shape, dtype)",
+     "FLOPs", val_group_kineto_gemm},
+    {"kineto-nccl",
+     "NCCL kernels of PyTorch-profiler traces: minimum time per (collective, bytes, group size)",
+     "message bytes", val_group_kineto_nccl},
 };
 
 const val_group *val_groups(int *n)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kineto.h"
 #include "val.h"
 #include "val_cli.h"
 #include "val_report.h"
@@ -45,6 +46,19 @@ static int selected(const char *list, const char *name)
             return 1;
         p += len + (e ? 1 : 0);
     }
+    return 0;
+}
+
+static int trace_summary(const char *path)
+{
+    sim_err err = {{0}};
+    val_kineto *k = val_kineto_load(path, &err);
+    if (!k) {
+        fprintf(stderr, "trainsim: %s\n", err.msg);
+        return 1;
+    }
+    val_kineto_print_summary(k, stdout);
+    val_kineto_free(k);
     return 0;
 }
 
@@ -97,10 +111,8 @@ int val_cli_main(int argc, char **argv)
         fputs("trainsim: validate: give --json or --csv, not both\n", stderr);
         return 2;
     }
-    if (trace) {
-        fputs("trainsim: validate --trace: the Kineto reader is not built yet\n", stderr);
-        return 2;
-    }
+    if (trace)
+        return trace_summary(trace);
 
     int ng;
     const val_group *all = val_groups(&ng);

@@ -122,10 +122,15 @@ void val_report_text(const val_result *r, int n, const val_thresholds *t, FILE *
             fprintf(out, "  error: %s\n\n", r[i].err.msg);
             continue;
         }
-        fprintf(out, "  %-44s %-10s %17s %17s %9s\n", "case", "subset", "measured", "simulated", "error %");
+        int w = 20;
+        for (int k = 0; k < val_set_count(r[i].set); k++) {
+            int l = (int)strlen(val_set_get(r[i].set, k)->name);
+            w = l > w ? l : w;
+        }
+        fprintf(out, "  %-*s %-14s %17s %17s %9s\n", w, "case", "subset", "measured", "simulated", "error %");
         for (int k = 0; k < val_set_count(r[i].set); k++) {
             const val_case *c = val_set_get(r[i].set, k);
-            fprintf(out, "  %-44s %-10s %11.5g %-5s %11.5g %-5s %+9.2f\n", c->name, c->subset[0] ? c->subset : "-",
+            fprintf(out, "  %-*s %-14s %11.5g %-5s %11.5g %-5s %+9.2f\n", w, c->name, c->subset[0] ? c->subset : "-",
                     c->measured, c->unit, c->simulated, c->unit, val_error_pct(c->measured, c->simulated));
         }
         fputc('\n', out);

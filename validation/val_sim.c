@@ -14,8 +14,8 @@ int val_sim_run(const val_ctx *ctx, const sim_schedule *s, const sim_machine *m,
     return sim_run_isolated(s, m, &o, out, err);
 }
 
-int val_sim_concurrent(const val_ctx *ctx, const sim_machine *m, sim_coll c, const int *ranks, int ngroups, int size,
-                       int64_t bytes, double *seconds, sim_err *err)
+static int concurrent(const val_ctx *ctx, const sim_machine *m, sim_coll c, sim_algo algo, const int *ranks,
+                      int ngroups, int size, int64_t bytes, double *seconds, sim_err *err)
 {
     int nranks = 0;
     for (int i = 0; i < ngroups * size; i++) {
@@ -29,9 +29,11 @@ int val_sim_concurrent(const val_ctx *ctx, const sim_machine *m, sim_coll c, con
         char name[32];
         snprintf(name, sizeof name, "group%d", g);
         int comm = sim_sched_comm(s, name, ranks + g * size, size);
+        sim_payload p = {.kind = SIM_OP_COLLECTIVE, .sub = (uint8_t)c, .algo = (uint8_t)algo, .name = -1,
+                         .bytes = bytes};
+        uint32_t pl = sim_sched_payload(s, &p);
         for (int i = 0; i < size; i++)
-            sim_sched_collective(s, sim_sched_stream(s, ranks[g * size + i], "comm"), NULL, c, comm, bytes, 0,
-                                 SIM_NO_TAGS, NULL, 0);
+            sim_sched_add(s, sim_sched_stream(s, ranks[g * size + i], "comm"), pl, comm, SIM_NO_TAGS, NULL, 0);
     }
     sim_result r;
     int rc = val_sim_run(ctx, s, m, &r, err);
@@ -51,10 +53,22 @@ int val_sim_concurrent(const val_ctx *ctx, const sim_machine *m, sim_coll c, con
     return rc;
 }
 
+int val_sim_concurrent(const val_ctx *ctx, const sim_machine *m, sim_coll c, const int *ranks, int ngroups, int size,
+                       int64_t bytes, double *seconds, sim_err *err)
+{
+    return concurrent(ctx, m, c, SIM_ALGO_AUTO, ranks, ngroups, size, bytes, seconds, err);
+}
+
 int val_sim_collective(const val_ctx *ctx, const sim_machine *m, sim_coll c, const int *ranks, int n, int64_t bytes,
                        double *seconds, sim_err *err)
 {
-    return val_sim_concurrent(ctx, m, c, ranks, 1, n, bytes, seconds, err);
+    return concurrent(ctx, m, c, SIM_ALGO_AUTO, ranks, 1, n, bytes, seconds, err);
+}
+
+int val_sim_collective_algo(const val_ctx *ctx, const sim_machine *m, sim_coll c, sim_algo algo, const int *ranks,
+                            int n, int64_t bytes, double *seconds, sim_err *err)
+{
+    return concurrent(ctx, m, c, algo, ranks, 1, n, bytes, seconds, err);
 }
 
 int val_sim_sends(const val_ctx *ctx, const sim_machine *m, const int *src, const int *dst, int n, int64_t bytes,

@@ -22,6 +22,10 @@ int val_sim_run(const val_ctx *ctx, const sim_schedule *s, const sim_machine *m,
 int val_sim_collective(const val_ctx *ctx, const sim_machine *m, sim_coll c, const int *ranks, int n, int64_t bytes,
                        double *seconds, sim_err *err);
 
+/* The same with the algorithm forced (as a trace's kernel name says). */
+int val_sim_collective_algo(const val_ctx *ctx, const sim_machine *m, sim_coll c, sim_algo algo, const int *ranks,
+                            int n, int64_t bytes, double *seconds, sim_err *err);
+
 /* ngroups collectives c of `bytes` run at the same time, group g on ranks
  * ranks[g*size .. g*size+size) (disjoint).  seconds[g] = group g's duration
  * (the last member to finish), so contention between groups is included. */

@@ -1,0 +1,163 @@
+/* Kineto reader: kernel counts, GEMM shapes, NCCL sizes and group sizes,
+ * step times on known traces (expected numbers counted independently from
+ * the JSON), and clear errors naming the file for a missing, corrupt,
+ * truncated, non-JSON or non-trace file. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "sim/schedule.h"
+#include "validation/kineto.h"
+
+static int fails;
+
+static void expect_int(long long got, long long want, const char *what)
+{
+    printf("%-60s got %lld want %lld\n", what, got, want);
+    if (got != want) {
+        printf("FAIL: %s\n", what);
+        fails++;
+    }
+}
+
+static char *path_of(const char *rel)
+{
+    const char *src = getenv("SRC");
+    static char buf[8][1024];
+    static int i;
+    char *b = buf[i++ % 8];
+    snprintf(b, 1024, "%s/validation/data/kineto-traces/%s", src ? src : ".", rel);
+    return b;
+}
+
+static void expect_error(const char *path, const char *what, const char *must_contain)
+{
+    sim_err err = {{0}};
+    val_kineto *k = val_kineto_load(path, &err);
+    printf("%-60s -> %s\n", what, k ? "(loaded)" : err.msg);
+    if (k || !strstr(err.msg, path) || (must_contain && !strstr(err.msg, must_contain))) {
+        printf("FAIL: %s: expected an error naming %s%s%s\n", what, path, must_contain ? " and saying " : "",
+               must_contain ? must_contain : "");
+        fails++;
+    }
+    val_kineto_free(k);
+}
+
+int main(void)
+{
+    sim_err err = {{0}};
+    /* nccl_data: rank 0 of 2, ResNet-50 DDP, NCCL args in the kernels */
+    val_kineto *k = val_kineto_load(path_of("nccl_parser_config/nccl_data.json.gz"), &err);
+    if (!k) {
+        printf("FAIL: %s\n", err.msg);
+        return 1;
+    }
+    int shaped;
+    expect_int(val_kineto_nkernels(k), 2700, "nccl_data: kernels");
+    expect_int(val_kineto_count(k, VAL_K_NCCL, NULL), 21, "nccl_data: NCCL kernels");
+    expect_int(val_kineto_count(k, VAL_K_GEMM, &shaped), 243, "nccl_data: GEMM kernels");
+    expect_int(shaped, 0, "nccl_data: GEMM kernels with shapes (no shapes recorded)");
+    expect_int(val_kineto_nsteps(k), 3, "nccl_data: ProfilerStep# steps");
+    expect_int((long long)(val_kineto_step_us(k, 0) + 0.5), 222442, "nccl_data: ProfilerStep#4 (us)");
+    expect_int(val_kineto_rank(k), 0, "nccl_data: rank");
+    expect_int(val_kineto_world(k), 2, "nccl_data: world size");
+    expect_int(strcmp(val_kineto_catalog_gpu(val_kineto_device(k)), "A100-SXM-40GB"), 0,
+               "nccl_data: A100-PG509-200 maps to A100-SXM-40GB");
+    int ar = 0, bc = 0, g2 = 0, ring_ll = 0, big = 0, small = 0;
+    for (int i = 0; i < val_kineto_nkernels(k); i++) {
+        const val_kernel *x = val_kineto_kernel(k, i);
+        if (x->cls != VAL_K_NCCL)
+            continue;
+        ar += x->coll == SIM_COLL_ALLREDUCE;
+        bc += x->coll == SIM_COLL_BROADCAST;
+        g2 += x->group_size == 2;
+        ring_ll += x->algo == SIM_ALGO_RING && !strcmp(x->proto, "LL");
+        big += x->coll == SIM_COLL_ALLREDUCE && x->bytes == 2049000LL * 4; /* fp32 elements */
+        small += x->coll == SIM_COLL_BROADCAST && x->bytes == 53LL * 8;    /* 53 int64 */
+    }
+    expect_int(ar, 15, "nccl_data: all-reduce kernels");
+    expect_int(bc, 6, "nccl_data: broadcast kernels");
+    expect_int(g2, 21, "nccl_data: group size 2 on every NCCL kernel");
+    expect_int(ring_ll, 21, "nccl_data: ring/LL from the kernel names");
+    expect_int(big, 3, "nccl_data: all-reduces of 2,049,000 floats = 8,196,000 B");
+    expect_int(small, 3, "nccl_data: broadcasts of 53 longs = 424 B");
+    val_kineto_free(k);
+
+    /* AlexNet on one A100: 79 kernels, 8 GEMMs, no NCCL, no steps */
+    k = val_kineto_load(path_of("critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz"), &err);
+    if (!k) {
+        printf("FAIL: %s\n", err.msg);
+        return 1;
+    }
+    expect_int(val_kineto_nkernels(k), 79, "alexnet: kernels");
+    expect_int(val_kineto_count(k, VAL_K_GEMM, NULL), 8, "alexnet: GEMM kernels (convolutions excluded)");
+    expect_int(val_kineto_count(k, VAL_K_NCCL, NULL), 0, "alexnet: NCCL kernels");
+    val_kineto_free(k);
+
+    /* control: shapes recorded; GEMM kernels linked to aten::mm/addmm/bmm */
+    k = val_kineto_load(path_of("trace_diff/control/control.json.gz"), &err);
+    if (!k) {
+        printf("FAIL: %s\n", err.msg);
+        return 1;
+    }
+    expect_int(val_kineto_nkernels(k), 8568, "control: kernels");
+    expect_int(val_kineto_count(k, VAL_K_GEMM, &shaped), 1794, "control: GEMM kernels");
+    expect_int(shaped, 1752, "control: GEMM kernels with shapes");
+    expect_int(val_kineto_count(k, VAL_K_NCCL, NULL), 60, "control: NCCL kernels");
+    expect_int(val_kineto_nsteps(k), 6, "control: steps");
+    int found = 0;
+    for (int i = 0; i < val_kineto_nkernels(k); i++) {
+        const val_kernel *x = val_kineto_kernel(k, i);
+        /* aten::addmm(bias[512], [1024,1705], [1705,512]) on TF32 tensor cores */
+        found += x->has_shape && x->m == 1024 && x->k == 1705 && x->n == 512 && x->batch == 1 &&
+                 x->dtype == SIM_DTYPE_TF32 && !strcmp(x->op, "aten::addmm");
+    }
+    if (!found) {
+        printf("FAIL: control: no TF32 addmm 1024x512x1705\n");
+        fails++;
+    }
+    val_kineto_free(k);
+
+    /* bad inputs */
+    char tmpl[] = "/tmp/trainsim-kineto-XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    char p[4][512];
+    snprintf(p[0], sizeof p[0], "%s/garbage.json.gz", dir);
+    snprintf(p[1], sizeof p[1], "%s/truncated.json.gz", dir);
+    snprintf(p[2], sizeof p[2], "%s/text.json", dir);
+    snprintf(p[3], sizeof p[3], "%s/notrace.json", dir);
+    FILE *f = fopen(p[0], "wb");
+    fwrite("\x1f\x8b\x08\x00garbage-not-deflate-data", 1, 30, f);
+    fclose(f);
+    /* the first 4 KB of a real gzip trace */
+    gzFile z = gzopen(p[1], "wb");
+    char chunk[200000];
+    memset(chunk, ' ', sizeof chunk);
+    memcpy(chunk, "{\"traceEvents\": [", 17);
+    gzwrite(z, chunk, sizeof chunk);
+    gzclose(z);
+    f = fopen(p[1], "rb");
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    f = fopen(p[1], "wb");
+    fwrite(buf, 1, n > 64 ? n / 2 : n, f);
+    fclose(f);
+    f = fopen(p[2], "w");
+    fputs("this is not json\n", f);
+    fclose(f);
+    f = fopen(p[3], "w");
+    fputs("{\"schemaVersion\": 1}\n", f);
+    fclose(f);
+    expect_error("/nonexistent/trace.json.gz", "missing file", NULL);
+    expect_error(p[0], "corrupt gzip", "gzip");
+    expect_error(p[1], "truncated gzip", NULL);
+    expect_error(p[2], "not JSON", "JSON");
+    expect_error(p[3], "JSON without traceEvents", "traceEvents");
+    for (int i = 0; i < 4; i++)
+        remove(p[i]);
+    remove(dir);
+    printf("%s\n", fails ? "FAILED" : "kineto reader ok");
+    return fails != 0;
+}

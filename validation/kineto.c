@@ -1,0 +1,592 @@
+/* kineto.c — PyTorch-profiler (Kineto) Chrome-trace reader (see kineto.h).
+ *
+ * Trace layout relied on (Kineto's Chrome trace export, PyTorch 1.12–2.x):
+ * {"deviceProperties": [{"name": …}], "distributedInfo": {"rank", "world_size"},
+ *  "traceEvents": [{"ph": "X", "cat": "kernel" | "cuda_runtime" | "cpu_op" |
+ *  "user_annotation", "name", "pid", "tid", "ts" (µs), "dur" (µs), "args"}]}.
+ * A kernel and the runtime call that launched it share args.correlation; the
+ * runtime call runs on the CPU thread inside the cpu_op that issued it, so
+ * a GEMM kernel's shape is found by time containment on that thread (the
+ * kernels' "External id" means different things in different versions). */
+#include <cjson/cJSON.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "kineto.h"
+#include "sim/schedule.h"
+
+typedef struct gemm_op {
+    int64_t pid, tid;
+    double ts, end;
+    int64_t m, n, k, batch;
+    int dtype;        /* sim_dtype from the input type; FP32 may become TF32 by kernel */
+    const char *name; /* static string */
+} gemm_op;
+
+typedef struct launch {
+    int64_t corr, pid, tid;
+    double ts;
+} launch;
+
+struct val_kineto {
+    char *path;
+    char device[128];
+    int rank, world;
+    int n, cap;
+    val_kernel *k;
+    char **names;     /* distinct kernel names, owned */
+    int nnames, names_cap;
+    int nsteps;
+    double *step_us;
+    char **step_name;
+};
+
+/* ---- reading ---------------------------------------------------------- */
+
+static char *read_gz(const char *path, sim_err *err)
+{
+    gzFile f = gzopen(path, "rb");
+    if (!f) {
+        sim_errf(err, "%s: cannot open the trace file", path);
+        return NULL;
+    }
+    size_t cap = 1 << 20, len = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (cap - len < (1 << 16)) {
+            cap *= 2;
+            char *b = realloc(buf, cap);
+            if (!b) {
+                free(buf);
+                gzclose(f);
+                sim_errf(err, "%s: out of memory reading the trace", path);
+                return NULL;
+            }
+            buf = b;
+        }
+        int r = gzread(f, buf + len, (unsigned)(cap - len - 1));
+        if (r < 0) {
+            int code;
+            const char *msg = gzerror(f, &code);
+            sim_errf(err, "%s: corrupt or truncated gzip data (%s)", path, msg ? msg : "zlib error");
+            free(buf);
+            gzclose(f);
+            return NULL;
+        }
+        if (r == 0) {
+            int code;
+            gzerror(f, &code);
+            if (code != Z_OK && code != Z_BUF_ERROR) {
+                sim_errf(err, "%s: corrupt or truncated gzip data", path);
+                free(buf);
+                gzclose(f);
+                return NULL;
+            }
+            break;
+        }
+        len += (size_t)r;
+    }
+    /* a gzip stream cut short reads as a clean end in some zlib versions */
+    int code;
+    gzerror(f, &code);
+    gzclose(f);
+    if (code == Z_BUF_ERROR) {
+        free(buf);
+        sim_errf(err, "%s: truncated gzip data", path);
+        return NULL;
+    }
+    buf[len] = 0;
+    if (len == 0) {
+        free(buf);
+        sim_errf(err, "%s: empty trace file", path);
+        return NULL;
+    }
+    return buf;
+}
+
+static double num(const cJSON *o, const char *key, double dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+static const char *str(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int contains(const char *s, const char *sub) { return s && strstr(s, sub) != NULL; }
+
+static int is_gemm_kernel(const char *name)
+{
+    if (!contains(name, "gemm") && !contains(name, "GEMM"))
+        return 0;
+    /* cuDNN convolutions run as implicit GEMMs: not matrix products */
+    static const char *conv[] = {"implicit", "conv", "fprop", "dgrad", "wgrad", "cudnn", "winograd"};
+    for (size_t i = 0; i < sizeof conv / sizeof conv[0]; i++)
+        if (contains(name, conv[i]))
+            return 0;
+    return 1;
+}
+
+static int dtype_bytes(const char *t)
+{
+    if (!t)
+        return 0;
+    static const struct {
+        const char *name;
+        int bytes;
+    } T[] = {{"Float", 4}, {"float", 4}, {"Half", 2}, {"BFloat16", 2}, {"Double", 8}, {"Long", 8}, {"Int", 4},
+             {"Byte", 1},  {"Char", 1},  {"Bool", 1}, {"Short", 2},    {"Float8", 1}};
+    for (size_t i = 0; i < sizeof T / sizeof T[0]; i++)
+        if (!strcmp(t, T[i].name))
+            return T[i].bytes;
+    return 0;
+}
+
+static int coll_of(const char *cname)
+{
+    if (!cname)
+        return -1;
+    char c[64];
+    size_t j = 0;
+    for (const char *p = cname; *p && j + 1 < sizeof c; p++)
+        if (*p != '_')
+            c[j++] = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+    c[j] = 0;
+    if (strstr(c, "allreduce"))
+        return SIM_COLL_ALLREDUCE;
+    if (strstr(c, "allgather"))
+        return SIM_COLL_ALLGATHER;
+    if (strstr(c, "reducescatter"))
+        return SIM_COLL_REDUCESCATTER;
+    if (strstr(c, "alltoall"))
+        return SIM_COLL_ALLTOALL;
+    if (strstr(c, "broadcast"))
+        return SIM_COLL_BROADCAST;
+    if (strstr(c, "reduce"))
+        return SIM_COLL_REDUCE;
+    return -1;
+}
+
+static void nccl_from_name(val_kernel *k)
+{
+    const char *n = k->name;
+    const char *p = strstr(n, "Kernel_");
+    char op[48] = "";
+    if (p) {
+        p += 7;
+        size_t j = 0;
+        while (p[j] && p[j] != '_' && j + 1 < sizeof op) {
+            op[j] = p[j];
+            j++;
+        }
+        op[j] = 0;
+    }
+    k->coll = coll_of(op);
+    k->algo = contains(n, "_RING_") ? SIM_ALGO_RING : contains(n, "_TREE_") ? SIM_ALGO_TREE : SIM_ALGO_AUTO;
+    snprintf(k->proto, sizeof k->proto, "%s",
+             contains(n, "_LL128_") ? "LL128" : contains(n, "_LL_") ? "LL" : contains(n, "_SIMPLE_") ? "SIMPLE" : "");
+}
+
+/* Shape of a GEMM op from its Input Dims; 0 if not a recognised shape. */
+static int gemm_shape(const char *op, const cJSON *args, gemm_op *g)
+{
+    const cJSON *dims = cJSON_GetObjectItemCaseSensitive(args, "Input Dims");
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(args, "Input type");
+    if (!cJSON_IsArray(dims))
+        return 0;
+    int a = 0, batched = 0;
+    if (!strcmp(op, "aten::mm"))
+        a = 0;
+    else if (!strcmp(op, "aten::addmm"))
+        a = 1;
+    else if (!strcmp(op, "aten::bmm"))
+        a = 0, batched = 1;
+    else if (!strcmp(op, "aten::baddbmm"))
+        a = 1, batched = 1;
+    else
+        return 0;
+    const cJSON *A = cJSON_GetArrayItem(dims, a), *B = cJSON_GetArrayItem(dims, a + 1);
+    int r = batched ? 3 : 2;
+    if (cJSON_GetArraySize(A) != r || cJSON_GetArraySize(B) != r)
+        return 0;
+    double v[2][3];
+    for (int i = 0; i < r; i++) {
+        const cJSON *x = cJSON_GetArrayItem(A, i), *y = cJSON_GetArrayItem(B, i);
+        if (!cJSON_IsNumber(x) || !cJSON_IsNumber(y) || x->valuedouble <= 0 || y->valuedouble <= 0)
+            return 0;
+        v[0][i] = x->valuedouble;
+        v[1][i] = y->valuedouble;
+    }
+    int o = batched ? 1 : 0;
+    if (v[0][o + 1] != v[1][o]) /* inner dimensions must agree */
+        return 0;
+    g->batch = batched ? (int64_t)v[0][0] : 1;
+    g->m = (int64_t)v[0][o];
+    g->k = (int64_t)v[0][o + 1];
+    g->n = (int64_t)v[1][o + 1];
+    const char *t = cJSON_IsArray(types) ? (cJSON_IsString(cJSON_GetArrayItem(types, a))
+                                                ? cJSON_GetArrayItem(types, a)->valuestring
+                                                : NULL)
+                                          : NULL;
+    g->dtype = t && contains(t, "BFloat16") ? SIM_DTYPE_BF16 : t && contains(t, "Half") ? SIM_DTYPE_FP16 : SIM_DTYPE_FP32;
+    g->name = batched ? (a ? "aten::baddbmm" : "aten::bmm") : (a ? "aten::addmm" : "aten::mm");
+    return 1;
+}
+
+static int cmp_gemm_op(const void *x, const void *y)
+{
+    const gemm_op *a = x, *b = y;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    if (a->tid != b->tid)
+        return a->tid < b->tid ? -1 : 1;
+    return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+static int cmp_launch(const void *x, const void *y)
+{
+    const launch *a = x, *b = y;
+    return a->corr < b->corr ? -1 : a->corr > b->corr;
+}
+
+static int cmp_kernel_ts(const void *x, const void *y)
+{
+    const val_kernel *a = x, *b = y;
+    if (a->ts_us != b->ts_us)
+        return a->ts_us < b->ts_us ? -1 : 1;
+    return a->stream - b->stream;
+}
+
+static const char *intern(val_kineto *t, const char *s)
+{
+    /* kernel names repeat thousands of times; a linear scan over the few
+     * hundred distinct ones from the most recent is fast enough */
+    for (int i = t->nnames - 1; i >= 0; i--)
+        if (!strcmp(t->names[i], s))
+            return t->names[i];
+    if (t->nnames == t->names_cap) {
+        t->names_cap = t->names_cap ? 2 * t->names_cap : 64;
+        t->names = realloc(t->names, (size_t)t->names_cap * sizeof *t->names);
+    }
+    return t->names[t->nnames++] = strdup(s);
+}
+
+/* The GEMM op on (pid, tid) whose interval holds time ts, or -1. */
+static int find_op(const gemm_op *ops, int nops, int64_t pid, int64_t tid, double ts)
+{
+    int lo = 0, hi = nops; /* first op with key > (pid, tid, ts) */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        const gemm_op *o = &ops[mid];
+        int before = o->pid < pid || (o->pid == pid && (o->tid < tid || (o->tid == tid && o->ts <= ts)));
+        if (before)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (int i = lo - 1, steps = 0; i >= 0 && steps < 8; i--, steps++) {
+        const gemm_op *o = &ops[i];
+        if (o->pid != pid || o->tid != tid)
+            break;
+        if (o->ts <= ts && ts <= o->end)
+            return i;
+    }
+    return -1;
+}
+
+val_kineto *val_kineto_load(const char *path, sim_err *err)
+{
+    char *text = read_gz(path, err);
+    if (!text)
+        return NULL;
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 0);
+    if (!root) {
+        size_t off = end ? (size_t)(end - text) : 0;
+        sim_errf(err, "%s: not valid JSON (parse error near byte %zu): expected a PyTorch-profiler Chrome trace",
+                 path, off);
+        free(text);
+        return NULL;
+    }
+    free(text);
+    const cJSON *events = cJSON_IsArray(root) ? root : cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+    if (!cJSON_IsArray(events)) {
+        cJSON_Delete(root);
+        sim_errf(err, "%s: no \"traceEvents\" array: expected a PyTorch-profiler (Kineto) Chrome trace", path);
+        return NULL;
+    }
+    val_kineto *t = calloc(1, sizeof *t);
+    t->path = strdup(path);
+    t->rank = -1;
+    const cJSON *dp = cJSON_GetObjectItemCaseSensitive(root, "deviceProperties");
+    if (cJSON_IsArray(dp) && str(cJSON_GetArrayItem(dp, 0), "name"))
+        snprintf(t->device, sizeof t->device, "%s", str(cJSON_GetArrayItem(dp, 0), "name"));
+    const cJSON *di = cJSON_GetObjectItemCaseSensitive(root, "distributedInfo");
+    if (cJSON_IsObject(di)) {
+        t->rank = (int)num(di, "rank", -1);
+        t->world = (int)num(di, "world_size", 0);
+    }
+
+    /* pass 1: GEMM ops with shapes, kernel launches, steps */
+    int nops = 0, ops_cap = 0, nl = 0, l_cap = 0, steps_cap = 0;
+    gemm_op *ops = NULL;
+    launch *ls = NULL;
+    for (const cJSON *e = events->child; e; e = e->next) {
+        const char *cat = str(e, "cat"), *name = str(e, "name");
+        if (!cat || !name)
+            continue;
+        const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+        if (!strcmp(cat, "cpu_op") || !strcmp(cat, "operator")) {
+            gemm_op g;
+            if (!strncmp(name, "aten::", 6) && gemm_shape(name, args, &g)) {
+                if (nops == ops_cap) {
+                    ops_cap = ops_cap ? 2 * ops_cap : 256;
+                    ops = realloc(ops, (size_t)ops_cap * sizeof *ops);
+                }
+                g.pid = (int64_t)num(e, "pid", 0);
+                g.tid = (int64_t)num(e, "tid", 0);
+                g.ts = num(e, "ts", 0);
+                g.end = g.ts + num(e, "dur", 0);
+                ops[nops++] = g;
+            }
+        } else if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "Runtime")) {
+            double corr = num(args, "correlation", -1);
+            if (corr >= 0) {
+                if (nl == l_cap) {
+                    l_cap = l_cap ? 2 * l_cap : 1024;
+                    ls = realloc(ls, (size_t)l_cap * sizeof *ls);
+                }
+                ls[nl++] = (launch){(int64_t)corr, (int64_t)num(e, "pid", 0), (int64_t)num(e, "tid", 0), num(e, "ts", 0)};
+            }
+        }
+        if (!strncmp(name, "ProfilerStep#", 13) && num(e, "dur", -1) >= 0 && strcmp(cat, "gpu_user_annotation")) {
+            if (t->nsteps == steps_cap) {
+                steps_cap = steps_cap ? 2 * steps_cap : 16;
+                t->step_us = realloc(t->step_us, (size_t)steps_cap * sizeof *t->step_us);
+                t->step_name = realloc(t->step_name, (size_t)steps_cap * sizeof *t->step_name);
+            }
+            t->step_us[t->nsteps] = num(e, "dur", 0);
+            t->step_name[t->nsteps++] = strdup(name);
+        }
+    }
+    if (nops)
+        qsort(ops, (size_t)nops, sizeof *ops, cmp_gemm_op);
+    if (nl)
+        qsort(ls, (size_t)nl, sizeof *ls, cmp_launch);
+
+    /* pass 2: kernels */
+    for (const cJSON *e = events->child; e; e = e->next) {
+        const char *cat = str(e, "cat"), *name = str(e, "name");
+        if (!cat || !name || (strcmp(cat, "kernel") && strcmp(cat, "Kernel")))
+            continue;
+        const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+        if (t->n == t->cap) {
+            t->cap = t->cap ? 2 * t->cap : 1024;
+            t->k = realloc(t->k, (size_t)t->cap * sizeof *t->k);
+        }
+        val_kernel *k = &t->k[t->n++];
+        memset(k, 0, sizeof *k);
+        k->name = intern(t, name);
+        k->ts_us = num(e, "ts", 0);
+        k->dur_us = num(e, "dur", 0);
+        k->stream = (int)num(args, "stream", num(e, "tid", 0));
+        k->coll = -1;
+        k->op_index = -1;
+        if (!strncmp(name, "ncclKernel", 10) || !strncmp(name, "ncclDevKernel", 13)) {
+            k->cls = VAL_K_NCCL;
+            nccl_from_name(k);
+            const char *cname = str(args, "Collective name");
+            if (cname) {
+                k->coll = coll_of(cname);
+                int eb = dtype_bytes(str(args, "dtype"));
+                double in = num(args, "In msg nelems", 0), out = num(args, "Out msg nelems", 0);
+                /* sim/schedule.h: all-gather counts the gathered output, the others the input */
+                double elems = k->coll == SIM_COLL_ALLGATHER ? out : in;
+                k->bytes = (int64_t)(elems * eb);
+                k->group_size = (int)num(args, "Group size", 0);
+            }
+        } else if (is_gemm_kernel(name)) {
+            k->cls = VAL_K_GEMM;
+            double corr = num(args, "correlation", -1);
+            if (corr >= 0 && nl) {
+                launch key = {(int64_t)corr, 0, 0, 0};
+                const launch *l = bsearch(&key, ls, (size_t)nl, sizeof *ls, cmp_launch);
+                int oi = l ? find_op(ops, nops, l->pid, l->tid, l->ts) : -1;
+                if (oi >= 0) {
+                    const gemm_op *g = &ops[oi];
+                    k->has_shape = 1;
+                    k->m = g->m;
+                    k->n = g->n;
+                    k->k = g->k;
+                    k->batch = g->batch;
+                    k->op = g->name;
+                    k->op_index = oi;
+                    k->dtype = (sim_dtype)g->dtype;
+                    /* fp32 inputs on tensor cores are TF32 (PyTorch's allow_tf32, Ampere+) */
+                    if (k->dtype == SIM_DTYPE_FP32 &&
+                        (contains(name, "tensorop_s") || contains(name, "s1688") || contains(name, "s16816") ||
+                         contains(name, "tf32")))
+                        k->dtype = SIM_DTYPE_TF32;
+                }
+            }
+        }
+    }
+    free(ops);
+    free(ls);
+    cJSON_Delete(root);
+    /* give the parse tree's heap back: callers fork one simulation per case,
+     * and a fork copies the page tables of whatever is still mapped */
+    malloc_trim(0);
+    if (t->n > 1)
+        qsort(t->k, (size_t)t->n, sizeof *t->k, cmp_kernel_ts);
+    return t;
+}
+
+void val_kineto_free(val_kineto *t)
+{
+    if (!t)
+        return;
+    for (int i = 0; i < t->nnames; i++)
+        free(t->names[i]);
+    for (int i = 0; i < t->nsteps; i++)
+        free(t->step_name[i]);
+    free(t->names);
+    free(t->step_name);
+    free(t->step_us);
+    free(t->k);
+    free(t->path);
+    free(t);
+}
+
+const char *val_kineto_path(const val_kineto *t) { return t->path; }
+const char *val_kineto_device(const val_kineto *t) { return t->device; }
+int val_kineto_rank(const val_kineto *t) { return t->rank; }
+int val_kineto_world(const val_kineto *t) { return t->world; }
+int val_kineto_nkernels(const val_kineto *t) { return t->n; }
+const val_kernel *val_kineto_kernel(const val_kineto *t, int i) { return i >= 0 && i < t->n ? &t->k[i] : NULL; }
+int val_kineto_nsteps(const val_kineto *t) { return t->nsteps; }
+double val_kineto_step_us(const val_kineto *t, int i) { return i >= 0 && i < t->nsteps ? t->step_us[i] : 0; }
+const char *val_kineto_step_name(const val_kineto *t, int i) { return i >= 0 && i < t->nsteps ? t->step_name[i] : ""; }
+
+int val_kineto_count(const val_kineto *t, val_kclass cls, int *with_shape)
+{
+    int n = 0, s = 0;
+    for (int i = 0; i < t->n; i++)
+        if (t->k[i].cls == cls) {
+            n++;
+            s += t->k[i].has_shape;
+        }
+    if (with_shape)
+        *with_shape = s;
+    return n;
+}
+
+const char *val_kineto_catalog_gpu(const char *device)
+{
+    static const struct {
+        const char *pattern, *model;
+    } M[] = {
+        {"A100-SXM4-80GB", "A100-SXM-80GB"}, {"A100-SXM-80GB", "A100-SXM-80GB"},
+        {"A100-SXM4-40GB", "A100-SXM-40GB"}, {"A100-PG509-200", "A100-SXM-40GB"},
+        {"A100-PCIE-40GB", "A100-PCIe-40GB"}, {"A100 80GB PCIe", "A100-PCIe-80GB"},
+        {"V100-SXM2-32GB", "V100-SXM2-32GB"}, {"V100-SXM2-16GB", "V100-SXM2-16GB"},
+        {"H100 80GB HBM3", "H100-SXM"},       {"H100 PCIe", "H100-PCIe"},
+        {"RTX 3090", "RTX3090"},              {"RTX 4090", "RTX4090"},
+    };
+    if (!device)
+        return NULL;
+    for (size_t i = 0; i < sizeof M / sizeof M[0]; i++)
+        if (strstr(device, M[i].pattern))
+            return M[i].model;
+    return NULL;
+}
+
+void val_kineto_print_summary(const val_kineto *t, FILE *out)
+{
+    const char *gpu = val_kineto_catalog_gpu(t->device);
+    fprintf(out, "trace      %s\n", t->path);
+    fprintf(out, "device     %s (catalogue: %s)\n", t->device[0] ? t->device : "(not recorded)", gpu ? gpu : "none");
+    if (t->rank >= 0)
+        fprintf(out, "rank       %d of %d\n", t->rank, t->world);
+    int gs, ncl = val_kineto_count(t, VAL_K_NCCL, NULL), ng = val_kineto_count(t, VAL_K_GEMM, &gs);
+    double tot[VAL_K_COUNT] = {0};
+    for (int i = 0; i < t->n; i++)
+        tot[t->k[i].cls] += t->k[i].dur_us;
+    fprintf(out, "kernels    %d: GEMM %d (%d with shapes, %.3f ms), NCCL %d (%.3f ms), other %d (%.3f ms)\n", t->n, ng,
+            gs, tot[VAL_K_GEMM] / 1e3, ncl, tot[VAL_K_NCCL] / 1e3, t->n - ng - ncl, tot[VAL_K_OTHER] / 1e3);
+    fprintf(out, "steps      %d", t->nsteps);
+    for (int i = 0; i < t->nsteps; i++)
+        fprintf(out, "%s %s %.3f ms", i ? "," : ":", t->step_name[i], t->step_us[i] / 1e3);
+    fputc('\n', out);
+    if (ncl) {
+        fprintf(out, "NCCL kernels (collective, bytes, group size, algorithm/protocol: count, min/median/max us)\n");
+        /* group identical (collective, bytes, group, name) in first-seen order */
+        int *done = calloc((size_t)t->n, sizeof *done);
+        double *d = malloc((size_t)t->n * sizeof *d);
+        for (int i = 0; i < t->n; i++) {
+            const val_kernel *a = &t->k[i];
+            if (a->cls != VAL_K_NCCL || done[i])
+                continue;
+            int c = 0;
+            for (int j = i; j < t->n; j++) {
+                const val_kernel *b = &t->k[j];
+                if (b->cls == VAL_K_NCCL && !done[j] && b->coll == a->coll && b->bytes == a->bytes &&
+                    b->group_size == a->group_size && b->name == a->name) {
+                    done[j] = 1;
+                    d[c++] = b->dur_us;
+                }
+            }
+            for (int x = 1; x < c; x++) /* insertion sort: few per key */
+                for (int y = x; y > 0 && d[y] < d[y - 1]; y--) {
+                    double tmp = d[y];
+                    d[y] = d[y - 1];
+                    d[y - 1] = tmp;
+                }
+            fprintf(out, "  %-14s %12lld B  group %-3d %s/%-6s x%-4d %10.1f %10.1f %10.1f\n",
+                    a->coll >= 0 ? sim_coll_name(a->coll) : "sendrecv/other", (long long)a->bytes, a->group_size,
+                    a->algo == SIM_ALGO_RING ? "ring" : a->algo == SIM_ALGO_TREE ? "tree" : "-",
+                    a->proto[0] ? a->proto : "-", c, d[0], d[c / 2], d[c - 1]);
+        }
+        free(done);
+        free(d);
+    }
+    if (gs) {
+        fprintf(out, "GEMM shapes (op, dtype, batch x m x n x k: kernels, median us)\n");
+        int *done = calloc((size_t)t->n, sizeof *done), shown = 0, distinct = 0;
+        double *d = malloc((size_t)t->n * sizeof *d);
+        for (int i = 0; i < t->n; i++) {
+            const val_kernel *a = &t->k[i];
+            if (a->cls != VAL_K_GEMM || !a->has_shape || done[i])
+                continue;
+            int c = 0;
+            for (int j = i; j < t->n; j++) {
+                const val_kernel *b = &t->k[j];
+                if (b->cls == VAL_K_GEMM && b->has_shape && !done[j] && b->m == a->m && b->n == a->n &&
+                    b->k == a->k && b->batch == a->batch && b->dtype == a->dtype) {
+                    done[j] = 1;
+                    d[c++] = b->dur_us;
+                }
+            }
+            distinct++;
+            if (shown++ >= 30)
+                continue;
+            for (int x = 1; x < c; x++)
+                for (int y = x; y > 0 && d[y] < d[y - 1]; y--) {
+                    double tmp = d[y];
+                    d[y] = d[y - 1];
+                    d[y - 1] = tmp;
+                }
+            fprintf(out, "  %-13s %-4s %4lld x %6lld x %6lld x %6lld: %5d, %10.1f\n", a->op, sim_dtype_name(a->dtype),
+                    (long long)a->batch, (long long)a->m, (long long)a->n, (long long)a->k, c, d[c / 2]);
+        }
+        if (distinct > 30)
+            fprintf(out, "  ... %d distinct shapes in all\n", distinct);
+        free(done);
+        free(d);
+    }
+}
