@@ -9,6 +9,7 @@
  * a GEMM kernel's shape is found by time containment on that thread (the
  * kernels' "External id" means different things in different versions). */
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +50,7 @@ static char *read_gz(const char *path, sim_err *err)
 {
     gzFile f = gzopen(path, "rb");
     if (!f) {
-        sim_errf(err, "%s: cannot open the trace file", path);
+        sim_errf(err, "%s: cannot open the trace file: %s", path, strerror(errno));
         return NULL;
     }
     size_t cap = 1 << 20, len = 0;
@@ -70,6 +71,9 @@ static char *read_gz(const char *path, sim_err *err)
         if (r < 0) {
             int code;
             const char *msg = gzerror(f, &code);
+            size_t pl = strlen(path); /* zlib prefixes its message with the path */
+            if (msg && !strncmp(msg, path, pl) && msg[pl] == ':')
+                msg += pl + (msg[pl + 1] == ' ' ? 2 : 1);
             sim_errf(err, "%s: corrupt or truncated gzip data (%s)", path, msg ? msg : "zlib error");
             free(buf);
             gzclose(f);

@@ -128,7 +128,8 @@ int main(void)
     snprintf(p[2], sizeof p[2], "%s/text.json", dir);
     snprintf(p[3], sizeof p[3], "%s/notrace.json", dir);
     FILE *f = fopen(p[0], "wb");
-    fwrite("\x1f\x8b\x08\x00garbage-not-deflate-data", 1, 30, f);
+    static const char garbage[] = "\x1f\x8b\x08\x00garbage-not-deflate-data";
+    fwrite(garbage, 1, sizeof garbage - 1, f);
     fclose(f);
     /* the first 4 KB of a real gzip trace */
     gzFile z = gzopen(p[1], "wb");
