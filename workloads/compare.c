@@ -84,7 +84,7 @@ wl_compare_row *wl_compare_run(const sim_machine *mach, const wl_model *model, c
         wl_strategy probe;
         wl_strategy_default(&probe);
         char text[160];
-        snprintf(text, sizeof text, "%s=%s", key, values[0]);
+        snprintf(text, sizeof text, "%s=%.*s", key, (int)strcspn(values[0], "+"), values[0]);
         sim_err e2;
         if (wl_strategy_parse(text, &probe, &e2) && strstr(e2.msg, "unknown key")) {
             for (int i = 0; i < n; i++)
@@ -113,6 +113,11 @@ wl_compare_row *wl_compare_run(const sim_machine *mach, const wl_model *model, c
         char *text = malloc(len);
         snprintf(text, len, "%s%s%s=%s", base_strategy ? base_strategy : "",
                  base_strategy && base_strategy[0] ? "," : "", key, values[i]);
+        /* a value may carry settings of other keys after '+'
+         * ("oases+recompute=oases"): they apply to that run only */
+        for (char *c = text; *c; c++)
+            if (*c == '+')
+                *c = ',';
         wl_strategy st, full;
         sim_err e;
         wl_strategy_default(&st);

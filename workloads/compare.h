@@ -25,7 +25,8 @@ typedef struct wl_compare_row {
 /* Splits "KEY=v1,v2,..." into key and values; 0 or -1 with err. */
 int wl_compare_parse(const char *spec, char *key, size_t keylen, char ***values, int *nvalues, sim_err *err);
 
-/* Runs base strategy + ",KEY=value" for each value on mach.  Returns the
+/* Runs base strategy + ",KEY=value" for each value on mach; a value may
+ * carry other keys' settings after '+' ("oases+recompute=oases").  Returns the
  * rows (*nrows of them; free with wl_compare_free) or NULL with err when
  * the spec itself is bad; a value whose strategy is impossible gives a row
  * with ok = 0 and the reason. */

@@ -86,9 +86,10 @@ static int bubbles(void)
             continue;
         }
         /* the bubble is the step minus the busiest stage's compute (the last
-         * stage's logits make it ~1% heavier); the engine's idle/exposed
-         * split is not used because a send blocked until its receive is
-         * posted counts as communication there */
+         * stage's logits make it ~1% heavier); the engine's idle time is not
+         * used because a GPU waiting inside a collective for the other
+         * members (the last stage in the embedding all-reduce, as a spinning
+         * NCCL kernel would) counts as communication there */
         double C = 0;
         for (int i = 0; i < r.nranks; i++)
             C = r.rank[i].compute_s > C ? r.rank[i].compute_s : C;
