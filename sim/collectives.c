@@ -311,7 +311,10 @@ static void chain(uint32_t stream, ring *R, int pos, int root_pos, double payloa
     sg_mailbox_t out = toward_root ? R->from_next[next] : R->from_prev[next];
     sg_mailbox_t in = toward_root ? R->from_next[pos] : R->from_prev[pos];
     int sends = d < n - 1, receives = d > 0;
-    int C = chunks_for(bytes);
+    /* the chunk count from the payload, which every member agrees on: the
+     * wire bytes depend on this member's interference factor, and members
+     * counting different chunks deadlock */
+    int C = chunks_for(payload);
     double chunk = bytes / C;
     if (aggregated(R)) {
         void *data;

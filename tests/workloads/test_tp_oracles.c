@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "../sim/star.h"
+#include "platforms/platform.h"
 #include "sim/costmodel.h"
 #include "sim/engine.h"
 #include "wl_test.h"
@@ -170,10 +171,46 @@ static void comm_bound(void)
     CHECK(iter[11] <= iter[10] && iter[10] < iter[9]); /* Merak levels */
 }
 
+/* Regression: Tesseract's SUMMA broadcasts and reduces on the RTX 3090
+ * cluster, where a kernel beside a collective slows it (the catalogue's
+ * overlap interference): the chain collectives once counted their chunks from
+ * the slowed wire bytes, so two members of one broadcast disagreed and the
+ * simulation deadlocked in step mode. */
+static void tesseract_on_3090(void)
+{
+    sim_err err;
+    sim_machine *mach = plat_load("oases-3090", &err);
+    wl_model m;
+    if (!mach || wl_model_load("gpt-1024", &m, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        wl_test_failures++;
+        return;
+    }
+    wl_strategy st;
+    wl_strategy_default(&st);
+    CHECK(wl_strategy_parse("tp=4,dp=8,mb=4,gb=32,schedule=tesseract", &st, &err) == 0);
+    sim_schedule *s = wl_gpt_generate(&m, &st, mach, &err);
+    CHECK(s != NULL);
+    sim_options o;
+    sim_options_default(&o);
+    o.coll_mode = SIM_COLLMODE_STEP;
+    sim_result r;
+    if (s && sim_run_isolated(s, mach, &o, &r, &err)) {
+        fprintf(stderr, "tesseract on oases-3090: %s\n", err.msg);
+        wl_test_failures++;
+    } else if (s) {
+        CHECK(r.iteration_s > 0);
+        sim_result_free(&r);
+    }
+    sim_sched_free(s);
+    sim_machine_free(mach);
+}
+
 int main(void)
 {
     free_communication();
     compute_bound();
     comm_bound();
+    tesseract_on_3090();
     return wl_test_done();
 }
