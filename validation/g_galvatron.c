@@ -1,8 +1,9 @@
 /* g_galvatron.c — group galvatron-pcie: Galvatron-1's profiled all-reduce
  * coefficients (ms per MB) for every group key on one and two 8-GPU PCIe
  * servers (papers.md §3.2 and Appendix B), on platforms/clusters/
- * galvatron-pcie-2x8.json (the one-server keys use node 0 alone: the other
- * node is idle, so it is the 1x8 server).
+ * galvatron-rtxtitan-2x8.json (fid's topology for Galvatron's servers; the
+ * one-server keys use node 0 alone: the other node is idle, so it is the 1x8
+ * server).
  *
  * Key pp_n_consec: the world is cut into pp contiguous pipeline stages; in
  * each stage, all-reduce groups of n ranks are contiguous (consec = 1) or

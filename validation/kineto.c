@@ -13,6 +13,7 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <zlib.h>
 
 #include "kineto.h"
@@ -25,6 +26,15 @@ typedef struct gemm_op {
     int dtype;        /* sim_dtype from the input type; FP32 may become TF32 by kernel */
     const char *name; /* static string */
 } gemm_op;
+
+/* A c10d collective op whose Input Dims give its size. */
+typedef struct comm_op {
+    int64_t pid, tid;
+    double ts, end;
+    int coll;
+    int64_t bytes;
+    int group; /* 0 = not implied by the shapes */
+} comm_op;
 
 typedef struct launch {
     int64_t corr, pid, tid;
@@ -136,17 +146,22 @@ static int is_gemm_kernel(const char *name)
     return 1;
 }
 
+/* Bytes per element of a dtype as traces spell it: NCCL args ("Float",
+ * "BFloat16") and cpu_op "Input type" ("float", "long", "c10::Half"). */
 static int dtype_bytes(const char *t)
 {
     if (!t)
         return 0;
+    if (!strncmp(t, "c10::", 5))
+        t += 5;
     static const struct {
         const char *name;
         int bytes;
-    } T[] = {{"Float", 4}, {"float", 4}, {"Half", 2}, {"BFloat16", 2}, {"Double", 8}, {"Long", 8}, {"Int", 4},
-             {"Byte", 1},  {"Char", 1},  {"Bool", 1}, {"Short", 2},    {"Float8", 1}};
+    } T[] = {{"float", 4},  {"double", 8},       {"half", 2},        {"bfloat16", 2},    {"long", 8},
+             {"long int", 8}, {"int", 4},        {"short", 2},       {"bool", 1},        {"byte", 1},
+             {"char", 1},   {"unsigned char", 1}, {"signed char", 1}, {"float8_e4m3fn", 1}, {"float8_e5m2", 1}};
     for (size_t i = 0; i < sizeof T / sizeof T[0]; i++)
-        if (!strcmp(t, T[i].name))
+        if (!strcasecmp(t, T[i].name))
             return T[i].bytes;
     return 0;
 }
@@ -240,6 +255,84 @@ static int gemm_shape(const char *op, const cJSON *args, gemm_op *g)
     g->dtype = t && contains(t, "BFloat16") ? SIM_DTYPE_BF16 : t && contains(t, "Half") ? SIM_DTYPE_FP16 : SIM_DTYPE_FP32;
     g->name = batched ? (a ? "aten::baddbmm" : "aten::bmm") : (a ? "aten::addmm" : "aten::mm");
     return 1;
+}
+
+static double dims_elems(const cJSON *d)
+{
+    if (!cJSON_IsArray(d) || cJSON_GetArraySize(d) == 0)
+        return 0;
+    double n = 1;
+    for (const cJSON *x = d->child; x; x = x->next) {
+        if (!cJSON_IsNumber(x) || x->valuedouble < 0)
+            return 0;
+        n *= x->valuedouble;
+    }
+    return n;
+}
+
+/* Size of a c10d collective from its Input Dims; 0 if it does not say
+ * (TensorList arguments record no shapes). */
+static int comm_shape(const char *op, const cJSON *args, comm_op *c)
+{
+    const cJSON *dims = cJSON_GetObjectItemCaseSensitive(args, "Input Dims");
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(args, "Input type");
+    if (!cJSON_IsArray(dims) || !cJSON_IsArray(types))
+        return 0;
+    const cJSON *t0 = cJSON_GetArrayItem(types, 0), *t1 = cJSON_GetArrayItem(types, 1);
+    int b0 = cJSON_IsString(t0) ? dtype_bytes(t0->valuestring) : 0;
+    int b1 = cJSON_IsString(t1) ? dtype_bytes(t1->valuestring) : 0;
+    double e0 = dims_elems(cJSON_GetArrayItem(dims, 0)), e1 = dims_elems(cJSON_GetArrayItem(dims, 1));
+    c->group = 0;
+    if (!strcmp(op, "c10d::allreduce_") && b0 && e0 > 0) {
+        c->coll = SIM_COLL_ALLREDUCE;
+        c->bytes = (int64_t)(e0 * b0);
+    } else if (!strcmp(op, "c10d::alltoall_base_") && b1 && e1 > 0) { /* (output, input, ...) */
+        c->coll = SIM_COLL_ALLTOALL;
+        c->bytes = (int64_t)(e1 * b1);
+    } else if (!strcmp(op, "c10d::_allgather_base_") && b0 && e0 > 0 && e1 > 0) { /* (output, input) */
+        c->coll = SIM_COLL_ALLGATHER;
+        c->bytes = (int64_t)(e0 * b0);
+        c->group = (int)(e0 / e1 + 0.5);
+    } else if (!strcmp(op, "c10d::_reduce_scatter_base_") && b1 && e0 > 0 && e1 > 0) { /* (output, input) */
+        c->coll = SIM_COLL_REDUCESCATTER;
+        c->bytes = (int64_t)(e1 * b1);
+        c->group = (int)(e1 / e0 + 0.5);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+static int cmp_comm_op(const void *x, const void *y)
+{
+    const comm_op *a = x, *b = y;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    if (a->tid != b->tid)
+        return a->tid < b->tid ? -1 : 1;
+    return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+static int find_comm(const comm_op *ops, int nops, int64_t pid, int64_t tid, double ts)
+{
+    int lo = 0, hi = nops;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        const comm_op *o = &ops[mid];
+        int before = o->pid < pid || (o->pid == pid && (o->tid < tid || (o->tid == tid && o->ts <= ts)));
+        if (before)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (int i = lo - 1, steps = 0; i >= 0 && steps < 8; i--, steps++) {
+        const comm_op *o = &ops[i];
+        if (o->pid != pid || o->tid != tid)
+            break;
+        if (o->ts <= ts && ts <= o->end)
+            return i;
+    }
+    return -1;
 }
 
 static int cmp_gemm_op(const void *x, const void *y)
@@ -337,8 +430,9 @@ val_kineto *val_kineto_load(const char *path, sim_err *err)
     }
 
     /* pass 1: GEMM ops with shapes, kernel launches, steps */
-    int nops = 0, ops_cap = 0, nl = 0, l_cap = 0, steps_cap = 0;
+    int nops = 0, ops_cap = 0, nl = 0, l_cap = 0, steps_cap = 0, ncomm = 0, comm_cap = 0;
     gemm_op *ops = NULL;
+    comm_op *comms = NULL;
     launch *ls = NULL;
     for (const cJSON *e = events->child; e; e = e->next) {
         const char *cat = str(e, "cat"), *name = str(e, "name");
@@ -357,6 +451,18 @@ val_kineto *val_kineto_load(const char *path, sim_err *err)
                 g.ts = num(e, "ts", 0);
                 g.end = g.ts + num(e, "dur", 0);
                 ops[nops++] = g;
+            }
+            comm_op c;
+            if (!strncmp(name, "c10d::", 6) && comm_shape(name, args, &c)) {
+                if (ncomm == comm_cap) {
+                    comm_cap = comm_cap ? 2 * comm_cap : 64;
+                    comms = realloc(comms, (size_t)comm_cap * sizeof *comms);
+                }
+                c.pid = (int64_t)num(e, "pid", 0);
+                c.tid = (int64_t)num(e, "tid", 0);
+                c.ts = num(e, "ts", 0);
+                c.end = c.ts + num(e, "dur", 0);
+                comms[ncomm++] = c;
             }
         } else if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "Runtime")) {
             double corr = num(args, "correlation", -1);
@@ -382,6 +488,8 @@ val_kineto *val_kineto_load(const char *path, sim_err *err)
         qsort(ops, (size_t)nops, sizeof *ops, cmp_gemm_op);
     if (nl)
         qsort(ls, (size_t)nl, sizeof *ls, cmp_launch);
+    if (ncomm)
+        qsort(comms, (size_t)ncomm, sizeof *comms, cmp_comm_op);
 
     /* pass 2: kernels */
     for (const cJSON *e = events->child; e; e = e->next) {
@@ -413,6 +521,17 @@ val_kineto *val_kineto_load(const char *path, sim_err *err)
                 double elems = k->coll == SIM_COLL_ALLGATHER ? out : in;
                 k->bytes = (int64_t)(elems * eb);
                 k->group_size = (int)num(args, "Group size", 0);
+            } else if (ncomm && nl) {
+                launch key = {(int64_t)num(args, "correlation", -1), 0, 0, 0};
+                const launch *l = bsearch(&key, ls, (size_t)nl, sizeof *ls, cmp_launch);
+                int ci = l ? find_comm(comms, ncomm, l->pid, l->tid, l->ts) : -1;
+                if (ci >= 0) {
+                    k->coll = comms[ci].coll;
+                    k->bytes = comms[ci].bytes;
+                    k->nccl_from_op = 1;
+                    k->group_size = comms[ci].group > 0 ? comms[ci].group : t->world;
+                    k->group_is_world = comms[ci].group <= 0;
+                }
             }
         } else if (is_gemm_kernel(name)) {
             k->cls = VAL_K_GEMM;
@@ -441,6 +560,7 @@ val_kineto *val_kineto_load(const char *path, sim_err *err)
         }
     }
     free(ops);
+    free(comms);
     free(ls);
     cJSON_Delete(root);
     /* give the parse tree's heap back: callers fork one simulation per case,
@@ -528,7 +648,8 @@ void val_kineto_print_summary(const val_kineto *t, FILE *out)
         fprintf(out, "%s %s %.3f ms", i ? "," : ":", t->step_name[i], t->step_us[i] / 1e3);
     fputc('\n', out);
     if (ncl) {
-        fprintf(out, "NCCL kernels (collective, bytes, group size, algorithm/protocol: count, min/median/max us)\n");
+        fprintf(out, "NCCL kernels (collective, bytes, group size (* = world size assumed), algorithm/protocol: count, "
+                     "min/median/max us)\n");
         /* group identical (collective, bytes, group, name) in first-seen order */
         int *done = calloc((size_t)t->n, sizeof *done);
         double *d = malloc((size_t)t->n * sizeof *d);
@@ -551,10 +672,12 @@ void val_kineto_print_summary(const val_kineto *t, FILE *out)
                     d[y] = d[y - 1];
                     d[y - 1] = tmp;
                 }
-            fprintf(out, "  %-14s %12lld B  group %-3d %s/%-6s x%-4d %10.1f %10.1f %10.1f\n",
+            fprintf(out, "  %-14s %12lld B  group %-3d%s %s/%-6s x%-4d %10.1f %10.1f %10.1f%s\n",
                     a->coll >= 0 ? sim_coll_name(a->coll) : "sendrecv/other", (long long)a->bytes, a->group_size,
+                    a->group_is_world ? "*" : " ",
                     a->algo == SIM_ALGO_RING ? "ring" : a->algo == SIM_ALGO_TREE ? "tree" : "-",
-                    a->proto[0] ? a->proto : "-", c, d[0], d[c / 2], d[c - 1]);
+                    a->proto[0] ? a->proto : "-", c, d[0], d[c / 2], d[c - 1],
+                    a->nccl_from_op ? "  (size from the c10d op)" : "");
         }
         free(done);
         free(d);

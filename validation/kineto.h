@@ -10,7 +10,11 @@
  *     convention), group size, dtype, algorithm and protocol where the kernel
  *     args carry them (PyTorch >= 2.3 traces: "Collective name", "In msg
  *     nelems", "Group size", "dtype"), and the collective, algorithm and
- *     protocol from the kernel name otherwise;
+ *     protocol from the kernel name otherwise; without args, collective and
+ *     bytes come from the launching c10d op's "Input Dims" where it records
+ *     tensors (alltoall_base_, _allgather_base_, _reduce_scatter_base_, a
+ *     single-tensor allreduce_), the group size from the output/input ratio
+ *     (gather, scatter) or else the world size (flagged);
  * and the ProfilerStep#N step durations.  Trace replay (issue: trace-driven
  * simulation) can build schedules from the same records. */
 #ifndef VAL_KINETO_H
@@ -46,6 +50,8 @@ typedef struct val_kernel {
     char proto[8];      /* "LL", "LL128", "SIMPLE" or "" */
     int64_t bytes;      /* message bytes (sim/schedule.h convention), 0 = unknown */
     int group_size;     /* 0 = unknown */
+    int nccl_from_op;   /* 1: collective and bytes come from the launching c10d op, not the kernel args */
+    int group_is_world; /* 1: group size not recorded, the trace's world size assumed */
 } val_kernel;
 
 typedef struct val_kineto val_kineto;

@@ -119,6 +119,30 @@ int main(void)
     }
     val_kineto_free(k);
 
+    /* rank0 of 16: NCCL kernels carry no args; sizes come from the c10d ops'
+     * Input Dims: _reduce_scatter_base_(out [8192, 384], in [65536, 384]) fp32 */
+    k = val_kineto_load(path_of("negative_queue_length_values_check/rank0.json.gz"), &err);
+    if (!k) {
+        printf("FAIL: %s\n", err.msg);
+        return 1;
+    }
+    expect_int(val_kineto_count(k, VAL_K_NCCL, NULL), 80, "rank0: NCCL kernels");
+    int rs = 0, rs_group = 0, a2a_world = 0;
+    for (int i = 0; i < val_kineto_nkernels(k); i++) {
+        const val_kernel *x = val_kineto_kernel(k, i);
+        if (x->cls != VAL_K_NCCL || !x->nccl_from_op)
+            continue;
+        if (x->coll == SIM_COLL_REDUCESCATTER && x->bytes == 65536LL * 384 * 4) {
+            rs++;
+            rs_group += x->group_size == 8 && !x->group_is_world;
+        }
+        a2a_world += x->coll == SIM_COLL_ALLTOALL && x->group_is_world && x->group_size == 16;
+    }
+    expect_int(rs, 5, "rank0: reduce-scatters of 65536x384 floats from the c10d op");
+    expect_int(rs_group, 5, "rank0: their group size 8 from input/output");
+    expect_int(a2a_world, 45, "rank0: all-to-alls with a size (float, int, long), group = world 16 (flagged)");
+    val_kineto_free(k);
+
     /* bad inputs */
     char tmpl[] = "/tmp/trainsim-kineto-XXXXXX";
     char *dir = mkdtemp(tmpl);
