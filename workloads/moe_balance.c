@@ -141,8 +141,11 @@ static double max_load(const wl_moe *moe, int ep, const int64_t *counts, const w
     return (double)mx;
 }
 
-static wl_moe_place *prophet_plan(planner *P, int q, const int64_t *pred, int64_t per_source, sim_err *err)
+/* Sets *out to the plan of MoE layer q (NULL: no copies); -1 if a fragment
+ * could not be simulated. */
+static int prophet_plan(planner *P, int q, const int64_t *pred, int64_t per_source, wl_moe_place **out, sim_err *err)
 {
+    *out = NULL;
     int E = P->E, ep = P->ep, per = E / ep;
     /* re-plan only when the distribution moved */
     double *dist = malloc((size_t)E * sizeof *dist), tot = 0, l1 = 0;
@@ -158,7 +161,8 @@ static wl_moe_place *prophet_plan(planner *P, int q, const int64_t *pred, int64_
     }
     if (P->last_dist[q] && l1 <= 0.1) {
         free(dist);
-        return P->last[q] ? place_copy(P->last[q]) : NULL;
+        *out = P->last[q] ? place_copy(P->last[q]) : NULL;
+        return 0;
     }
     free(P->last_dist[q]);
     P->last_dist[q] = dist;
@@ -241,7 +245,7 @@ static wl_moe_place *prophet_plan(planner *P, int q, const int64_t *pred, int64_
     free(owned);
     if (best_t < 0) {
         place_free(cur);
-        return NULL;
+        return -1;
     }
     if (place_copies(cur) == 0) {
         place_free(cur);
@@ -249,7 +253,8 @@ static wl_moe_place *prophet_plan(planner *P, int q, const int64_t *pred, int64_
     }
     place_free(P->last[q]);
     P->last[q] = cur ? place_copy(cur) : NULL;
-    return cur;
+    *out = cur;
+    return 0;
 }
 
 /* ---- the run ------------------------------------------------------------ */
@@ -335,18 +340,24 @@ int wl_moe_run(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st_i
                 if (b == WL_BAL_FASTERMOE)
                     places[q] = fastermoe_plan(m, moe, ep, cnt);
                 else if (b == WL_BAL_PROPHET && s > 0) {
-                    places[q] = prophet_plan(&P, q, wl_routing_counts(r, s - 1, q), per_source, err);
-                    if (!places[q] && err->msg[0] && P.last_dist[q] == NULL)
+                    if (prophet_plan(&P, q, wl_routing_counts(r, s - 1, q), per_source, &places[q], err) < 0) {
                         rc = -1;
+                        break;
+                    }
                     copies += places[q] ? place_copies(places[q]) : 0;
                 }
                 int64_t dr = wl_moe_assign(moe, ep, cnt, places[q], per_source, compute, send);
-                if (b == WL_BAL_NONE || !(st.balance_mask & 1))
+                if (!(st.balance_mask & ((1 << b) - 1))) /* counted once, in the first mode run */
                     dropped += dr;
                 double x = wl_moe_imbalance(compute, ep);
                 mean_imb[b] += x / nq;
                 max_imb[b] = x > max_imb[b] ? x : max_imb[b];
                 layer_imb[((size_t)s * WL_BAL_COUNT + b) * nq + q] = x;
+            }
+            if (rc) {
+                for (int q = 0; q < nq; q++)
+                    place_free(places[q]);
+                break;
             }
             sim_schedule *sched = wl_moe_generate(m, moe, &st, mach, r, s, places, err);
             for (int q = 0; q < nq; q++) {

@@ -167,6 +167,12 @@ static void balance(void)
     for (int k = 0; k < 4; k++)
         for (int x = 0; x < 8; x++)
             skew[k * 8 + x] = x == 0 ? 1232 : 116;
+    /* GShard capacity: cf 1 keeps at most ceil(2048/8) = 256 per (source, expert) */
+    wl_moe capped = moe;
+    capped.capacity_factor = 1.0;
+    int64_t dropped = wl_moe_assign(&capped, 4, skew, NULL, per_source, compute, send);
+    CHECK(dropped == 4 * (1232 - 256), "capacity 1.0 dropped %lld tokens, want %d", (long long)dropped, 4 * (1232 - 256));
+    CHECK(compute[0] == 4 * (256 + 116), "GPU 0 computes %lld tokens under capacity", (long long)compute[0]);
     wl_routing *r = wl_routing_from_counts(1, 8, 4, skew);
     wl_moe_assign(&moe, 4, skew, NULL, per_source, compute, send);
     double imb0 = wl_moe_imbalance(compute, 4);
