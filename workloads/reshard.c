@@ -36,6 +36,7 @@
 
 #include "platforms/platform.h"
 #include "sim/engine.h"
+#include "workloads/pipeline.h"
 
 const char *wl_rs_impl_name(int i)
 {
@@ -442,36 +443,41 @@ static void p2p_nic(const sim_machine *m, int a, int b, double bytes, double *ni
     }
 }
 
-sim_schedule *wl_reshard_schedule(const wl_reshard_case *c, const sim_machine *m, const wl_rs_tasks *T,
-                                  wl_rs_impl impl, double *nic, sim_err *err)
+#define NONE UINT32_MAX
+
+static uint32_t op_add(uint32_t *done, int rank, uint32_t op)
+{
+    if (done)
+        done[rank] = op;
+    return op;
+}
+
+int wl_reshard_emit(sim_schedule *s, const sim_machine *m, const wl_rs_tasks *T, wl_rs_impl impl, const char *prefix,
+                    const uint32_t *after, uint32_t *done, double *nic, sim_err *err)
 {
     if ((unsigned)impl >= WL_RS_IMPL_COUNT)
-        return sim_errf(err, "reshard: unknown implementation %d", (int)impl), NULL;
+        return sim_errf(err, "reshard: unknown implementation %d", (int)impl);
     int n = T->n;
     int *order = malloc(sizeof(int) * (size_t)(n + 1)), *sender = malloc(sizeof(int) * (size_t)(n + 1));
     choose(T, m, impl, order, sender);
-    if (nic)
-        memset(nic, 0, sizeof(double) * (size_t)m->nnodes);
-    int maxr = 0;
-    for (int i = 0; i < n; i++) {
-        for (int j = 0; j < T->t[i].nsrc; j++)
-            maxr = T->t[i].src[j] > maxr ? T->t[i].src[j] : maxr;
-        for (int j = 0; j < T->t[i].ndst; j++)
-            maxr = T->t[i].dst[j] > maxr ? T->t[i].dst[j] : maxr;
-    }
-    sim_schedule *s = sim_sched_new(maxr + 1);
-    snprintf(s->meta.name, sizeof s->meta.name, "reshard %s %s", c->name, wl_rs_impl_name(impl));
+    char st_send[64], st_recv[64], st_bc[64];
+    snprintf(st_send, sizeof st_send, "%ssend", prefix);
+    snprintf(st_recv, sizeof st_recv, "%srecv", prefix);
+    snprintf(st_bc, sizeof st_bc, "%sbcast", prefix);
     int *members = malloc(sizeof(int) * (size_t)(m->ngpus + 1));
     sim_tags tg = SIM_NO_TAGS;
-    int rr = 0; /* send_recv: holders in turn */
+    int rr = 0; /* send/recv: holders in turn */
+#define AFTER(r) (after && after[r] != NONE ? &after[r] : NULL), (after && after[r] != NONE)
     for (int oi = 0; oi < n; oi++) {
         const wl_rs_task *k = &T->t[order[oi]];
-        char name[64];
+        char name[96];
         if (impl == WL_RS_SENDRECV) {
             for (int r = 0; r < k->ndst; r++) {
                 int src = k->src[rr++ % k->nsrc];
-                sim_sched_send(s, sim_sched_stream(s, src, "rs-send"), "reshard", k->dst[r], k->bytes, 0, tg, NULL, 0);
-                sim_sched_recv(s, sim_sched_stream(s, k->dst[r], "rs-recv"), "reshard", src, k->bytes, 0, tg, NULL, 0);
+                sim_sched_send(s, sim_sched_stream(s, src, st_send), "reshard", k->dst[r], k->bytes, 0, tg, AFTER(src));
+                op_add(done, k->dst[r],
+                       sim_sched_recv(s, sim_sched_stream(s, k->dst[r], st_recv), "reshard", src, k->bytes, 0, tg,
+                                      AFTER(k->dst[r])));
                 p2p_nic(m, src, k->dst[r], (double)k->bytes, nic);
             }
         } else if (impl == WL_RS_SENDRECV_ALLGATHER) {
@@ -488,16 +494,19 @@ sim_schedule *wl_reshard_schedule(const wl_reshard_case *c, const sim_machine *m
                 for (int q = 0; q < kk; q++) {
                     int64_t part = k->bytes / kk + (q < k->bytes % kk);
                     int src = k->src[rr++ % k->nsrc];
-                    sim_sched_send(s, sim_sched_stream(s, src, "rs-send"), "reshard", members[q], part, 0, tg, NULL, 0);
-                    sim_sched_recv(s, sim_sched_stream(s, members[q], "rs-recv"), "reshard", src, part, 0, tg, NULL, 0);
+                    sim_sched_send(s, sim_sched_stream(s, src, st_send), "reshard", members[q], part, 0, tg, AFTER(src));
+                    op_add(done, members[q],
+                           sim_sched_recv(s, sim_sched_stream(s, members[q], st_recv), "reshard", src, part, 0, tg,
+                                          AFTER(members[q])));
                     p2p_nic(m, src, members[q], (double)part, nic);
                 }
                 if (kk > 1) {
-                    snprintf(name, sizeof name, "ag.t%d.n%d", order[oi], m->node[k->dst[r]]);
+                    snprintf(name, sizeof name, "%sag.t%d.n%d", prefix, order[oi], m->node[k->dst[r]]);
                     int cm = sim_sched_comm(s, name, members, kk);
                     for (int q = 0; q < kk; q++)
-                        sim_sched_collective(s, sim_sched_stream(s, members[q], "rs-recv"), "local_allgather",
-                                             SIM_COLL_ALLGATHER, cm, k->bytes, 0, tg, NULL, 0);
+                        op_add(done, members[q],
+                               sim_sched_collective(s, sim_sched_stream(s, members[q], st_recv), "local_allgather",
+                                                    SIM_COLL_ALLGATHER, cm, k->bytes, 0, tg, NULL, 0));
                 }
             }
             free(used);
@@ -506,18 +515,43 @@ sim_schedule *wl_reshard_schedule(const wl_reshard_case *c, const sim_machine *m
             members[nm++] = snd;
             for (int r = 0; r < k->ndst; r++)
                 members[nm++] = k->dst[r];
-            snprintf(name, sizeof name, "bc.t%d", order[oi]);
+            snprintf(name, sizeof name, "%sbc.t%d", prefix, order[oi]);
             int cm = sim_sched_comm(s, name, members, nm);
-            for (int q = 0; q < nm; q++)
-                sim_sched_collective(s, sim_sched_stream(s, members[q], "reshard"), "reshard_bcast", SIM_COLL_BROADCAST,
-                                     cm, k->bytes, 0, tg, NULL, 0);
+            for (int q = 0; q < nm; q++) {
+                uint32_t op = sim_sched_collective(s, sim_sched_stream(s, members[q], st_bc), "reshard_bcast",
+                                                   SIM_COLL_BROADCAST, cm, k->bytes, 0, tg, AFTER(members[q]));
+                if (q > 0)
+                    op_add(done, members[q], op);
+            }
             if (nic)
                 chain_nic(m, members, nm, snd, (double)k->bytes, nic);
         }
     }
+#undef AFTER
     free(members);
     free(order);
     free(sender);
+    return 0;
+}
+
+sim_schedule *wl_reshard_schedule(const wl_reshard_case *c, const sim_machine *m, const wl_rs_tasks *T,
+                                  wl_rs_impl impl, double *nic, sim_err *err)
+{
+    int maxr = 0;
+    for (int i = 0; i < T->n; i++) {
+        for (int j = 0; j < T->t[i].nsrc; j++)
+            maxr = T->t[i].src[j] > maxr ? T->t[i].src[j] : maxr;
+        for (int j = 0; j < T->t[i].ndst; j++)
+            maxr = T->t[i].dst[j] > maxr ? T->t[i].dst[j] : maxr;
+    }
+    if (nic)
+        memset(nic, 0, sizeof(double) * (size_t)m->nnodes);
+    sim_schedule *s = sim_sched_new(maxr + 1);
+    snprintf(s->meta.name, sizeof s->meta.name, "reshard %s %s", c->name, wl_rs_impl_name(impl));
+    if (wl_reshard_emit(s, m, T, impl, "rs-", NULL, NULL, nic, err) < 0) {
+        sim_sched_free(s);
+        return NULL;
+    }
     return s;
 }
 
@@ -578,6 +612,143 @@ int wl_reshard_suite(wl_reshard_case **out)
     return n;
 }
 
+/* ---- a pipeline with cross-mesh resharding between stages ---------------- */
+
+/* Stage i is the mesh (1, G) on node i; its output is batch-sharded (chunk
+ * dim 0 by G) on even stages and replicated on odd ones, so every boundary
+ * reshards.  Forward activations go i -> i+1, gradients i+1 -> i. */
+static void stage_case(const wl_xmesh_pipe *p, int from, int to, int gpus, wl_reshard_case *c)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->name, sizeof c->name, "stage%d->%d", from, to);
+    c->ndims = 2;
+    c->shape[0] = p->rows;
+    c->shape[1] = p->cols;
+    c->elem_bytes = p->elem_bytes;
+    c->src = (wl_mesh){from, 1, gpus};
+    c->dst = (wl_mesh){to, 1, gpus};
+    wl_shard_spec sharded = {{gpus, 1, 1}, 1, {gpus, 1, 1}, {0, -1, -1}};
+    wl_shard_spec repl = {{1, 1, 1}, 1, {gpus, 1, 1}, {-1, -1, -1}};
+    c->src_spec = from % 2 ? repl : sharded;
+    c->dst_spec = to % 2 ? repl : sharded;
+}
+
+double wl_reshard_pipeline_time(const sim_machine *m, const wl_xmesh_pipe *p, wl_pipeline kind, wl_rs_impl impl,
+                                sim_err *err)
+{
+    int S = p->stages, M = p->micro, G = m->ngpus / (m->nnodes > 0 ? m->nnodes : 1);
+    if (S < 2 || S > m->nnodes || M < 1)
+        return sim_errf(err, "reshard pipeline: needs 2..%d stages (one node each) and at least one micro-batch",
+                        m->nnodes);
+    if (wl_pipe_validate(kind, S, 1, M, err) < 0)
+        return -1;
+    wl_rs_tasks *tf = calloc((size_t)S, sizeof *tf), *tb = calloc((size_t)S, sizeof *tb);
+    int rc = 0;
+    for (int i = 0; i + 1 < S && !rc; i++) {
+        wl_reshard_case c;
+        stage_case(p, i, i + 1, G, &c);
+        rc = wl_reshard_tasks(&c, m, &tf[i], err);
+        stage_case(p, i + 1, i, G, &c);
+        rc = rc ? rc : wl_reshard_tasks(&c, m, &tb[i], err);
+    }
+    int n = m->ngpus;
+    sim_schedule *s = sim_sched_new(S * G);
+    wl_pipe_step **order = calloc((size_t)S, sizeof *order);
+    int *len = calloc((size_t)S, sizeof *len), *pos = calloc((size_t)S, sizeof *pos);
+    unsigned char *fdone = calloc((size_t)S * M, 1), *bdone = calloc((size_t)S * M, 1);
+    uint32_t *in_f = malloc(sizeof(uint32_t) * (size_t)S * M * n), *in_b = malloc(sizeof(uint32_t) * (size_t)S * M * n);
+    uint32_t *after = malloc(sizeof(uint32_t) * (size_t)n), *last = malloc(sizeof(uint32_t) * (size_t)n);
+    memset(last, 0xff, sizeof(uint32_t) * (size_t)n);
+    memset(in_f, 0xff, sizeof(uint32_t) * (size_t)S * M * n);
+    memset(in_b, 0xff, sizeof(uint32_t) * (size_t)S * M * n);
+    for (int i = 0; i < S; i++) {
+        order[i] = malloc(sizeof **order * (size_t)(2 * M + 1));
+        len[i] = wl_pipe_order(kind, S, 1, M, i, order[i]);
+    }
+    /* emit stage passes in an order that respects the data: a pass is
+     * emitted once what it consumes has been, so dependencies point back */
+    for (int progress = 1; progress && !rc;) {
+        progress = 0;
+        for (int i = 0; i < S && !rc; i++)
+            while (pos[i] < len[i] && !rc) {
+                wl_pipe_step st = order[i][pos[i]];
+                int j = st.micro;
+                int ready = st.backward ? (i == S - 1 || bdone[(i + 1) * M + j]) : (i == 0 || fdone[(i - 1) * M + j]);
+                if (!ready)
+                    break;
+                const uint32_t *in = st.backward ? &in_b[((size_t)i * M + j) * n] : &in_f[((size_t)i * M + j) * n];
+                for (int r = 0; r < n; r++)
+                    after[r] = NONE;
+                for (int g = 0; g < G; g++) {
+                    int r = mesh_rank(&(wl_mesh){i, 1, G}, m, g);
+                    sim_payload pl;
+                    memset(&pl, 0, sizeof pl);
+                    pl.kind = SIM_OP_COMPUTE;
+                    pl.sub = SIM_KERNEL_FIXED;
+                    pl.name = sim_sched_str(s, st.backward ? "backward" : "forward");
+                    pl.seconds = st.backward ? 2 * p->fwd_s : p->fwd_s;
+                    sim_tags tg = {-1, j, -1, st.backward ? SIM_PHASE_BACKWARD : SIM_PHASE_FORWARD};
+                    after[r] = last[r] = sim_sched_add(s, sim_sched_stream(s, r, "compute"), sim_sched_payload(s, &pl),
+                                                       -1, tg, in[r] != NONE ? &in[r] : NULL, in[r] != NONE);
+                }
+                /* the receiving stage takes the data when its instruction
+                 * stream gets there (after its latest pass), as Alpa's mesh
+                 * executables do; a receive posted earlier would count as
+                 * communication beside its compute */
+                int peer = st.backward ? i - 1 : i + 1;
+                if (peer >= 0 && peer < S)
+                    for (int g = 0; g < G; g++) {
+                        int r = mesh_rank(&(wl_mesh){peer, 1, G}, m, g);
+                        after[r] = last[r];
+                    }
+                char prefix[32];
+                if (!st.backward && i + 1 < S) {
+                    snprintf(prefix, sizeof prefix, "f%d-", i);
+                    rc = wl_reshard_emit(s, m, &tf[i], impl, prefix, after, &in_f[((size_t)(i + 1) * M + j) * n], NULL,
+                                         err);
+                } else if (st.backward && i > 0) {
+                    snprintf(prefix, sizeof prefix, "b%d-", i);
+                    rc = wl_reshard_emit(s, m, &tb[i - 1], impl, prefix, after, &in_b[((size_t)(i - 1) * M + j) * n],
+                                         NULL, err);
+                }
+                (st.backward ? bdone : fdone)[i * M + j] = 1;
+                pos[i]++;
+                progress = 1;
+            }
+    }
+    for (int i = 0; i < S && !rc; i++)
+        if (pos[i] < len[i])
+            rc = sim_errf(err, "reshard pipeline: internal: stage %d stuck at pass %d", i, pos[i]);
+    double t = -1;
+    if (!rc) {
+        snprintf(s->meta.name, sizeof s->meta.name, "cross-mesh pipeline %s %s", wl_pipe_name(kind),
+                 wl_rs_impl_name(impl));
+        sim_result r;
+        if (sim_run_isolated(s, m, NULL, &r, err) == 0) {
+            t = r.iteration_s;
+            sim_result_free(&r);
+        }
+    }
+    for (int i = 0; i < S; i++) {
+        free(order[i]);
+        wl_reshard_tasks_free(&tf[i]);
+        wl_reshard_tasks_free(&tb[i]);
+    }
+    free(order);
+    free(len);
+    free(pos);
+    free(fdone);
+    free(bdone);
+    free(in_f);
+    free(in_b);
+    free(after);
+    free(last);
+    free(tf);
+    free(tb);
+    sim_sched_free(s);
+    return t;
+}
+
 /* ---- `trainsim reshard` -------------------------------------------------- */
 
 static double run_impl(const wl_reshard_case *c, const sim_machine *m, const wl_rs_tasks *T, wl_rs_impl impl,
@@ -599,16 +770,37 @@ static double run_impl(const wl_reshard_case *c, const sim_machine *m, const wl_
 int wl_reshard_cli_main(int argc, char **argv)
 {
     const char *platform = "p3.8xlarge-5n";
-    int json = 0;
+    int json = 0, pipe = 0;
+    wl_xmesh_pipe xp = {4, 8, 0.05, 8192, 4096, 2};
     for (int i = 1; i < argc; i++) {
+        char *end = NULL;
         if (!strcmp(argv[i], "--json"))
             json = 1;
+        else if (!strcmp(argv[i], "--pipeline"))
+            pipe = 1;
+        else if (!strcmp(argv[i], "--stages") && i + 1 < argc) {
+            xp.stages = (int)strtol(argv[++i], &end, 10);
+            if (*end || xp.stages < 2)
+                return fprintf(stderr, "trainsim reshard: --stages: expected an integer >= 2\n"), 2;
+        } else if (!strcmp(argv[i], "--micro") && i + 1 < argc) {
+            xp.micro = (int)strtol(argv[++i], &end, 10);
+            if (*end || xp.micro < 1)
+                return fprintf(stderr, "trainsim reshard: --micro: expected a positive integer\n"), 2;
+        } else if (!strcmp(argv[i], "--forward-ms") && i + 1 < argc) {
+            xp.fwd_s = strtod(argv[++i], &end) / 1e3;
+            if (*end || !(xp.fwd_s > 0))
+                return fprintf(stderr, "trainsim reshard: --forward-ms: expected a positive number\n"), 2;
+        }
         else if (!strcmp(argv[i], "--platform") && i + 1 < argc)
             platform = argv[++i];
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: trainsim reshard [--platform P] [--json]\n"
+                   "       trainsim reshard --pipeline [--platform P] [--stages S] [--micro M] [--forward-ms X] [--json]\n"
                    "  cross-mesh resharding microbenchmarks of AlpaComm (papers.md §6.3): 1 GiB one-to-many and\n"
-                   "  2 GiB many-to-many, each implementation's simulated time (default platform p3.8xlarge-5n)\n");
+                   "  2 GiB many-to-many, each implementation's simulated time (default platform p3.8xlarge-5n);\n"
+                   "  --pipeline: S stages on one node each, alternately batch-sharded and replicated, 64 MiB fp16\n"
+                   "  activations per micro-batch (default 4 stages, 8 micro-batches, forward 50 ms, backward twice),\n"
+                   "  under 1F1B and Alpa's eager 1F1B, for each implementation\n");
             return 0;
         } else {
             fprintf(stderr, "trainsim reshard: unknown option \"%s\" (see trainsim reshard --help)\n", argv[i]);
@@ -620,6 +812,44 @@ int wl_reshard_cli_main(int argc, char **argv)
     if (!m) {
         fprintf(stderr, "trainsim: %s\n", err.msg);
         return 1;
+    }
+    if (pipe) {
+        int rc = 0;
+        if (xp.stages > m->nnodes) {
+            fprintf(stderr, "trainsim: reshard --pipeline: %d stages need %d nodes (one per stage); %s has %d\n",
+                    xp.stages, xp.stages, m->name, m->nnodes);
+            sim_machine_free(m);
+            return 1;
+        }
+        if (json)
+            printf("{\"platform\": \"%s\", \"stages\": %d, \"micro\": %d, \"forward_s\": %g, \"activation_bytes\": %lld, "
+                   "\"time_s\": {\n", m->name, xp.stages, xp.micro, xp.fwd_s,
+                   (long long)(xp.rows * xp.cols * xp.elem_bytes));
+        else
+            printf("trainsim reshard: %d-stage pipeline on %s, one node per stage, outputs alternately batch-sharded and "
+                   "replicated\n%.0f MiB activations per micro-batch, %d micro-batches, forward %.1f ms, backward %.1f ms "
+                   "(simulated seconds per iteration)\n\n%-20s %12s %12s %12s\n",
+                   xp.stages, m->name, xp.rows * xp.cols * xp.elem_bytes / 1048576.0, xp.micro, xp.fwd_s * 1e3,
+                   2 * xp.fwd_s * 1e3, "implementation", "1f1b", "eager", "eager gain");
+        for (int k = 0; k < WL_RS_IMPL_COUNT && !rc; k++) {
+            double t1 = wl_reshard_pipeline_time(m, &xp, WL_PIPE_1F1B, (wl_rs_impl)k, &err);
+            double te = t1 < 0 ? -1 : wl_reshard_pipeline_time(m, &xp, WL_PIPE_EAGER, (wl_rs_impl)k, &err);
+            if (te < 0) {
+                rc = 1;
+                break;
+            }
+            if (json)
+                printf("  \"%s\": {\"1f1b\": %.9g, \"eager\": %.9g}%s\n", wl_rs_impl_name(k), t1, te,
+                       k + 1 < WL_RS_IMPL_COUNT ? "," : "");
+            else
+                printf("%-20s %12.4f %12.4f %10.1f %%\n", wl_rs_impl_name(k), t1, te, 100 * (t1 - te) / t1);
+        }
+        if (json && !rc)
+            printf("}}\n");
+        if (rc)
+            fprintf(stderr, "trainsim: %s\n", err.msg);
+        sim_machine_free(m);
+        return rc;
     }
     wl_reshard_case *cases;
     int nc = wl_reshard_suite(&cases), rc = 0;

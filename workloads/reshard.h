@@ -11,6 +11,7 @@
 #include "sim/error.h"
 #include "sim/machine.h"
 #include "sim/schedule.h"
+#include "workloads/pipeline.h"
 
 #define WL_RS_MAXDIM 3
 #define WL_RS_MAXAX 3
@@ -76,8 +77,31 @@ const char *wl_rs_impl_name(int i);
 sim_schedule *wl_reshard_schedule(const wl_reshard_case *c, const sim_machine *m, const wl_rs_tasks *tasks,
                                   wl_rs_impl impl, double *nic_bytes, sim_err *err);
 
+/* Appends one resharding to s (streams prefix+"send"/"recv", or
+ * prefix+"bcast"): each rank's part waits for after[rank] (NULL or
+ * UINT32_MAX: nothing), and done[rank] (may be NULL) receives each
+ * destination rank's last op, for the compute that uses the data. */
+int wl_reshard_emit(sim_schedule *s, const sim_machine *m, const wl_rs_tasks *tasks, wl_rs_impl impl,
+                    const char *prefix, const uint32_t *after, uint32_t *done, double *nic, sim_err *err);
+
 /* The paper's microbenchmarks (papers.md §6.3; Alpa benchmark/alpa/resharding/suite.py). */
 int wl_reshard_suite(wl_reshard_case **out); /* returns the count; caller frees */
+
+/* A synthetic pipeline whose stages sit on different meshes (one node each)
+ * with different shardings, so each boundary reshards (Alpa's setting,
+ * papers.md §6.2): fixed forward/backward times per micro-batch, the
+ * activations and gradients moved by one implementation, in a pipeline
+ * order from pipeline.h (1f1b or Alpa's eager 1F1B, whose extra warm-up
+ * forwards let a stage's cross-mesh send overlap its next forward). */
+typedef struct wl_xmesh_pipe {
+    int stages, micro;
+    double fwd_s;           /* forward seconds per micro-batch; backward is twice that */
+    int64_t rows, cols;     /* activation tensor per micro-batch */
+    int elem_bytes;
+} wl_xmesh_pipe;
+/* Simulated iteration time, or -1 with err set. */
+double wl_reshard_pipeline_time(const sim_machine *m, const wl_xmesh_pipe *p, wl_pipeline kind, wl_rs_impl impl,
+                                sim_err *err);
 
 /* `trainsim reshard ...` */
 int wl_reshard_cli_main(int argc, char **argv);
