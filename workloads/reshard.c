@@ -138,9 +138,10 @@ int wl_reshard_tasks(const wl_reshard_case *c, const sim_machine *m, wl_rs_tasks
     for (int i = 0; i < ns; i++)
         for (int j = 0; j < nd; j++)
             if (sr[i] == dr[j]) {
+                int both = sr[i];
                 free(sr);
                 return sim_errf(err, "reshard %s: GPU %d is in both meshes; cross-mesh resharding needs disjoint meshes",
-                                c->name, sr[i]);
+                                c->name, both);
             }
     /* union boundaries per dimension */
     int64_t *cuts[WL_RS_MAXDIM];

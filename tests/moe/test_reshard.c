@@ -149,6 +149,14 @@ int main(void)
         printf("FAIL: a destination mesh past the last node was accepted\n");
         fails++;
     }
+    bad = cases[nc - 1];
+    bad.dst.first_node = bad.src.first_node; /* overlapping meshes */
+    if (wl_reshard_tasks(&bad, m, &T, &e) == 0 || !strstr(e.msg, "in both meshes")) {
+        printf("FAIL: overlapping meshes accepted\n");
+        fails++;
+    } else {
+        printf("overlapping meshes: %s\n", e.msg);
+    }
     free(nic_sr);
     free(nic_bc);
     free(cases);
