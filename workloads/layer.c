@@ -590,15 +590,17 @@ static const sim_comm *tp_group(const wl_cursor *c, int *idx)
     return g;
 }
 
-/* Creates the communicator of the members of group g whose index i
+/* Creates the communicator of the members of the TP group whose index i
  * satisfies (i / stride) % n == varying and the other coordinates equal
  * those of index `me`; stores it in field (offset) of every member. */
-static int sub_comm(wl_layer *L, wl_cursor *c, const sim_comm *g, int me, int stride, int n, const char *kind,
+static int sub_comm(wl_layer *L, wl_cursor *c, int me, int stride, int n, const char *kind,
                     size_t field)
 {
     int *slot = (int *)((char *)&L->rc[c->rank] + field);
     if (*slot != -2)
         return *slot;
+    /* the TP group is looked up here: adding a communicator moves the array */
+    const sim_comm *g = &c->s->comms[c->tp_comm];
     int *ranks = n > 0 ? malloc(sizeof(int) * (size_t)n) : NULL, k = 0;
     if (!ranks)
         return -1; /* out of memory: the schedule check reports the bad communicator */
@@ -621,10 +623,10 @@ static int sub_comm(wl_layer *L, wl_cursor *c, const sim_comm *g, int me, int st
 static void cut_comms(wl_layer *L, wl_cursor *c, int *small, int *trans)
 {
     int me;
-    const sim_comm *g = tp_group(c, &me);
+    tp_group(c, &me);
     int t2 = L->st.tp_cut_tp, ratio = L->st.tp / t2;
-    *small = t2 > 1 ? sub_comm(L, c, g, me, 1, t2, "tpcut", offsetof(rank_comms, small)) : -1;
-    *trans = sub_comm(L, c, g, me, t2, ratio, "tpgather", offsetof(rank_comms, trans));
+    *small = t2 > 1 ? sub_comm(L, c, me, 1, t2, "tpcut", offsetof(rank_comms, small)) : -1;
+    *trans = sub_comm(L, c, me, t2, ratio, "tpgather", offsetof(rank_comms, trans));
 }
 
 /* ---- emit helpers ------------------------------------------------------ */
@@ -1327,12 +1329,12 @@ static void merak_bwd(wl_layer *L, wl_cursor *c, int first, int n, int micro, in
 static void tess_comms(wl_layer *L, wl_cursor *c, int *row, int *col, int *dep)
 {
     int me;
-    const sim_comm *g = tp_group(c, &me);
+    tp_group(c, &me);
     int q = L->T.q, d = L->T.d;
     /* rank index in the TP group = i + q·(j + q·k) (initializer_2p5d.py) */
-    *row = sub_comm(L, c, g, me, 1, q, "tess-row", offsetof(rank_comms, row));
-    *col = sub_comm(L, c, g, me, q, q, "tess-col", offsetof(rank_comms, col));
-    *dep = d > 1 ? sub_comm(L, c, g, me, q * q, d, "tess-dep", offsetof(rank_comms, dep)) : -1;
+    *row = sub_comm(L, c, me, 1, q, "tess-row", offsetof(rank_comms, row));
+    *col = sub_comm(L, c, me, q, q, "tess-col", offsetof(rank_comms, col));
+    *dep = d > 1 ? sub_comm(L, c, me, q * q, d, "tess-dep", offsetof(rank_comms, dep)) : -1;
 }
 
 typedef struct tctx {
