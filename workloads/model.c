@@ -375,6 +375,14 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         for (int i = 0; i < WL_TP_SCHEDULE_COUNT; i++)
             if (strcmp(val, tp_schedule_names[i]) == 0) {
                 s->schedule = (wl_tp_schedule)i;
+                /* a rung of the Oases ladder is its recompute mode: it
+                 * replaces a recompute given before it (a base strategy
+                 * followed by schedule=oases); one given after it must agree
+                 * (wl_strategy_check_tp) */
+                if (implied_recompute(s->schedule) >= 0) {
+                    s->recompute = (wl_recompute)implied_recompute(s->schedule);
+                    *recompute_given = 0;
+                }
                 return 0;
             }
         return sim_errf(err, "strategy: schedule: expected megatron, default_checkpoint, optim_comm_checkpoint, "

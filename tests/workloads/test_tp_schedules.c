@@ -583,6 +583,15 @@ static void test_strategy_keys(void)
     wl_strategy back;
     wl_strategy_default(&back);
     CHECK(wl_strategy_parse(buf, &back, &err) == 0 && memcmp(&back, &s, sizeof s) == 0);
+    /* a ladder schedule after a recompute replaces it (run --compare appends
+     * schedule=... to a base strategy); a recompute after it must agree */
+    wl_strategy_default(&s);
+    CHECK(wl_strategy_parse("tp=4,recompute=full,schedule=oases", &s, &err) == 0);
+    CHECK(s.recompute == WL_RECOMPUTE_OASES);
+    CHECK(wl_strategy_parse("recompute=full", &s, &err) == -1);
+    CHECK_HAS(err.msg, "schedule=oases recomputes oases");
+    CHECK(wl_strategy_parse("schedule=megatron,recompute=full", &s, &err) == 0);
+    CHECK(s.recompute == WL_RECOMPUTE_FULL);
     wl_strategy_default(&s);
     CHECK(wl_strategy_parse("tp=8,schedule=tesseract,tess_depth=2,tp_cut=none", &s, &err) == 0);
     wl_strategy_format(&s, buf, sizeof buf);
