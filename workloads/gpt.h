@@ -1,5 +1,7 @@
-/* gpt.h — the GPT decoder workload with a Megatron-style strategy:
- * 1-D tensor parallelism, 1F1B pipeline, data-parallel gradient all-reduce. */
+/* gpt.h — the GPT decoder workload with a Megatron-style strategy: a
+ * tensor-parallel layer schedule (layer.h), a pipeline schedule
+ * (pipeline.h), data parallelism with end-of-step or overlapped gradient
+ * buckets, ZeRO 1-3 / OSDP sharding, and the per-GPU memory model. */
 #ifndef WL_GPT_H
 #define WL_GPT_H
 
