@@ -369,6 +369,12 @@ static void test_schedules_check(void)
         {8, "pp=2,dp=4,gb=16,zero=3,recompute=full"},
         {8, "pp=2,dp=2,tp=2,gb=8,zero=3,pipeline=interleaved,vstages=2"},
         {8, "dp=8,gb=16,osdp=01230123,dp_overlap=1"},
+        /* with the TP layer schedules of layer.c */
+        {8, "tp=2,pp=2,dp=2,mb=2,gb=16,schedule=oases,pipeline=interleaved,vstages=2,dp_overlap=1"},
+        {8, "tp=2,dp=4,mb=2,gb=16,schedule=oases,zero=3"},
+        {8, "tp=2,pp=2,dp=2,mb=2,gb=16,schedule=merak,tp_overlap=3,recompute=full,pipeline=merak_pre_recompute"},
+        {8, "tp=2,pp=4,mb=2,gb=16,sp=1,recompute=selective,pipeline=eager"},
+        {8, "tp=4,pp=2,mb=4,gb=16,schedule=tesseract,tess_depth=1,pipeline=gpipe"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         wl_strategy s = strat(cases[k].s);
