@@ -380,7 +380,7 @@ static void print_models(void)
         sim_err err;
         if (wl_model_load(name, &m, &err) == 0)
             printf("  %-12s hidden %5d, %3d layers, %3d heads, ffn %6d, seq %5d, vocab %6d, %.2fB parameters\n", name,
-                   m.hidden, m.layers, m.heads, m.ffn, m.seq, m.vocab, wl_model_params(&m) / 1e9);
+                   m.hidden, m.layers, m.heads, m.ffn, m.seq, m.vocab, wl_moe_total_params(name, &m) / 1e9);
     }
 }
 

@@ -117,6 +117,21 @@ int wl_moe_model_load(const char *spec, wl_model *m, wl_moe *moe, sim_err *err)
     return rc;
 }
 
+double wl_moe_total_params(const char *spec, const wl_model *m)
+{
+    wl_model x;
+    wl_moe moe;
+    sim_err err;
+    double p = wl_model_params(m);
+    if (!m->moe || wl_moe_model_load(spec, &x, &moe, &err) < 0)
+        return p;
+    /* each MoE layer trades its dense FFN for E experts and a gate */
+    double h = m->hidden, dense_ffn = 2 * h * m->ffn + m->ffn + h;
+    double expert = 2 * h * moe.expert_ffn + moe.expert_ffn + h;
+    int n = wl_moe_count(&moe, m->layers);
+    return p + n * (moe.experts * expert - dense_ffn + h * moe.experts);
+}
+
 int wl_moe_is_layer(const wl_moe *moe, int layer)
 {
     return layer >= moe->first && (layer - moe->first) % moe->every == 0;

@@ -25,6 +25,9 @@ typedef struct wl_moe {
 /* Loads a model with its "moe" object (built-in name or JSON path). */
 int wl_moe_model_load(const char *spec, wl_model *m, wl_moe *moe, sim_err *err);
 int wl_moe_is_layer(const wl_moe *moe, int layer);
+/* Parameters of a loaded model with its experts counted (wl_model_params
+ * for a dense one); spec names it for reading the "moe" object. */
+double wl_moe_total_params(const char *spec, const wl_model *m);
 int wl_moe_count(const wl_moe *moe, int layers); /* MoE layers among the first `layers` */
 
 typedef enum wl_balance { WL_BAL_NONE, WL_BAL_FASTERMOE, WL_BAL_PROPHET, WL_BAL_COUNT } wl_balance;
