@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-packages=(build-essential cmake pkg-config libsimgrid-dev libcjson-dev libgsl-dev zlib1g-dev python3 time)
+packages=(build-essential cmake pkg-config libsimgrid-dev libcjson-dev libgsl-dev zlib1g-dev python3 time openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "planner/plan.h"
 #include "platforms/platform.h"
 #include "sim/embedded.h"
 #include "sim/engine.h"
@@ -53,6 +54,7 @@ static void usage(FILE *f)
             "       trainsim moe [options]          MoE steps with skewed routing: none / FasterMoE / Pro-Prophet balancing\n"
             "       trainsim reshard [--platform P] cross-mesh resharding microbenchmarks (send/recv, all-gather, broadcast)\n"
             "       trainsim calibrate [--check]    re-fit the catalogue's device parameters from validation/data\n"
+            "       trainsim plan [options]         search parallel strategies by simulation (plan --help)\n"
             "\n"
             "options:\n"
             "  --platform P      built-in cluster name, cluster JSON file or SimGrid XML file (default %s)\n"
@@ -394,6 +396,8 @@ int main(int argc, char **argv)
         return wl_reshard_cli_main(argc - 1, argv + 1);
     if (argc > 1 && !strcmp(argv[1], "calibrate"))
         return val_fit_cli_main(argc, argv);
+    if (argc > 1 && !strcmp(argv[1], "plan"))
+        return plan_cli_main(argc - 1, argv + 1);
     args a;
     int rc = parse_args(argc, argv, &a);
     if (rc)

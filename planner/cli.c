@@ -1,0 +1,530 @@
+/* cli.c — `trainsim plan`: enumerate, prune, simulate, rank.
+ *
+ *   trainsim plan [--platform P] [--model M] [--gpus N] [--global-batch B]
+ *                 [--dtype D] [--jobs N] [--cache DIR | --no-cache]
+ *                 [--fidelity fast|full] [--top N] [--json | --csv]
+ *                 [--svg FILE] [--quiet]
+ *   trainsim plan --search oases|galvatron|osdp ...   (search.c)
+ *
+ * stdout carries only results, so a sweep, its cached repeat, a parallel and
+ * a serial run and an MPI run print byte-identical output; timing, cache
+ * hits and the progress bar go to stderr. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "planner/plan.h"
+#include "planner/search.h"
+#include "platforms/platform.h"
+#include "sim/machine.h"
+#include "workloads/gpt.h"
+
+typedef struct opts {
+    const char *platform, *model, *cache, *svg, *search;
+    int gpus, gb, jobs, top, json, csv, quiet, nocache;
+    sim_dtype dtype;
+    plan_fidelity fidelity;
+    double mem_budget_gb;
+    int layers, batch;
+} opts;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: trainsim plan [options]   search parallel strategies by simulation\n"
+            "  --platform P        cluster name, cluster JSON or SimGrid XML (default oases-3090)\n"
+            "  --model M           model name or JSON (default gpt-3072)\n"
+            "  --gpus N            use the first N GPUs of the platform (default all)\n"
+            "  --global-batch B    sequences per iteration (default 4 x GPUs)\n"
+            "  --dtype D           fp32, tf32 (default), fp16, bf16\n"
+            "  --jobs N            evaluations in parallel (default: all %d cores)\n"
+            "  --cache DIR         result cache (default .trainsim-cache); --no-cache to disable\n"
+            "  --fidelity F        fast (default: extrapolated from reduced simulations) or full\n"
+            "  --top N             rows of the ranked table (default 20, 0 = all)\n"
+            "  --json, --csv       machine-readable output (all evaluated strategies)\n"
+            "  --svg FILE          throughput against peak memory, with the Pareto front\n"
+            "  --quiet             no progress bar\n"
+            "  --search A          a seed's search over per-block/per-layer strategies on simulated\n"
+            "                      fragments: oases, galvatron, osdp, or oases-compare (Oases' own\n"
+            "                      cost model against simulated costs); with --layers N, --batch B,\n"
+            "                      --mem-budget GB, --exhaustive (also check against exhaustive search)\n"
+            "MPI: mpirun -np K trainsim plan ... spreads the evaluations over the ranks%s.\n",
+            plan_ncpus(), plan_mpi_available() ? "" : " (not in this build)");
+}
+
+static double now(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (double)tv.tv_sec + tv.tv_usec * 1e-6;
+}
+
+static int need(int argc, char **argv, int i)
+{
+    if (i + 1 >= argc) {
+        fprintf(stderr, "trainsim plan: %s needs a value\n", argv[i]);
+        return 0;
+    }
+    return 1;
+}
+
+static int posint(const char *opt, const char *v, int *out)
+{
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (!*v || *end || x < 0 || x > 1 << 30) {
+        fprintf(stderr, "trainsim plan: %s: expected a non-negative integer, got \"%s\"\n", opt, v);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
+
+/* 0 ok, 1 exit 0 (help), 2 usage error */
+static int parse(int argc, char **argv, opts *o, search_opts *so)
+{
+    memset(o, 0, sizeof *o);
+    o->platform = "oases-3090";
+    o->model = "gpt-3072";
+    o->cache = ".trainsim-cache";
+    o->top = 20;
+    o->dtype = SIM_DTYPE_TF32;
+    o->fidelity = PLAN_FAST;
+    search_opts_default(so);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "plan"))
+            continue;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 1;
+        }
+        if (!strcmp(a, "--json")) { o->json = 1; continue; }
+        if (!strcmp(a, "--csv")) { o->csv = 1; continue; }
+        if (!strcmp(a, "--quiet")) { o->quiet = 1; continue; }
+        if (!strcmp(a, "--no-cache")) { o->nocache = 1; continue; }
+        if (!strcmp(a, "--exhaustive")) { so->exhaustive = 1; continue; }
+        if (!need(argc, argv, i))
+            return 2;
+        const char *v = argv[++i];
+        if (!strcmp(a, "--platform")) o->platform = v;
+        else if (!strcmp(a, "--model")) o->model = v;
+        else if (!strcmp(a, "--cache")) o->cache = v;
+        else if (!strcmp(a, "--svg")) o->svg = v;
+        else if (!strcmp(a, "--search")) o->search = v;
+        else if (!strcmp(a, "--gpus")) { if (posint(a, v, &o->gpus)) return 2; }
+        else if (!strcmp(a, "--global-batch")) { if (posint(a, v, &o->gb)) return 2; }
+        else if (!strcmp(a, "--jobs")) { if (posint(a, v, &o->jobs)) return 2; }
+        else if (!strcmp(a, "--top")) { if (posint(a, v, &o->top)) return 2; }
+        else if (!strcmp(a, "--layers")) { if (posint(a, v, &so->layers)) return 2; }
+        else if (!strcmp(a, "--batch")) { if (posint(a, v, &so->batch)) return 2; }
+        else if (!strcmp(a, "--mem-budget")) {
+            char *end;
+            so->mem_budget = strtod(v, &end) * 1e9;
+            if (!*v || *end || !(so->mem_budget > 0)) {
+                fprintf(stderr, "trainsim plan: --mem-budget: expected GB > 0, got \"%s\"\n", v);
+                return 2;
+            }
+        } else if (!strcmp(a, "--dtype")) {
+            if (sim_dtype_parse(v, &o->dtype) || o->dtype == SIM_DTYPE_FP8) {
+                fprintf(stderr, "trainsim plan: --dtype: expected fp32, tf32, fp16 or bf16, got \"%s\"\n", v);
+                return 2;
+            }
+        } else if (!strcmp(a, "--fidelity")) {
+            if (!strcmp(v, "fast"))
+                o->fidelity = PLAN_FAST;
+            else if (!strcmp(v, "full"))
+                o->fidelity = PLAN_FULL;
+            else {
+                fprintf(stderr, "trainsim plan: --fidelity: expected fast or full, got \"%s\"\n", v);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "trainsim plan: unknown option \"%s\"\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+/* The first n GPUs of m (the platform keeps its other hosts, unused). */
+static int restrict_gpus(sim_machine *m, int n, sim_err *err)
+{
+    if (n <= 0 || n == m->ngpus)
+        return 0;
+    if (n > m->ngpus)
+        return sim_errf(err, "--gpus %d: the platform %s has only %d GPUs", n, m->name, m->ngpus);
+    for (int r = n; r < m->ngpus; r++) { /* sim_machine_free frees host[0..ngpus) */
+        free(m->host[r]);
+        m->host[r] = NULL;
+    }
+    m->ngpus = n;
+    int nodes = 0;
+    for (int r = 0; r < n; r++)
+        if (r == 0 || m->node[r] != m->node[r - 1])
+            nodes++;
+    m->nnodes = nodes;
+    return 0;
+}
+
+/* ---- evaluation glue ---- */
+
+typedef struct sweep {
+    const plan_ctx *ctx;
+    const plan_space *sp;
+    plan_result *res;      /* [count] indexed by candidate */
+    plan_cache *cache;
+    plan_progress prog;
+    int done;
+    int cache_errors;
+} sweep;
+
+static void job(void *arg, int i, plan_result *out)
+{
+    sweep *w = arg;
+    plan_evaluate(w->ctx, plan_space_get(w->sp, i), out);
+}
+
+static void job_done(void *arg, int i, const plan_result *r)
+{
+    sweep *w = arg;
+    w->res[i] = *r;
+    if (w->cache) {
+        sim_err e;
+        if (plan_cache_put(w->cache, r, &e) < 0 && !w->cache_errors++)
+            fprintf(stderr, "trainsim plan: %s\n", e.msg);
+    }
+    plan_progress_step(&w->prog, ++w->done);
+}
+
+/* ---- output ---- */
+
+static int by_throughput(const void *a, const void *b)
+{
+    const plan_result *x = *(plan_result *const *)a, *y = *(plan_result *const *)b;
+    if (x->status != y->status)
+        return x->status == 0 ? -1 : 1;
+    if (x->samples_per_s != y->samples_per_s)
+        return x->samples_per_s > y->samples_per_s ? -1 : 1;
+    return strcmp(x->strategy, y->strategy);
+}
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            printf("\\u%04x", *s);
+        else
+            putchar(*s);
+    }
+    putchar('"');
+}
+
+/* Indices into ok[] of the Pareto front (max throughput, min memory), by memory. */
+static int pareto(plan_result **ok, int n, int *front)
+{
+    int *idx = malloc(sizeof(int) * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++)
+        idx[i] = i;
+    /* insertion sort by memory, then throughput descending: n is small */
+    for (int i = 1; i < n; i++) {
+        int k = idx[i], j = i - 1;
+        while (j >= 0 && (ok[idx[j]]->peak_mem > ok[k]->peak_mem ||
+                          (ok[idx[j]]->peak_mem == ok[k]->peak_mem &&
+                           ok[idx[j]]->samples_per_s < ok[k]->samples_per_s))) {
+            idx[j + 1] = idx[j];
+            j--;
+        }
+        idx[j + 1] = k;
+    }
+    int nf = 0;
+    double best = -1;
+    for (int i = 0; i < n; i++)
+        if (ok[idx[i]]->samples_per_s > best) {
+            best = ok[idx[i]]->samples_per_s;
+            front[nf++] = idx[i];
+        }
+    free(idx);
+    return nf;
+}
+
+static int write_svg(const char *path, plan_result **ok, int n, const char *title, sim_err *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return sim_errf(err, "%s: cannot write the SVG", path);
+    int *front = malloc(sizeof(int) * (size_t)(n ? n : 1));
+    int nf = pareto(ok, n, front);
+    double W = 760, H = 480, L = 70, R = 20, T = 40, B = 60;
+    double xmax = 0, ymax = 0;
+    for (int i = 0; i < n; i++) {
+        if (ok[i]->peak_mem / 1e9 > xmax)
+            xmax = ok[i]->peak_mem / 1e9;
+        if (ok[i]->samples_per_s > ymax)
+            ymax = ok[i]->samples_per_s;
+    }
+    xmax = xmax > 0 ? xmax * 1.05 : 1;
+    ymax = ymax > 0 ? ymax * 1.05 : 1;
+#define X(v) (L + (v) / xmax * (W - L - R))
+#define Y(v) (H - B - (v) / ymax * (H - T - B))
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\" "
+               "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
+    fprintf(f, "<text x=\"%.0f\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">", W / 2);
+    for (const char *p = title; *p; p++)
+        fputs(*p == '<' ? "&lt;" : *p == '&' ? "&amp;" : (char[2]){*p, 0}, f);
+    fprintf(f, "</text>\n");
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L, H - B, W - R, H - B);
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L, T, L, H - B);
+    for (int k = 0; k <= 5; k++) {
+        double xv = xmax * k / 5, yv = ymax * k / 5;
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.1f</text>\n", X(xv), H - B + 16, xv);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.3g</text>\n", L - 6, Y(yv) + 4, yv);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", L, Y(yv), W - R, Y(yv));
+    }
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">peak memory per GPU (GB)</text>\n", (L + W - R) / 2,
+            H - 20);
+    fprintf(f, "<text transform=\"translate(18,%.1f) rotate(-90)\" text-anchor=\"middle\">throughput (samples/s)</text>\n",
+            (T + H - B) / 2);
+    for (int i = 0; i < n; i++)
+        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"#4a7bd0\" fill-opacity=\"0.6\"><title>%s: %.4g "
+                   "samples/s, %.2f GB</title></circle>\n",
+                X(ok[i]->peak_mem / 1e9), Y(ok[i]->samples_per_s), ok[i]->strategy, ok[i]->samples_per_s,
+                ok[i]->peak_mem / 1e9);
+    fprintf(f, "<polyline fill=\"none\" stroke=\"#d04a4a\" stroke-width=\"2\" points=\"");
+    for (int i = 0; i < nf; i++)
+        fprintf(f, "%s%.1f,%.1f", i ? " " : "", X(ok[front[i]]->peak_mem / 1e9), Y(ok[front[i]]->samples_per_s));
+    fprintf(f, "\"/>\n");
+    for (int i = 0; i < nf; i++)
+        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"#d04a4a\"><title>Pareto: %s</title></circle>\n",
+                X(ok[front[i]]->peak_mem / 1e9), Y(ok[front[i]]->samples_per_s), ok[front[i]]->strategy);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#d04a4a\">Pareto front (%d)</text>\n", W - R - 140, T + 14, nf);
+    fprintf(f, "</svg>\n");
+#undef X
+#undef Y
+    free(front);
+    int bad = ferror(f);
+    if (fclose(f) || bad)
+        return sim_errf(err, "%s: write error", path);
+    return 0;
+}
+
+static void print_report(const opts *o, const plan_ctx *ctx, const plan_space *sp, plan_result *res, int n)
+{
+    plan_result **ok = malloc(sizeof *ok * (size_t)(n ? n : 1));
+    int nok = 0, nfail = 0;
+    const plan_result *firstfail = NULL;
+    for (int i = 0; i < n; i++) {
+        if (res[i].status == 0)
+            ok[nok++] = &res[i];
+        else if (nfail++ == 0)
+            firstfail = &res[i];
+    }
+    qsort(ok, (size_t)nok, sizeof *ok, by_throughput);
+    const sim_gpu *g = sim_machine_gpu(ctx->mach, 0);
+    int pruned = 0;
+    for (int r = 0; r < PLAN_PRUNE_COUNT; r++)
+        pruned += plan_space_pruned(sp, r);
+    if (o->csv) {
+        printf("rank,strategy,samples_per_s,tokens_per_s,iteration_s,peak_memory_bytes,exposed_comm_s,compute_s,"
+               "bubble_s,tflops_per_gpu,simulations\n");
+        for (int i = 0; i < nok; i++)
+            printf("%d,\"%s\",%.9g,%.9g,%.9g,%.0f,%.9g,%.9g,%.9g,%.9g,%d\n", i + 1, ok[i]->strategy,
+                   ok[i]->samples_per_s, ok[i]->tokens_per_s, ok[i]->iteration_s, ok[i]->peak_mem,
+                   ok[i]->exposed_comm_s, ok[i]->compute_s, ok[i]->idle_s, ok[i]->tflops_per_gpu, ok[i]->sims);
+    } else if (o->json) {
+        printf("{\n  \"trainsim_version\": \"%s\",\n  \"platform\": ", TRAINSIM_VERSION);
+        json_str(ctx->mach->name);
+        printf(",\n  \"model\": ");
+        json_str(ctx->model.name);
+        printf(",\n  \"gpus\": %d,\n  \"global_batch\": %d,\n  \"dtype\": \"%s\",\n  \"fidelity\": \"%s\",\n",
+               ctx->mach->ngpus, ctx->gb, sim_dtype_name(ctx->dtype), ctx->fidelity == PLAN_FAST ? "fast" : "full");
+        printf("  \"search_space\": ");
+        json_str(plan_space_axes(sp));
+        printf(",\n  \"enumerated\": %d,\n  \"pruned\": {", plan_space_enumerated(sp));
+        for (int r = 0; r < PLAN_PRUNE_COUNT; r++)
+            printf("%s\"%s\": %d", r ? ", " : "", plan_prune_name(r), plan_space_pruned(sp, r));
+        printf("},\n  \"pruned_examples\": {");
+        int first = 1;
+        for (int r = 0; r < PLAN_PRUNE_COUNT; r++)
+            if (plan_space_pruned(sp, r)) {
+                printf("%s\"%s\": ", first ? "" : ", ", plan_prune_name(r));
+                json_str(plan_space_example(sp, r));
+                first = 0;
+            }
+        printf("},\n  \"simulated\": %d,\n  \"failed\": %d,\n", n, nfail);
+        printf("  \"best\": ");
+        if (nok)
+            json_str(ok[0]->strategy);
+        else
+            printf("null");
+        printf(",\n  \"ranking\": [\n");
+        for (int i = 0; i < nok; i++) {
+            printf("    {\"rank\": %d, \"strategy\": ", i + 1);
+            json_str(ok[i]->strategy);
+            printf(", \"samples_per_s\": %.9g, \"tokens_per_s\": %.9g, \"iteration_time_s\": %.9g, "
+                   "\"peak_memory_bytes\": %.0f, \"exposed_comm_s\": %.9g, \"compute_s\": %.9g, \"bubble_s\": %.9g, "
+                   "\"tflops_per_gpu\": %.9g, \"simulations\": %d}%s\n",
+                   ok[i]->samples_per_s, ok[i]->tokens_per_s, ok[i]->iteration_s, ok[i]->peak_mem,
+                   ok[i]->exposed_comm_s, ok[i]->compute_s, ok[i]->idle_s, ok[i]->tflops_per_gpu, ok[i]->sims,
+                   i + 1 < nok ? "," : "");
+        }
+        printf("  ]\n}\n");
+    } else {
+        printf("trainsim plan: %s on %s (%d x %s), global batch %d, %s, %s fidelity\n", ctx->model.name,
+               ctx->mach->name, ctx->mach->ngpus, g->model, ctx->gb, sim_dtype_name(ctx->dtype),
+               ctx->fidelity == PLAN_FAST ? "fast" : "full");
+        printf("search space   %s\n", plan_space_axes(sp));
+        printf("candidates     %d enumerated, %d pruned, %d simulated%s\n", plan_space_enumerated(sp), pruned, n,
+               nfail ? "" : "");
+        for (int r = 0; r < PLAN_PRUNE_COUNT; r++)
+            if (plan_space_pruned(sp, r))
+                printf("  pruned %-13s %5d   e.g. %s\n", plan_prune_name(r), plan_space_pruned(sp, r),
+                       plan_space_example(sp, r));
+        if (nfail)
+            printf("  failed in simulation %d   e.g. %s: %s\n", nfail, firstfail->strategy, firstfail->error);
+        if (!nok) {
+            printf("no strategy can run\n");
+        } else {
+            int top = o->top == 0 || o->top > nok ? nok : o->top;
+            printf("\n%4s %10s %10s %9s %8s %9s %8s  %s\n", "rank", "samples/s", "tokens/s", "iter s", "peak GB",
+                   "exposed s", "TFLOP/s", "strategy");
+            for (int i = 0; i < top; i++)
+                printf("%4d %10.3f %10.0f %9.4f %8.2f %9.4f %8.2f  %s\n", i + 1, ok[i]->samples_per_s,
+                       ok[i]->tokens_per_s, ok[i]->iteration_s, ok[i]->peak_mem / 1e9, ok[i]->exposed_comm_s,
+                       ok[i]->tflops_per_gpu, ok[i]->strategy);
+            if (top < nok)
+                printf("  ... %d more (--top 0 shows all)\n", nok - top);
+            printf("\nbest           %s\n", ok[0]->strategy);
+            printf("run it         trainsim run --platform %s --model %s --strategy %s\n", o->platform, o->model,
+                   ok[0]->strategy);
+        }
+    }
+    if (o->svg) {
+        char title[256];
+        snprintf(title, sizeof title, "%s on %s (%d GPUs, gb %d): %d strategies", ctx->model.name, ctx->mach->name,
+                 ctx->mach->ngpus, ctx->gb, nok);
+        sim_err e;
+        if (write_svg(o->svg, ok, nok, title, &e) < 0)
+            fprintf(stderr, "trainsim plan: %s\n", e.msg);
+    }
+    free(ok);
+}
+
+int plan_cli_main(int argc, char **argv)
+{
+    opts o;
+    search_opts so;
+    int rc = parse(argc, argv, &o, &so);
+    if (rc)
+        return rc == 1 ? 0 : 2;
+    sim_err err = {{0}};
+    int mrank = 0, msize = 1;
+    if (plan_mpi_start(&argc, &argv, &mrank, &msize, &err) < 0) {
+        fprintf(stderr, "trainsim plan: %s\n", err.msg);
+        return 1;
+    }
+    plan_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.platform_spec = o.platform;
+    ctx.model_spec = o.model;
+    ctx.dtype = o.dtype;
+    ctx.fidelity = o.fidelity;
+    ctx.mach = plat_load(o.platform, &err);
+    if (!ctx.mach || restrict_gpus(ctx.mach, o.gpus, &err) < 0 || wl_model_load(o.model, &ctx.model, &err) < 0) {
+        fprintf(stderr, "trainsim plan: %s\n", err.msg);
+        sim_machine_free(ctx.mach);
+        plan_mpi_stop();
+        return 1;
+    }
+    ctx.gb = o.gb ? o.gb : 4 * ctx.mach->ngpus;
+    ctx.inputs_hash = plan_inputs_hash(ctx.mach, &ctx.model, ctx.fidelity);
+    int jobs = o.jobs ? o.jobs : plan_ncpus() / msize;
+    if (jobs < 1)
+        jobs = 1;
+
+    if (o.search) {
+        rc = 0;
+        if (mrank == 0)
+            rc = search_cli(&ctx, o.search, &so, o.json, &err) < 0 ? 1 : 0;
+        if (rc)
+            fprintf(stderr, "trainsim plan: %s\n", err.msg);
+        sim_machine_free(ctx.mach);
+        plan_mpi_stop();
+        return rc;
+    }
+
+    double t0 = now();
+    plan_space *sp = plan_space_new(&ctx, &err);
+    if (!sp) {
+        fprintf(stderr, "trainsim plan: %s\n", err.msg);
+        sim_machine_free(ctx.mach);
+        plan_mpi_stop();
+        return 1;
+    }
+    int n = plan_space_count(sp);
+    sweep w;
+    memset(&w, 0, sizeof w);
+    w.ctx = &ctx;
+    w.sp = sp;
+    w.res = calloc((size_t)(n ? n : 1), sizeof *w.res);
+    int *todo = calloc((size_t)(n ? n : 1), sizeof *todo);
+    int ntodo = 0, ncached = 0;
+    if (!o.nocache) {
+        w.cache = plan_cache_open(o.cache, ctx.inputs_hash, mrank == 0, &err);
+        if (!w.cache)
+            fprintf(stderr, "trainsim plan: %s (continuing without a cache)\n", err.msg);
+    }
+    if (mrank == 0) {
+        for (int i = 0; i < n; i++) {
+            if (w.cache && plan_cache_get(w.cache, plan_space_get(sp, i), &w.res[i]))
+                ncached++;
+            else
+                todo[ntodo++] = i;
+        }
+    }
+    plan_mpi_bcast_ints(&ntodo, 1);
+    plan_mpi_bcast_ints(todo, ntodo);
+    int *mine = calloc((size_t)(ntodo ? ntodo : 1), sizeof *mine);
+    int nmine = 0;
+    for (int j = mrank; j < ntodo; j += msize)
+        mine[nmine++] = todo[j];
+    plan_progress_start(&w.prog, nmine, mrank == 0 && !o.quiet && isatty(2));
+    rc = plan_pool_run(mine, nmine, jobs, job, &w, job_done, &w, &err);
+    plan_progress_end(&w.prog);
+    if (msize > 1) {
+        plan_result *my = calloc((size_t)(nmine ? nmine : 1), sizeof *my);
+        for (int j = 0; j < nmine; j++)
+            my[j] = w.res[mine[j]];
+        if (plan_mpi_gather(w.res, n, my, mine, nmine, &err) < 0)
+            rc = -1;
+        free(my);
+    }
+    double el = now() - t0;
+    if (rc == 0 && mrank == 0) {
+        print_report(&o, &ctx, sp, w.res, n);
+        int sims = 0;
+        for (int j = 0; j < ntodo; j++)
+            sims += w.res[todo[j]].sims;
+        fprintf(stderr, "trainsim plan: %d strategies: %d evaluated (%d simulations) on %d process%s x %d rank%s, "
+                        "%d from the cache, in %.2f s (%.1f evaluations/s)\n",
+                n, ntodo, sims, jobs, jobs == 1 ? "" : "es", msize, msize == 1 ? "" : "s", ncached, el,
+                el > 0 ? ntodo / el : 0);
+    } else if (rc < 0) {
+        fprintf(stderr, "trainsim plan: %s\n", err.msg);
+    }
+    free(mine);
+    free(todo);
+    free(w.res);
+    plan_cache_close(w.cache);
+    plan_space_free(sp);
+    sim_machine_free(ctx.mach);
+    plan_mpi_stop();
+    return rc < 0 ? 1 : 0;
+}

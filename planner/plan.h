@@ -1,0 +1,148 @@
+/* plan.h — the planner: search parallel strategies against simulated costs.
+ *
+ * The planner works on strategy *strings* ("tp=4,pp=2,mb=1,recompute=full"),
+ * the same ones `trainsim run --strategy` takes, so a key the workloads learn
+ * joins the search space by one line in the axis table (space.c); values the
+ * build's wl_strategy_parse rejects are dropped automatically.
+ *
+ *   space.c   the axis table, enumeration, pruning with reasons
+ *   eval.c    one strategy -> simulated figures (full, or extrapolated from
+ *             reduced simulations: fewer layers and micro-batches)
+ *   pool.c    evaluations in forked processes (one SimGrid engine each)
+ *   cache.c   append-only result cache keyed by a hash of the inputs
+ *   mpi.c     spreading evaluations over MPI ranks (optional at build time)
+ *   chain.c   per-block / per-layer strategy fragments (Oases, Galvatron, OSDP)
+ *   search.c  the seeds' dynamic programmes over fragment costs
+ *   cli.c     `trainsim plan`
+ */
+#ifndef PLAN_PLAN_H
+#define PLAN_PLAN_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim/error.h"
+#include "sim/machine.h"
+#include "workloads/model.h"
+
+#define PLAN_STRATEGY_MAX 256
+
+#include <string.h>
+/* Copies src into dst[n], truncating (messages are longer than the slots). */
+static inline void plan_copy(char *dst, size_t n, const char *src)
+{
+    size_t l = strnlen(src, n - 1);
+    memcpy(dst, src, l);
+    dst[l] = 0;
+}
+
+/* The outcome of one evaluation.  Fixed size so that it crosses pipes and
+ * MPI as plain bytes. */
+typedef struct plan_result {
+    char strategy[PLAN_STRATEGY_MAX]; /* as enumerated (the cache key) */
+    int status;                       /* 0 ok, -1 failed (error says why) */
+    double iteration_s, samples_per_s, tokens_per_s, tflops_per_gpu;
+    double peak_mem;                  /* bytes, most loaded GPU */
+    double compute_s, exposed_comm_s, idle_s, comm_s; /* means over GPUs */
+    int sims;                         /* simulations it took */
+    int cached;                       /* 1 when it came from the cache (not stored) */
+    double wall_s;                    /* wall seconds it took (not stored, not printed to stdout) */
+    char error[512];
+} plan_result;
+
+typedef enum plan_fidelity {
+    PLAN_FAST, /* extrapolate from reduced simulations (eval.c) */
+    PLAN_FULL  /* simulate the whole iteration */
+} plan_fidelity;
+
+/* What every evaluation shares. */
+typedef struct plan_ctx {
+    sim_machine *mach;
+    const char *platform_spec, *model_spec;
+    wl_model model;
+    int gb;            /* global batch */
+    sim_dtype dtype;
+    plan_fidelity fidelity;
+    uint64_t inputs_hash; /* platform + model + version + fidelity */
+} plan_ctx;
+
+/* ---- hashing (FNV-1a 64) ---- */
+uint64_t plan_hash(uint64_t h, const void *data, size_t n);
+uint64_t plan_hash_str(uint64_t h, const char *s);
+#define PLAN_HASH_INIT 0xcbf29ce484222325ull
+/* Hash of everything a result depends on besides the strategy. */
+uint64_t plan_inputs_hash(const sim_machine *m, const wl_model *model, plan_fidelity f);
+
+/* ---- space.c ---- */
+typedef struct plan_space plan_space;
+
+enum { PLAN_PRUNE_DIVISIBILITY, PLAN_PRUNE_BATCH, PLAN_PRUNE_MEMORY, PLAN_PRUNE_REDUNDANT, PLAN_PRUNE_OTHER,
+       PLAN_PRUNE_COUNT };
+const char *plan_prune_name(int reason);
+
+/* Enumerates the strategies for ctx (tp, pp, dp, mb and every axis of the
+ * table that this build's parser accepts) and prunes what cannot run. */
+plan_space *plan_space_new(const plan_ctx *ctx, sim_err *err);
+void plan_space_free(plan_space *sp);
+int plan_space_count(const plan_space *sp);           /* survivors */
+const char *plan_space_get(const plan_space *sp, int i);
+int plan_space_enumerated(const plan_space *sp);
+int plan_space_pruned(const plan_space *sp, int reason);
+const char *plan_space_example(const plan_space *sp, int reason); /* strategy: message */
+/* The axes searched, e.g. "tp{1,2,4} pp{1,2} mb{1,2,4} recompute{none,full}". */
+const char *plan_space_axes(const plan_space *sp);
+/* Classifies a wl_gpt_check message. */
+int plan_prune_classify(const char *msg);
+
+/* ---- eval.c ---- */
+/* Evaluates one strategy by simulation.  Must run in a process that may
+ * fork (every simulation runs in its own child).  Never fails as a call:
+ * a failed evaluation has status -1 and the error. */
+void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out);
+
+/* ---- pool.c ---- */
+typedef void (*plan_job_fn)(void *arg, int job, plan_result *out);
+typedef void (*plan_done_fn)(void *arg, int job, const plan_result *r);
+/* Runs fn(arg, job) for every job in jobs[0..n) in forked children, at most
+ * nproc at a time; done() is called in this process as each finishes.  A
+ * child that dies yields a failed result naming the signal. */
+int plan_pool_run(const int *jobs, int n, int nproc, plan_job_fn fn, void *arg, plan_done_fn done, void *done_arg,
+                  sim_err *err);
+int plan_ncpus(void);
+
+/* ---- progress (pool.c) ---- */
+typedef struct plan_progress {
+    int enabled, total, done;
+    double t0, last;
+} plan_progress;
+void plan_progress_start(plan_progress *p, int total, int enabled);
+void plan_progress_step(plan_progress *p, int done);
+void plan_progress_end(plan_progress *p);
+
+/* ---- cache.c ---- */
+typedef struct plan_cache plan_cache;
+/* Opens (creating) dir/results.tsv.  load=0 skips reading it (MPI ranks
+ * other than 0 only append). */
+plan_cache *plan_cache_open(const char *dir, uint64_t inputs_hash, int load, sim_err *err);
+void plan_cache_close(plan_cache *c);
+/* 1 and *out filled when present. */
+int plan_cache_get(const plan_cache *c, const char *strategy, plan_result *out);
+/* Appends one record with a single write(2) (atomic: a killed run leaves
+ * whole records only; a torn tail is detected by its checksum). */
+int plan_cache_put(plan_cache *c, const plan_result *r, sim_err *err);
+int plan_cache_size(const plan_cache *c);
+
+/* ---- mpi.c ---- */
+/* 1 when started by mpirun with more than one rank (MPI initialised). */
+int plan_mpi_start(int *argc, char ***argv, int *rank, int *size, sim_err *err);
+void plan_mpi_bcast_ints(int *v, int n);
+/* Rank 0 receives every rank's results into all[] (indexed by job); the
+ * others send theirs (mine[0..nmine) with job indices jobs[]). */
+int plan_mpi_gather(plan_result *all, int nall, const plan_result *mine, const int *jobs, int nmine, sim_err *err);
+void plan_mpi_stop(void);
+int plan_mpi_available(void);
+
+/* ---- cli.c ---- */
+int plan_cli_main(int argc, char **argv);
+
+#endif

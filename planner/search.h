@@ -1,0 +1,21 @@
+/* search.h — the seeds' search algorithms over per-block / per-layer
+ * strategies, on costs from simulated fragments (chain.c, search.c). */
+#ifndef PLAN_SEARCH_H
+#define PLAN_SEARCH_H
+
+#include "planner/plan.h"
+
+typedef struct search_opts {
+    int layers;        /* layers of the chain (default: the model's) */
+    int batch;         /* global batch of the chain (default: 2 x GPUs) */
+    double mem_budget; /* bytes per GPU (default: the GPU's memory) */
+    int exhaustive;    /* also search exhaustively and compare */
+} search_opts;
+
+void search_opts_default(search_opts *o);
+
+/* `trainsim plan --search ALGO`: prints the plan, its simulated cost and the
+ * number of simulations used. */
+int search_cli(const plan_ctx *ctx, const char *algo, const search_opts *o, int json, sim_err *err);
+
+#endif

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# trainsim plan: ranking, outputs, cache hits, parallel = serial, pruning
+# reasons, bad options.
+set -euo pipefail
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+cd "$T"
+args=(plan --platform oases-3090 --gpus 4 --model gpt-1024 --global-batch 16 --quiet)
+fail() { echo "FAIL: $*"; exit 1; }
+
+# serial and parallel, no cache: identical rankings
+"$TRAINSIM" "${args[@]}" --no-cache --jobs 1 > serial.txt 2> serial.err
+"$TRAINSIM" "${args[@]}" --no-cache --jobs 2 > parallel.txt 2> parallel.err
+cmp serial.txt parallel.txt || fail "serial and parallel rankings differ"
+grep -q '^best           tp=' serial.txt || fail "no best strategy"
+grep -q 'run it         trainsim run --platform oases-3090 --model gpt-1024 --strategy tp=' serial.txt || fail "no run line"
+
+# the winner runs as printed, and trainsim run agrees it fits
+best=$(sed -n 's/^best *//p' serial.txt)
+"$TRAINSIM" run --platform oases-3090 --model gpt-1024 --strategy "$best" > /dev/null 2>&1 && fail "the 32-GPU platform should reject a 4-GPU strategy"
+
+# pruning: out-of-memory candidates are counted and explained with numbers
+grep -Eq '^  pruned out of memory +[1-9][0-9]* +e\.g\. .*needs [0-9.]+ GB per GPU .* but the RTX3090 has 24\.0 GB' serial.txt \
+  || fail "no out-of-memory pruning line with numbers"
+
+# cache: the first run fills it, the second computes nothing and prints the same
+"$TRAINSIM" "${args[@]}" --cache c1 > first.txt 2> first.err
+"$TRAINSIM" "${args[@]}" --cache c1 > second.txt 2> second.err
+cmp first.txt serial.txt || fail "cached sweep differs from an uncached one"
+cmp first.txt second.txt || fail "repeated sweep differs"
+grep -q ': 0 evaluated (0 simulations)' second.err || fail "repeated sweep simulated again: $(cat second.err)"
+n=$(grep -c . c1/results.tsv)
+m=$(sed -n 's/.*, \([0-9]*\) simulated$/\1/p' serial.txt)
+[ "$n" = "$m" ] || fail "cache has $n records for $m strategies"
+
+# JSON, CSV and SVG
+"$TRAINSIM" "${args[@]}" --cache c1 --json > out.json
+python3 - out.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["ranking"]
+assert r and d["best"] == r[0]["strategy"], "best is not rank 1"
+assert all(r[i]["samples_per_s"] >= r[i + 1]["samples_per_s"] for i in range(len(r) - 1)), "not sorted"
+assert d["pruned"]["out of memory"] > 0
+for x in r:
+    assert x["peak_memory_bytes"] <= 24e9 * 1.0001, x
+PY
+"$TRAINSIM" "${args[@]}" --cache c1 --csv --svg plot.svg > out.csv
+head -1 out.csv | grep -q '^rank,strategy,samples_per_s' || fail "CSV header"
+[ "$(($(wc -l < out.csv) - 1))" = "$m" ] || fail "CSV rows"
+grep -q '<polyline' plot.svg && grep -q 'Pareto front' plot.svg || fail "SVG without a Pareto front"
+python3 -c "import xml.dom.minidom,sys; xml.dom.minidom.parse('plot.svg')" || fail "SVG is not well-formed XML"
+
+# bad options: a clear message and exit status 2
+set +e
+"$TRAINSIM" plan --fidelity bogus > /dev/null 2> bad.err; rc=$?
+set -e
+[ $rc = 2 ] && grep -q 'expected fast or full' bad.err || fail "bad --fidelity: rc $rc, $(cat bad.err)"
+set +e
+"$TRAINSIM" plan --gpus 1000 --quiet > /dev/null 2> bad.err; rc=$?
+set -e
+[ $rc = 1 ] && grep -q 'has only 32 GPUs' bad.err || fail "bad --gpus: rc $rc, $(cat bad.err)"
+echo ok

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# --fidelity fast (bilinear extrapolation from reduced simulations, eval.c)
+# against full simulation of every strategy of an 8-GPU sweep: iteration-time
+# error, peak-memory error and the winner.  Bounds: 5 % worst case, 1 % mean,
+# memory exact to 0.1 %, same winner.
+set -euo pipefail
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+cd "$T"
+args=(plan --platform oases-3090 --gpus 8 --model gpt-1024 --global-batch 32 --quiet --no-cache --csv)
+"$TRAINSIM" "${args[@]}" > fast.csv
+"$TRAINSIM" "${args[@]}" --fidelity full > full.csv
+python3 - <<'PY'
+import csv
+fast = {r["strategy"]: r for r in csv.DictReader(open("fast.csv"))}
+full = {r["strategy"]: r for r in csv.DictReader(open("full.csv"))}
+assert set(fast) == set(full) and len(fast) > 50, (len(fast), len(full))
+errs, merr = [], []
+for k in fast:
+    a, b = float(fast[k]["iteration_s"]), float(full[k]["iteration_s"])
+    errs.append((abs(a - b) / b, k))
+    m1, m2 = float(fast[k]["peak_memory_bytes"]), float(full[k]["peak_memory_bytes"])
+    merr.append(abs(m1 - m2) / m2)
+errs.sort()
+mean = sum(e for e, _ in errs) / len(errs)
+sims_fast = sum(int(r["simulations"]) for r in fast.values())
+print(f"{len(errs)} strategies: iteration-time error mean {100*mean:.2f} %, worst {100*errs[-1][0]:.2f} % ({errs[-1][1]}); "
+      f"memory worst {100*max(merr):.3f} %; fast used {sims_fast} reduced simulations")
+first_fast = next(iter(fast)); first_full = next(iter(full))
+assert first_fast == first_full, ("winner differs", first_fast, first_full)
+assert errs[-1][0] < 0.05 and mean < 0.01 and max(merr) < 0.001
+PY
+echo ok
