@@ -1,18 +1,625 @@
-/* search.c — placeholder while the fragment searches are written. */
+/* search.c — the seeds' planners, re-implemented over simulated fragment
+ * costs (papers.md §7.F).
+ *
+ *  oases      per-block TP degrees with resharding at every change (§1.6:
+ *             the ILP over a chain of 2L blocks is a shortest path, here a
+ *             Viterbi dynamic programme with a memory knapsack);
+ *  galvatron  per-layer strategies from Galvatron's decision tree for PP = 1
+ *             (DP, SDP, TP and TP x (S)DP in both nestings, §3.1), knapsack
+ *             DP with transition costs f_i(v,s) = min_s' f_{i-1}(v - m(s), s')
+ *             + R(s', s) + c(s) (§3.4); the PP outer loop is not searched;
+ *  osdp       per-layer sharding level 0..3 (bit 0 shards the attention
+ *             block, bit 1 the MLP), knapsack without transitions (§3.6);
+ *  oases-compare  Oases' own cost model (per-block comp/bp from compute-only
+ *             fragments, comm priced as a world all-reduce as its profiler
+ *             did, its max() windows, its resharding and memory formulas,
+ *             §1.6) against the oases search on simulated fragments; both
+ *             plans are then simulated whole.
+ *
+ * Costs: c(kind, s) and m(kind, s) from simulating one block under s
+ * (chain.c: its kernels, TP all-reduces, DP all-reduce or SDP all-gathers
+ * and reduce-scatter, optimizer step, on the platform), R(s', s) from
+ * simulating only the resharding.  Memory is the sum of the blocks'
+ * simulated peaks, in MB rounded up (Galvatron's unit), which counts SDP's
+ * transient gathered parameters once per block: conservative.
+ * --exhaustive enumerates every assignment and checks the DP's optimum both
+ * under the same additive costs and by simulating every assignment whole. */
 #include "planner/search.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/chain.h"
+
+#define MAXS 32
+#define MAXN 256
 
 void search_opts_default(search_opts *o)
 {
-    o->layers = 0;
-    o->batch = 0;
-    o->mem_budget = 0;
-    o->exhaustive = 0;
+    memset(o, 0, sizeof *o);
+}
+
+/* A node option: the block strategies of one node (1 block or a layer's 2). */
+typedef struct option {
+    int nb;
+    int blk[2]; /* indices into the block strategy table */
+    char name[48];
+} option;
+
+typedef struct problem {
+    const plan_ctx *ctx;
+    int G, batch, nodes, blocks_per_node;
+    int nst;
+    plan_bstrat st[MAXS];
+    int nopt;
+    option opt[MAXS];
+    plan_block_kind kind[2 * MAXN]; /* per block of the whole chain */
+    /* fragment costs */
+    double c[2][MAXS], m[2][MAXS], R[MAXS][MAXS];
+    int have_c[2][MAXS], have_R[MAXS][MAXS];
+    int sims;
+    double budget; /* bytes */
+} problem;
+
+static int frag_block(problem *p, int kind, int s, sim_err *err)
+{
+    if (p->have_c[kind][s])
+        return 0;
+    plan_block_kind k = (plan_block_kind)kind;
+    plan_chain c = {&p->ctx->model, p->G, p->batch, p->ctx->dtype, 1, &k, &p->st[s], 0, 0, 0};
+    if (plan_chain_simulate(&c, p->ctx->mach, &p->c[kind][s], &p->m[kind][s], err) < 0)
+        return -1;
+    p->have_c[kind][s] = 1;
+    p->sims++;
+    return 0;
+}
+
+static int frag_reshard(problem *p, int a, int b, sim_err *err)
+{
+    if (p->have_R[a][b])
+        return 0;
+    p->have_R[a][b] = 1;
+    if (p->st[a].tp == p->st[b].tp && p->st[a].consec == p->st[b].consec) {
+        p->R[a][b] = 0;
+        return 0;
+    }
+    plan_block_kind k[2] = {PLAN_ATTN, PLAN_MLP};
+    plan_bstrat two[2] = {p->st[a], p->st[b]};
+    plan_chain c = {&p->ctx->model, p->G, p->batch, p->ctx->dtype, 2, k, two, 0, 1, 0};
+    if (plan_chain_simulate(&c, p->ctx->mach, &p->R[a][b], NULL, err) < 0)
+        return -1;
+    p->sims++;
+    return 0;
+}
+
+/* Block index of node i's j-th block. */
+static int kind_of(const problem *p, int node, int j)
+{
+    return p->kind[node * p->blocks_per_node + j];
+}
+
+static int node_cost(problem *p, int node, int o, double *cost, double *mem, sim_err *err)
+{
+    const option *op = &p->opt[o];
+    *cost = 0;
+    *mem = 0;
+    for (int j = 0; j < op->nb; j++) {
+        int k = kind_of(p, node, j);
+        if (frag_block(p, k, op->blk[j], err) < 0)
+            return -1;
+        *cost += p->c[k][op->blk[j]];
+        *mem += p->m[k][op->blk[j]];
+        if (j > 0) {
+            if (frag_reshard(p, op->blk[j - 1], op->blk[j], err) < 0)
+                return -1;
+            *cost += p->R[op->blk[j - 1]][op->blk[j]];
+        }
+    }
+    return 0;
+}
+
+static int edge_cost(problem *p, int a, int b, double *cost, sim_err *err)
+{
+    int x = p->opt[a].blk[p->opt[a].nb - 1], y = p->opt[b].blk[0];
+    if (frag_reshard(p, x, y, err) < 0)
+        return -1;
+    *cost = p->R[x][y];
+    return 0;
+}
+
+static int mb_of(double bytes) { return (int)ceil(bytes / 1e6); }
+
+/* The knapsack DP over nodes.  pick[] gets the option of each node. */
+static int dp_solve(problem *p, int *pick, double *best, sim_err *err)
+{
+    int O = p->nopt, N = p->nodes, V = (int)floor(p->budget / 1e6);
+    double nc[MAXS], ed[MAXS][MAXS];
+    int nm[MAXS];
+    /* node costs are the same for nodes of the same kinds; compute per node anyway (cached fragments) */
+    double *f = malloc(sizeof(double) * (size_t)(V + 1) * O), *g = malloc(sizeof(double) * (size_t)(V + 1) * O);
+    unsigned char *back = malloc((size_t)N * (V + 1) * O);
+    if (!f || !g || !back) {
+        free(f);
+        free(g);
+        free(back);
+        return sim_errf(err, "out of memory for the dynamic programme (%d MB budget)", V);
+    }
+    for (int a = 0; a < O; a++)
+        for (int b = 0; b < O; b++)
+            if (edge_cost(p, a, b, &ed[a][b], err) < 0)
+                goto fail;
+    for (size_t i = 0; i < (size_t)(V + 1) * O; i++)
+        f[i] = DBL_MAX;
+    for (int n = 0; n < N; n++) {
+        for (int o = 0; o < O; o++) {
+            double mem;
+            if (node_cost(p, n, o, &nc[o], &mem, err) < 0)
+                goto fail;
+            nm[o] = mb_of(mem);
+        }
+        for (size_t i = 0; i < (size_t)(V + 1) * O; i++)
+            g[i] = DBL_MAX;
+        for (int v = 0; v <= V; v++)
+            for (int o = 0; o < O; o++) {
+                int u = v - nm[o];
+                if (u < 0)
+                    continue;
+                double bestc = DBL_MAX;
+                int arg = 0;
+                if (n == 0) {
+                    if (u == 0)
+                        bestc = nc[o];
+                } else {
+                    for (int q = 0; q < O; q++) {
+                        double x = f[(size_t)u * O + q];
+                        if (x == DBL_MAX)
+                            continue;
+                        x += ed[q][o] + nc[o];
+                        if (x < bestc) {
+                            bestc = x;
+                            arg = q;
+                        }
+                    }
+                }
+                g[(size_t)v * O + o] = bestc;
+                back[((size_t)n * (V + 1) + v) * O + o] = (unsigned char)arg;
+            }
+        double *t = f;
+        f = g;
+        g = t;
+    }
+    double bc = DBL_MAX;
+    int bv = -1, bo = -1;
+    for (int v = 0; v <= V; v++)
+        for (int o = 0; o < O; o++)
+            if (f[(size_t)v * O + o] < bc) {
+                bc = f[(size_t)v * O + o];
+                bv = v;
+                bo = o;
+            }
+    if (bv < 0) {
+        sim_errf(err, "no assignment fits the memory budget of %.2f GB", p->budget / 1e9);
+        goto fail;
+    }
+    for (int n = N - 1; n >= 0; n--) {
+        pick[n] = bo;
+        int prev = back[((size_t)n * (V + 1) + bv) * O + bo];
+        double mem, c;
+        node_cost(p, n, bo, &c, &mem, err);
+        bv -= mb_of(mem);
+        bo = prev;
+    }
+    *best = bc;
+    free(f);
+    free(g);
+    free(back);
+    return 0;
+fail:
+    free(f);
+    free(g);
+    free(back);
+    return -1;
+}
+
+/* Additive cost and memory (MB) of an assignment. */
+static int additive(problem *p, const int *pick, double *cost, int *mem, sim_err *err)
+{
+    *cost = 0;
+    *mem = 0;
+    for (int n = 0; n < p->nodes; n++) {
+        double c, m;
+        if (node_cost(p, n, pick[n], &c, &m, err) < 0)
+            return -1;
+        *cost += c;
+        *mem += mb_of(m);
+        if (n > 0) {
+            double e;
+            if (edge_cost(p, pick[n - 1], pick[n], &e, err) < 0)
+                return -1;
+            *cost += e;
+        }
+    }
+    return 0;
+}
+
+/* The whole chain of an assignment, simulated. */
+static int simulate_plan(problem *p, const int *pick, double *t, double *peak, sim_err *err)
+{
+    plan_bstrat st[2 * MAXN];
+    int nb = 0;
+    for (int n = 0; n < p->nodes; n++)
+        for (int j = 0; j < p->opt[pick[n]].nb; j++)
+            st[nb++] = p->st[p->opt[pick[n]].blk[j]];
+    plan_chain c = {&p->ctx->model, p->G, p->batch, p->ctx->dtype, nb, p->kind, st, 0, 0, 0};
+    return plan_chain_simulate(&c, p->ctx->mach, t, peak, err);
+}
+
+static void describe(const problem *p, const int *pick, char *buf, size_t len)
+{
+    size_t w = 0;
+    buf[0] = 0;
+    for (int n = 0; n < p->nodes && w + 1 < len;) {
+        int k = n;
+        while (k + 1 < p->nodes && pick[k + 1] == pick[n])
+            k++;
+        int r = snprintf(buf + w, len - w, "%s%s x%d", w ? ", " : "", p->opt[pick[n]].name, k - n + 1);
+        if (r < 0)
+            break;
+        w += (size_t)r;
+        n = k + 1;
+    }
+}
+
+static int add_block_strategy(problem *p, int tp, int sdp, int consec)
+{
+    const wl_model *m = &p->ctx->model;
+    int dp = p->G / tp;
+    if (p->G % tp || m->heads % tp || m->hidden % tp || m->ffn % tp || p->batch % dp || p->nst == MAXS)
+        return -1;
+    plan_bstrat s = {tp, sdp, consec};
+    p->st[p->nst] = s;
+    return p->nst++;
+}
+
+static int setup(problem *p, const plan_ctx *ctx, const char *algo, const search_opts *o, sim_err *err)
+{
+    memset(p, 0, sizeof *p);
+    p->ctx = ctx;
+    p->G = ctx->mach->ngpus;
+    p->batch = o->batch ? o->batch : 2 * p->G;
+    int L = o->layers ? o->layers : ctx->model.layers;
+    const sim_gpu *g = sim_machine_gpu(ctx->mach, 0);
+    p->budget = o->mem_budget > 0 ? o->mem_budget : 0.95 * g->mem_capacity;
+    if (!strcmp(algo, "oases") || !strcmp(algo, "oases-compare")) {
+        p->blocks_per_node = 1;
+        p->nodes = 2 * L;
+        for (int tp = 1; tp <= p->G; tp *= 2) {
+            /* Oases needs a sub-batch per TP group: gbs·t/N/2 whole (its
+             * feasibility rule, papers.md §1.6); same set for both planners */
+            if (!strcmp(algo, "oases-compare") && (p->G % tp || (p->batch / 2) % (p->G / tp)))
+                continue;
+            int s = add_block_strategy(p, tp, 0, 1);
+            if (s < 0)
+                continue;
+            option *op = &p->opt[p->nopt++];
+            op->nb = 1;
+            op->blk[0] = s;
+            plan_bstrat_name(&p->st[s], p->G, op->name, sizeof op->name);
+        }
+    } else if (!strcmp(algo, "galvatron")) {
+        p->blocks_per_node = 2;
+        p->nodes = L;
+        for (int tp = 1; tp <= p->G; tp *= 2)
+            for (int sdp = 0; sdp < 2; sdp++)
+                for (int consec = 1; consec >= 0; consec--) {
+                    int dp = p->G / tp;
+                    if ((sdp && dp == 1) || (!consec && (tp == 1 || dp == 1)))
+                        continue;
+                    int s = add_block_strategy(p, tp, sdp, consec);
+                    if (s < 0)
+                        continue;
+                    option *op = &p->opt[p->nopt++];
+                    op->nb = 2;
+                    op->blk[0] = op->blk[1] = s;
+                    plan_bstrat_name(&p->st[s], p->G, op->name, sizeof op->name);
+                }
+    } else if (!strcmp(algo, "osdp")) {
+        p->blocks_per_node = 2;
+        p->nodes = L;
+        int d = add_block_strategy(p, 1, 0, 1), s = add_block_strategy(p, 1, 1, 1);
+        if (d < 0 || s < 0)
+            return sim_errf(err, "osdp: batch %d is not divisible by the %d GPUs", p->batch, p->G);
+        for (int level = 0; level < 4; level++) {
+            option *op = &p->opt[p->nopt++];
+            op->nb = 2;
+            op->blk[0] = level & 1 ? s : d;
+            op->blk[1] = level & 2 ? s : d;
+            snprintf(op->name, sizeof op->name, "level%d", level);
+        }
+    } else {
+        return sim_errf(err, "--search: expected oases, galvatron, osdp or oases-compare, got \"%s\"", algo);
+    }
+    if (p->nodes < 1 || p->nodes > MAXN)
+        return sim_errf(err, "--search: %d nodes (layers or blocks); expected 1..%d", p->nodes, MAXN);
+    if (p->nopt == 0)
+        return sim_errf(err, "--search %s: no strategy divides %d GPUs, the model and batch %d", algo, p->G, p->batch);
+    for (int i = 0; i < p->nodes * p->blocks_per_node; i++)
+        p->kind[i] = p->blocks_per_node == 2 ? (plan_block_kind)(i % 2) : (plan_block_kind)(i % 2);
+    return 0;
+}
+
+/* ---- Oases' own cost model (papers.md §1.6) ---- */
+
+typedef struct oases_costs {
+    double comp[2][MAXS], bp[2][MAXS], comm[MAXS], mem[2][MAXS];
+} oases_costs;
+
+static int oases_model(problem *p, oases_costs *oc, sim_err *err)
+{
+    const wl_model *m = &p->ctx->model;
+    int64_t d = p->ctx->dtype == SIM_DTYPE_FP32 || p->ctx->dtype == SIM_DTYPE_TF32 ? 4 : 2;
+    double h = m->hidden;
+    for (int s = 0; s < p->nst; s++) {
+        int t = p->st[s].tp, dp = p->G / t;
+        /* sub-batch b_t = gbs·t/N/2: the chain's batch halved gives it per replica */
+        if ((p->batch / 2) % dp)
+            return sim_errf(err, "oases-compare: batch/2 = %d is not divisible by dp = %d", p->batch / 2, dp);
+        for (int k = 0; k < 2; k++) {
+            plan_block_kind kk = (plan_block_kind)k;
+            plan_chain c = {m, p->G, p->batch / 2, p->ctx->dtype, 1, &kk, &p->st[s], 1, 0, 1};
+            double fwd, all;
+            if (plan_chain_simulate(&c, p->ctx->mach, &fwd, NULL, err) < 0)
+                return -1;
+            c.fwd_only = 0;
+            if (plan_chain_simulate(&c, p->ctx->mach, &all, NULL, err) < 0)
+                return -1;
+            p->sims += 2;
+            oc->comp[k][s] = fwd;
+            oc->bp[k][s] = all - fwd;
+            double Bt = (double)p->batch * t / p->G;
+            double param = k == 0 ? 4 * (4 * h * h / t + 6 * h) : 4 * (8 * h * h / t + 7 * h);
+            oc->mem[k][s] = 12 * Bt * m->seq * h + 5 * param;
+        }
+        /* the profiler's comm: all_reduce of the sub-batch output on the world group */
+        int64_t bytes = (int64_t)(p->batch / 2 / dp) * m->seq * m->hidden * d;
+        if (plan_world_allreduce(p->ctx->mach, p->G, bytes, &oc->comm[s], err) < 0)
+            return -1;
+        p->sims++;
+    }
+    return 0;
+}
+
+/* Viterbi over blocks with Oases' objective; node i's terms are priced at
+ * its own degree (as the ILP does), edges by its resharding formula. */
+static int oases_solve(problem *p, const oases_costs *oc, int *pick, double *best, sim_err *err)
+{
+    int N = p->nodes, O = p->nopt, V = (int)floor(p->budget / 1e6);
+    double *f = malloc(sizeof(double) * (size_t)(V + 1) * O), *g = malloc(sizeof(double) * (size_t)(V + 1) * O);
+    unsigned char *back = malloc((size_t)N * (V + 1) * O);
+    if (!f || !g || !back) {
+        free(f);
+        free(g);
+        free(back);
+        return sim_errf(err, "out of memory");
+    }
+    for (size_t i = 0; i < (size_t)(V + 1) * O; i++)
+        f[i] = DBL_MAX;
+    for (int n = 0; n < N; n++) {
+        int k = n % 2, k1 = (n + 1) % 2, km = (n + N - 1) % 2;
+        for (size_t i = 0; i < (size_t)(V + 1) * O; i++)
+            g[i] = DBL_MAX;
+        for (int o = 0; o < O; o++) {
+            int s = p->opt[o].blk[0];
+            double cm = oc->comm[s], c;
+            if (n == 0)
+                c = oc->comp[k][s] + oc->bp[k][s];
+            else if (n < N - 1)
+                c = fmax(oc->comp[k][s], cm) + fmax(oc->comp[k1][s], cm) +
+                    fmax(oc->bp[k][s] + oc->comp[k][s], cm) + fmax(oc->bp[k1][s] + oc->comp[k1][s], cm);
+            else
+                c = fmax(oc->comp[km][s], cm) + cm + fmax(oc->bp[km][s] + oc->comp[km][s], cm) + cm;
+            int need = mb_of(oc->mem[k][s]);
+            for (int v = need; v <= V; v++) {
+                int u = v - need;
+                double bc = DBL_MAX;
+                int arg = 0;
+                if (n == 0) {
+                    if (u == 0)
+                        bc = c;
+                } else {
+                    for (int q = 0; q < O; q++) {
+                        double x = f[(size_t)u * O + q];
+                        if (x == DBL_MAX)
+                            continue;
+                        int a = p->st[p->opt[q].blk[0]].tp, b = p->st[s].tp, sq = p->opt[q].blk[0];
+                        double r = 0;
+                        if (a < b)
+                            r = (double)b / a * oc->comm[sq] + fmin(oc->comm[sq], oc->comp[k][s]);
+                        else if (a > b)
+                            r = (double)a / b * oc->comm[s] + fmin(oc->comm[sq], oc->bp[k][s]);
+                        x += r + c;
+                        if (x < bc) {
+                            bc = x;
+                            arg = q;
+                        }
+                    }
+                }
+                g[(size_t)v * O + o] = bc;
+                back[((size_t)n * (V + 1) + v) * O + o] = (unsigned char)arg;
+            }
+        }
+        double *t = f;
+        f = g;
+        g = t;
+    }
+    double bc = DBL_MAX;
+    int bv = -1, bo = -1;
+    for (int v = 0; v <= V; v++)
+        for (int o = 0; o < O; o++)
+            if (f[(size_t)v * O + o] < bc) {
+                bc = f[(size_t)v * O + o];
+                bv = v;
+                bo = o;
+            }
+    int rc = 0;
+    if (bv < 0) {
+        rc = sim_errf(err, "Oases' model: nothing fits 0.95 x the GPU memory");
+    } else {
+        for (int n = N - 1; n >= 0; n--) {
+            pick[n] = bo;
+            int prev = back[((size_t)n * (V + 1) + bv) * O + bo];
+            bv -= mb_of(oc->mem[n % 2][p->opt[bo].blk[0]]);
+            bo = prev;
+        }
+        *best = bc;
+    }
+    free(f);
+    free(g);
+    free(back);
+    return rc;
+}
+
+/* ---- the command ---- */
+
+static int exhaustive(problem *p, int json, const int *dpick, double dcost, int *agree_out, sim_err *err)
+{
+    int N = p->nodes, O = p->nopt;
+    double combos = pow(O, N);
+    if (combos > 20000)
+        return sim_errf(err, "--exhaustive: %d^%d = %.0f assignments; use --layers to make the case smaller", O, N,
+                        combos);
+    int pick[MAXN], best_add[MAXN] = {0}, best_sim[MAXN] = {0};
+    double bc_add = DBL_MAX, bc_sim = DBL_MAX, dp_sim = 0;
+    int full = 0;
+    memset(pick, 0, sizeof pick);
+    for (long it = 0; it < (long)combos; it++) {
+        long x = it;
+        for (int n = 0; n < N; n++) {
+            pick[n] = (int)(x % O);
+            x /= O;
+        }
+        double c, t, peak;
+        int mem;
+        if (additive(p, pick, &c, &mem, err) < 0)
+            return -1;
+        if (mem > (int)floor(p->budget / 1e6))
+            continue;
+        if (c < bc_add - 1e-15) {
+            bc_add = c;
+            memcpy(best_add, pick, sizeof(int) * (size_t)N);
+        }
+        if (simulate_plan(p, pick, &t, &peak, err) < 0)
+            return -1;
+        full++;
+        if (t < bc_sim) {
+            bc_sim = t;
+            memcpy(best_sim, pick, sizeof(int) * (size_t)N);
+        }
+        if (!memcmp(pick, dpick, sizeof(int) * (size_t)N))
+            dp_sim = t;
+    }
+    char a[512], b[512];
+    describe(p, best_add, a, sizeof a);
+    describe(p, best_sim, b, sizeof b);
+    int same_add = fabs(bc_add - dcost) <= 1e-9 * dcost;
+    int same_sim = dp_sim > 0 && dp_sim <= bc_sim * (1 + 1e-6);
+    *agree_out = same_add && same_sim;
+    if (json) {
+        printf(",\n  \"exhaustive\": {\"assignments\": %.0f, \"simulations\": %d, \"additive_best\": \"%s\", "
+               "\"additive_best_s\": %.9g, \"simulated_best\": \"%s\", \"simulated_best_s\": %.9g, "
+               "\"dp_plan_simulated_s\": %.9g, \"dp_matches_additive\": %s, \"dp_matches_simulated\": %s}",
+               combos, full, a, bc_add, b, bc_sim, dp_sim, same_add ? "true" : "false",
+               same_sim ? "true" : "false");
+    } else {
+        printf("exhaustive     %.0f assignments, %d whole-chain simulations\n", combos, full);
+        printf("  additive optimum   %.6f s  %s  -> %s\n", bc_add, a, same_add ? "same as the DP" : "DIFFERS from the DP");
+        printf("  simulated optimum  %.6f s  %s  -> DP plan simulates to %.6f s: %s\n", bc_sim, b, dp_sim,
+               same_sim ? "same optimum" : "DIFFERENT optimum");
+    }
+    return 0;
 }
 
 int search_cli(const plan_ctx *ctx, const char *algo, const search_opts *o, int json, sim_err *err)
 {
-    (void)ctx;
-    (void)o;
-    (void)json;
-    return sim_errf(err, "--search %s: not built yet", algo);
+    problem *p = calloc(1, sizeof *p);
+    if (!p)
+        return sim_errf(err, "out of memory");
+    int rc = -1;
+    if (setup(p, ctx, algo, o, err) < 0)
+        goto out;
+    int pick[MAXN];
+    double cost = 0, t = 0, peak = 0;
+    if (dp_solve(p, pick, &cost, err) < 0)
+        goto out;
+    int frag_sims = p->sims;
+    if (simulate_plan(p, pick, &t, &peak, err) < 0)
+        goto out;
+    char desc[1024];
+    describe(p, pick, desc, sizeof desc);
+    if (!strcmp(algo, "oases-compare")) {
+        oases_costs oc;
+        int opick[MAXN];
+        double ocost = 0, ot = 0, opeak = 0;
+        int before = p->sims;
+        if (oases_model(p, &oc, err) < 0 || oases_solve(p, &oc, opick, &ocost, err) < 0 ||
+            simulate_plan(p, opick, &ot, &opeak, err) < 0)
+            goto out;
+        char odesc[1024];
+        describe(p, opick, odesc, sizeof odesc);
+        if (json) {
+            printf("{\n  \"platform\": \"%s\", \"model\": \"%s\", \"gpus\": %d, \"batch\": %d, \"blocks\": %d,\n", ctx->mach->name,
+                   ctx->model.name, p->G, p->batch, p->nodes);
+            printf("  \"oases_model_plan\": \"%s\", \"oases_model_predicted_s\": %.9g, \"oases_plan_simulated_s\": %.9g, "
+                   "\"oases_plan_samples_per_s\": %.9g,\n",
+                   odesc, ocost, ot, p->batch / ot);
+            printf("  \"trainsim_plan\": \"%s\", \"trainsim_predicted_s\": %.9g, \"trainsim_plan_simulated_s\": %.9g, "
+                   "\"trainsim_plan_samples_per_s\": %.9g,\n",
+                   desc, cost, t, p->batch / t);
+            printf("  \"simulations\": {\"trainsim_fragments\": %d, \"oases_model_fragments\": %d}\n}\n", frag_sims,
+                   p->sims - before);
+        } else {
+            printf("Oases planner vs trainsim on %s: %s, %d GPUs, batch %d, %d blocks (attention/MLP)\n",
+                   ctx->mach->name, ctx->model.name, p->G, p->batch, p->nodes);
+            printf("Oases' cost model  (comm = %d-GPU world all-reduce, max(comp, comm) windows, papers.md §1.6)\n", p->G);
+            printf("  plan             %s\n", odesc);
+            printf("  its prediction   %.4f s (its own units: one pass of the windows)\n", ocost);
+            printf("  simulated        %.4f s per step, %.3f samples/s, peak %.2f GB\n", ot, p->batch / ot, opeak / 1e9);
+            printf("trainsim (per-block costs simulated on the platform, TP all-reduces on their own groups)\n");
+            printf("  plan             %s\n", desc);
+            printf("  simulated        %.4f s per step, %.3f samples/s, peak %.2f GB\n", t, p->batch / t, peak / 1e9);
+            printf("speed-up           %.2fx from pricing communication by simulation\n", ot / t);
+            printf("simulations        %d fragments for trainsim's search, %d for Oases' cost model, 2 whole plans\n",
+                   frag_sims, p->sims - before);
+        }
+        rc = 0;
+        goto out;
+    }
+    if (json) {
+        printf("{\n  \"algorithm\": \"%s\", \"platform\": \"%s\", \"model\": \"%s\", \"gpus\": %d, \"batch\": %d, "
+               "\"nodes\": %d, \"strategies\": %d, \"memory_budget_bytes\": %.0f,\n",
+               algo, ctx->mach->name, ctx->model.name, p->G, p->batch, p->nodes, p->nopt, p->budget);
+        printf("  \"plan\": \"%s\", \"predicted_s\": %.9g, \"simulated_s\": %.9g, \"samples_per_s\": %.9g, "
+               "\"peak_memory_bytes\": %.0f, \"fragment_simulations\": %d",
+               desc, cost, t, p->batch / t, peak, frag_sims);
+    } else {
+        printf("%s search on %s: %s, %d GPUs, batch %d, %d %s, %d strategies each, memory budget %.2f GB\n", algo,
+               ctx->mach->name, ctx->model.name, p->G, p->batch, p->nodes, p->blocks_per_node == 1 ? "blocks" : "layers",
+               p->nopt, p->budget / 1e9);
+        printf("plan           %s\n", desc);
+        printf("predicted      %.6f s (sum of simulated fragments)\n", cost);
+        printf("simulated      %.6f s whole (%.3f samples/s, peak %.2f GB)\n", t, p->batch / t, peak / 1e9);
+        printf("simulations    %d fragments + 1 whole plan\n", frag_sims);
+    }
+    int agree = 1;
+    if (o->exhaustive && exhaustive(p, json, pick, cost, &agree, err) < 0)
+        goto out;
+    if (json)
+        printf("\n}\n");
+    rc = agree ? 0 : sim_errf(err, "the dynamic programme and the exhaustive search disagree");
+out:
+    free(p);
+    return rc;
 }
