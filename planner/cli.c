@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -23,7 +24,7 @@
 #include "workloads/gpt.h"
 
 typedef struct opts {
-    const char *platform, *model, *cache, *svg, *search;
+    const char *platform, *model, *cache, *svg, *search, *only;
     int gpus, gb, jobs, top, json, csv, quiet, nocache;
     sim_dtype dtype;
     plan_fidelity fidelity;
@@ -47,6 +48,7 @@ static void usage(FILE *f)
             "  --json, --csv       machine-readable output (all evaluated strategies)\n"
             "  --svg FILE          throughput against peak memory, with the Pareto front\n"
             "  --quiet             no progress bar\n"
+            "  --strategies \"S1;S2\" evaluate these strategies (on top of gb and dtype) instead of the sweep\n"
             "  --search A          a seed's search over per-block/per-layer strategies on simulated\n"
             "                      fragments: oases, galvatron, osdp, or oases-compare (Oases' own\n"
             "                      cost model against simulated costs); with --layers N, --batch B,\n"
@@ -115,6 +117,7 @@ static int parse(int argc, char **argv, opts *o, search_opts *so)
         else if (!strcmp(a, "--cache")) o->cache = v;
         else if (!strcmp(a, "--svg")) o->svg = v;
         else if (!strcmp(a, "--search")) o->search = v;
+        else if (!strcmp(a, "--strategies")) o->only = v;
         else if (!strcmp(a, "--gpus")) { if (posint(a, v, &o->gpus)) return 2; }
         else if (!strcmp(a, "--global-batch")) { if (posint(a, v, &o->gb)) return 2; }
         else if (!strcmp(a, "--jobs")) { if (posint(a, v, &o->jobs)) return 2; }
@@ -181,6 +184,7 @@ typedef struct sweep {
     plan_progress prog;
     int done;
     int cache_errors;
+    int times;
 } sweep;
 
 static void job(void *arg, int i, plan_result *out)
@@ -193,6 +197,8 @@ static void job_done(void *arg, int i, const plan_result *r)
 {
     sweep *w = arg;
     w->res[i] = *r;
+    if (w->times) /* TRAINSIM_PLAN_TIMES=1: per-evaluation cost on stderr (bench) */
+        fprintf(stderr, "eval %.3f s %d sims %s\n", r->wall_s, r->sims, r->strategy);
     if (w->cache) {
         sim_err e;
         if (plan_cache_put(w->cache, r, &e) < 0 && !w->cache_errors++)
@@ -436,6 +442,7 @@ int plan_cli_main(int argc, char **argv)
     ctx.model_spec = o.model;
     ctx.dtype = o.dtype;
     ctx.fidelity = o.fidelity;
+    ctx.only = o.only;
     ctx.mach = plat_load(o.platform, &err);
     if (!ctx.mach || restrict_gpus(ctx.mach, o.gpus, &err) < 0 || wl_model_load(o.model, &ctx.model, &err) < 0) {
         fprintf(stderr, "trainsim plan: %s\n", err.msg);
@@ -473,6 +480,7 @@ int plan_cli_main(int argc, char **argv)
     memset(&w, 0, sizeof w);
     w.ctx = &ctx;
     w.sp = sp;
+    w.times = getenv("TRAINSIM_PLAN_TIMES") && getenv("TRAINSIM_PLAN_TIMES")[0] == '1';
     w.res = calloc((size_t)(n ? n : 1), sizeof *w.res);
     int *todo = calloc((size_t)(n ? n : 1), sizeof *todo);
     int ntodo = 0, ncached = 0;
@@ -512,10 +520,15 @@ int plan_cli_main(int argc, char **argv)
         int sims = 0;
         for (int j = 0; j < ntodo; j++)
             sims += w.res[todo[j]].sims;
+        /* CPU seconds of the evaluation processes (this rank's), which on a
+         * shared machine measure the cost better than wall time */
+        struct rusage ru;
+        getrusage(RUSAGE_CHILDREN, &ru);
+        double cpu = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
         fprintf(stderr, "trainsim plan: %d strategies: %d evaluated (%d simulations) on %d process%s x %d rank%s, "
-                        "%d from the cache, in %.2f s (%.1f evaluations/s)\n",
+                        "%d from the cache, in %.2f s (%.1f evaluations/s); %.2f CPU s per evaluation on rank 0\n",
                 n, ntodo, sims, jobs, jobs == 1 ? "" : "es", msize, msize == 1 ? "" : "s", ncached, el,
-                el > 0 ? ntodo / el : 0);
+                el > 0 ? ntodo / el : 0, nmine ? cpu / nmine : 0);
     } else if (rc < 0) {
         fprintf(stderr, "trainsim plan: %s\n", err.msg);
     }

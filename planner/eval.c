@@ -19,7 +19,20 @@
  * activations are affine in the layers; in-flight micro-batches are the same
  * once m ≥ p).  The error against full simulation is measured in
  * tests/planner/test_fast_heavy.c and bench/plan_bench.sh and stated in the
- * README.  Nothing here is fitted to measurements. */
+ * README.  Nothing here is fitted to measurements.
+ *
+ * Data-parallel replicas.  Replicas that share no server (and a fabric that
+ * is one non-blocking switch, as the generated single-switch platforms are)
+ * interact only through the gradient synchronisation after the flush.  So
+ * the reduced simulations above run only the replicas that share servers with
+ * replica 0 (k of dp; k = 1 when a TP group fills its servers) with the
+ * synchronisation and optimizer step taken out: they give each GPU's end of
+ * the pipeline E(rank), interpolated like the rest.  A fifth simulation runs
+ * every GPU of the full model's synchronisation (gradient and embedding
+ * all-reduces, optimizer step), each GPU starting at its E: that part sees
+ * the whole machine.  What it misses: stage s's gradient all-reduce sharing
+ * links with other stages' remaining pipeline traffic (pp > 1).  Used when
+ * k < dp and the platform is a generated single-switch cluster. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,6 +41,7 @@
 #include "planner/plan.h"
 #include "sim/engine.h"
 #include "workloads/gpt.h"
+#include <stdlib.h>
 
 static double wall_now(void)
 {
@@ -38,26 +52,228 @@ static double wall_now(void)
 
 typedef struct point {
     double T, compute, exposed, idle, comm, peak;
+    double *end; /* per rank of the simulated machine, or NULL */
 } point;
 
-static int simulate(const plan_ctx *ctx, const wl_model *m, const char *strategy, int gb, point *out, sim_err *err)
+/* ---- splitting a schedule into the pipeline and the synchronisation ---- */
+
+static int is_sync_op(const sim_schedule *s, uint32_t id, const unsigned char *dpstream)
 {
-    char s[PLAN_STRATEGY_MAX + 32];
-    snprintf(s, sizeof s, "%s,gb=%d", strategy, gb);
+    const sim_op *o = &s->ops[id];
+    return dpstream[o->stream] || o->phase == SIM_PHASE_OPTIMIZER;
+}
+
+/* A copy of s with only the pipeline part (sync = 0: all but the "dp"
+ * streams and the optimizer step) or only the synchronisation part (sync =
+ * 1: those, each rank first waiting start[rank] seconds on "compute"). */
+static sim_schedule *split(const sim_schedule *s, int sync, const double *start, sim_err *err)
+{
+    sim_schedule *n = sim_sched_new(s->nranks);
+    unsigned char *dpstream = calloc(s->nstreams + 1, 1);
+    int *smap = malloc(sizeof(int) * (s->nstreams + 1));
+    uint32_t *map = malloc(sizeof(uint32_t) * (s->nops + 1));
+    uint32_t *pmap = malloc(sizeof(uint32_t) * (s->npayloads + 1));
+    uint32_t *fixed = calloc((size_t)s->nranks, sizeof *fixed);
+    uint32_t *deps = NULL;
+    if (!n || !dpstream || !smap || !map || !pmap || !fixed) {
+        sim_errf(err, "out of memory splitting a schedule");
+        goto fail;
+    }
+    n->meta = s->meta;
+    for (int c = 0; c < s->ncomms; c++) {
+        const char *nm = sim_sched_strname(s, s->comms[c].name);
+        sim_sched_comm(n, nm ? nm : "comm", s->comms[c].ranks, s->comms[c].nranks);
+    }
+    for (uint32_t i = 0; i < s->nstreams; i++) {
+        const char *nm = sim_sched_strname(s, s->streams[i].name);
+        dpstream[i] = nm && !strcmp(nm, "dp");
+        smap[i] = -1;
+    }
+    for (uint32_t i = 0; i < s->npayloads; i++)
+        pmap[i] = UINT32_MAX;
+    if (sync)
+        for (int r = 0; r < s->nranks; r++) {
+            int st = sim_sched_stream(n, r, "compute");
+            sim_payload p;
+            memset(&p, 0, sizeof p);
+            p.kind = SIM_OP_COMPUTE;
+            p.sub = SIM_KERNEL_FIXED;
+            p.name = sim_sched_str(n, "pipeline (simulated apart)");
+            p.seconds = start[r];
+            fixed[r] = sim_sched_add(n, st, sim_sched_payload(n, &p), -1, SIM_NO_TAGS, NULL, 0);
+        }
+    int maxdeps = 8;
+    deps = malloc(sizeof(uint32_t) * (size_t)maxdeps);
+    for (uint32_t id = 0; id < s->nops; id++) {
+        const sim_op *o = &s->ops[id];
+        map[id] = UINT32_MAX;
+        if (is_sync_op(s, id, dpstream) != sync)
+            continue;
+        if (o->ndeps + 1 > maxdeps) {
+            maxdeps = o->ndeps + 1;
+            uint32_t *d = realloc(deps, sizeof(uint32_t) * (size_t)maxdeps);
+            if (!d) {
+                sim_errf(err, "out of memory splitting a schedule");
+                goto fail;
+            }
+            deps = d;
+        }
+        int nd = 0;
+        for (uint32_t k = 0; k < o->ndeps; k++) {
+            uint32_t d = map[s->deps[o->dep_first + k]];
+            if (d != UINT32_MAX)
+                deps[nd++] = d;
+        }
+        int rank = s->streams[o->stream].rank;
+        if (sync && dpstream[o->stream])
+            deps[nd++] = fixed[rank];
+        if (smap[o->stream] < 0)
+            smap[o->stream] = sim_sched_stream(n, rank, sim_sched_strname(s, s->streams[o->stream].name));
+        if (pmap[o->payload] == UINT32_MAX) {
+            sim_payload p = s->payloads[o->payload];
+            const char *nm = p.name >= 0 ? sim_sched_strname(s, p.name) : NULL;
+            p.name = nm ? sim_sched_str(n, nm) : -1;
+            pmap[o->payload] = sim_sched_payload(n, &p);
+        }
+        sim_tags t = {o->layer, o->micro, o->subbatch, o->phase};
+        map[id] = sim_sched_add(n, smap[o->stream], pmap[o->payload], o->arg, t, nd ? deps : NULL, nd);
+    }
+    free(dpstream);
+    free(smap);
+    free(map);
+    free(pmap);
+    free(fixed);
+    free(deps);
+    return n;
+fail:
+    sim_sched_free(n);
+    free(dpstream);
+    free(smap);
+    free(map);
+    free(pmap);
+    free(fixed);
+    free(deps);
+    return NULL;
+}
+
+/* Replicas (Megatron order: rank = stage·tp·dp + replica·tp + t) that share
+ * servers with replica 0; dp when the reduction does not apply. */
+static int coupled_replicas(const sim_machine *m, int tp, int pp, int dp)
+{
+    if (!m->platform_xml || (m->nnodes > 1 && (!strstr(m->platform_xml, "\"fabric-sw\"") ||
+                                               strstr(m->platform_xml, "\"spine\""))))
+        return dp; /* unknown or oversubscribed fabric: replicas may meet there */
+    int *comp = malloc(sizeof(int) * (size_t)dp);
+    if (!comp)
+        return dp;
+    for (int d = 0; d < dp; d++)
+        comp[d] = d;
+    /* union replicas that share a node (small: quadratic is fine) */
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int s = 0; s < pp; s++)
+            for (int a = 0; a < dp; a++)
+                for (int b = a + 1; b < dp; b++) {
+                    if (comp[a] == comp[b])
+                        continue;
+                    int share = 0;
+                    for (int x = 0; x < tp && !share; x++)
+                        for (int y = 0; y < tp && !share; y++)
+                            share = m->node[s * tp * dp + a * tp + x] == m->node[s * tp * dp + b * tp + y];
+                    if (share) {
+                        int lo = comp[a] < comp[b] ? comp[a] : comp[b];
+                        comp[a] = comp[b] = lo;
+                        changed = 1;
+                    }
+                }
+    }
+    int k = 0;
+    while (k < dp && comp[k] == 0)
+        k++;
+    int ok = dp % k == 0;
+    for (int d = 0; d < dp && ok; d++)
+        ok = comp[d] == d / k * k; /* components are consecutive blocks of k */
+    /* and every block sits on servers the same way as the first */
+    for (int d = k; d < dp && ok; d++)
+        for (int s = 0; s < pp && ok; s++)
+            for (int x = 0; x < tp && ok; x++)
+                for (int y = 0; y < tp && ok; y++) {
+                    int r0 = s * tp * dp + (d % k) * tp, r1 = s * tp * dp + d * tp;
+                    ok = (m->node[r0 + x] == m->node[r0 + y]) == (m->node[r1 + x] == m->node[r1 + y]);
+                }
+    free(comp);
+    return ok ? k : dp;
+}
+
+/* The first k replicas as a machine of tp·pp·k ranks on the same hosts. */
+static sim_machine *replica_view(const sim_machine *m, int tp, int pp, int dp, int k)
+{
+    int n = tp * pp * k;
+    sim_machine *v = sim_machine_new(n, m->nmodels);
+    if (!v)
+        return NULL;
+    snprintf(v->name, sizeof v->name, "%s", m->name);
+    v->nnodes = m->nnodes;
+    memcpy(v->gpus, m->gpus, sizeof *m->gpus * (size_t)m->nmodels);
+    v->platform_xml = strdup(m->platform_xml);
+    for (int s = 0; s < pp; s++)
+        for (int d = 0; d < k; d++)
+            for (int t = 0; t < tp; t++) {
+                int r = s * tp * k + d * tp + t, f = s * tp * dp + d * tp + t;
+                v->host[r] = strdup(m->host[f]);
+                v->node[r] = m->node[f];
+                v->gpu_model[r] = m->gpu_model[f];
+                if (!v->host[r]) {
+                    sim_machine_free(v);
+                    return NULL;
+                }
+            }
+    if (!v->platform_xml) {
+        sim_machine_free(v);
+        return NULL;
+    }
+    return v;
+}
+
+/* mode 0: the whole schedule; 1: the pipeline part only (split()), on the
+ * replica view with dp = k, keeping each rank's end time. */
+static int simulate(const plan_ctx *ctx, const sim_machine *mach, const wl_model *m, const char *strategy, int gb,
+                    int dp, int mode, point *out, sim_err *err)
+{
+    char s[PLAN_STRATEGY_MAX + 48];
+    if (dp > 0)
+        snprintf(s, sizeof s, "%s,dp=%d,gb=%d", strategy, dp, gb);
+    else
+        snprintf(s, sizeof s, "%s,gb=%d", strategy, gb);
     wl_strategy st;
     wl_strategy_default(&st);
     if (wl_strategy_parse(s, &st, err) < 0)
         return -1;
-    sim_schedule *sch = wl_gpt_generate(m, &st, ctx->mach, err);
+    (void)ctx;
+    sim_schedule *sch = wl_gpt_generate(m, &st, mach, err);
     if (!sch)
         return -1;
+    if (mode == 1) {
+        sim_schedule *p = split(sch, 0, NULL, err);
+        sim_sched_free(sch);
+        if (!p)
+            return -1;
+        sch = p;
+    }
     sim_options opt;
     sim_options_default(&opt);
     sim_result r;
-    int rc = sim_run_isolated(sch, ctx->mach, &opt, &r, err);
+    int rc = sim_run_isolated(sch, mach, &opt, &r, err);
+    int nr = sch->nranks;
     sim_sched_free(sch);
     if (rc < 0)
         return -1;
+    out->end = NULL;
+    if (mode == 1) {
+        out->end = malloc(sizeof(double) * (size_t)nr);
+        for (int i = 0; out->end && i < nr; i++)
+            out->end[i] = r.rank[i].end_s;
+    }
     out->T = r.iteration_s;
     out->compute = r.compute_s;
     out->exposed = r.exposed_comm_s;
@@ -115,17 +331,31 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
             np = 2;
         }
     }
+    /* data-parallel replicas simulated apart (see the header) */
+    int k = res.dp;
+    sim_machine *view = NULL;
+    if (ctx->fidelity == PLAN_FAST && res.dp > 1) {
+        k = coupled_replicas(ctx->mach, res.tp, res.pp, res.dp);
+        if (k < res.dp && !(view = replica_view(ctx->mach, res.tp, res.pp, res.dp, k)))
+            k = res.dp;
+    }
+    int reduced = k < res.dp;
+    int perk = res.mb * k;
     point pt[2][2];
-    for (int i = 0; i < nl; i++)
-        for (int j = 0; j < np; j++) {
+    memset(pt, 0, sizeof pt);
+    int failed = 0;
+    for (int i = 0; i < nl && !failed; i++)
+        for (int j = 0; j < np && !failed; j++) {
             wl_model m = ctx->model;
             m.layers = lp[i];
-            if (simulate(ctx, &m, strategy, nm[j] * per, &pt[i][j], &err) < 0) {
-                plan_copy(out->error, sizeof out->error, err.msg);
-                out->wall_s = wall_now() - t0;
-                return;
-            }
-            out->sims++;
+            if (reduced)
+                failed = simulate(ctx, view, &m, strategy, nm[j] * perk, k, 1, &pt[i][j], &err) < 0 || !pt[i][j].end;
+            else
+                failed = simulate(ctx, ctx->mach, &m, strategy, nm[j] * per, 0, 0, &pt[i][j], &err) < 0;
+            if (failed && !err.msg[0])
+                sim_errf(&err, "out of memory");
+            if (!failed)
+                out->sims++;
         }
     double wl[2] = {1, 0}, wm[2] = {1, 0};
     if (nl == 2) {
@@ -139,7 +369,7 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
         wm[1] = a;
     }
     point f = {0};
-    for (int i = 0; i < nl; i++)
+    for (int i = 0; i < nl && !failed; i++)
         for (int j = 0; j < np; j++) {
             double w = wl[i] * wm[j];
             f.T += w * pt[i][j].T;
@@ -149,6 +379,58 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
             f.comm += w * pt[i][j].comm;
             f.peak += w * pt[i][j].peak;
         }
+    if (reduced && !failed) {
+        /* the synchronisation of the full model on every GPU, each starting
+         * where its replica-0..k-1 counterpart ended the pipeline */
+        int G = ctx->mach->ngpus, td = res.tp * res.dp;
+        double *start = calloc((size_t)G, sizeof *start), mean_start = 0;
+        for (int r = 0; start && r < G; r++) {
+            int st = r / td, d = r % td / res.tp, t = r % res.tp;
+            int rv = st * res.tp * k + (d % k) * res.tp + t;
+            for (int i = 0; i < nl; i++)
+                for (int j = 0; j < np; j++)
+                    start[r] += wl[i] * wm[j] * pt[i][j].end[rv];
+            mean_start += start[r] / G;
+        }
+        char s2[PLAN_STRATEGY_MAX + 32];
+        snprintf(s2, sizeof s2, "%s,gb=%d", strategy, nm[0] * per);
+        wl_strategy st2;
+        wl_strategy_default(&st2);
+        sim_schedule *full = NULL, *sync = NULL;
+        sim_result r2;
+        if (!start || wl_strategy_parse(s2, &st2, &err) < 0 ||
+            !(full = wl_gpt_generate(&ctx->model, &st2, ctx->mach, &err)) || !(sync = split(full, 1, start, &err))) {
+            failed = 1;
+        } else {
+            sim_options opt;
+            sim_options_default(&opt);
+            if (sim_run_isolated(sync, ctx->mach, &opt, &r2, &err) < 0) {
+                failed = 1;
+            } else {
+                out->sims++;
+                f.T = r2.iteration_s;
+                f.compute += r2.compute_s - mean_start;
+                f.exposed += r2.exposed_comm_s;
+                f.comm += r2.comm_s;
+                f.idle = f.T - f.compute - f.exposed;
+                if (f.idle < 0)
+                    f.idle = 0;
+                sim_result_free(&r2);
+            }
+        }
+        sim_sched_free(full);
+        sim_sched_free(sync);
+        free(start);
+    }
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++)
+            free(pt[i][j].end);
+    sim_machine_free(view);
+    if (failed) {
+        plan_copy(out->error, sizeof out->error, err.msg);
+        out->wall_s = wall_now() - t0;
+        return;
+    }
     if (!(f.T > 0)) {
         snprintf(out->error, sizeof out->error, "simulated iteration time %g s is not positive", f.T);
         return;

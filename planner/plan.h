@@ -64,6 +64,7 @@ typedef struct plan_ctx {
     sim_dtype dtype;
     plan_fidelity fidelity;
     uint64_t inputs_hash; /* platform + model + version + fidelity */
+    const char *only;     /* "s1;s2;...": evaluate these instead of enumerating */
 } plan_ctx;
 
 /* ---- hashing (FNV-1a 64) ---- */

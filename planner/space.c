@@ -189,6 +189,19 @@ plan_space *plan_space_new(const plan_ctx *ctx, sim_err *err)
     axis_live live[NAXES];
     probe_axes(live);
     int G = ctx->mach->ngpus;
+    if (ctx->only) {
+        /* a given list: each on top of the sweep's gb and dtype */
+        char *copy = strdup(ctx->only);
+        walk w = {sp, ctx, live, 0, 0, 0, 0, ""};
+        for (char *save = NULL, *tok = copy ? strtok_r(copy, ";", &save) : NULL; tok; tok = strtok_r(NULL, ";", &save)) {
+            char buf[PLAN_STRATEGY_MAX];
+            snprintf(buf, sizeof buf, "gb=%d,dtype=%s,%s", ctx->gb, sim_dtype_name(ctx->dtype), tok);
+            try_candidate(&w, buf);
+        }
+        free(copy);
+        snprintf(sp->axes, sizeof sp->axes, "the strategies given with --strategies");
+        return sp;
+    }
     char tps[128] = "", pps[128] = "", mbs[128] = "";
     for (int tp = 1; tp <= G; tp *= 2) {
         if (G % tp)
