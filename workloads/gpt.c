@@ -369,6 +369,7 @@ typedef struct payloads {
     uint32_t embed, final_ln, logits, loss;
     uint32_t loss_b, logits_dg, logits_wg, final_ln_b, embed_b;
     uint32_t tp_ar, loss_ar;
+    uint32_t emb_red, out_ag, out_red; /* embedding and output-layer TP collectives (sequence parallel: RS, AG, RS) */
     uint32_t send_act, recv_act, send_grad, recv_grad;
 } payloads;
 
@@ -413,13 +414,14 @@ static void build_payloads(gen *g)
     int64_t t = pl->t, sb = (int64_t)m->seq * pl->st.mb, h = m->hidden, d = pl->ab;
     int64_t sbhd = sb * h * d, vt = pl->vp / t;
     int64_t logits_bytes = sb * vt * 4;
+    int64_t rt = pl->st.sp ? t : 1; /* sequence parallel: s/t tokens between the TP regions */
 
     P->logits_alloc = wl_pay_mem(s, "logits", SIM_MEM_ACTIVATIONS, logits_bytes);
     P->logits_free = wl_pay_mem(s, "logits", SIM_MEM_ACTIVATIONS, -logits_bytes);
 
     /* forward */
     P->embed = wl_pay_elem(s, "embed", 3 * sbhd, dt); /* word row + position row → sum */
-    P->final_ln = wl_pay_elem(s, "final_ln", 2 * sbhd, dt);
+    P->final_ln = wl_pay_elem(s, "final_ln", 2 * sbhd / rt, dt);
     P->logits = wl_pay_gemm(s, "logits", sb, vt, h, dt);
     P->loss = wl_pay_elem(s, "loss", 2 * logits_bytes, SIM_DTYPE_FP32); /* vocab-parallel cross-entropy, fp32 */
 
@@ -427,18 +429,28 @@ static void build_payloads(gen *g)
     P->loss_b = wl_pay_elem(s, "loss_bwd", 2 * logits_bytes, SIM_DTYPE_FP32);
     P->logits_dg = wl_pay_gemm(s, "logits_dgrad", sb, h, vt, dt);
     P->logits_wg = wl_pay_gemm(s, "logits_wgrad", vt, h, sb, dt);
-    P->final_ln_b = wl_pay_elem(s, "final_ln_bwd", 3 * sbhd, dt);
+    P->final_ln_b = wl_pay_elem(s, "final_ln_bwd", 3 * sbhd / rt, dt);
     P->embed_b = wl_pay_elem(s, "embed_bwd", 3 * sbhd, dt);
 
     P->tp_ar = wl_pay_coll(s, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd);
     /* vocab-parallel cross-entropy: max, predicted logit and sum of exp over
      * the vocabulary shards, one fp32 value per token each */
     P->loss_ar = wl_pay_coll(s, "loss_allreduce", SIM_COLL_ALLREDUCE, sb * 4);
+    /* sequence parallelism (Korthikanti et al. 2022 Sec. 4.2.2): the
+     * embedding output is reduce-scattered along the sequence; the final
+     * layer norm runs on s/t tokens, all-gathered for the logits GEMM, whose
+     * input gradient is reduce-scattered; pipeline messages carry the shard */
+    P->emb_red = P->out_red = P->tp_ar;
+    P->out_ag = UINT32_MAX;
+    if (pl->st.sp) {
+        P->emb_red = P->out_red = wl_pay_coll(s, "sp_reducescatter", SIM_COLL_REDUCESCATTER, sbhd);
+        P->out_ag = wl_pay_coll(s, "sp_allgather", SIM_COLL_ALLGATHER, sbhd);
+    }
 
-    P->send_act = wl_pay_p2p(s, SIM_OP_SEND, "send_act", sbhd, TAG_ACT);
-    P->recv_act = wl_pay_p2p(s, SIM_OP_RECV, "recv_act", sbhd, TAG_ACT);
-    P->send_grad = wl_pay_p2p(s, SIM_OP_SEND, "send_grad", sbhd, TAG_GRAD);
-    P->recv_grad = wl_pay_p2p(s, SIM_OP_RECV, "recv_grad", sbhd, TAG_GRAD);
+    P->send_act = wl_pay_p2p(s, SIM_OP_SEND, "send_act", sbhd / rt, TAG_ACT);
+    P->recv_act = wl_pay_p2p(s, SIM_OP_RECV, "recv_act", sbhd / rt, TAG_ACT);
+    P->send_grad = wl_pay_p2p(s, SIM_OP_SEND, "send_grad", sbhd / rt, TAG_GRAD);
+    P->recv_grad = wl_pay_p2p(s, SIM_OP_RECV, "recv_grad", sbhd / rt, TAG_GRAD);
 }
 
 static sim_tags tags(int layer, int micro, sim_phase ph)
@@ -544,7 +556,7 @@ static void forward(gen *g, int micro, int chunk)
         wl_cursor_pend(c, sim_sched_add(g->s, g->s_recv_prev, P->recv_act, g->prev, t0, NULL, 0));
     } else {
         wl_cursor_comp(c, P->embed, t0);
-        wl_cursor_tp_allreduce(c, pl->t, P->tp_ar, t0); /* VocabParallelEmbedding */
+        wl_cursor_tp_allreduce(c, pl->t, P->emb_red, t0); /* VocabParallelEmbedding */
     }
     if (chunk_sharded(g, chunk)) {
         /* one layer at a time, the next one's parameters gathered meanwhile */
@@ -568,6 +580,8 @@ static void forward(gen *g, int micro, int chunk)
     }
     if (last_v) {
         wl_cursor_comp(c, P->final_ln, t0);
+        if (P->out_ag != UINT32_MAX)
+            wl_cursor_tp_allreduce(c, pl->t, P->out_ag, t0); /* gather_from_sequence_parallel_region */
         wl_cursor_mem(c, P->logits_alloc, t0);
         wl_cursor_comp(c, P->logits, t0);
         for (int i = 0; i < 3; i++) {
@@ -601,7 +615,7 @@ static void backward(gen *g, int micro, int chunk, int step)
     if (last_v) {
         wl_cursor_comp(c, P->loss_b, t0);
         wl_cursor_comp(c, P->logits_dg, t0);
-        wl_cursor_tp_allreduce(c, pl->t, P->tp_ar, t0); /* output layer's copy_to_tensor_model_parallel_region */
+        wl_cursor_tp_allreduce(c, pl->t, P->out_red, t0); /* output layer's copy_to_tensor_model_parallel_region */
         wl_cursor_comp_overlap(c, P->logits_wg, t0);
         wl_cursor_mem(c, P->logits_free, t0);
         wl_cursor_comp(c, P->final_ln_b, t0);

@@ -432,6 +432,21 @@ static void test_sequence_parallel(void)
         CHECK(ag[SIM_PHASE_BACKWARD] == 4 && rs[SIM_PHASE_BACKWARD] == 2);
         CHECK(ag[SIM_PHASE_RECOMPUTE] == (rc ? 2 : 0) && rs[SIM_PHASE_RECOMPUTE] == (rc ? 2 : 0));
         CHECK(ar == 0);
+        /* around the layers: the embedding output reduce-scattered, the final
+         * LN output all-gathered, its gradient reduce-scattered; only the
+         * loss' all-reduces remain */
+        int emb_rs = 0, out_ag = 0;
+        for (uint32_t i = 0; i < s->nops; i++) {
+            const sim_op *o = &s->ops[i];
+            const sim_payload *p = sim_sched_payload_of(s, i);
+            if (o->layer >= 0 || sim_sched_rank_of(s, i) != 0 || p->kind != SIM_OP_COLLECTIVE)
+                continue;
+            if (p->sub == SIM_COLL_ALLREDUCE)
+                CHECK_STR(oname(s, i), "loss_allreduce");
+            emb_rs += p->sub == SIM_COLL_REDUCESCATTER;
+            out_ag += p->sub == SIM_COLL_ALLGATHER;
+        }
+        CHECK(emb_rs == 2 && out_ag == 1);
         sim_sched_free(s);
     }
 }
