@@ -40,6 +40,7 @@ typedef struct wl_moe_strategy {
     int balance_mask;   /* bit per wl_balance to simulate */
     wl_routing_cfg routing;
     int fragment;       /* internal: planner fragments leave out embedding, logits, DP and optimizer */
+    const char *trace;  /* run option: Chrome trace of the last step under the last balance mode, or NULL */
 } wl_moe_strategy;
 
 void wl_moe_strategy_default(wl_moe_strategy *s);

@@ -106,14 +106,22 @@ typedef struct planner {
     int sims;
 } planner;
 
-static double simulate(const sim_schedule *s, const sim_machine *mach, sim_err *err)
+static double simulate_traced(const sim_schedule *s, const sim_machine *mach, const char *trace, sim_err *err)
 {
     sim_result r;
-    if (sim_run_isolated(s, mach, NULL, &r, err) < 0)
+    sim_options o;
+    sim_options_default(&o);
+    o.trace_path = trace;
+    if (sim_run_isolated(s, mach, &o, &r, err) < 0)
         return -1;
     double t = r.iteration_s;
     sim_result_free(&r);
     return t;
+}
+
+static double simulate(const sim_schedule *s, const sim_machine *mach, sim_err *err)
+{
+    return simulate_traced(s, mach, NULL, err);
 }
 
 /* Simulated time of one dense + one MoE layer under placement pl. */
@@ -368,7 +376,8 @@ int wl_moe_run(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st_i
                 rc = -1;
                 break;
             }
-            t[b] = simulate(sched, mach, err);
+            int last_mode = !(st.balance_mask >> (b + 1));
+            t[b] = simulate_traced(sched, mach, st.trace && s == steps - 1 && last_mode ? st.trace : NULL, err);
             sim_sched_free(sched);
             if (t[b] < 0)
                 rc = -1;
@@ -465,20 +474,30 @@ int wl_moe_cli_main(int argc, char **argv)
 {
     const char *platform = MOE_DEFAULT_PLATFORM, *model = MOE_DEFAULT_MODEL, *strategy = MOE_DEFAULT_STRATEGY;
     int json = 0;
+    const char *trace = NULL;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
-            printf("usage: trainsim moe [--platform P] [--model M] [--strategy S] [--json]\n"
+            printf("usage: trainsim moe [--platform P] [--model M] [--strategy S] [--json] [--trace F]\n"
                    "  simulates MoE training steps with skewed, drifting routing and compares load balancing:\n"
                    "  none (DeepSpeed-MoE), fastermoe (dynamic shadowing) and prophet (Pro-Prophet).\n"
                    "  strategy keys: tp, pp, dp, mb, gb, dtype (as for run), ep, steps, seed, drift,\n"
                    "    routing=uniform|zipf[:S]|dirichlet[:ALPHA]|trace:FILE, balance=none|fastermoe|prophet|all\n"
+                   "  --trace F: Chrome trace of the last step under the last balance mode\n"
                    "  defaults: --platform %s --model %s --strategy %s\n",
                    MOE_DEFAULT_PLATFORM, MOE_DEFAULT_MODEL, MOE_DEFAULT_STRATEGY);
             return 0;
         }
         if (!strcmp(o, "--json")) {
             json = 1;
+            continue;
+        }
+        if (!strcmp(o, "--trace")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "trainsim moe: --trace needs a file\n");
+                return 2;
+            }
+            trace = argv[++i];
             continue;
         }
         const char **slot = !strcmp(o, "--platform") ? &platform
@@ -509,7 +528,11 @@ int wl_moe_cli_main(int argc, char **argv)
         fprintf(stderr, "trainsim: %s\n", err.msg);
         return 1;
     }
+    st.trace = trace;
     int rc = wl_moe_run(&m, &moe, &st, mach, stdout, json, &err);
+    if (rc == 0 && trace && !json)
+        printf("trace of the last step (%s): %s (open in https://ui.perfetto.dev)\n",
+               wl_balance_name(31 - __builtin_clz((unsigned)st.balance_mask)), trace);
     if (rc < 0)
         fprintf(stderr, "trainsim: %s\n", err.msg);
     sim_machine_free(mach);

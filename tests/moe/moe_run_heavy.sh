@@ -15,6 +15,13 @@ grep -q "prophet saves" "$T/a" || fail "no comparison column"
 [ "$(grep -cE '^ +[0-9]+ \|' "$T/a")" = 3 ] || fail "expected 3 step rows"
 "$TRAINSIM" moe --platform h100-pcie-2x8 --strategy "$S" --json > "$T/j" || fail "json"
 python3 -c "import json,sys; d=json.load(open('$T/j')); assert len(d['steps'])==3" || fail "json output"
+"$TRAINSIM" moe --platform h100-pcie-2x8 --strategy "$S,balance=prophet" --trace "$T/t.json" > /dev/null || fail "trace"
+python3 - "$T/t.json" <<'PY' || fail "trace content"
+import json, sys
+names = {e["name"] for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "X"}
+for n in ("dispatch", "combine", "expert_fc1", "replica_bcast", "replica_reduce"):
+    assert n in names, n
+PY
 # a trace: perfectly balanced routing gives imbalance 1.00 without balancing
 python3 - "$T/even.json" <<'PY'
 import json, sys
