@@ -357,7 +357,7 @@ static int parse_node(jctx *c, const cJSON *node, int nnodes, const plat_default
 {
     static const char *const keys[] = {"gpu", "gpus_per_node", "sockets", "socket_link_GBps", "pcie", "p2p",
                                        "host_staging_GBps", "host_read_GBps", "switches", "nvlink", "nics", "nic",
-                                       NULL};
+                                       "nic_efficiency", NULL};
     if (check_keys(c, node, "node", keys))
         return -1;
     const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(node, "gpu");
@@ -506,7 +506,13 @@ static int parse_node(jctx *c, const cJSON *node, int nnodes, const plat_default
         for (int g = 0; g < ns->ngpus; g++)
             ns->gpu_nvl[g] = add_link(ns, nvbw * 1e9, lat_nvl, 0, "gpu%d-nvl", g, 0);
 
-    /* NICs. */
+    /* NICs, at the fraction of line rate NCCL reaches through them (fitted
+     * per cluster where collective timings exist: platforms/README.md). */
+    double nic_eff;
+    if (get_pos(c, node, "node", "nic_efficiency", 1.0, &nic_eff))
+        return -1;
+    if (nic_eff > 1)
+        return sim_errf(c->err, "%s: node.nic_efficiency: expected a fraction in (0, 1], got %g", c->src, nic_eff);
     const cJSON *nics = cJSON_GetObjectItemCaseSensitive(node, "nics");
     const cJSON *nic1 = cJSON_GetObjectItemCaseSensitive(node, "nic");
     if (nics && nic1)
@@ -520,8 +526,8 @@ static int parse_node(jctx *c, const cJSON *node, int nnodes, const plat_default
         if (plat_nic_lookup(nic1->valuestring, &nic, c->err))
             return sim_err_prefix(c->err, "%s: node.nic: ", c->src);
         ns->nic_sw[0] = 0;
-        ns->nic_link[0] = add_link(ns, nic.bw, nic.latency_s / 2, 0, "nic%d", 0, 0);
-        ns->nic_bw_total = nic.bw;
+        ns->nic_link[0] = add_link(ns, nic.bw * nic_eff, nic.latency_s / 2, 0, "nic%d", 0, 0);
+        ns->nic_bw_total = nic.bw * nic_eff;
         ns->nnics = 1;
     } else if (nics) {
         if (!cJSON_IsArray(nics))
@@ -549,8 +555,8 @@ static int parse_node(jctx *c, const cJSON *node, int nnodes, const plat_default
                 return jerr(c, pm, "a NIC model name (string)", m);
             if (plat_nic_lookup(m->valuestring, &nic, c->err))
                 return sim_err_prefix(c->err, "%s: %s: ", c->src, pm);
-            ns->nic_link[j] = add_link(ns, nic.bw, nic.latency_s / 2, 0, "nic%d", j, 0);
-            ns->nic_bw_total += nic.bw;
+            ns->nic_link[j] = add_link(ns, nic.bw * nic_eff, nic.latency_s / 2, 0, "nic%d", j, 0);
+            ns->nic_bw_total += nic.bw * nic_eff;
             ns->nnics++;
         }
     }

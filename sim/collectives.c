@@ -402,23 +402,71 @@ static void alltoall(uint32_t stream, int c, sim_comm_rt *C, int me, double byte
     free(data);
 }
 
-/* Double binary tree (NCCL 2.4+): tree 0 is a binary tree over ring
- * positions in heap order, tree 1 the same over positions mirrored, so most
- * interior nodes of one tree are leaves of the other.  Each carries half the
- * data in chunks.  Pipelined as NCCL's tree kernel is: a node forwards chunk
- * k up as soon as its children's chunk k has arrived, the root turns it
- * around, and a node forwards chunk k down as soon as it has it, so the
- * reduce and the broadcast of different chunks overlap.  Each (tree,
- * direction, destination) keeps one chunk in flight at a time, as NCCL's
- * FIFO slots make a sender wait for the receiver.  Inboxes are per (tree,
- * direction, receiver, sender), so chunks of different streams never mix. */
+/* Double binary tree (NCCL 2.4+), shaped as NCCL's trees are: within a node
+ * the GPUs form a chain (local 0 at its head), and the node heads form a
+ * binary tree over the nodes in heap order; tree 1 is the same over the
+ * nodes mirrored, so most interior nodes of one tree are leaves of the
+ * other.  Each tree carries half the data in chunks.  Pipelined as NCCL's
+ * tree kernel is: a GPU forwards chunk k up as soon as its children's chunk
+ * k has arrived, the root turns it around, and a GPU forwards chunk k down
+ * as soon as it has it, so the reduce and the broadcast of different chunks
+ * overlap.  Each (tree, direction, destination) keeps one chunk in flight at
+ * a time, as NCCL's FIFO slots make a sender wait for the receiver.  Inboxes
+ * are per (tree, direction, receiver, sender), so streams never mix. */
+#define TREE_KIDS 3
 typedef struct tree_side {
-    int idx, parent, kids[2], nkids;
-    int got_up[2], got_down;    /* chunks received from each child / from the parent */
-    int sent_up, sent_down[2];  /* chunks sent to the parent / to each child */
-    sg_comm_t rup[2], rdown, sup, sdown[2];
-    double t_sup, t_sdown[2];
+    int parent, kids[TREE_KIDS], nkids;
+    int got_up[TREE_KIDS], got_down;    /* chunks received from each child / from the parent */
+    int sent_up, sent_down[TREE_KIDS];  /* chunks sent to the parent / to each child */
+    sg_comm_t rup[TREE_KIDS], rdown, sup, sdown[TREE_KIDS];
+    double t_sup, t_sdown[TREE_KIDS];
 } tree_side;
+
+/* Node groups of the full ring (positions are sorted by node). */
+static void node_groups(sim_comm_rt *C, int pos, int *g, int *ng, int *start, int *size, int **starts)
+{
+    const ring *R = &C->full;
+    int n = R->n, k = -1;
+    static int buf[4096];
+    *ng = 0;
+    for (int i = 0; i < n; i++)
+        if (i == 0 || E.m->node[R->rank[i]] != E.m->node[R->rank[i - 1]]) {
+            if (*ng < 4096)
+                buf[*ng] = i;
+            (*ng)++;
+        }
+    for (int j = 0; j < *ng; j++)
+        if (buf[j] <= pos)
+            k = j;
+    *g = k;
+    *start = buf[k];
+    *size = (k + 1 < *ng ? buf[k + 1] : n) - buf[k];
+    *starts = buf;
+}
+
+static void tree_links(sim_comm_rt *C, int t, int pos, tree_side *x)
+{
+    int g, ng, start, size, *starts;
+    node_groups(C, pos, &g, &ng, &start, &size, &starts);
+    int n = C->full.n;
+    x->nkids = 0;
+    int local = pos - start;
+    if (local + 1 < size)
+        x->kids[x->nkids++] = pos + 1;
+    if (local > 0) {
+        x->parent = pos - 1;
+        return;
+    }
+    /* a node head: the node tree, mirrored for tree 1 */
+    int idx = t == 0 ? g : ng - 1 - g;
+    #define HEAD(i) (starts[t == 0 ? (i) : ng - 1 - (i)])
+    x->parent = idx > 0 ? HEAD((idx - 1) / 2) : -1;
+    for (int q = 0; q < 2; q++)
+        if (2 * idx + 1 + q < ng && x->nkids < TREE_KIDS)
+            x->kids[x->nkids++] = HEAD(2 * idx + 1 + q);
+    #undef HEAD
+    (void)n;
+}
 
 static sg_mailbox_t tree_box(int c, int t, char dir, int dst, int src)
 {
@@ -427,35 +475,39 @@ static sg_mailbox_t tree_box(int c, int t, char dir, int dst, int src)
     return sg_mailbox_by_name(name);
 }
 
+/* Depth of the trees: the longest chain within a node plus the node tree. */
+static int tree_steps_of(int n, int nnodes)
+{
+    int per = (n + nnodes - 1) / nnodes, d = 0;
+    while ((2 << d) - 1 < nnodes)
+        d++;
+    return per - 1 + d;
+}
+
 static void tree_allreduce(uint32_t stream, int c, sim_comm_rt *C, int me_member, double bytes, const proto_run *pr)
 {
     int n = C->n;
     if (n < 2)
         return;
     int pos = C->pos_full[me_member];
-    int nch = chunks_for(bytes / 2);
+    double tc = E.opt.tree_chunk_bytes > 0 ? E.opt.tree_chunk_bytes : 524288.0;
+    double cc = ceil(bytes / 2 / tc);
+    int nch = cc < 1 ? 1 : cc > 4096 ? 4096 : (int)cc;
     double wire = bytes / 2 / nch / pr->eff;
     const ring *R = &C->full;
     tree_side T[2];
     void *junk;
+    int ng = 0, g, start, size, *starts;
+    node_groups(C, pos, &g, &ng, &start, &size, &starts);
     for (int t = 0; t < 2; t++) {
-        tree_side *x = &T[t];
-        memset(x, 0, sizeof *x);
-        /* ring position at a tree index: tree 1 mirrors the positions */
-        #define AT(i) (t == 0 ? (i) : n - 1 - (i))
-        x->idx = t == 0 ? pos : n - 1 - pos;
-        x->parent = x->idx > 0 ? AT((x->idx - 1) / 2) : -1;
-        for (int q = 0; q < 2; q++) {
-            int ki = 2 * x->idx + 1 + q;
-            if (ki < n)
-                x->kids[x->nkids++] = AT(ki);
-        }
-        #undef AT
+        memset(&T[t], 0, sizeof T[t]);
+        tree_links(C, t, pos, &T[t]);
     }
+    enum { SLOTS = 2 * TREE_KIDS + 2 };
     for (;;) {
         /* post what can be posted: receives one chunk ahead, sends in order */
-        sg_comm_t h[12];
-        int who[12], nh = 0;
+        sg_comm_t h[2 * SLOTS];
+        int who[2 * SLOTS], nh = 0;
         for (int t = 0; t < 2; t++) {
             tree_side *x = &T[t];
             for (int q = 0; q < x->nkids; q++)
@@ -481,33 +533,34 @@ static void tree_allreduce(uint32_t stream, int c, sim_comm_rt *C, int me_member
                 }
             for (int q = 0; q < x->nkids; q++) {
                 if (x->rup[q])
-                    h[nh] = x->rup[q], who[nh++] = t * 6 + q;
+                    h[nh] = x->rup[q], who[nh++] = t * SLOTS + q;
                 if (x->sdown[q])
-                    h[nh] = x->sdown[q], who[nh++] = t * 6 + 3 + q;
+                    h[nh] = x->sdown[q], who[nh++] = t * SLOTS + TREE_KIDS + 1 + q;
             }
             if (x->rdown)
-                h[nh] = x->rdown, who[nh++] = t * 6 + 2;
+                h[nh] = x->rdown, who[nh++] = t * SLOTS + TREE_KIDS;
             if (x->sup)
-                h[nh] = x->sup, who[nh++] = t * 6 + 5;
+                h[nh] = x->sup, who[nh++] = t * SLOTS + SLOTS - 1;
         }
         if (nh == 0)
             break;
         ssize_t k = sg_comm_wait_any(h, (size_t)nh);
         if (k < 0)
             break;
-        tree_side *x = &T[who[k] / 6];
-        int w = who[k] % 6;
+        tree_side *x = &T[who[k] / SLOTS];
+        int w = who[k] % SLOTS;
         double now = simgrid_get_clock();
-        if (w < 2) {
+        if (w < TREE_KIDS) {
             x->rup[w] = NULL;
             x->got_up[w]++;
-        } else if (w == 2) {
+        } else if (w == TREE_KIDS) {
             x->rdown = NULL;
             x->got_down++;
-        } else if (w < 5) {
-            x->sdown[w - 3] = NULL;
-            x->sent_down[w - 3]++;
-            sim_engine_trace_transfer(stream, R->rank[x->kids[w - 3]], wire, x->t_sdown[w - 3], now);
+        } else if (w < SLOTS - 1) {
+            int q = w - TREE_KIDS - 1;
+            x->sdown[q] = NULL;
+            x->sent_down[q]++;
+            sim_engine_trace_transfer(stream, R->rank[x->kids[q]], wire, x->t_sdown[q], now);
         } else {
             x->sup = NULL;
             x->sent_up++;
@@ -515,12 +568,10 @@ static void tree_allreduce(uint32_t stream, int c, sim_comm_rt *C, int me_member
         }
     }
     /* the protocol's step overhead along the latency path (up and down the
-     * deeper tree), not per chunk: NCCL's tree pipelines it away */
-    int depth = 0;
-    while ((2 << depth) - 1 < n)
-        depth++;
-    if (pr->step_s > 0 && depth > 0)
-        sg_actor_sleep_for(2.0 * depth * pr->step_s);
+     * tree), not per chunk: NCCL's tree pipelines it away */
+    int steps = tree_steps_of(n, ng);
+    if (pr->step_s > 0 && steps > 0)
+        sg_actor_sleep_for(2.0 * steps * pr->step_s);
 }
 
 static int member_index(const sim_comm *cm, int rank)
@@ -533,16 +584,8 @@ static int member_index(const sim_comm *cm, int rank)
 
 /* ---- algorithm and protocol choice ------------------------------------ */
 
-static int tree_depth(int n)
-{
-    int d = 0;
-    while ((2 << d) - 1 < n)
-        d++;
-    return d;
-}
-
-double sim_coll_predict(const sim_collparams *cp, sim_coll coll, sim_algo algo, int n, double bytes, double bw,
-                        double lat, sim_proto *proto_out)
+double sim_coll_predict(const sim_collparams *cp, sim_coll coll, sim_algo algo, int n, int nnodes, double bytes,
+                        double bw, double lat, sim_proto *proto_out)
 {
     double steps, moved;
     if (n < 2) {
@@ -553,8 +596,11 @@ double sim_coll_predict(const sim_collparams *cp, sim_coll coll, sim_algo algo, 
     switch (coll) {
     case SIM_COLL_ALLREDUCE:
         if (algo == SIM_ALGO_TREE) {
-            steps = 2.0 * tree_depth(n);
-            moved = 2.0 * bytes; /* an interior node sends S up (both trees) and S down (its interior tree) */
+            steps = 2.0 * tree_steps_of(n, nnodes > 0 ? nnodes : n);
+            /* the busiest GPU: with one GPU per node an interior node sends S
+             * up (both trees) and S down (its interior tree); with a chain per
+             * node the head also takes its chain's S/2 per tree */
+            moved = (nnodes > 0 && nnodes < n ? 3.0 : 2.0) * bytes;
         } else {
             steps = 2.0 * (n - 1);
             moved = steps / n * bytes;
@@ -625,19 +671,20 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
     const sim_collparams *cp = &E.m->gpus[E.m->gpu_model[cm->ranks[0]]].coll;
     double bw, lat;
     ring_path(C, &bw, &lat);
-    int algo = p->algo;
+    int algo = p->algo, g0, nn, st0, sz0, *starts;
+    node_groups(C, pos, &g0, &nn, &st0, &sz0, &starts);
     if (p->sub == SIM_COLL_ALLREDUCE && algo == SIM_ALGO_AUTO) {
         algo = SIM_ALGO_RING;
-        int multinode = E.m->node[C->full.rank[0]] != E.m->node[C->full.rank[n - 1]];
-        if (multinode && n > 2 &&
-            sim_coll_predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_TREE, n, S, bw, lat, NULL) <
-                sim_coll_predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_RING, n, S, bw, lat, NULL))
+        if (nn > 1 && n > 2 &&
+            sim_coll_predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_TREE, n, nn, S, bw, lat, NULL) <
+                sim_coll_predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_RING, n, nn, S, bw, lat, NULL))
             algo = SIM_ALGO_TREE;
     }
     if (algo == SIM_ALGO_HIERARCHICAL && !C->hier)
         algo = SIM_ALGO_RING;
     sim_proto proto;
-    sim_coll_predict(cp, (sim_coll)p->sub, algo == SIM_ALGO_TREE ? SIM_ALGO_TREE : SIM_ALGO_RING, n, S, bw, lat, &proto);
+    sim_coll_predict(cp, (sim_coll)p->sub, algo == SIM_ALGO_TREE ? SIM_ALGO_TREE : SIM_ALGO_RING, n, nn, S, bw, lat,
+                     &proto);
     /* a kernel running beside the NCCL kernel slows it (sim_engine_comm_factor) */
     proto_run pr = {cp->step_s[proto], cp->eff[proto] / sim_engine_comm_factor(rank)};
     if (cp->base_s[proto] > 0)

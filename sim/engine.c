@@ -53,6 +53,7 @@ void sim_options_default(sim_options *o)
     o->coll_mode = SIM_COLLMODE_AUTO;
     o->step_max_ring = 4;
     o->chunk_bytes = 4 << 20;
+    o->tree_chunk_bytes = 512 << 10;
 }
 
 /* ---- interval accounting ---------------------------------------------- */

@@ -21,7 +21,8 @@ typedef enum sim_coll_mode {
 typedef struct sim_options {
     sim_coll_mode coll_mode;
     int step_max_ring;   /* AUTO: rings of at most this many members go step by step */
-    double chunk_bytes;  /* pipelining chunk of broadcast, reduce and tree algorithms */
+    double chunk_bytes;  /* pipelining chunk of broadcast and reduce chains */
+    double tree_chunk_bytes; /* pipelining chunk of the tree all-reduce (NCCL's tree moves small chunks) */
     const char *trace_path; /* Chrome trace (Perfetto) output, or NULL */
     const char *memory_path; /* per-GPU memory timeline (CSV, one line per memory effect), or NULL */
     int verbose;
@@ -59,14 +60,15 @@ void sim_result_free(sim_result *r);
 
 
 /* NCCL-style predicted time of one collective on an uncontended path of
- * bandwidth bw (bytes/s per direction) and route latency lat (s) per hop:
+ * bandwidth bw (bytes/s per direction) and route latency lat (s) per hop,
+ * n members on nnodes nodes (trees: a chain per node, a tree over nodes):
  * base + steps x (lat + step) + bytes moved / (efficiency x bw), minimised
  * over the protocols (the chosen one in *proto_out, may be NULL).  The
  * engine picks algorithm and protocol with it; on an uncontended platform
  * the simulated ring time equals it (tests/sim/test_oracles.c), so the
  * fitting code (validation/fit_nccl.c) can fit against it. */
-double sim_coll_predict(const sim_collparams *cp, sim_coll coll, sim_algo algo, int n, double bytes, double bw,
-                        double lat, sim_proto *proto_out);
+double sim_coll_predict(const sim_collparams *cp, sim_coll coll, sim_algo algo, int n, int nnodes, double bytes,
+                        double bw, double lat, sim_proto *proto_out);
 
 /* Runs sim_run() in a child process and returns its result here, so that a
  * process can run many simulations (tests, the planner). */

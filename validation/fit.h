@@ -33,6 +33,8 @@ typedef struct val_fitted {
 /* The fits.  Each fills up to max parameters, returns how many (or -1). */
 int val_fit_nccl_a100(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
 
+int val_fit_oases_nic(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
+
 /* `trainsim calibrate [--data DIR] [--check]`. */
 int val_fit_cli_main(int argc, char **argv);
 

@@ -45,6 +45,12 @@ int val_fit_cli_main(int argc, char **argv)
         return 1;
     }
     n += k;
+    k = val_fit_oases_nic(data, f + n, 64 - n, log, &err);
+    if (k < 0) {
+        fprintf(stderr, "trainsim calibrate: %s\n", err.msg);
+        return 1;
+    }
+    n += k;
     printf("%-48s %12s %12s\n", "parameter", "fitted", "catalogue");
     for (int i = 0; i < n; i++) {
         double rel = fabs(f[i].value - f[i].stored) / fmax(fabs(f[i].value), 1e-12);

@@ -21,6 +21,7 @@ static const val_group GROUPS[] = {
     {"kineto-nccl",
      "NCCL kernels of PyTorch-profiler traces: minimum time per (collective, bytes, group size)",
      "message bytes", val_group_kineto_nccl},
+    {"oases-3090-blocks", "Oases RTX 3090 per-block profile: attention/MLP fwd/bwd kernels (no TP comm) and the 32-GPU world all-reduce", "message bytes", val_group_oases_blocks},
 };
 
 const val_group *val_groups(int *n)

@@ -114,7 +114,7 @@ static int protocols(int n)
         for (int r = 0; r < n; r++)
             sim_sched_add(s, sim_sched_stream(s, r, "comm"), pid, c, SIM_NO_TAGS, NULL, 0);
         sim_proto pr;
-        double want = sim_coll_predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_RING, n, sizes[k], BW, 2 * LAT, &pr);
+        double want = sim_coll_predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_RING, n, n, sizes[k], BW, 2 * LAT, &pr);
         if (pr != want_proto[k]) {
             printf("FAIL: %.0f B picked %s, expected %s\n", sizes[k], sim_proto_name(pr), sim_proto_name(want_proto[k]));
             fails++;
@@ -155,7 +155,7 @@ static int tree(void)
         sim_sched_add(s, sim_sched_stream(s, r, "comm"), pid, c, SIM_NO_TAGS, NULL, 0);
     sim_options o;
     sim_options_default(&o);
-    o.chunk_bytes = S / 2 / C;
+    o.tree_chunk_bytes = S / 2 / C;
     sim_result r;
     sim_err e;
     if (sim_run_isolated(s, m, &o, &r, &e) != 0) {

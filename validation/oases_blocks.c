@@ -1,0 +1,186 @@
+/* oases_blocks.c — group oases-3090-blocks (fid, issue 3): every row of the
+ * Oases RTX 3090 per-block profile (validation/data/profiles/
+ * oases_rtx3090_blocks_dev.csv; papers.md §1.6 and Appendix A).
+ *
+ * What was timed (papers.md §1.6, Oases profiler.py): attention and MLP
+ * blocks forward and backward at TP degree tp with input [1024, b, h] per
+ * rank, fp32 with TF32 matmuls, heads = h/64, run with skip_comm=True: the
+ * blocks' TP all-reduces are not in the times.  So each block is its
+ * kernels, as the workloads generator emits them (workloads/layer.c, the
+ * Megatron 1-D layer: attention = ln1, qkv, attention core, proj, post_attn
+ * (bias, dropout, residual, LN2); MLP = fc1, gelu, fc2, post_mlp; backward
+ * the matching dgrad/wgrad and element-wise backward kernels), copied onto
+ * one RTX 3090 of oases-3090 and simulated alone (subsets attn_fwd,
+ * attn_bwd, mlp_fwd, mlp_bwd).
+ *
+ * world32_allreduce_ms is the profiler's `comm`: an all-reduce of the fp32
+ * block output [1024, b, h] over the whole 32-GPU world (§1.6 quirk), so it
+ * is simulated as that all-reduce on all 32 GPUs of oases-3090 (subset
+ * world32).
+ *
+ * Nothing here is fitted: kernel efficiencies come from the GEMM tables
+ * (validation/fit_gemm.c) and the collective numbers from the catalogue. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "platforms/platform.h"
+#include "val_csv.h"
+#include "val_groups.h"
+#include "val_sim.h"
+#include "workloads/layer.h"
+
+#define OASES_PLATFORM "oases-3090"
+
+static const char *const BLOCK_NAMES[4] = {"attn_fwd", "attn_bwd", "mlp_fwd", "mlp_bwd"};
+
+/* Which block a kernel of layer.c belongs to, by its payload name; -1 = none. */
+static int block_of(const char *name)
+{
+    static const char *const sets[4][8] = {
+        {"ln1", "qkv", "attn", "proj", "post_attn", NULL},
+        {"post_attn_bwd", "proj_dgrad", "proj_wgrad", "attn_bwd", "qkv_dgrad", "qkv_wgrad", "ln1_bwd", NULL},
+        {"fc1", "gelu", "fc2", "post_mlp", NULL},
+        {"post_mlp_bwd", "fc2_dgrad", "fc2_wgrad", "gelu_bwd", "fc1_dgrad", "fc1_wgrad", NULL}};
+    for (int k = 0; k < 4; k++)
+        for (int i = 0; sets[k][i]; i++)
+            if (!strcmp(name, sets[k][i]))
+                return k;
+    return -1;
+}
+
+/* Simulated seconds of the four blocks of one layer at (h, tp, b). */
+static int block_times(const val_ctx *ctx, const sim_machine *m, int h, int tp, int b, double out[4], sim_err *err)
+{
+    wl_model md;
+    memset(&md, 0, sizeof md);
+    snprintf(md.name, sizeof md.name, "oases-h%d", h);
+    md.layers = 1, md.hidden = h, md.heads = h / 64, md.ffn = 4 * h, md.seq = 1024, md.vocab = 50257;
+    wl_strategy st;
+    wl_strategy_default(&st);
+    st.tp = tp, st.dp = 1, st.mb = b, st.gb = b, st.dtype = SIM_DTYPE_TF32, st.recompute = WL_RECOMPUTE_NONE;
+    sim_schedule *scratch = sim_sched_new(tp);
+    wl_layer *L = wl_layer_new(scratch, &md, &st, err);
+    if (!L) {
+        sim_sched_free(scratch);
+        return -1;
+    }
+    int *ranks = malloc((size_t)tp * sizeof *ranks);
+    for (int i = 0; i < tp; i++)
+        ranks[i] = i;
+    wl_cursor c;
+    memset(&c, 0, sizeof c);
+    c.s = scratch, c.rank = 0;
+    c.sc = sim_sched_stream(scratch, 0, "compute");
+    c.stp = tp > 1 ? sim_sched_stream(scratch, 0, "tp") : -1;
+    c.tp_comm = tp > 1 ? sim_sched_comm(scratch, "tp", ranks, tp) : -1;
+    free(ranks);
+    wl_layer_forward(L, &c, 0, 1, 0, 0);
+    wl_layer_backward(L, &c, 0, 1, 0, 0);
+    /* one schedule per block: its kernels in order on one GPU */
+    sim_schedule *blk[4];
+    int nk[4] = {0};
+    for (int k = 0; k < 4; k++) {
+        blk[k] = sim_sched_new(1);
+        sim_sched_stream(blk[k], 0, "compute");
+    }
+    const sim_stream *S = &scratch->streams[c.sc];
+    for (uint32_t i = 0; i < S->nops; i++) {
+        const sim_op *o = &scratch->ops[S->ops[i]];
+        const sim_payload *p = &scratch->payloads[o->payload];
+        if (p->kind != SIM_OP_COMPUTE || p->name < 0)
+            continue;
+        int k = block_of(sim_sched_strname(scratch, p->name));
+        if (k < 0)
+            continue;
+        sim_payload q = *p;
+        q.name = sim_sched_str(blk[k], sim_sched_strname(scratch, p->name));
+        sim_sched_add(blk[k], 0, sim_sched_payload(blk[k], &q), -1, SIM_NO_TAGS, NULL, 0);
+        nk[k]++;
+    }
+    int rc = 0;
+    for (int k = 0; k < 4 && rc == 0; k++) {
+        sim_result r;
+        if (nk[k] == 0) {
+            rc = sim_errf(err, "h=%d tp=%d b=%d: the layer has no %s kernels", h, tp, b, BLOCK_NAMES[k]);
+            break;
+        }
+        if (val_sim_run(ctx, blk[k], m, &r, err) < 0) {
+            rc = -1;
+            break;
+        }
+        out[k] = r.iteration_s;
+        sim_result_free(&r);
+    }
+    for (int k = 0; k < 4; k++)
+        sim_sched_free(blk[k]);
+    wl_layer_free(L);
+    sim_sched_free(scratch);
+    return rc;
+}
+
+int val_group_oases_blocks(const val_ctx *ctx, val_set *out, sim_err *err)
+{
+    char *path = val_data_path(ctx, "profiles/oases_rtx3090_blocks_dev.csv");
+    val_csv *csv = val_csv_load(path, err);
+    free(path);
+    if (!csv)
+        return -1;
+    int rc = -1;
+    sim_machine *m = NULL;
+    const char *cols[8] = {"hidden", "tp", "batch_per_tp_group", "attn_fwd_ms", "attn_bwd_ms", "mlp_fwd_ms",
+                           "mlp_bwd_ms", "world32_allreduce_ms"};
+    int ci[8];
+    for (int j = 0; j < 8; j++)
+        if ((ci[j] = val_csv_col(csv, cols[j], err)) < 0)
+            goto done;
+    m = plat_load(OASES_PLATFORM, err);
+    if (!m)
+        goto done;
+    double ar_bytes[64], ar_secs[64];
+    int nar = 0;
+    for (int i = 0; i < val_csv_rows(csv); i++) {
+        double v[8];
+        for (int j = 0; j < 8; j++)
+            if (val_csv_num(csv, i, ci[j], &v[j], err) < 0)
+                goto done;
+        int h = (int)v[0], tp = (int)v[1], b = (int)v[2];
+        double t[4];
+        if (block_times(ctx, m, h, tp, b, t, err) < 0) {
+            sim_err_prefix(err, "oases-3090-blocks: ");
+            goto done;
+        }
+        for (int k = 0; k < 4; k++) {
+            char name[96];
+            snprintf(name, sizeof name, "%s h=%d tp=%d b=%d", BLOCK_NAMES[k], h, tp, b);
+            if (val_add(out, BLOCK_NAMES[k], name, v[3 + k] * 1e-3, t[k], "s", 0, err) < 0)
+                goto done;
+        }
+        /* the world all-reduce of [1024, b, h] fp32: one simulation per size */
+        double bytes = 4.0 * 1024 * b * h, secs = -1;
+        for (int k = 0; k < nar; k++)
+            if (ar_bytes[k] == bytes)
+                secs = ar_secs[k];
+        if (secs < 0) {
+            int ranks[32];
+            for (int r = 0; r < 32; r++)
+                ranks[r] = r;
+            if (m->ngpus < 32) {
+                sim_errf(err, "%s has %d GPUs, the world all-reduce needs 32", OASES_PLATFORM, m->ngpus);
+                goto done;
+            }
+            if (val_sim_collective(ctx, m, SIM_COLL_ALLREDUCE, ranks, 32, (int64_t)bytes, &secs, err) < 0)
+                goto done;
+            if (nar < 64)
+                ar_bytes[nar] = bytes, ar_secs[nar++] = secs;
+        }
+        char name[96];
+        snprintf(name, sizeof name, "world32 all-reduce h=%d tp=%d b=%d (%.0f MB)", h, tp, b, bytes / 1e6);
+        if (val_add(out, "world32", name, v[7] * 1e-3, secs, "s", bytes, err) < 0)
+            goto done;
+    }
+    rc = 0;
+done:
+    sim_machine_free(m);
+    val_csv_free(csv);
+    return rc;
+}
