@@ -1,6 +1,6 @@
 /* costmodel.h — how long a compute kernel takes on a GPU.
  *
- * A roofline: time = max(FLOPs / (peak × efficiency(FLOPs)),
+ * A roofline: time = max(FLOPs / (peak × efficiency(FLOPs) × tile(m, n)),
  *                        bytes / (memory bandwidth × efficiency(bytes)))
  *                    + launch overhead × kernels,
  * with efficiency curves per kernel class and GPU model, interpolated with
@@ -16,6 +16,8 @@ double sim_cost_kernel(const sim_gpu *gpu, const sim_payload *p);
 /* FLOPs and bytes the cost model charges for a payload. */
 double sim_cost_flops(const sim_payload *p);
 double sim_cost_bytes(const sim_payload *p);
+/* Fraction of a GEMM's m x n output tiles that is useful work (128 x 128 tiles). */
+double sim_cost_tile_eff(double m, double n);
 /* Efficiency read off a curve at log10(work); 1 for an empty curve. */
 double sim_curve_eval(const sim_curve *c, double work);
 

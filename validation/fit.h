@@ -33,7 +33,16 @@ typedef struct val_fitted {
 /* The fits.  Each fills up to max parameters, returns how many (or -1). */
 int val_fit_nccl_a100(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
 
+int val_fit_gemm(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
 int val_fit_oases_nic(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
+
+int val_fit_kernels_3090(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
+
+/* The four Oases blocks of one layer (attn_fwd, attn_bwd, mlp_fwd, mlp_bwd)
+ * at hidden h, TP tp, batch b: one schedule each, the kernels workloads/
+ * layer.c emits, in order on rank 0 (validation/oases_blocks.c). */
+#include "sim/schedule.h"
+int val_oases_blocks_build(int h, int tp, int b, sim_schedule *blk[4], sim_err *err);
 
 /* `trainsim calibrate [--data DIR] [--check]`. */
 int val_fit_cli_main(int argc, char **argv);

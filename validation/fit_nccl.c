@@ -47,7 +47,7 @@ static int resid(const double *x, double *r, void *user)
     int k = 0;
     for (int i = 0; i < d->n; i++)
         if (d->use[i])
-            r[k++] = log(sim_coll_predict(&cp, SIM_COLL_ALLREDUCE, SIM_ALGO_RING, NCCL_N, d->bytes[i], d->bw, d->lat,
+            r[k++] = log(sim_coll_predict(&cp, SIM_COLL_ALLREDUCE, SIM_ALGO_RING, NCCL_N, 1, d->bytes[i], d->bw, d->lat,
                                           NULL) /
                          d->secs[i]);
     return 0;
@@ -117,7 +117,7 @@ int val_fit_nccl_a100(const char *data_dir, val_fitted *out, int max, FILE *logf
                 NCCL_CSV, nfit, d.n - nfit, rms);
         for (int i = 0; i < d.n; i++) {
             sim_proto p;
-            double t = sim_coll_predict(&d.cp, SIM_COLL_ALLREDUCE, SIM_ALGO_RING, NCCL_N, d.bytes[i], d.bw, d.lat, &p);
+            double t = sim_coll_predict(&d.cp, SIM_COLL_ALLREDUCE, SIM_ALGO_RING, NCCL_N, 1, d.bytes[i], d.bw, d.lat, &p);
             fprintf(logf, "  %12.0f B  measured %10.2f us  model %10.2f us  %+6.1f %%  %-6s %s\n", d.bytes[i],
                     d.secs[i] * 1e6, t * 1e6, 100 * (t - d.secs[i]) / d.secs[i], sim_proto_name(p),
                     d.use[i] ? "fitted" : "predicted");

@@ -18,8 +18,11 @@
  * is simulated as that all-reduce on all 32 GPUs of oases-3090 (subset
  * world32).
  *
- * Nothing here is fitted: kernel efficiencies come from the GEMM tables
- * (validation/fit_gemm.c) and the collective numbers from the catalogue. */
+ * Nothing here is fitted: the GEMM curve comes from the GEMM tables
+ * (validation/fit_gemm.c); the RTX 3090's launch overhead, memory-bound and
+ * attention curves from the h = 1024 rows (validation/fit_kernels.c), so
+ * the h = 3072 rows are predictions; the NIC from the h = 1024 world
+ * all-reduces (validation/fit_oases.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +30,7 @@
 #include "val_csv.h"
 #include "val_groups.h"
 #include "val_sim.h"
+#include "fit.h"
 #include "workloads/layer.h"
 
 #define OASES_PLATFORM "oases-3090"
@@ -48,8 +52,9 @@ static int block_of(const char *name)
     return -1;
 }
 
-/* Simulated seconds of the four blocks of one layer at (h, tp, b). */
-static int block_times(const val_ctx *ctx, const sim_machine *m, int h, int tp, int b, double out[4], sim_err *err)
+/* The four blocks of one layer at (h, tp, b): one schedule each, its
+ * kernels in order on rank 0 (fit.h). */
+int val_oases_blocks_build(int h, int tp, int b, sim_schedule *blk[4], sim_err *err)
 {
     wl_model md;
     memset(&md, 0, sizeof md);
@@ -76,8 +81,6 @@ static int block_times(const val_ctx *ctx, const sim_machine *m, int h, int tp, 
     free(ranks);
     wl_layer_forward(L, &c, 0, 1, 0, 0);
     wl_layer_backward(L, &c, 0, 1, 0, 0);
-    /* one schedule per block: its kernels in order on one GPU */
-    sim_schedule *blk[4];
     int nk[4] = {0};
     for (int k = 0; k < 4; k++) {
         blk[k] = sim_sched_new(1);
@@ -97,13 +100,26 @@ static int block_times(const val_ctx *ctx, const sim_machine *m, int h, int tp, 
         sim_sched_add(blk[k], 0, sim_sched_payload(blk[k], &q), -1, SIM_NO_TAGS, NULL, 0);
         nk[k]++;
     }
+    wl_layer_free(L);
+    sim_sched_free(scratch);
+    for (int k = 0; k < 4; k++)
+        if (nk[k] == 0) {
+            for (int j = 0; j < 4; j++)
+                sim_sched_free(blk[j]);
+            return sim_errf(err, "h=%d tp=%d b=%d: the layer has no %s kernels", h, tp, b, BLOCK_NAMES[k]);
+        }
+    return 0;
+}
+
+/* Simulated seconds of the four blocks of one layer at (h, tp, b). */
+static int block_times(const val_ctx *ctx, const sim_machine *m, int h, int tp, int b, double out[4], sim_err *err)
+{
+    sim_schedule *blk[4];
+    if (val_oases_blocks_build(h, tp, b, blk, err) < 0)
+        return -1;
     int rc = 0;
     for (int k = 0; k < 4 && rc == 0; k++) {
         sim_result r;
-        if (nk[k] == 0) {
-            rc = sim_errf(err, "h=%d tp=%d b=%d: the layer has no %s kernels", h, tp, b, BLOCK_NAMES[k]);
-            break;
-        }
         if (val_sim_run(ctx, blk[k], m, &r, err) < 0) {
             rc = -1;
             break;
@@ -113,8 +129,6 @@ static int block_times(const val_ctx *ctx, const sim_machine *m, int h, int tp, 
     }
     for (int k = 0; k < 4; k++)
         sim_sched_free(blk[k]);
-    wl_layer_free(L);
-    sim_sched_free(scratch);
     return rc;
 }
 

@@ -32,10 +32,12 @@ static void test_gpus(void)
     CHECK(near(g.peak_flops[SIM_DTYPE_TF32], 35.6e12), "3090 tf32 %g", g.peak_flops[SIM_DTYPE_TF32]);
     CHECK(near(g.peak_flops[SIM_DTYPE_FP16], 71e12), "3090 fp16 %g", g.peak_flops[SIM_DTYPE_FP16]);
     CHECK(near(g.mem_capacity, 24e9) && near(g.mem_bw, 936.2e9), "3090 memory %g %g", g.mem_capacity, g.mem_bw);
-    CHECK(g.launch_s > 0 && g.launch_s < 1e-4, "launch %g", g.launch_s);
-    CHECK(g.gemm_eff.n == 6 && g.gemm_eff.log10_work[0] == 6 && g.gemm_eff.efficiency[5] == 0.8,
-          "default GEMM curve sorted (n=%d)", g.gemm_eff.n);
-    CHECK(g.mem_eff.n == 6 && g.attn_eff.n == 4, "curves %d %d", g.mem_eff.n, g.attn_eff.n);
+    CHECK(g.launch_s > 0 && g.launch_s < 1e-4, "launch %g", g.launch_s); /* fitted: PyTorch eager dispatch, ~40 us */
+    /* the RTX 3090 carries its fitted curve (validation/fit_gemm.c): 8 points, log10 FLOPs 6..13 */
+    CHECK(g.gemm_eff.n == 8 && g.gemm_eff.log10_work[0] == 6 && g.gemm_eff.log10_work[7] == 13 &&
+              g.gemm_eff.efficiency[7] > 0.5 && g.gemm_eff.efficiency[7] <= 1,
+          "fitted GEMM curve sorted (n=%d)", g.gemm_eff.n);
+    CHECK(g.mem_eff.n == 8 && g.attn_eff.n == 8, "fitted curves %d %d", g.mem_eff.n, g.attn_eff.n);
     for (int i = 1; i < g.gemm_eff.n; i++)
         CHECK(g.gemm_eff.log10_work[i] > g.gemm_eff.log10_work[i - 1], "curve not ascending at %d", i);
 
