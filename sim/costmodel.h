@@ -16,7 +16,7 @@ double sim_cost_kernel(const sim_gpu *gpu, const sim_payload *p);
 /* FLOPs and bytes the cost model charges for a payload. */
 double sim_cost_flops(const sim_payload *p);
 double sim_cost_bytes(const sim_payload *p);
-/* Fraction of a GEMM's m x n output tiles that is useful work (128 x 128 tiles). */
+/* Fraction of a GEMM's m x n output tiles that is useful work (128-wide tiles, narrower on short edges). */
 double sim_cost_tile_eff(double m, double n);
 /* Efficiency read off a curve at log10(work); 1 for an empty curve. */
 double sim_curve_eval(const sim_curve *c, double work);
