@@ -25,6 +25,8 @@
 
 typedef struct opts {
     const char *platform, *model, *cache, *svg, *search, *only;
+    const char *axis[64];
+    int naxis;
     int gpus, gb, jobs, top, json, csv, quiet, nocache;
     sim_dtype dtype;
     plan_fidelity fidelity;
@@ -48,6 +50,8 @@ static void usage(FILE *f)
             "  --json, --csv       machine-readable output (all evaluated strategies)\n"
             "  --svg FILE          throughput against peak memory, with the Pareto front\n"
             "  --quiet             no progress bar\n"
+            "  --axis KEY=V1,V2    search these values of a strategy key (replaces the table's, or adds a\n"
+            "                      key: --axis pipeline=1f1b,interleaved --axis dp_overlap=0,1); repeatable\n"
             "  --strategies \"S1;S2\" evaluate these strategies (on top of gb and dtype) instead of the sweep\n"
             "  --search A          a seed's search over per-block/per-layer strategies on simulated\n"
             "                      fragments: oases, galvatron, osdp, or oases-compare (Oases' own\n"
@@ -118,6 +122,13 @@ static int parse(int argc, char **argv, opts *o, search_opts *so)
         else if (!strcmp(a, "--svg")) o->svg = v;
         else if (!strcmp(a, "--search")) o->search = v;
         else if (!strcmp(a, "--strategies")) o->only = v;
+        else if (!strcmp(a, "--axis")) {
+            if (o->naxis == 64) {
+                fprintf(stderr, "trainsim plan: --axis: at most 64\n");
+                return 2;
+            }
+            o->axis[o->naxis++] = v;
+        }
         else if (!strcmp(a, "--gpus")) { if (posint(a, v, &o->gpus)) return 2; }
         else if (!strcmp(a, "--global-batch")) { if (posint(a, v, &o->gb)) return 2; }
         else if (!strcmp(a, "--jobs")) { if (posint(a, v, &o->jobs)) return 2; }
@@ -443,6 +454,8 @@ int plan_cli_main(int argc, char **argv)
     ctx.dtype = o.dtype;
     ctx.fidelity = o.fidelity;
     ctx.only = o.only;
+    ctx.axis = o.axis;
+    ctx.naxis = o.naxis;
     ctx.mach = plat_load(o.platform, &err);
     if (!ctx.mach || restrict_gpus(ctx.mach, o.gpus, &err) < 0 || wl_model_load(o.model, &ctx.model, &err) < 0) {
         fprintf(stderr, "trainsim plan: %s\n", err.msg);

@@ -32,7 +32,8 @@
  * all-reduces, optimizer step), each GPU starting at its E: that part sees
  * the whole machine.  What it misses: stage s's gradient all-reduce sharing
  * links with other stages' remaining pipeline traffic (pp > 1).  Used when
- * k < dp and the platform is a generated single-switch cluster. */
+ * k < dp, the platform is a generated single-switch cluster, and the
+ * gradients are synchronised after the flush (no dp_overlap, ZeRO or OSDP). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -334,7 +335,10 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
     /* data-parallel replicas simulated apart (see the header) */
     int k = res.dp;
     sim_machine *view = NULL;
-    if (ctx->fidelity == PLAN_FAST && res.dp > 1) {
+    /* only when the "dp" streams hold nothing but the gradient synchronisation
+     * after the flush: not with overlapped buckets, ZeRO or OSDP, whose
+     * collectives run inside forward and backward */
+    if (ctx->fidelity == PLAN_FAST && res.dp > 1 && res.dp_overlap == 0 && res.zero == 0 && res.osdp[0] == 0) {
         k = coupled_replicas(ctx->mach, res.tp, res.pp, res.dp);
         if (k < res.dp && !(view = replica_view(ctx->mach, res.tp, res.pp, res.dp, k)))
             k = res.dp;

@@ -65,6 +65,8 @@ typedef struct plan_ctx {
     plan_fidelity fidelity;
     uint64_t inputs_hash; /* platform + model + version + fidelity */
     const char *only;     /* "s1;s2;...": evaluate these instead of enumerating */
+    const char *const *axis; /* --axis KEY=V1,V2 overrides or additions */
+    int naxis;
 } plan_ctx;
 
 /* ---- hashing (FNV-1a 64) ---- */

@@ -28,15 +28,20 @@ typedef struct axis_def {
     req needs;             /* a non-default value is redundant unless this holds */
 } axis_def;
 
-/* The table.  Order matters only for the order of keys in the strings. */
+/* The table.  Keys appear in the strings in this order: schedule before
+ * recompute, because an Oases-ladder schedule implies its recompute mode and
+ * a different recompute after it is refused (counted as redundant).  Keys
+ * the workloads accept but not searched by default (pipeline, dp_overlap,
+ * tp_overlap, ckpt_ratio, osdp, tp_cut, ...) are searched with --axis. */
 static const axis_def AXES[] = {
-    {"recompute", {"none", "full", "selective", "oases"}, REQ_NONE},
-    {"schedule", {"megatron", "merak", "oases"}, REQ_TP},     /* TP layer schedule, papers.md §1.3, §2.2 */
-    {"sp", {"0", "1"}, REQ_TP},                               /* sequence parallelism */
-    {"vstages", {"1", "2", "4"}, REQ_PP},                     /* interleaved 1F1B virtual stages */
-    {"zero", {"0", "1", "2", "3"}, REQ_DP},                   /* ZeRO stage */
+    {"schedule", {"megatron", "merak", "oases"}, REQ_TP},      /* TP layer schedule, papers.md §1.3, §2.2 */
+    {"recompute", {"none", "full", "selective"}, REQ_NONE},    /* oases comes with schedule=oases */
+    {"sp", {"0", "1"}, REQ_TP},                                /* Megatron sequence parallelism */
+    {"vstages", {"1", "2"}, REQ_PP},                           /* interleaved 1F1B model chunks per stage */
+    {"zero", {"0", "1", "3"}, REQ_DP},                         /* ZeRO stage (3 = FSDP) */
 };
-#define NAXES ((int)(sizeof AXES / sizeof AXES[0]))
+#define NBUILTIN ((int)(sizeof AXES / sizeof AXES[0]))
+#define NAXES_MAX (NBUILTIN + 8)
 
 struct plan_space {
     char **strings;
@@ -57,6 +62,10 @@ int plan_prune_classify(const char *msg)
 {
     if (strstr(msg, "out of GPU memory"))
         return PLAN_PRUNE_MEMORY;
+    /* an option that another implies or excludes (schedule=oases with a
+     * different recompute, sp=1 with a non-Megatron schedule, ...) */
+    if (strstr(msg, " was given") || strstr(msg, " only") || strstr(msg, "requires") || strstr(msg, "needs "))
+        return PLAN_PRUNE_REDUNDANT;
     if (strstr(msg, "gb=") && strstr(msg, "not divisible"))
         return PLAN_PRUNE_BATCH;
     if (strstr(msg, "does not divide") || strstr(msg, "not divisible") || strstr(msg, "divisible"))
@@ -92,35 +101,92 @@ static void reject(plan_space *sp, int reason, const char *strategy, const char 
     }
 }
 
-/* Values of each axis this build accepts. */
+/* An axis as searched: the table's, narrowed to what this build's parser
+ * accepts, or as given with --axis. */
 typedef struct axis_live {
+    const char *key;
     int nv;
-    const char *v[8];
+    const char *v[16];
+    req needs;
 } axis_live;
 
-static void probe_axes(axis_live *live)
+static int accepted(const char *key, const char *val)
 {
-    for (int a = 0; a < NAXES; a++) {
-        live[a].nv = 0;
-        for (int i = 0; i < 8 && AXES[a].values[i]; i++) {
-            char kv[64];
-            snprintf(kv, sizeof kv, "%s=%s", AXES[a].key, AXES[a].values[i]);
-            wl_strategy st;
-            wl_strategy_default(&st);
-            sim_err e;
-            if (wl_strategy_parse(kv, &st, &e) == 0)
-                live[a].v[live[a].nv++] = AXES[a].values[i];
-        }
+    char kv[160];
+    snprintf(kv, sizeof kv, "%s=%s", key, val);
+    wl_strategy st;
+    wl_strategy_default(&st);
+    sim_err e;
+    return wl_strategy_parse(kv, &st, &e) == 0;
+}
+
+/* Builds the live axes; user gives "key=v1,v2,..." strings (strings kept in
+ * *pool, freed by the caller). */
+static int build_axes(const plan_ctx *ctx, axis_live *live, int *nlive, char **pool, sim_err *err)
+{
+    int n = 0;
+    for (int a = 0; a < NBUILTIN; a++) {
+        axis_live *L = &live[n];
+        L->key = AXES[a].key;
+        L->needs = AXES[a].needs;
+        L->nv = 0;
+        for (int i = 0; i < 8 && AXES[a].values[i]; i++)
+            if (accepted(AXES[a].key, AXES[a].values[i]))
+                L->v[L->nv++] = AXES[a].values[i];
         /* a key whose default value is not accepted is not known at all */
-        if (live[a].nv && live[a].v[0] != AXES[a].values[0])
-            live[a].nv = 0;
+        if (L->nv && L->v[0] != AXES[a].values[0])
+            L->nv = 0;
+        n++;
     }
+    for (int u = 0; u < ctx->naxis; u++) {
+        char *spec = strdup(ctx->axis[u]);
+        if (!spec)
+            return sim_errf(err, "out of memory");
+        pool[u] = spec;
+        char *eq = strchr(spec, '=');
+        if (!eq || eq == spec || !eq[1])
+            return sim_errf(err, "--axis \"%s\": expected KEY=V1,V2,...", ctx->axis[u]);
+        *eq = 0;
+        static const char *const numeric[] = {"tp", "pp", "dp", "mb", "gb", "dtype", NULL};
+        for (int i = 0; numeric[i]; i++)
+            if (!strcmp(spec, numeric[i]))
+                return sim_errf(err, "--axis %s: tp, pp, dp and mb are enumerated from the GPUs; gb and dtype are "
+                                "--global-batch and --dtype", spec);
+        axis_live *L = NULL;
+        for (int a = 0; a < n; a++)
+            if (!strcmp(live[a].key, spec))
+                L = &live[a];
+        if (!L) {
+            if (n == NAXES_MAX)
+                return sim_errf(err, "--axis: at most %d extra keys", NAXES_MAX - NBUILTIN);
+            L = &live[n++];
+            L->key = spec;
+            L->needs = REQ_NONE;
+        }
+        L->nv = 0;
+        for (char *save = NULL, *v = strtok_r(eq + 1, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
+            if (!accepted(spec, v)) {
+                char kv[160];
+                snprintf(kv, sizeof kv, "%s=%s", spec, v);
+                wl_strategy st;
+                wl_strategy_default(&st);
+                wl_strategy_parse(kv, &st, err);
+                return sim_err_prefix(err, "--axis %s: ", spec);
+            }
+            if (L->nv == 16)
+                return sim_errf(err, "--axis %s: at most 16 values", spec);
+            L->v[L->nv++] = v;
+        }
+    }
+    *nlive = n;
+    return 0;
 }
 
 typedef struct walk {
     plan_space *sp;
     const plan_ctx *ctx;
     const axis_live *live;
+    int nlive;
     int tp, pp, dp, mb;
     char base[PLAN_STRATEGY_MAX];
 } walk;
@@ -146,7 +212,7 @@ static void try_candidate(walk *w, const char *s)
 
 static void walk_axes(walk *w, int a, char *buf)
 {
-    if (a == NAXES) {
+    if (a == w->nlive) {
         try_candidate(w, buf);
         return;
     }
@@ -156,17 +222,33 @@ static void walk_axes(walk *w, int a, char *buf)
         return;
     }
     size_t len = strlen(buf);
+    /* an earlier key may imply this one (schedule=oases implies its recompute
+     * mode and refuses another): when the parser refuses every value after
+     * this prefix, the key is left out of this branch */
+    int any = 0;
+    for (int i = 0; i < L->nv && !any; i++) {
+        snprintf(buf + len, PLAN_STRATEGY_MAX - len, ",%s=%s", L->key, L->v[i]);
+        wl_strategy st;
+        wl_strategy_default(&st);
+        sim_err e;
+        any = wl_strategy_parse(buf, &st, &e) == 0;
+        buf[len] = 0;
+    }
+    if (!any) {
+        walk_axes(w, a + 1, buf);
+        return;
+    }
     for (int i = 0; i < L->nv; i++) {
         int ok = 1;
         if (i > 0) {
-            switch (AXES[a].needs) {
+            switch (L->needs) {
             case REQ_TP: ok = w->tp > 1; break;
             case REQ_PP: ok = w->pp > 1; break;
             case REQ_DP: ok = w->dp > 1; break;
             default: break;
             }
         }
-        snprintf(buf + len, PLAN_STRATEGY_MAX - len, ",%s=%s", AXES[a].key, L->v[i]);
+        snprintf(buf + len, PLAN_STRATEGY_MAX - len, ",%s=%s", L->key, L->v[i]);
         if (!ok) {
             /* counted once per full combination it would have multiplied */
             w->sp->enumerated++;
@@ -186,19 +268,30 @@ plan_space *plan_space_new(const plan_ctx *ctx, sim_err *err)
         sim_errf(err, "out of memory");
         return NULL;
     }
-    axis_live live[NAXES];
-    probe_axes(live);
+    axis_live live[NAXES_MAX];
+    char *pool[64] = {0};
+    int nlive = 0;
+    if (ctx->naxis > 64 || build_axes(ctx, live, &nlive, pool, err) < 0) {
+        if (ctx->naxis > 64)
+            sim_errf(err, "--axis: at most 64");
+        for (int i = 0; i < 64; i++)
+            free(pool[i]);
+        free(sp);
+        return NULL;
+    }
     int G = ctx->mach->ngpus;
     if (ctx->only) {
         /* a given list: each on top of the sweep's gb and dtype */
         char *copy = strdup(ctx->only);
-        walk w = {sp, ctx, live, 0, 0, 0, 0, ""};
+        walk w = {sp, ctx, live, nlive, 0, 0, 0, 0, ""};
         for (char *save = NULL, *tok = copy ? strtok_r(copy, ";", &save) : NULL; tok; tok = strtok_r(NULL, ";", &save)) {
             char buf[PLAN_STRATEGY_MAX];
             snprintf(buf, sizeof buf, "gb=%d,dtype=%s,%s", ctx->gb, sim_dtype_name(ctx->dtype), tok);
             try_candidate(&w, buf);
         }
         free(copy);
+        for (int i = 0; i < 64; i++)
+            free(pool[i]);
         snprintf(sp->axes, sizeof sp->axes, "the strategies given with --strategies");
         return sp;
     }
@@ -219,7 +312,7 @@ plan_space *plan_space_new(const plan_ctx *ctx, sim_err *err)
             for (int mb = 1; mb <= maxmb && mb <= 64; mb *= 2) {
                 if (tp == 1 && pp == 1)
                     snprintf(mbs + strlen(mbs), sizeof mbs - strlen(mbs), "%s%d", mbs[0] ? "," : "", mb);
-                walk w = {sp, ctx, live, tp, pp, dp, mb, ""};
+                walk w = {sp, ctx, live, nlive, tp, pp, dp, mb, ""};
                 char buf[PLAN_STRATEGY_MAX];
                 snprintf(buf, sizeof buf, "tp=%d,pp=%d,dp=%d,mb=%d,gb=%d,dtype=%s", tp, pp, dp, mb, ctx->gb,
                          sim_dtype_name(ctx->dtype));
@@ -229,13 +322,13 @@ plan_space *plan_space_new(const plan_ctx *ctx, sim_err *err)
     }
     snprintf(sp->axes, sizeof sp->axes, "tp{%s} pp{divisors of GPUs/tp: %s} dp{GPUs/(tp*pp)} mb{powers of 2 to gb/dp: %s}",
              tps, pps, mbs);
-    for (int a = 0; a < NAXES; a++) {
+    for (int a = 0; a < nlive; a++) {
         size_t l = strlen(sp->axes);
         if (live[a].nv == 0) {
-            snprintf(sp->axes + l, sizeof sp->axes - l, " %s{not in this build}", AXES[a].key);
+            snprintf(sp->axes + l, sizeof sp->axes - l, " %s{not in this build}", live[a].key);
             continue;
         }
-        snprintf(sp->axes + l, sizeof sp->axes - l, " %s{", AXES[a].key);
+        snprintf(sp->axes + l, sizeof sp->axes - l, " %s{", live[a].key);
         for (int i = 0; i < live[a].nv; i++) {
             l = strlen(sp->axes);
             snprintf(sp->axes + l, sizeof sp->axes - l, "%s%s", i ? "," : "", live[a].v[i]);
@@ -243,6 +336,8 @@ plan_space *plan_space_new(const plan_ctx *ctx, sim_err *err)
         l = strlen(sp->axes);
         snprintf(sp->axes + l, sizeof sp->axes - l, "}");
     }
+    for (int i = 0; i < 64; i++)
+        free(pool[i]);
     for (int i = 0; i < sp->n; i++)
         if (!sp->strings[i]) {
             plan_space_free(sp);

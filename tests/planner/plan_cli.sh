@@ -5,7 +5,8 @@ set -euo pipefail
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cd "$T"
-args=(plan --platform oases-3090 --gpus 4 --model gpt-1024 --global-batch 16 --quiet)
+args=(plan --platform oases-3090 --gpus 4 --model gpt-1024 --global-batch 16 --quiet
+      --axis schedule=megatron --axis sp=0 --axis vstages=1 --axis zero=0)
 fail() { echo "FAIL: $*"; exit 1; }
 
 # serial and parallel, no cache: identical rankings
@@ -50,6 +51,19 @@ head -1 out.csv | grep -q '^rank,strategy,samples_per_s' || fail "CSV header"
 [ "$(($(wc -l < out.csv) - 1))" = "$m" ] || fail "CSV rows"
 grep -q '<polyline' plot.svg && grep -q 'Pareto front' plot.svg || fail "SVG without a Pareto front"
 python3 -c "import xml.dom.minidom,sys; xml.dom.minidom.parse('plot.svg')" || fail "SVG is not well-formed XML"
+
+# the axis table: keys this build parses are searched; --axis narrows or adds
+"$TRAINSIM" plan --platform oases-3090 --gpus 4 --model gpt-1024 --global-batch 8 --quiet --no-cache \
+  --axis schedule=megatron,oases --axis recompute=full --axis sp=0 --axis vstages=1 --axis zero=0,1 \
+  --axis pipeline=1f1b,gpipe --top 0 > axes.txt
+grep -q 'schedule{megatron,oases} recompute{full} sp{0} vstages{1} zero{0,1} pipeline{1f1b,gpipe}' axes.txt \
+  || fail "axes line: $(sed -n 2p axes.txt)"
+grep -Eq '^ +[0-9]+ .*schedule=oases,recompute=full' axes.txt && fail "schedule=oases with recompute=full should be refused"
+grep -Eq '^ +[0-9]+ .*schedule=oases.*zero=1,pipeline=gpipe$' axes.txt || fail "no simulated oases/zero=1/gpipe strategy"
+set +e
+"$TRAINSIM" plan --axis zero=7 > /dev/null 2> bad.err; rc=$?
+set -e
+[ $rc = 1 ] && grep -q -- '--axis zero: strategy: zero: expected 0, 1, 2, 3' bad.err || fail "bad --axis: rc $rc, $(cat bad.err)"
 
 # bad options: a clear message and exit status 2
 set +e

@@ -7,7 +7,8 @@ set -euo pipefail
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cd "$T"
-args=(plan --platform oases-3090 --gpus 8 --model gpt-1024 --global-batch 32 --quiet --no-cache --csv)
+args=(plan --platform oases-3090 --gpus 8 --model gpt-1024 --global-batch 32 --quiet --no-cache --csv
+      --axis schedule=megatron,oases --axis sp=0 --axis vstages=1 --axis zero=0)
 "$TRAINSIM" "${args[@]}" > fast.csv
 "$TRAINSIM" "${args[@]}" --fidelity full > full.csv
 python3 - <<'PY'

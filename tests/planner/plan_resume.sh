@@ -5,7 +5,8 @@ set -euo pipefail
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cd "$T"
-args=(plan --platform oases-3090 --gpus 4 --model gpt-1024 --global-batch 16 --quiet)
+args=(plan --platform oases-3090 --gpus 4 --model gpt-1024 --global-batch 16 --quiet
+      --axis schedule=megatron --axis sp=0 --axis vstages=1 --axis zero=0)
 fail() { echo "FAIL: $*"; exit 1; }
 "$TRAINSIM" "${args[@]}" --no-cache > ref.txt 2>/dev/null
 total=$(sed -n 's/.*, \([0-9]*\) simulated$/\1/p' ref.txt)
