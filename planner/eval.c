@@ -313,7 +313,10 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
     }
     int L = ctx->model.layers, gb = res.gb, per = res.mb * res.dp, nmb = gb / per, p = res.pp;
     int lp[2] = {L, L}, nl = 1, np = 1, nm[2] = {nmb, nmb};
-    if (ctx->fidelity == PLAN_FAST) {
+    /* layers are identical unless a key makes them differ (Oases' cut
+     * point, OSDP's per-layer levels): then the layers are not cut */
+    int identical = res.tp_cut_tp == 0 && res.osdp[0] == 0;
+    if (ctx->fidelity == PLAN_FAST && identical) {
         int u = 0;
         for (int k = p; k <= L && !u; k += p)
             if (L % k == 0 && layers_ok(ctx, strategy, k, gb))
@@ -439,6 +442,15 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
         snprintf(out->error, sizeof out->error, "simulated iteration time %g s is not positive", f.T);
         return;
     }
+    /* The peak is the largest of several terms (persistent states, the
+     * activations in flight, transients such as the logits), each affine in
+     * the layers, so the interpolated peak can miss a term that overtakes the
+     * others between the reduced and the real depth: never report less than
+     * the workload's own per-GPU estimate (what pruning used). */
+    wl_memory est;
+    sim_err e2;
+    if (wl_gpt_check(&ctx->model, &st, ctx->mach, &est, &e2) == 0 && est.total > f.peak)
+        f.peak = est.total;
     out->status = 0;
     out->iteration_s = f.T;
     out->samples_per_s = gb / f.T;

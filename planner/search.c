@@ -482,6 +482,41 @@ static int oases_solve(problem *p, const oases_costs *oc, int *pick, double *bes
     return rc;
 }
 
+
+/* Oases' post-processing (papers.md §1.6): the two most frequent degrees,
+ * tp = the larger, changed_tp = the smaller, cutpoint = (#blocks at the
+ * smaller)//2 layers; as a strategy string for the workload generator's
+ * Oases schedule (schedule=oases, tp_cut=LAYERS:TP). */
+static void oases_strategy(const problem *p, const int *pick, int gb, char *buf, size_t len)
+{
+    int count[MAXS] = {0};
+    for (int n = 0; n < p->nodes; n++)
+        count[pick[n]]++;
+    int a = -1, b = -1;
+    for (int o = 0; o < p->nopt; o++) {
+        if (!count[o])
+            continue;
+        if (a < 0 || count[o] > count[a] || (count[o] == count[a] && o > a)) {
+            b = a;
+            a = o;
+        } else if (b < 0 || count[o] > count[b]) {
+            b = o;
+        }
+    }
+    int ta = p->st[p->opt[a].blk[0]].tp, tb = b >= 0 ? p->st[p->opt[b].blk[0]].tp : ta;
+    int tp = ta > tb ? ta : tb, t2 = ta > tb ? tb : ta;
+    int cut = b >= 0 ? count[ta > tb ? b : a] / 2 : 0;
+    int dp = p->G / tp, ratio = tp / t2, mb = 4;
+    if (cut > 0 && t2 < tp && 2 * ratio > mb)
+        mb = 2 * ratio;
+    while (mb > 1 && gb % (mb * dp))
+        mb /= 2;
+    if (cut > 0 && t2 < tp)
+        snprintf(buf, len, "tp=%d,pp=1,dp=%d,mb=%d,schedule=oases,tp_cut=%d:%d", tp, dp, mb, cut, t2);
+    else
+        snprintf(buf, len, "tp=%d,pp=1,dp=%d,mb=%d,schedule=oases", tp, dp, mb);
+}
+
 /* ---- the command ---- */
 
 static int exhaustive(problem *p, int json, const int *dpick, double dcost, int *agree_out, sim_err *err)
@@ -550,49 +585,112 @@ int search_cli(const plan_ctx *ctx, const char *algo, const search_opts *o, int 
     int rc = -1;
     if (setup(p, ctx, algo, o, err) < 0)
         goto out;
-    int pick[MAXN];
+    int pick[MAXN] = {0};
     double cost = 0, t = 0, peak = 0;
-    if (dp_solve(p, pick, &cost, err) < 0)
-        goto out;
+    int compare = !strcmp(algo, "oases-compare"), have_pick = 1;
+    if (dp_solve(p, pick, &cost, err) < 0) {
+        /* the fragments keep every activation: for the comparison, whose
+         * plans run under the Oases schedule (which recomputes), go on */
+        if (!compare)
+            goto out;
+        have_pick = 0;
+    }
     int frag_sims = p->sims;
-    if (simulate_plan(p, pick, &t, &peak, err) < 0)
+    if (!compare && simulate_plan(p, pick, &t, &peak, err) < 0)
         goto out;
     char desc[1024];
     describe(p, pick, desc, sizeof desc);
     if (!strcmp(algo, "oases-compare")) {
         oases_costs oc;
         int opick[MAXN];
-        double ocost = 0, ot = 0, opeak = 0;
+        double ocost = 0;
         int before = p->sims;
-        if (oases_model(p, &oc, err) < 0 || oases_solve(p, &oc, opick, &ocost, err) < 0 ||
-            simulate_plan(p, opick, &ot, &opeak, err) < 0)
+        if (oases_model(p, &oc, err) < 0 || oases_solve(p, &oc, opick, &ocost, err) < 0)
             goto out;
+        int model_sims = p->sims - before;
         char odesc[1024];
         describe(p, opick, odesc, sizeof odesc);
+        /* the plans, as strategies of the workload generator's Oases schedule,
+         * simulated whole: Oases' pick, the fragment DP's pick (same
+         * post-processing) and every uniform degree */
+        enum { MAXC = MAXS + 2 };
+        char cand[MAXC][PLAN_STRATEGY_MAX];
+        int nc = 0;
+        oases_strategy(p, opick, p->batch, cand[nc++], PLAN_STRATEGY_MAX);
+        if (have_pick)
+            oases_strategy(p, pick, p->batch, cand[nc], PLAN_STRATEGY_MAX);
+        else
+            cand[nc][0] = 0;
+        nc++;
+        for (int o = 0; o < p->nopt; o++) {
+            int one[MAXN];
+            for (int n = 0; n < p->nodes; n++)
+                one[n] = o;
+            oases_strategy(p, one, p->batch, cand[nc], PLAN_STRATEGY_MAX);
+            int dup = 0;
+            for (int c = 0; c < nc; c++)
+                dup |= !strcmp(cand[c], cand[nc]);
+            if (!dup)
+                nc++;
+        }
+        if (!strcmp(cand[1], cand[0]))
+            cand[1][0] = 0;
+        plan_ctx c2 = *ctx;
+        c2.gb = p->batch;
+        plan_result res[MAXC];
+        int best = -1, evsims = 0;
+        for (int c = 0; c < nc; c++) {
+            if (!cand[c][0]) {
+                res[c].status = -2;
+                continue;
+            }
+            char full[PLAN_STRATEGY_MAX + 8800];
+            snprintf(full, sizeof full, "%s,gb=%d,dtype=%s", cand[c], p->batch, sim_dtype_name(ctx->dtype));
+            plan_evaluate(&c2, full, &res[c]);
+            evsims += res[c].sims;
+            if (res[c].status == 0 && (best < 0 || res[c].samples_per_s > res[best].samples_per_s))
+                best = c;
+        }
         if (json) {
-            printf("{\n  \"platform\": \"%s\", \"model\": \"%s\", \"gpus\": %d, \"batch\": %d, \"blocks\": %d,\n", ctx->mach->name,
-                   ctx->model.name, p->G, p->batch, p->nodes);
-            printf("  \"oases_model_plan\": \"%s\", \"oases_model_predicted_s\": %.9g, \"oases_plan_simulated_s\": %.9g, "
-                   "\"oases_plan_samples_per_s\": %.9g,\n",
-                   odesc, ocost, ot, p->batch / ot);
-            printf("  \"trainsim_plan\": \"%s\", \"trainsim_predicted_s\": %.9g, \"trainsim_plan_simulated_s\": %.9g, "
-                   "\"trainsim_plan_samples_per_s\": %.9g,\n",
-                   desc, cost, t, p->batch / t);
-            printf("  \"simulations\": {\"trainsim_fragments\": %d, \"oases_model_fragments\": %d}\n}\n", frag_sims,
-                   p->sims - before);
+            printf("{\n  \"platform\": \"%s\", \"model\": \"%s\", \"gpus\": %d, \"global_batch\": %d,\n", ctx->mach->name,
+                   ctx->model.name, p->G, p->batch);
+            printf("  \"oases_model_blocks\": \"%s\", \"oases_model_plan\": \"%s\",\n", odesc, cand[0]);
+            printf("  \"candidates\": [\n");
+            for (int c = 0; c < nc; c++) {
+                if (res[c].status == -2)
+                    continue;
+                printf("    {\"strategy\": \"%s\", \"ok\": %s, \"samples_per_s\": %.9g, \"iteration_time_s\": %.9g, "
+                       "\"peak_memory_bytes\": %.0f}%s\n",
+                       cand[c], res[c].status == 0 ? "true" : "false", res[c].samples_per_s, res[c].iteration_s,
+                       res[c].peak_mem, c + 1 < nc ? "," : "");
+            }
+            printf("  ],\n  \"trainsim_plan\": \"%s\",\n", best >= 0 ? cand[best] : "");
+            printf("  \"simulations\": {\"oases_cost_model\": %d, \"fragments\": %d, \"whole_plans\": %d}\n}\n",
+                   model_sims, frag_sims, evsims);
         } else {
-            printf("Oases planner vs trainsim on %s: %s, %d GPUs, batch %d, %d blocks (attention/MLP)\n",
-                   ctx->mach->name, ctx->model.name, p->G, p->batch, p->nodes);
-            printf("Oases' cost model  (comm = %d-GPU world all-reduce, max(comp, comm) windows, papers.md §1.6)\n", p->G);
-            printf("  plan             %s\n", odesc);
-            printf("  its prediction   %.4f s (its own units: one pass of the windows)\n", ocost);
-            printf("  simulated        %.4f s per step, %.3f samples/s, peak %.2f GB\n", ot, p->batch / ot, opeak / 1e9);
-            printf("trainsim (per-block costs simulated on the platform, TP all-reduces on their own groups)\n");
-            printf("  plan             %s\n", desc);
-            printf("  simulated        %.4f s per step, %.3f samples/s, peak %.2f GB\n", t, p->batch / t, peak / 1e9);
-            printf("speed-up           %.2fx from pricing communication by simulation\n", ot / t);
-            printf("simulations        %d fragments for trainsim's search, %d for Oases' cost model, 2 whole plans\n",
-                   frag_sims, p->sims - before);
+            printf("Oases' planner vs trainsim on %s: %s, %d GPUs, global batch %d, Oases schedule (schedule=oases)\n",
+                   ctx->mach->name, ctx->model.name, p->G, p->batch);
+            printf("Oases' cost model (comm = %d-GPU world all-reduce, max(comp, comm) windows, papers.md §1.6)\n", p->G);
+            printf("  per block        %s\n", odesc);
+            printf("  its plan         %s\n", cand[0]);
+            printf("\n%-62s %10s %9s %8s\n", "plan (simulated whole)", "samples/s", "iter s", "peak GB");
+            for (int c = 0; c < nc; c++) {
+                if (res[c].status == -2)
+                    continue;
+                const char *tag = c == 0 ? "  <- Oases' cost model" : c == 1 ? "  <- fragment DP" : "";
+                if (res[c].status == 0)
+                    printf("%-62s %10.3f %9.4f %8.2f%s%s\n", cand[c], res[c].samples_per_s, res[c].iteration_s,
+                           res[c].peak_mem / 1e9, tag, c == best ? "  <- trainsim's pick" : "");
+                else
+                    printf("%-62s %s%s\n", cand[c], "cannot run: ", res[c].error);
+            }
+            if (best >= 0 && res[0].status == 0)
+                printf("\ntrainsim's pick is %.2fx Oases' cost model's pick in simulated throughput\n",
+                       res[best].samples_per_s / res[0].samples_per_s);
+            else if (best >= 0)
+                printf("\nOases' cost model's pick cannot run; trainsim's pick: %s\n", cand[best]);
+            printf("simulations        %d for Oases' cost model, %d fragments, %d for the whole plans\n", model_sims,
+                   frag_sims, evsims);
         }
         rc = 0;
         goto out;
