@@ -243,6 +243,44 @@ int wl_moe_strategy_parse(const char *text, wl_moe_strategy *s, sim_err *err)
     return rc;
 }
 
+/* Peak memory per GPU of stage `stage` before any balancing copies, the way
+ * workloads/README.md counts it for GPT: 16 bytes per parameter of model
+ * state (ZeRO paper §3.1), Korthikanti et al.'s activations per layer and
+ * micro-batch in flight (an MoE layer's FFN part for the top-k expert
+ * passes of an average token, plus its dispatch and combine buffers), and
+ * a 1 GiB context.  Pro-Prophet's and FasterMoE's copies add weights and
+ * gradients on top (not counted here). */
+static double stage_memory(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st, int stage, double *states,
+                           double *acts, int *inflight)
+{
+    const wl_strategy *b = &st->base;
+    double h = m->hidden, t = b->tp, s = m->seq, mb = b->mb, a = m->heads;
+    double d = sim_dtype_bytes(b->dtype) >= 4 ? 4 : 2;
+    int L = m->layers / b->pp, l0 = stage * L, mm = b->gb / (b->mb * b->dp);
+    double params = 0, act = 0;
+    for (int l = l0; l < l0 + L; l++) {
+        params += 4 * h * h / t + 6 * h;
+        double f = m->ffn;
+        if (wl_moe_is_layer(moe, l)) {
+            params += h * moe->experts + (double)(moe->experts / st->ep) * (2 * h * moe->expert_ffn / t + h);
+            f = (double)moe->expert_ffn * moe->top_k;
+            act += 2 * s * mb * moe->top_k * h * d; /* dispatch + combine buffers */
+        } else {
+            params += 2 * h * m->ffn / t;
+        }
+        act += s * mb * h * (d * (4 + (4 + 2 * f / h) / t) + 2) + a * s * s * mb * (2 * d + 1) / t;
+    }
+    if (stage == 0 || stage == b->pp - 1)
+        params += (double)m->vocab * h / t;
+    wl_pipe_step *order = malloc(sizeof *order * (size_t)(2 * mm + 1));
+    int n = wl_pipe_order(b->pipeline, b->pp, 1, mm, stage, order);
+    *inflight = wl_pipe_max_inflight(order, n);
+    free(order);
+    *states = 16 * params;
+    *acts = act * *inflight;
+    return *states + *acts + (double)(1ll << 30);
+}
+
 int wl_moe_resolve(const wl_model *m, const wl_moe *moe, wl_moe_strategy *st, const sim_machine *mach, sim_err *err)
 {
     wl_strategy *b = &st->base;
@@ -277,6 +315,17 @@ int wl_moe_resolve(const wl_model *m, const wl_moe *moe, wl_moe_strategy *st, co
                         "modelled for MoE yet");
     if (st->steps == 0)
         st->steps = st->routing.dist == WL_ROUTE_TRACE ? -1 : 5;
+    for (int stage = 0; stage < b->pp && !st->fragment; stage++) {
+        double states, acts;
+        int inflight;
+        double need = stage_memory(m, moe, st, stage, &states, &acts, &inflight);
+        const sim_gpu *g = sim_machine_gpu(mach, stage * b->tp * b->dp);
+        if (g->mem_capacity > 0 && need > g->mem_capacity)
+            return sim_errf(err, "out of GPU memory on stage %d: needs %.1f GB per GPU (model states %.1f for "
+                            "16 bytes per parameter, activations %.1f for %d micro-batches in flight, context 1.1) but "
+                            "the %s has %.1f GB; try a larger ep, more pp or tp, or a smaller mb",
+                            stage, need / 1e9, states / 1e9, acts / 1e9, inflight, g->model, g->mem_capacity / 1e9);
+    }
     return 0;
 }
 
