@@ -145,6 +145,15 @@ void val_thresholds_free(val_thresholds *t)
     free(t);
 }
 
+static const char *field(const val_thresholds *t, const char *key)
+{
+    const cJSON *v = t ? cJSON_GetObjectItemCaseSensitive(t->root, key) : NULL;
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+const char *val_thresholds_set(const val_thresholds *t) { return field(t, "set"); }
+const char *val_thresholds_commit(const val_thresholds *t) { return field(t, "commit"); }
+
 int val_thresholds_get(const val_thresholds *t, const char *key, double *mape_max, double *worst_max)
 {
     *mape_max = NAN;

@@ -92,6 +92,9 @@ typedef struct val_thresholds val_thresholds;
 
 val_thresholds *val_thresholds_load(const char *path, sim_err *err);
 void val_thresholds_free(val_thresholds *t);
+/* The file's "set" and "commit" fields ("" when absent). */
+const char *val_thresholds_set(const val_thresholds *t);
+const char *val_thresholds_commit(const val_thresholds *t);
 /* Looks up "key" (GROUP or GROUP/SUBSET).  Returns 1 and fills the limits
  * (NAN where absent) if recorded, 0 if not. */
 int val_thresholds_get(const val_thresholds *t, const char *key, double *mape_max, double *worst_max);

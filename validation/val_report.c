@@ -135,6 +135,8 @@ void val_report_text(const val_result *r, int n, const val_thresholds *t, FILE *
         }
         fputc('\n', out);
     }
+    if (t)
+        fprintf(out, "thresholds set %s at %s\n", val_thresholds_set(t), val_thresholds_commit(t));
     fprintf(out, "%-36s %6s %9s %9s %9s  %-14s %-6s %s\n", "group / subset", "cases", "MAPE %", "worst %", "bias %",
             "limit MAPE/worst", "status", "worst case");
     for (int i = 0; i < n; i++) {
@@ -179,6 +181,11 @@ void val_report_json(const val_result *r, int n, const val_thresholds *t, FILE *
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "trainsim_version", TRAINSIM_VERSION);
+    if (t) {
+        cJSON *th = cJSON_AddObjectToObject(root, "thresholds");
+        cJSON_AddStringToObject(th, "set", val_thresholds_set(t));
+        cJSON_AddStringToObject(th, "commit", val_thresholds_commit(t));
+    }
     cJSON *groups = cJSON_AddArrayToObject(root, "groups");
     for (int i = 0; i < n; i++) {
         cJSON *g = cJSON_CreateObject();
