@@ -12,8 +12,8 @@
  *    in m.
  * So the time is bilinear in (layers, micro-batches): simulate the model cut
  * to u and 2u layers (u = the smallest layer count the strategy accepts,
- * normally p) with p and p+1 micro-batches, and evaluate the bilinear
- * interpolant at the real (L, m).  Where L ≤ 2u or m ≤ p+1 that dimension is
+ * normally p) with p and p+2 micro-batches, and evaluate the bilinear
+ * interpolant at the real (L, m).  Where L ≤ 2u or m ≤ p+2 that dimension is
  * simulated at its real value instead.  The same interpolation is applied to
  * the compute / exposed-communication / idle means and the peak memory (its
  * activations are affine in the layers; in-flight micro-batches are the same
@@ -326,7 +326,10 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
             lp[1] = 2 * u;
             nl = 2;
         }
-        int n1 = p, n2 = p + 1;
+        /* p and p+2: under some schedules (Oases on a 2-stage pipeline) one more
+         * micro-batch alternately adds more and less than the steady period;
+         * a step of two averages the alternation out */
+        int n1 = p, n2 = p + 2;
         if (!layers_ok(ctx, strategy, L, n2 * per))
             n2 = 2 * p; /* schedules that want whole rounds of p */
         if (n2 < nmb && layers_ok(ctx, strategy, L, n1 * per) && layers_ok(ctx, strategy, L, n2 * per)) {
