@@ -12,7 +12,8 @@
  * Overlap interference (papers.md 3.2: Galvatron measured 1.3x on a PCIe
  * server, 1.126x on A100): while a collective or a send of a GPU is in
  * flight, a background load bounded at (1 - 1/f) of the GPU host's speed
- * runs beside its kernels, so a lone kernel runs at 1/f of its speed (f =
+ * runs beside its kernels (started when both are in flight), so a lone
+ * kernel runs at 1/f of its speed (f =
  * the GPU's overlap_compute); a collective or send that starts while a
  * kernel of its GPU runs moves overlap_comm times the bytes (its NCCL kernel
  * gets fewer SMs and less memory bandwidth).  Receives are not counted: the
@@ -191,14 +192,23 @@ static void trace_header(void)
 
 /* ---- overlap interference ---------------------------------------------- */
 
-static void comm_begin(int rank)
+/* The background load runs only while both a communication and a kernel of
+ * the GPU are in flight (it has nothing to slow otherwise), so schedules
+ * that never overlap the two pay nothing for it. */
+static void bg_start(int rank)
 {
     const sim_gpu *g = &E.m->gpus[E.m->gpu_model[rank]];
-    if (E.comm_busy[rank]++ == 0 && g->overlap_compute > 1) {
+    if (!E.bg[rank] && g->overlap_compute > 1) {
         E.bg[rank] = sg_actor_exec_init(1e30);
         sg_exec_set_bound(E.bg[rank], 1e9 * (1 - 1 / g->overlap_compute));
         sg_exec_start(E.bg[rank]);
     }
+}
+
+static void comm_begin(int rank)
+{
+    if (E.comm_busy[rank]++ == 0 && E.kern_busy[rank] > 0)
+        bg_start(rank);
 }
 
 static void comm_end(int rank)
@@ -323,7 +333,8 @@ static void stream_main(int argc, char **argv)
             uint32_t last = k;
             while (last + 1 < S->nops && can_merge(S->ops[last], S->ops[last + 1]))
                 secs += kernel_seconds(S->ops[++last], rank);
-            E.kern_busy[rank]++;
+            if (E.kern_busy[rank]++ == 0 && E.comm_busy[rank] > 0)
+                bg_start(rank);
             if (secs > 0)
                 sg_actor_execute(secs * 1e9);
             E.kern_busy[rank]--;
