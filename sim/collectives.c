@@ -587,7 +587,7 @@ static int member_index(const sim_comm *cm, int rank)
 double sim_coll_predict(const sim_collparams *cp, sim_coll coll, sim_algo algo, int n, int nnodes, double bytes,
                         double bw, double lat, sim_proto *proto_out)
 {
-    double steps, moved;
+    double steps, moved, fill = 0;
     if (n < 2) {
         if (proto_out)
             *proto_out = SIM_PROTO_SIMPLE;
@@ -601,6 +601,14 @@ double sim_coll_predict(const sim_collparams *cp, sim_coll coll, sim_algo algo, 
              * up (both trees) and S down (its interior tree); with a chain per
              * node the head also takes its chain's S/2 per tree */
             moved = (nnodes > 0 && nnodes < n ? 3.0 : 2.0) * bytes;
+            /* tree_allreduce pipelines chunks of at most tree_chunk_bytes per
+             * tree: each hop down the latency path delays the last chunk by
+             * one chunk time (without this, a 1 MB all-reduce across two
+             * nodes chose a tree that runs 2.6x slower than the ring) */
+            double tc = E.opt.tree_chunk_bytes > 0 ? E.opt.tree_chunk_bytes : 524288.0;
+            double cc = ceil(bytes / 2 / tc);
+            int nch = cc < 1 ? 1 : cc > 4096 ? 4096 : (int)cc;
+            fill = (steps - 1) * (bytes / 2 / nch);
         } else {
             steps = 2.0 * (n - 1);
             moved = steps / n * bytes;
@@ -626,7 +634,7 @@ double sim_coll_predict(const sim_collparams *cp, sim_coll coll, sim_algo algo, 
     for (int p = SIM_PROTO_SIMPLE; p >= 0; p--) { /* ties go to Simple, then LL128 */
         if ((coll == SIM_COLL_ALLTOALL || coll == SIM_COLL_ALLTOALLV) && p != SIM_PROTO_SIMPLE)
             continue;
-        double t = cp->base_s[p] + steps * (lat + cp->step_s[p]) + moved / (cp->eff[p] * bw);
+        double t = cp->base_s[p] + steps * (lat + cp->step_s[p]) + (moved + fill) / (cp->eff[p] * bw);
         if (t < best) {
             best = t;
             bp = (sim_proto)p;

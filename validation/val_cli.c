@@ -145,7 +145,11 @@ int val_cli_main(int argc, char **argv)
         data = data_buf;
     }
     if (!thr_path) {
-        snprintf(thr_buf, sizeof thr_buf, "%s/../thresholds.json", data);
+        int n = snprintf(thr_buf, sizeof thr_buf, "%s/../thresholds.json", data);
+        if (n < 0 || (size_t)n >= sizeof thr_buf) {
+            fprintf(stderr, "trainsim: validate: data directory path too long (%s)\n", data);
+            return 2;
+        }
         thr_path = thr_buf;
     }
     sim_err err = {{0}};
