@@ -166,6 +166,14 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
     pl->zero = pl->d > 1 ? st->zero : 0;
     if (pl->d == 1)
         pl->osdp = 0;
+    if (st->osdp_split > 1) {
+        if (!st->osdp[0])
+            return sim_errf(err, "osdp_split=%d splits the linears OSDP shards: it needs osdp=<levels> (zero=3 is osdp=3)",
+                            st->osdp_split);
+        if (st->schedule != WL_TP_MEGATRON)
+            return sim_errf(err, "osdp_split=%d is modelled for schedule=megatron only (its GEMMs are split per "
+                            "linear), got schedule=%s", st->osdp_split, wl_tp_schedule_name(st->schedule));
+    }
     if ((pl->zero == 3 || pl->osdp) &&
         (st->pipeline == WL_PIPE_MERAK_PRE || st->pipeline == WL_PIPE_MERAK_FCP))
         return sim_errf(err, "pipeline=%s recomputes ahead of the gradient, which would need every layer's sharded "
@@ -402,6 +410,10 @@ typedef struct gen {
     uint32_t *ag_of;      /* per global layer: all-gather of its sharded parameters */
     int gfree;            /* a layer's full gradients wait to be freed after their reduce-scatter */
     uint32_t gfree_pay, gfree_dep;
+    /* OSDP operator splitting: the slice gathered ahead (pf_layer < 0: none) */
+    int pf_layer, pf_lin, pf_slice, pf_dgrad, pf_micro;
+    int64_t pf_bytes;
+    uint32_t pf_ag;
 } gen;
 
 static void build_payloads(gen *g)
@@ -470,7 +482,7 @@ static wl_layer *layer_of(gen *g, int chunk, int j)
 static void gather(gen *g, int layer, int micro, sim_phase ph)
 {
     int64_t x = layer_sharded(g->m, g->pl, layer);
-    if (x == 0)
+    if (x == 0 || g->pl->st.osdp_split > 1)
         return;
     sim_tags t = tags(layer, micro, ph);
     uint32_t mem = sim_sched_add(g->s, g->cur.sc,
@@ -483,7 +495,7 @@ static void gather(gen *g, int layer, int micro, sim_phase ph)
 /* The next kernel waits for the layer's gathered parameters. */
 static void use_gathered(gen *g, int layer)
 {
-    if (layer_sharded(g->m, g->pl, layer) > 0)
+    if (layer_sharded(g->m, g->pl, layer) > 0 && g->pl->st.osdp_split == 1)
         wl_cursor_pend(&g->cur, g->ag_of[layer]);
 }
 
@@ -491,9 +503,123 @@ static void use_gathered(gen *g, int layer)
 static void release(gen *g, int layer, int micro, sim_phase ph)
 {
     int64_t x = layer_sharded(g->m, g->pl, layer);
-    if (x > 0)
+    if (x > 0 && g->pl->st.osdp_split == 1)
         wl_cursor_mem(&g->cur, wl_pay_mem(g->s, "gathered_weights", SIM_MEM_WEIGHTS, -x * g->pl->wbytes),
                       tags(layer, micro, ph));
+}
+
+/* ---- OSDP operator splitting (papers.md §3.6) ----------------------------
+ * OSDP's code splits a Linear along its input features into k slices whose
+ * outputs are summed, each slice FSDP-wrapped on its own, so only one slice's
+ * parameters are all-gathered at a time.  With osdp_split=k the sharded
+ * linears of a layer are gathered slice by slice, each slice just before its
+ * GEMM (the next slice prefetched meanwhile, within the layer) and freed
+ * after it.  Assumptions (ours, not measured):
+ *  - a unit's parameters (weights, biases, layer norms) go to its linears in
+ *    the proportion of their weights (attention: QKV 3/4, projection 1/4;
+ *    MLP: fc1 and fc2 1/2 each), then in k equal slices (remainders on the
+ *    last), so the all-gathered bytes in total do not change with k;
+ *  - forward (and recompute): k GEMMs with 1/k of the reduction dimension
+ *    and an element-wise add of each partial output into the sum (read two,
+ *    write one); the partial output buffer is not counted in memory;
+ *  - backward: the input gradient is k GEMMs with 1/k of the output columns
+ *    (concatenated, no add); the weight gradient reads no weights and stays
+ *    one GEMM; the gradients are reduce-scattered per layer as without
+ *    splitting;
+ *  - the first slice of a layer is gathered when the layer starts (no
+ *    prefetch across layers), so the gathered-weight peak is the largest two
+ *    consecutive slices instead of two layers' units. */
+
+static int64_t linear_sharded(gen *g, int layer, wl_linear lin)
+{
+    int lv = osdp_level(g->pl, layer);
+    int attn = lin == WL_LIN_QKV || lin == WL_LIN_PROJ;
+    if (!(lv & (attn ? 1 : 2)))
+        return 0;
+    int64_t x = attn ? attn_params(g->m, g->pl, layer) : mlp_params(g->m, g->pl, layer);
+    int64_t first = attn ? x * 3 / 4 : x / 2;
+    return lin == WL_LIN_QKV || lin == WL_LIN_FC1 ? first : x - first;
+}
+
+static int64_t slice_of(int64_t y, int k, int i)
+{
+    return i < k - 1 ? y / k : y - (k - 1) * (y / k);
+}
+
+/* The all-gather of one slice, after its memory is allocated. */
+static uint32_t gather_slice(gen *g, int64_t bytes, sim_tags t)
+{
+    uint32_t mem = sim_sched_add(g->s, g->cur.sc, wl_pay_mem(g->s, "gathered_weights", SIM_MEM_WEIGHTS, bytes), -1, t,
+                                 NULL, 0);
+    return sim_sched_add(g->s, g->s_ag, wl_pay_coll(g->s, "fsdp_allgather", SIM_COLL_ALLGATHER, bytes), g->ag_comm,
+                         t, &mem, 1);
+}
+
+/* The sharded linear used after `lin` in the same layer (forward order QKV,
+ * projection, fc1, fc2; input gradients the reverse of the blocks: fc2, fc1,
+ * projection, QKV), -1 if none. */
+static int next_linear(gen *g, int layer, int lin, int dgrad)
+{
+    static const int fwd[4] = {WL_LIN_QKV, WL_LIN_PROJ, WL_LIN_FC1, WL_LIN_FC2};
+    static const int bwd[4] = {WL_LIN_FC2, WL_LIN_FC1, WL_LIN_PROJ, WL_LIN_QKV};
+    const int *o = dgrad ? bwd : fwd;
+    int i = 0;
+    while (o[i] != lin)
+        i++;
+    for (i++; i < 4; i++)
+        if (linear_sharded(g, layer, (wl_linear)o[i]) > 0)
+            return o[i];
+    return -1;
+}
+
+static uint32_t osdp_linear(wl_cursor *c, int layer, wl_linear lin, uint32_t payload, sim_tags t)
+{
+    gen *g = c->linear_ctx;
+    int64_t y = linear_sharded(g, layer, lin);
+    if (y == 0)
+        return wl_cursor_comp(c, payload, t);
+    int k = g->pl->st.osdp_split, dgrad = t.phase == SIM_PHASE_BACKWARD;
+    int64_t wb = g->pl->wbytes;
+    sim_tags tl = tags(layer, t.micro, (sim_phase)t.phase);
+    sim_payload whole = g->s->payloads[payload];
+    uint32_t out = 0;
+    for (int i = 0; i < k; i++) {
+        int64_t bytes = slice_of(y, k, i) * wb;
+        uint32_t ag;
+        if (g->pf_layer == layer && g->pf_lin == (int)lin && g->pf_slice == i && g->pf_dgrad == dgrad &&
+            g->pf_micro == t.micro) {
+            ag = g->pf_ag;
+        } else {
+            if (g->pf_layer >= 0) /* a prefetch the order did not use: freed (not reached with megatron) */
+                wl_cursor_mem(c, wl_pay_mem(g->s, "gathered_weights", SIM_MEM_WEIGHTS, -g->pf_bytes), tl);
+            ag = gather_slice(g, bytes, tl);
+        }
+        g->pf_layer = -1;
+        /* prefetch the next slice while this one computes */
+        int nl = i + 1 < k ? (int)lin : next_linear(g, layer, lin, dgrad);
+        if (nl >= 0) {
+            g->pf_layer = layer;
+            g->pf_lin = nl;
+            g->pf_slice = i + 1 < k ? i + 1 : 0;
+            g->pf_dgrad = dgrad;
+            g->pf_micro = t.micro;
+            g->pf_bytes = slice_of(linear_sharded(g, layer, (wl_linear)nl), k, g->pf_slice) * wb;
+            g->pf_ag = gather_slice(g, g->pf_bytes, tl);
+        }
+        sim_payload p = whole;
+        if (dgrad)
+            p.n = slice_of(whole.n, k, i);
+        else
+            p.k = slice_of(whole.k, k, i);
+        wl_cursor_pend(c, ag);
+        out = wl_cursor_comp(c, sim_sched_payload(g->s, &p), t);
+        if (!dgrad && i > 0) /* partial output summed into the result */
+            out = wl_cursor_comp(c, wl_pay_elem(g->s, "osdp_split_add",
+                                                3 * whole.m * whole.n * sim_dtype_bytes((sim_dtype)whole.dtype),
+                                                (sim_dtype)whole.dtype), t);
+        wl_cursor_mem(c, wl_pay_mem(g->s, "gathered_weights", SIM_MEM_WEIGHTS, -bytes), tl);
+    }
+    return out;
 }
 
 /* Frees the full gradients of the previous layer once its reduce-scatter is
@@ -720,6 +846,11 @@ static void generate_rank(gen *g, int rank, const comms *C)
     g->cur.rank = rank;
     g->cur.tp_comm = C->tp[stage * pl->d + dpi];
     g->cur.sc = sim_sched_stream(s, rank, "compute");
+    g->pf_layer = -1;
+    if (pl->st.osdp_split > 1 && pl->osdp) {
+        g->cur.linear = osdp_linear;
+        g->cur.linear_ctx = g;
+    }
     g->cur.stp = pl->t > 1 ? sim_sched_stream(s, rank, "tp") : -1;
     g->sdp = pl->d > 1 || (pl->p > 1 && (stage == 0 || last)) ? sim_sched_stream(s, rank, "dp") : -1;
     int fsdp = pl->zero == 3 || pl->osdp;

@@ -632,6 +632,8 @@ static void cut_comms(wl_layer *L, wl_cursor *c, int *small, int *trans)
 /* ---- emit helpers ------------------------------------------------------ */
 
 #define K(pay) wl_cursor_comp(c, (pay), t)
+/* A GEMM that reads a linear's weights: through the cursor's hook if any */
+#define LIN(lin, pay) (c->linear ? c->linear(c, layer, (lin), (pay), t) : K(pay))
 
 /* Launches a collective of what the last kernel produced on stream `stream`;
  * nothing waits for it yet. */
@@ -705,16 +707,16 @@ static void megatron_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_ph
     K(o->ln1);
     if (sp)
         sync_coll(c, &x, o->ag, t);
-    K(o->qkv);
+    LIN(WL_LIN_QKV, o->qkv);
     K(o->attn);
-    K(o->proj);
+    LIN(WL_LIN_PROJ, o->proj);
     sync_coll(c, &x, sp ? o->rs : o->ar, t); /* RowParallelLinear: reduce_from_tensor_model_parallel_region */
     K(o->post_attn);
     if (sp)
         sync_coll(c, &x, o->ag, t);
-    K(o->fc1);
+    LIN(WL_LIN_FC1, o->fc1);
     K(o->gelu);
-    K(o->fc2);
+    LIN(WL_LIN_FC2, o->fc2);
     sync_coll(c, &x, sp ? o->rs : o->ar, t);
     K(o->post_mlp);
 }
@@ -726,25 +728,26 @@ static void megatron_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_ph
  * sharded input is all-gathered again for the weight gradient, beside the
  * dgrad GEMM.  default_checkpoint (Oases' baseline, torch autograd without
  * the async path) waits for the all-reduce before the weight gradient. */
-static void column_bwd(wl_layer *L, wl_cursor *c, const lctx *x, uint32_t dgrad, uint32_t wgrad, sim_tags t)
+static void column_bwd(wl_layer *L, wl_cursor *c, const lctx *x, uint32_t dgrad, uint32_t wgrad, sim_tags t,
+                       int layer, wl_linear lin)
 {
     const opset *o = x->o;
     if (x->t == 1) {
-        K(dgrad);
+        LIN(lin, dgrad);
         K(wgrad);
         return;
     }
     if (L->st.sp) {
         uint32_t dep = c->last_comp;
         uint32_t ag = sim_sched_add(c->s, tp_stream(c), o->ag, x->comm, t, &dep, 1);
-        K(dgrad);
+        LIN(lin, dgrad);
         uint32_t rs = launch(c, tp_stream(c), o->rs, x->comm, t);
         wl_cursor_pend(c, ag);
         K(wgrad);
         wl_cursor_pend(c, rs);
         return;
     }
-    K(dgrad);
+    LIN(lin, dgrad);
     if (L->st.schedule == WL_TP_DEFAULT_CKPT || L->st.schedule == WL_TP_OPTIM_COMM_CKPT) {
         sync_coll(c, x, o->ar, t);
         K(wgrad);
@@ -767,14 +770,14 @@ static void megatron_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int re
     K(o->post_mlp_b);
     if (sp)
         sync_coll(c, &x, o->ag, t); /* gradient of the reduce-scatter */
-    K(o->fc2_dg);
+    LIN(WL_LIN_FC2, o->fc2_dg);
     K(o->fc2_wg);
     K(o->gelu_b);
-    column_bwd(L, c, &x, o->fc1_dg, o->fc1_wg, t);
+    column_bwd(L, c, &x, o->fc1_dg, o->fc1_wg, t, layer, WL_LIN_FC1);
     K(o->post_attn_b);
     if (sp)
         sync_coll(c, &x, o->ag, t);
-    K(o->proj_dg);
+    LIN(WL_LIN_PROJ, o->proj_dg);
     K(o->proj_wg);
     if (rc == WL_RECOMPUTE_SELECTIVE && recompute) {
         /* selective: the attention core only (Korthikanti et al. 2022 Sec. 5) */
@@ -782,7 +785,7 @@ static void megatron_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int re
         wl_cursor_comp(c, o->attn, tr);
     }
     K(o->attn_b);
-    column_bwd(L, c, &x, o->qkv_dg, o->qkv_wg, t);
+    column_bwd(L, c, &x, o->qkv_dg, o->qkv_wg, t, layer, WL_LIN_QKV);
     K(o->ln1_b);
     wl_cursor_mem(c, rc == WL_RECOMPUTE_FULL || rc == WL_RECOMPUTE_SELECTIVE ? o->unboth : o->unkeep, t);
 }

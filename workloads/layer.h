@@ -26,6 +26,16 @@
 
 #define WL_MAX_PENDING 4
 
+/* The linears of a layer whose weights a GEMM reads. */
+typedef enum wl_linear { WL_LIN_QKV, WL_LIN_PROJ, WL_LIN_FC1, WL_LIN_FC2 } wl_linear;
+
+struct wl_cursor;
+/* Emits a GEMM that reads the weights of linear `lin` of `layer` (forward or
+ * recompute: the output; backward: the input gradient) in place of
+ * wl_cursor_comp; returns the last kernel.  OSDP's operator splitting
+ * (gpt.c) gathers the weights slice by slice around it. */
+typedef uint32_t (*wl_linear_fn)(struct wl_cursor *c, int layer, wl_linear lin, uint32_t payload, sim_tags t);
+
 /* Where one rank's operations go, and what the next kernel waits for. */
 typedef struct wl_cursor {
     sim_schedule *s;
@@ -36,6 +46,8 @@ typedef struct wl_cursor {
     uint32_t pending[WL_MAX_PENDING]; /* ops the next kernel waits for */
     int npending;
     uint32_t last_comp; /* the last kernel added */
+    wl_linear_fn linear; /* NULL: weight-reading GEMMs are plain kernels (only schedule=megatron calls it) */
+    void *linear_ctx;
 } wl_cursor;
 
 /* Appends a kernel on the compute stream that consumes what is pending. */

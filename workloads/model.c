@@ -223,6 +223,7 @@ void wl_strategy_default(wl_strategy *s)
     s->dp_overlap = 0;
     s->zero = 0;
     s->osdp[0] = 0;
+    s->osdp_split = 1;
 
     s->schedule = WL_TP_MEGATRON;
     s->sp = 0;
@@ -233,7 +234,7 @@ void wl_strategy_default(wl_strategy *s)
 }
 
 #define KNOWN_KEYS                                                                                            \
-    "tp, pp, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, zero, osdp, schedule, sp, " \
+    "tp, pp, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, zero, osdp, osdp_split, schedule, sp, " \
     "tp_overlap, tess_depth, tp_cut"
 
 static const char *const tp_schedule_names[WL_TP_SCHEDULE_COUNT] = {
@@ -467,6 +468,15 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         s->zero = val[0] - '0';
         return 0;
     }
+    if (strcmp(key, "osdp_split") == 0) {
+        char *end;
+        long k = strtol(val, &end, 10);
+        if (end == val || *end || k < 1 || k > 64)
+            return sim_errf(err, "strategy: osdp_split: expected the number of slices each sharded linear is gathered "
+                            "in, an integer 1-64 (1 = whole units), got \"%s\"", val);
+        s->osdp_split = (int)k;
+        return 0;
+    }
     if (strcmp(key, "osdp") == 0) {
         /* one level per layer ('0'..'3'), '_' or '.' allowed as separators
          * for readability; "" or "off" turns OSDP off */
@@ -582,6 +592,8 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         APPEND(",zero=%d", s->zero);
     if (s->osdp[0])
         APPEND(",osdp=%s", s->osdp);
+    if (s->osdp_split > 1)
+        APPEND(",osdp_split=%d", s->osdp_split);
     /* the TP-schedule keys likewise */
     if (s->schedule != WL_TP_MEGATRON)
         APPEND(",schedule=%s", wl_tp_schedule_name(s->schedule));

@@ -63,6 +63,7 @@ typedef struct wl_strategy {
     double ckpt_ratio;       /* Merak's activation_checkpoint_ratio r0 in [0, 1]; <0: 1 */
     int dp_overlap;          /* 1: gradient buckets all-reduced while backward runs (DDP) */
     int zero;                /* ZeRO stage 0..3 (3 = FSDP) */
+    int osdp_split;             /* OSDP operator splitting: sharded linears gathered in this many slices (1 = whole units) */
     char osdp[WL_OSDP_MAX + 1]; /* OSDP per-layer sharding levels '0'..'3', one per layer; "" = off */
     /* tensor-parallel layer schedule (workloads/layer.c) */
     wl_tp_schedule schedule;

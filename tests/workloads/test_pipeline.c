@@ -369,6 +369,9 @@ static void test_schedules_check(void)
         {8, "pp=2,dp=4,gb=16,zero=3,recompute=full"},
         {8, "pp=2,dp=2,tp=2,gb=8,zero=3,pipeline=interleaved,vstages=2"},
         {8, "dp=8,gb=16,osdp=01230123,dp_overlap=1"},
+        {8, "dp=8,gb=16,osdp=01230123,osdp_split=3,dp_overlap=1"},
+        {8, "pp=2,dp=4,gb=16,osdp=3,osdp_split=4,recompute=full"},
+        {8, "tp=2,pp=2,dp=2,gb=8,osdp=3,osdp_split=2,sp=1,recompute=selective,pipeline=interleaved,vstages=2"},
         /* with the TP layer schedules of layer.c */
         {8, "tp=2,pp=2,dp=2,mb=2,gb=16,schedule=oases,pipeline=interleaved,vstages=2,dp_overlap=1"},
         {8, "tp=2,dp=4,mb=2,gb=16,schedule=oases,zero=3"},
@@ -528,8 +531,109 @@ static void test_dp_overlap_structure(void)
     sim_machine_free(mach);
 }
 
+/* OSDP operator splitting (papers.md §3.6), on rank 0's streams: the
+ * largest gathered-weight footprint and the all-gathered bytes. */
+static void split_stats(const wl_model *m, const char *text, double *peak, double *agbytes, char **json)
+{
+    wl_strategy s = strat(text);
+    sim_machine *mach = wl_test_machine(4, 0);
+    sim_err err;
+    sim_schedule *sc = wl_gpt_generate(m, &s, mach, &err);
+    CHECK(sc != NULL);
+    *peak = *agbytes = 0;
+    if (!sc) {
+        sim_machine_free(mach);
+        return;
+    }
+    CHECK(sim_sched_check(sc, &err) == 0);
+    int32_t gw = sim_sched_str(sc, "gathered_weights"), ag = sim_sched_str(sc, "fsdp_allgather");
+    double cur = 0;
+    for (uint32_t st = 0; st < sc->nstreams; st++) {
+        const sim_stream *ss = &sc->streams[st];
+        if (ss->rank != 0)
+            continue;
+        for (uint32_t i = 0; i < ss->nops; i++) {
+            const sim_payload *p = sim_sched_payload_of(sc, ss->ops[i]);
+            if (p->kind == SIM_OP_MEMORY && p->name == gw) {
+                cur += (double)p->bytes;
+                *peak = cur > *peak ? cur : *peak;
+            }
+            if (p->kind == SIM_OP_COLLECTIVE && p->name == ag)
+                *agbytes += (double)p->bytes;
+        }
+    }
+    CHECK(cur == 0); /* every gathered slice freed */
+    if (json)
+        *json = sim_sched_to_json(sc, 0);
+    sim_sched_free(sc);
+    sim_machine_free(mach);
+}
+
+static double slice(double y, int k, int i)
+{
+    return i < k - 1 ? floor(y / k) : y - (k - 1) * floor(y / k);
+}
+
+static void test_osdp_split(void)
+{
+    wl_model m = tiny(4);
+    const double h = 64, f = 256;
+    /* osdp_split=1 is the unsplit schedule, byte for byte */
+    double p1, a1, pk, ak;
+    char *j0 = NULL, *j1 = NULL;
+    split_stats(&m, "dp=4,mb=1,gb=4,dtype=fp32,osdp=2", &p1, &a1, &j0);
+    split_stats(&m, "dp=4,mb=1,gb=4,dtype=fp32,osdp=2,osdp_split=1", &pk, &ak, &j1);
+    CHECK(j0 && j1 && strcmp(j0, j1) == 0);
+    free(j0);
+    free(j1);
+    /* unsplit: the current layer's MLP and the prefetched next one's */
+    double y = 2 * h * f + f + 3 * h; /* MLP unit, tp=1 */
+    CHECK(p1 == 2 * 4 * y);
+    for (int k = 2; k <= 8; k *= 2) {
+        char text[96];
+        snprintf(text, sizeof text, "dp=4,mb=1,gb=4,dtype=fp32,osdp=2,osdp_split=%d", k);
+        split_stats(&m, text, &pk, &ak, NULL);
+        /* closed form: the MLP split half and half between fc1 and fc2, each
+         * in k slices; at most a slice and the prefetched next are held */
+        double fc1 = floor(y / 2), fc2 = y - fc1, seq[16], best = 0;
+        for (int i = 0; i < k; i++) {
+            seq[i] = slice(fc1, k, i);
+            seq[k + i] = slice(fc2, k, i);
+        }
+        for (int i = 0; i + 1 < 2 * k; i++)
+            best = seq[i] + seq[i + 1] > best ? seq[i] + seq[i + 1] : best;
+        if (pk != 4 * best)
+            fprintf(stderr, "osdp_split=%d: gathered peak %.0f, closed form %.0f\n", k, pk, 4 * best);
+        CHECK(pk == 4 * best);
+        CHECK(pk < p1 / k * 0.6); /* about a k-th of one unit, against two units unsplit */
+        CHECK(ak == a1);           /* the same bytes all-gathered, in 2k pieces per unit */
+    }
+    /* level 3: attention and MLP, also the same volume */
+    split_stats(&m, "dp=4,mb=1,gb=4,dtype=fp32,osdp=3", &p1, &a1, NULL);
+    split_stats(&m, "dp=4,mb=1,gb=4,dtype=fp32,osdp=3,osdp_split=4", &pk, &ak, NULL);
+    CHECK(ak == a1 && pk < p1 / 4);
+    /* bad values */
+    wl_strategy s;
+    sim_err err;
+    wl_strategy_default(&s);
+    CHECK(wl_strategy_parse("osdp_split=0", &s, &err) == -1);
+    CHECK_HAS(err.msg, "osdp_split: expected the number of slices");
+    CHECK(wl_strategy_parse("osdp_split=2x", &s, &err) == -1);
+    CHECK(wl_strategy_parse("osdp_split=", &s, &err) == -1);
+    sim_machine *mach = wl_test_machine(4, 0);
+    wl_memory mem;
+    s = strat("dp=4,gb=4,osdp_split=2");
+    CHECK(wl_gpt_check(&m, &s, mach, &mem, &err) == -1);
+    CHECK_HAS(err.msg, "needs osdp=<levels>");
+    s = strat("dp=4,mb=2,gb=8,osdp=3,osdp_split=2,schedule=oases");
+    CHECK(wl_gpt_check(&m, &s, mach, &mem, &err) == -1);
+    CHECK_HAS(err.msg, "schedule=megatron only");
+    sim_machine_free(mach);
+}
+
 int main(void)
 {
+    test_osdp_split();
     test_pre_recompute_placement();
     test_dp_overlap_structure();
     test_orders();
