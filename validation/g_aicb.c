@@ -71,9 +71,7 @@ static int coll_of(const char *t)
 
 int val_group_aicb_a100(const val_ctx *ctx, val_set *out, sim_err *err)
 {
-    char *path = val_data_path(ctx, "collectives/aicb_A100_example.csv");
-    val_csv *csv = val_csv_load(path, err);
-    free(path);
+    val_csv *csv = val_csv_load_data(ctx, "collectives/aicb_A100_example.csv", err);
     if (!csv)
         return -1;
     int rc = -1;

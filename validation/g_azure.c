@@ -20,9 +20,7 @@
 
 int val_group_azure_a100(const val_ctx *ctx, val_set *out, sim_err *err)
 {
-    char *path = val_data_path(ctx, "collectives/azure_nd_a100_v4_allreduce_busbw.csv");
-    val_csv *csv = val_csv_load(path, err);
-    free(path);
+    val_csv *csv = val_csv_load_data(ctx, "collectives/azure_nd_a100_v4_allreduce_busbw.csv", err);
     if (!csv)
         return -1;
     int rc = -1;

@@ -31,9 +31,7 @@
 
 int val_group_galvatron_pcie(const val_ctx *ctx, val_set *out, sim_err *err)
 {
-    char *path = val_data_path(ctx, "profiles/galvatron_pcie_allreduce_coefficients.csv");
-    val_csv *csv = val_csv_load(path, err);
-    free(path);
+    val_csv *csv = val_csv_load_data(ctx, "profiles/galvatron_pcie_allreduce_coefficients.csv", err);
     if (!csv)
         return -1;
     int rc = -1;

@@ -134,9 +134,7 @@ static int block_times(const val_ctx *ctx, const sim_machine *m, int h, int tp, 
 
 int val_group_oases_blocks(const val_ctx *ctx, val_set *out, sim_err *err)
 {
-    char *path = val_data_path(ctx, "profiles/oases_rtx3090_blocks_dev.csv");
-    val_csv *csv = val_csv_load(path, err);
-    free(path);
+    val_csv *csv = val_csv_load_data(ctx, "profiles/oases_rtx3090_blocks_dev.csv", err);
     if (!csv)
         return -1;
     int rc = -1;

@@ -8,6 +8,7 @@
 
 #include "sim/fileio.h"
 #include "val.h"
+#include "val_csv.h"
 
 struct val_set {
     int n, cap;
@@ -88,6 +89,18 @@ char *val_data_path(const val_ctx *ctx, const char *rel)
     if (p)
         snprintf(p, n, "%s/%s", dir, rel);
     return p;
+}
+
+val_csv *val_csv_load_data(const val_ctx *ctx, const char *rel, sim_err *err)
+{
+    char *path = val_data_path(ctx, rel);
+    if (!path) {
+        sim_errf(err, "validation: out of memory for the path of %s", rel);
+        return NULL;
+    }
+    val_csv *csv = val_csv_load(path, err);
+    free(path);
+    return csv;
 }
 
 /* ---- thresholds ------------------------------------------------------- */

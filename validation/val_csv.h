@@ -9,6 +9,9 @@
 typedef struct val_csv val_csv;
 
 val_csv *val_csv_load(const char *path, sim_err *err);
+/* Loads data_dir/rel of a validation context (val.h). */
+struct val_ctx;
+val_csv *val_csv_load_data(const struct val_ctx *ctx, const char *rel, sim_err *err);
 void val_csv_free(val_csv *c);
 int val_csv_rows(const val_csv *c);
 /* Column index of a header name, or -1 with a message naming the file. */
