@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "planner/plan.h"
+#include "sim/fileio.h"
 
 int plan_ncpus(void)
 {
@@ -55,18 +56,7 @@ static int start(slot *s, int job, plan_job_fn fn, void *arg, sim_err *err)
         close(fds[0]);
         plan_result r;
         fn(arg, job, &r);
-        const char *p = (const char *)&r;
-        size_t n = sizeof r;
-        while (n > 0) {
-            ssize_t w = write(fds[1], p, n);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0)
-                _exit(1);
-            p += w;
-            n -= (size_t)w;
-        }
-        _exit(0);
+        _exit(sim_write_all(fds[1], &r, sizeof r) == 0 ? 0 : 1);
     }
     close(fds[1]);
     s->pid = pid;

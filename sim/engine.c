@@ -27,6 +27,7 @@
  *
  * This file owns the one SimGrid engine of the process. */
 #include "engine.h"
+#include "fileio.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -397,9 +398,9 @@ static int write_platform(const sim_machine *m, char *path, size_t len, sim_err 
     if (fd < 0)
         return sim_errf(err, "cannot create a temporary platform file in /tmp");
     size_t n = strlen(m->platform_xml);
-    ssize_t w = write(fd, m->platform_xml, n);
+    int bad = sim_write_all(fd, m->platform_xml, n) != 0;
     close(fd);
-    if (w < 0 || (size_t)w != n) {
+    if (bad) {
         unlink(path);
         return sim_errf(err, "cannot write the temporary platform file %s", path);
     }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 char *sim_read_file(const char *path, sim_err *err)
 {
@@ -41,4 +42,19 @@ char *sim_read_file(const char *path, sim_err *err)
     }
     buf[n] = 0;
     return buf;
+}
+
+int sim_write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
 }

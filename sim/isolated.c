@@ -8,21 +8,7 @@
 #include <unistd.h>
 
 #include "engine.h"
-
-static int write_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
+#include "fileio.h"
 
 static int read_all(int fd, void *buf, size_t n)
 {
@@ -62,10 +48,10 @@ int sim_run_isolated(const sim_schedule *s, const sim_machine *m, const sim_opti
         sim_result r;
         sim_err e = {{0}};
         int rc = sim_run(s, m, opt, &r, &e);
-        int ok = write_all(fds[1], &rc, sizeof rc) == 0 && write_all(fds[1], &e, sizeof e) == 0;
+        int ok = sim_write_all(fds[1], &rc, sizeof rc) == 0 && sim_write_all(fds[1], &e, sizeof e) == 0;
         if (ok && rc == 0)
-            ok = write_all(fds[1], &r, sizeof r) == 0 &&
-                 write_all(fds[1], r.rank, (size_t)r.nranks * sizeof *r.rank) == 0;
+            ok = sim_write_all(fds[1], &r, sizeof r) == 0 &&
+                 sim_write_all(fds[1], r.rank, (size_t)r.nranks * sizeof *r.rank) == 0;
         close(fds[1]);
         _exit(ok ? 0 : 1);
     }
