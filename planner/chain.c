@@ -8,8 +8,15 @@
  * fc2, one all-reduce after each in forward and one per block in backward;
  * Shoeybi et al. 2019, Sec. 3) with these assumptions, stated because they
  * decide what the fragment costs mean:
- *  - one step of one batch, no pipeline, no micro-batching (Galvatron's PP is
- *    an outer loop; Oases and OSDP have none);
+ *  - one step of one batch by default; for Galvatron's PP outer loop
+ *    (papers.md §3.4) the blocks can be spread over pp stages of `gpus` GPUs
+ *    each, with micro-batches in GPipe order (all forwards, then all
+ *    backwards) and one transfer per micro-batch and stage boundary, and a
+ *    fragment can run on a stage's own GPUs (`first`);
+ *  - the DP gradient all-reduce and the optimizer step run once per step
+ *    after the last backward (no_sync / sync_only price them apart: the
+ *    pipeline's per-micro-batch and per-step parts); SDP reduce-scatters
+ *    every micro-batch's gradients (ZeRO-3 keeps only its shard);
  *  - every collective is waited for before the next kernel (no overlap), so
  *    a chain's time is the sum of its blocks' and reshardings' times up to
  *    flow-level effects: the exhaustive checks measure how close;
@@ -61,16 +68,20 @@ static int dp_index(const plan_bstrat *s, int G, int r)
 typedef struct builder {
     sim_schedule *s;
     const plan_chain *c;
-    int G;
-    int *sc, *scomm;      /* streams per rank */
-    uint32_t *last;       /* last compute op per rank */
-    uint32_t *pending;    /* last collective per rank, waited by the next compute */
+    int G;                /* GPUs per stage */
+    int base;             /* global rank of the current stage's local rank 0 */
+    int micro;            /* current micro-batch (tags) */
+    int *sc, *scomm;      /* streams per global rank */
+    int *ssend, *srecv;   /* pipeline p2p streams per global rank */
+    uint32_t *last;       /* last compute op per global rank */
+    uint32_t *pending;    /* last collective or receive per global rank, waited by the next compute */
     int *haspend;
     int *ranks;
 } builder;
 
-/* Communicators grouping ranks by key(r); returns per-rank communicator ids
- * in out[], or -1 when groups have size 1 or unequal sizes. */
+/* Communicators grouping the current stage's ranks by key[local rank];
+ * returns per-local-rank communicator ids in out[], or -1 when groups have
+ * size 1 or unequal sizes. */
 static int make_groups(builder *b, const char *prefix, const int *key, int *out)
 {
     int G = b->G, size = -1;
@@ -91,8 +102,11 @@ static int make_groups(builder *b, const char *prefix, const int *key, int *out)
         int id = -1;
         if (n > 1) {
             char name[64];
+            int glob[4096];
+            for (int i = 0; i < n; i++)
+                glob[i] = b->base + b->ranks[i];
             snprintf(name, sizeof name, "%s.%d", prefix, ng++);
-            id = sim_sched_comm(b->s, name, b->ranks, n);
+            id = sim_sched_comm(b->s, name, glob, n);
         }
         for (int i = 0; i < n; i++)
             out[b->ranks[i]] = id;
@@ -100,28 +114,48 @@ static int make_groups(builder *b, const char *prefix, const int *key, int *out)
     return size;
 }
 
-static sim_tags tg(int layer, sim_phase ph)
+static sim_tags tgm(const builder *b, int layer, sim_phase ph)
 {
-    sim_tags t = {layer, 0, -1, (uint8_t)ph};
+    sim_tags t = {layer, b->micro, -1, (uint8_t)ph};
     return t;
 }
 
-static void comp(builder *b, int r, uint32_t payload, sim_tags t)
+/* l: local rank of the current stage */
+static void comp(builder *b, int l, uint32_t payload, sim_tags t)
 {
+    int r = b->base + l;
     uint32_t dep = b->pending[r];
     b->last[r] = sim_sched_add(b->s, b->sc[r], payload, -1, t, b->haspend[r] ? &dep : NULL, b->haspend[r] ? 1 : 0);
     b->haspend[r] = 0;
 }
 
-static void coll(builder *b, int r, uint32_t payload, int comm, sim_tags t)
+static void coll(builder *b, int l, uint32_t payload, int comm, sim_tags t)
 {
     if (comm < 0)
         return;
+    int r = b->base + l;
     uint32_t deps[2] = {b->last[r], b->pending[r]};
     int nd = b->last[r] == UINT32_MAX ? 0 : 1;
     if (b->haspend[r])
         deps[nd++] = b->pending[r];
     b->pending[r] = sim_sched_add(b->s, b->scomm[r], payload, comm, t, nd ? deps : (deps + 1), nd);
+    b->haspend[r] = 1;
+}
+
+/* Pipeline transfers between stages (GPipe, papers.md §3.4 / Galvatron's
+ * PP): local rank l of one stage sends to local rank l of the next, after
+ * its last compute; the receiver's next compute waits for the receive. */
+static void p2p_send(builder *b, int l, int peer, uint32_t payload, sim_tags t)
+{
+    int r = b->base + l;
+    uint32_t dep = b->last[r];
+    sim_sched_add(b->s, b->ssend[r], payload, peer, t, dep == UINT32_MAX ? NULL : &dep, dep == UINT32_MAX ? 0 : 1);
+}
+static void p2p_recv(builder *b, int l, int peer, uint32_t payload, sim_tags t)
+{
+    int r = b->base + l;
+    uint32_t dep = b->pending[r];
+    b->pending[r] = sim_sched_add(b->s, b->srecv[r], payload, peer, t, b->haspend[r] ? &dep : NULL, b->haspend[r] ? 1 : 0);
     b->haspend[r] = 1;
 }
 
@@ -159,6 +193,16 @@ static uint32_t pcoll(builder *b, const char *name, sim_coll c, int64_t bytes)
     p.bytes = bytes > 0 ? bytes : 1;
     return sim_sched_payload(b->s, &p);
 }
+static uint32_t pp2p(builder *b, const char *name, sim_op_kind k, int64_t bytes, int tag)
+{
+    sim_payload p;
+    memset(&p, 0, sizeof p);
+    p.kind = (uint8_t)k;
+    p.name = sim_sched_str(b->s, name);
+    p.bytes = bytes > 0 ? bytes : 1;
+    p.tag = tag;
+    return sim_sched_payload(b->s, &p);
+}
 static uint32_t pmem(builder *b, const char *name, sim_mem_kind k, int64_t delta)
 {
     sim_payload p;
@@ -171,7 +215,7 @@ static uint32_t pmem(builder *b, const char *name, sim_mem_kind k, int64_t delta
 }
 
 typedef struct blockops {
-    int tpc[4096], dpc[4096]; /* per-rank communicators (G <= 4096) */
+    int tpc[4096], dpc[4096]; /* per-local-rank communicators (G <= 4096) */
 } blockops;
 
 static int64_t block_params(const wl_model *m, plan_block_kind k, int tp)
@@ -207,11 +251,11 @@ static void reshard(builder *b, const plan_bstrat *x, const plan_bstrat *y, int 
     int G = b->G;
     int64_t d = c->dtype == SIM_DTYPE_FP32 || c->dtype == SIM_DTYPE_TF32 ? 4 : 2;
     int64_t sh = (int64_t)c->model->seq * c->model->hidden * d;
-    sim_tags t = tg(idx, fwd ? SIM_PHASE_FORWARD : SIM_PHASE_BACKWARD);
+    sim_tags t = tgm(b, idx, fwd ? SIM_PHASE_FORWARD : SIM_PHASE_BACKWARD);
     int size = 0;
     int grow = y->tp > x->tp; /* forward direction x -> y */
     if (x->tp == y->tp || resharding_groups(b, x, y, key, comm, &size) < 0) {
-        /* layout change at equal degree (or groups that do not tile): all-to-all over all GPUs */
+        /* layout change at equal degree (or groups that do not tile): all-to-all over the stage's GPUs */
         for (int r = 0; r < G; r++)
             key[r] = 0;
         make_groups(b, "reshard-a2a", key, comm);
@@ -234,13 +278,140 @@ static void reshard(builder *b, const plan_bstrat *x, const plan_bstrat *y, int 
     }
 }
 
+static int stage_of(const plan_chain *c, int i)
+{
+    return c->pp > 1 ? c->stage[i] : 0;
+}
+
+/* One block's forward pass for one micro-batch on its stage's ranks. */
+static void block_forward(builder *b, int i, blockops *bo, int *key, int *rcomm)
+{
+    const plan_chain *c = b->c;
+    const wl_model *m = c->model;
+    const plan_bstrat *s = &c->st[i];
+    int G = b->G, tp = s->tp, dp = G / tp;
+    int64_t d = c->dtype == SIM_DTYPE_FP32 || c->dtype == SIM_DTYPE_TF32 ? 4 : 2, wb = d;
+    int64_t bb = c->batch / dp, sb = bb * m->seq, h = m->hidden, f = m->ffn, sbhd = sb * h * d;
+    int64_t P = block_params(m, c->kind[i], tp);
+    sim_tags t = tgm(b, i, SIM_PHASE_FORWARD);
+    if (i > 0 && stage_of(c, i - 1) == stage_of(c, i))
+        reshard(b, &c->st[i - 1], s, 1, i, key, rcomm);
+    uint32_t gather = pcoll(b, "sdp_allgather", SIM_COLL_ALLGATHER, P * wb);
+    uint32_t gmem = pmem(b, "sdp_params", SIM_MEM_BUFFERS, P * wb - (P + dp - 1) / dp * wb);
+    uint32_t gfree = pmem(b, "sdp_params", SIM_MEM_BUFFERS, -(P * wb - (P + dp - 1) / dp * wb));
+    uint32_t act = pmem(b, "activations", SIM_MEM_ACTIVATIONS, block_act(m, c->kind[i], tp, bb, d));
+    uint32_t ops[6];
+    int nops = 0;
+    if (c->kind[i] == PLAN_ATTN) {
+        ops[nops++] = elem(b, "ln1", 2 * sbhd);
+        ops[nops++] = gemm(b, "qkv", sb, 3 * h / tp, h);
+        ops[nops++] = kern(b, "attn", SIM_KERNEL_ATTENTION, m->heads / tp, m->seq, h / m->heads, bb, 0);
+        ops[nops++] = gemm(b, "proj", sb, h, h / tp);
+    } else {
+        ops[nops++] = elem(b, "ln2", 2 * sbhd);
+        ops[nops++] = gemm(b, "fc1", sb, f / tp, h);
+        ops[nops++] = elem(b, "gelu", 2 * sb * (f / tp) * d);
+        ops[nops++] = gemm(b, "fc2", sb, h, f / tp);
+    }
+    uint32_t ar = pcoll(b, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd);
+    uint32_t post = elem(b, "bias_dropout_residual", 4 * sbhd);
+    for (int r = 0; r < G; r++) {
+        if (s->sdp && dp > 1) {
+            comp(b, r, gmem, t);
+            coll(b, r, gather, bo[i].dpc[r], t);
+        }
+        comp(b, r, act, t);
+        for (int k = 0; k < nops; k++)
+            comp(b, r, ops[k], t);
+        if (!c->no_comm)
+            coll(b, r, ar, bo[i].tpc[r], t);
+        comp(b, r, post, t);
+        if (s->sdp && dp > 1)
+            comp(b, r, gfree, t);
+    }
+}
+
+/* One block's backward pass for one micro-batch; SDP reduce-scatters its
+ * gradients every micro-batch (ZeRO-3 keeps only its shard), DP all-reduces
+ * them once per step (block_sync). */
+static void block_backward(builder *b, int i, blockops *bo, int *key, int *rcomm)
+{
+    const plan_chain *c = b->c;
+    const wl_model *m = c->model;
+    const plan_bstrat *s = &c->st[i];
+    int G = b->G, tp = s->tp, dp = G / tp;
+    int64_t d = c->dtype == SIM_DTYPE_FP32 || c->dtype == SIM_DTYPE_TF32 ? 4 : 2, wb = d, gbytes = d;
+    int64_t bb = c->batch / dp, sb = bb * m->seq, h = m->hidden, f = m->ffn, sbhd = sb * h * d;
+    int64_t P = block_params(m, c->kind[i], tp), Ps = s->sdp ? (P + dp - 1) / dp : P;
+    sim_tags t = tgm(b, i, SIM_PHASE_BACKWARD);
+    if (i < c->n - 1 && stage_of(c, i + 1) == stage_of(c, i))
+        reshard(b, s, &c->st[i + 1], 0, i, key, rcomm);
+    uint32_t gather = pcoll(b, "sdp_allgather", SIM_COLL_ALLGATHER, P * wb);
+    uint32_t gmem = pmem(b, "sdp_params", SIM_MEM_BUFFERS, P * wb - Ps * wb);
+    uint32_t gfree = pmem(b, "sdp_params", SIM_MEM_BUFFERS, -(P * wb - Ps * wb));
+    uint32_t actf = pmem(b, "activations", SIM_MEM_ACTIVATIONS, -block_act(m, c->kind[i], tp, bb, d));
+    uint32_t ops[8];
+    int nops = 0;
+    ops[nops++] = elem(b, "post_bwd", 4 * sbhd);
+    if (c->kind[i] == PLAN_ATTN) {
+        ops[nops++] = gemm(b, "proj_dgrad", sb, h / tp, h);
+        ops[nops++] = gemm(b, "proj_wgrad", h / tp, h, sb);
+        ops[nops++] = kern(b, "attn_bwd", SIM_KERNEL_ATTENTION, m->heads / tp, m->seq, h / m->heads, 2 * bb, 0);
+        ops[nops++] = gemm(b, "qkv_dgrad", sb, h, 3 * h / tp);
+        ops[nops++] = gemm(b, "qkv_wgrad", h, 3 * h / tp, sb);
+        ops[nops++] = elem(b, "ln1_bwd", 3 * sbhd);
+    } else {
+        ops[nops++] = gemm(b, "fc2_dgrad", sb, f / tp, h);
+        ops[nops++] = gemm(b, "fc2_wgrad", f / tp, h, sb);
+        ops[nops++] = elem(b, "gelu_bwd", 3 * sb * (f / tp) * d);
+        ops[nops++] = gemm(b, "fc1_dgrad", sb, h, f / tp);
+        ops[nops++] = gemm(b, "fc1_wgrad", h, f / tp, sb);
+        ops[nops++] = elem(b, "ln2_bwd", 3 * sbhd);
+    }
+    uint32_t ar = pcoll(b, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd);
+    uint32_t rs = pcoll(b, "sdp_reducescatter", SIM_COLL_REDUCESCATTER, P * gbytes);
+    for (int r = 0; r < G; r++) {
+        if (s->sdp && dp > 1) {
+            comp(b, r, gmem, t);
+            coll(b, r, gather, bo[i].dpc[r], t);
+        }
+        for (int k = 0; k < nops; k++)
+            comp(b, r, ops[k], t);
+        if (!c->no_comm) {
+            coll(b, r, ar, bo[i].tpc[r], t);
+            if (s->sdp)
+                coll(b, r, rs, bo[i].dpc[r], t);
+        }
+        comp(b, r, actf, t);
+        if (s->sdp && dp > 1)
+            comp(b, r, gfree, t);
+    }
+}
+
+/* The step's end for one block: DP gradient all-reduce, optimizer. */
+static void block_sync(builder *b, int i, blockops *bo)
+{
+    const plan_chain *c = b->c;
+    const plan_bstrat *s = &c->st[i];
+    int G = b->G, dp = G / s->tp;
+    int64_t d = c->dtype == SIM_DTYPE_FP32 || c->dtype == SIM_DTYPE_TF32 ? 4 : 2;
+    int64_t P = block_params(c->model, c->kind[i], s->tp), Ps = s->sdp ? (P + dp - 1) / dp : P;
+    uint32_t ar = pcoll(b, "dp_allreduce", SIM_COLL_ALLREDUCE, P * d);
+    uint32_t opt = kern(b, "optimizer", SIM_KERNEL_OPTIMIZER, Ps, 0, 0, 0, 28 * Ps);
+    for (int r = 0; r < G; r++) {
+        if (!c->no_comm && !s->sdp)
+            coll(b, r, ar, bo[i].dpc[r], tgm(b, i, SIM_PHASE_BACKWARD));
+        comp(b, r, opt, tgm(b, i, SIM_PHASE_OPTIMIZER));
+    }
+}
+
 sim_schedule *plan_chain_build(const plan_chain *c, sim_err *err)
 {
     const wl_model *m = c->model;
-    int G = c->gpus;
-    if (G < 1 || G > 4096 || c->n < 1 || c->batch < 1)
-        return sim_errf(err, "chain: need 1..4096 GPUs, blocks and a batch (got %d GPUs, %d blocks, batch %d)", G,
-                        c->n, c->batch), NULL;
+    int G = c->gpus, PP = c->pp > 1 ? c->pp : 1, M = c->micro > 1 ? c->micro : 1;
+    if (G < 1 || G > 4096 || c->n < 1 || c->batch < 1 || c->first < 0 || c->first + (int64_t)PP * G > 65536)
+        return sim_errf(err, "chain: need 1..4096 GPUs per stage, blocks and a batch (got %d GPUs, %d blocks, batch %d)",
+                        G, c->n, c->batch), NULL;
     for (int i = 0; i < c->n; i++) {
         const plan_bstrat *s = &c->st[i];
         if (s->tp < 1 || G % s->tp || m->heads % s->tp || m->hidden % s->tp || m->ffn % s->tp)
@@ -248,33 +419,52 @@ sim_schedule *plan_chain_build(const plan_chain *c, sim_err *err)
                             s->tp, G, m->heads, m->hidden, m->ffn), NULL;
         if (c->batch % (G / s->tp))
             return sim_errf(err, "chain block %d: batch %d is not divisible by dp=%d", i, c->batch, G / s->tp), NULL;
+        int k = stage_of(c, i);
+        if (k < 0 || k >= PP || (i > 0 && k < stage_of(c, i - 1)) || (i == 0 && k != 0) ||
+            (i == c->n - 1 && k != PP - 1) || (i > 0 && k > stage_of(c, i - 1) + 1))
+            return sim_errf(err, "chain block %d: stage %d; expected every one of the %d stages to hold a run of blocks",
+                            i, k, PP), NULL;
     }
+    int R = c->first + PP * G;
     builder b;
     memset(&b, 0, sizeof b);
     b.c = c;
     b.G = G;
-    b.s = sim_sched_new(G);
-    b.sc = calloc((size_t)G, sizeof *b.sc);
-    b.scomm = calloc((size_t)G, sizeof *b.scomm);
-    b.last = malloc((size_t)G * sizeof *b.last);
-    b.pending = calloc((size_t)G, sizeof *b.pending);
-    b.haspend = calloc((size_t)G, sizeof *b.haspend);
+    b.s = sim_sched_new(R);
+    b.sc = calloc((size_t)R, sizeof *b.sc);
+    b.scomm = calloc((size_t)R, sizeof *b.scomm);
+    b.ssend = calloc((size_t)R, sizeof *b.ssend);
+    b.srecv = calloc((size_t)R, sizeof *b.srecv);
+    b.last = malloc((size_t)R * sizeof *b.last);
+    b.pending = calloc((size_t)R, sizeof *b.pending);
+    b.haspend = calloc((size_t)R, sizeof *b.haspend);
     b.ranks = calloc((size_t)G, sizeof *b.ranks);
     int *key = calloc((size_t)G, sizeof *key), *rcomm = calloc((size_t)G, sizeof *rcomm);
     blockops *bo = calloc((size_t)c->n, sizeof *bo);
-    if (!b.s || !b.sc || !b.scomm || !b.last || !b.pending || !b.haspend || !b.ranks || !key || !rcomm || !bo) {
+    if (!b.s || !b.sc || !b.scomm || !b.ssend || !b.srecv || !b.last || !b.pending || !b.haspend || !b.ranks || !key ||
+        !rcomm || !bo) {
         sim_errf(err, "out of memory");
         goto fail;
     }
     snprintf(b.s->meta.name, sizeof b.s->meta.name, "%s chain of %d blocks", m->name, c->n);
-    b.s->meta.samples_per_iteration = c->batch;
-    b.s->meta.tokens_per_iteration = (double)c->batch * m->seq;
+    b.s->meta.samples_per_iteration = (double)c->batch * M;
+    b.s->meta.tokens_per_iteration = (double)c->batch * M * m->seq;
     b.s->meta.dtype = c->dtype;
-    for (int r = 0; r < G; r++) {
+    for (int r = 0; r < R; r++) {
         b.sc[r] = sim_sched_stream(b.s, r, "compute");
         b.scomm[r] = sim_sched_stream(b.s, r, "comm");
+        if (PP > 1 && r >= c->first) {
+            b.ssend[r] = sim_sched_stream(b.s, r, "p2p_send");
+            b.srecv[r] = sim_sched_stream(b.s, r, "p2p_recv");
+        }
         b.last[r] = UINT32_MAX;
     }
+    /* GPUs before the first stage take no part (a stage's fragment on its
+     * own GPUs); a schedule needs an operation per rank */
+    uint32_t nop = elem(&b, "nop", 4);
+    for (int r = 0; r < c->first; r++)
+        comp(&b, r, nop, tgm(&b, -1, SIM_PHASE_NONE));
+    b.base = c->first;
     int64_t d = c->dtype == SIM_DTYPE_FP32 || c->dtype == SIM_DTYPE_TF32 ? 4 : 2;
     int64_t wb = d, gbytes = d, ob = 16 - 2 * d;
     if (c->reshard_only) {
@@ -284,16 +474,15 @@ sim_schedule *plan_chain_build(const plan_chain *c, sim_err *err)
         }
         reshard(&b, &c->st[0], &c->st[1], 1, 0, key, rcomm);
         reshard(&b, &c->st[0], &c->st[1], 0, 0, key, rcomm);
-        /* a schedule needs an operation per rank */
-        uint32_t p = elem(&b, "nop", 4);
         for (int r = 0; r < G; r++)
-            comp(&b, r, p, tg(-1, SIM_PHASE_NONE));
+            comp(&b, r, nop, tgm(&b, -1, SIM_PHASE_NONE));
         goto done;
     }
     /* communicators and persistent memory */
     for (int i = 0; i < c->n; i++) {
         const plan_bstrat *s = &c->st[i];
         char pre[48];
+        b.base = c->first + stage_of(c, i) * G;
         for (int r = 0; r < G; r++)
             key[r] = s->consec ? r / s->tp : r % (G / s->tp);
         snprintf(pre, sizeof pre, "tp.b%d", i);
@@ -304,7 +493,7 @@ sim_schedule *plan_chain_build(const plan_chain *c, sim_err *err)
         make_groups(&b, pre, key, bo[i].dpc);
         int dp = G / s->tp;
         int64_t P = block_params(m, c->kind[i], s->tp), Ps = s->sdp ? (P + dp - 1) / dp : P;
-        sim_tags t = tg(i, SIM_PHASE_NONE);
+        sim_tags t = tgm(&b, i, SIM_PHASE_NONE);
         uint32_t pw = pmem(&b, "weights", SIM_MEM_WEIGHTS, Ps * wb), pg = pmem(&b, "gradients", SIM_MEM_GRADIENTS, Ps * gbytes),
                  po = pmem(&b, "optimizer", SIM_MEM_OPTIMIZER, Ps * ob);
         for (int r = 0; r < G; r++) {
@@ -313,104 +502,50 @@ sim_schedule *plan_chain_build(const plan_chain *c, sim_err *err)
             comp(&b, r, po, t);
         }
     }
-    /* forward */
-    for (int i = 0; i < c->n; i++) {
-        const plan_bstrat *s = &c->st[i];
-        int tp = s->tp, dp = G / tp;
-        int64_t bb = c->batch / dp, sb = bb * m->seq, h = m->hidden, f = m->ffn, sbhd = sb * h * d;
-        int64_t P = block_params(m, c->kind[i], tp);
-        sim_tags t = tg(i, SIM_PHASE_FORWARD);
-        if (i > 0)
-            reshard(&b, &c->st[i - 1], s, 1, i, key, rcomm);
-        uint32_t gather = pcoll(&b, "sdp_allgather", SIM_COLL_ALLGATHER, P * wb);
-        uint32_t gmem = pmem(&b, "sdp_params", SIM_MEM_BUFFERS, P * wb - (P + dp - 1) / dp * wb);
-        uint32_t gfree = pmem(&b, "sdp_params", SIM_MEM_BUFFERS, -(P * wb - (P + dp - 1) / dp * wb));
-        uint32_t act = pmem(&b, "activations", SIM_MEM_ACTIVATIONS, block_act(m, c->kind[i], tp, bb, d));
-        uint32_t ops[6];
-        int nops = 0;
-        if (c->kind[i] == PLAN_ATTN) {
-            ops[nops++] = elem(&b, "ln1", 2 * sbhd);
-            ops[nops++] = gemm(&b, "qkv", sb, 3 * h / tp, h);
-            ops[nops++] = kern(&b, "attn", SIM_KERNEL_ATTENTION, m->heads / tp, m->seq, h / m->heads, bb, 0);
-            ops[nops++] = gemm(&b, "proj", sb, h, h / tp);
-        } else {
-            ops[nops++] = elem(&b, "ln2", 2 * sbhd);
-            ops[nops++] = gemm(&b, "fc1", sb, f / tp, h);
-            ops[nops++] = elem(&b, "gelu", 2 * sb * (f / tp) * d);
-            ops[nops++] = gemm(&b, "fc2", sb, h, f / tp);
+    /* GPipe per stage: every micro-batch's forward, then every backward in
+     * reverse order (Galvatron-1's pipeline, papers.md §3.2-3.4); a stage
+     * receives a micro-batch's input from the previous stage and sends its
+     * output on, as one transfer split evenly over the stage's GPU pairs
+     * (the re-layout for the next stage's first strategy is not modelled) */
+    int64_t xfer = ((int64_t)c->batch * m->seq * m->hidden * d + G - 1) / G;
+    uint32_t sa = pp2p(&b, "send_act", SIM_OP_SEND, xfer, 0), ra = pp2p(&b, "recv_act", SIM_OP_RECV, xfer, 0);
+    uint32_t sg = pp2p(&b, "send_grad", SIM_OP_SEND, xfer, 1), rg = pp2p(&b, "recv_grad", SIM_OP_RECV, xfer, 1);
+    for (int k = 0; k < PP && !c->sync_only; k++) {
+        int lo = 0, hi = 0;
+        while (lo < c->n && stage_of(c, lo) < k)
+            lo++;
+        for (hi = lo; hi < c->n && stage_of(c, hi) == k;)
+            hi++;
+        b.base = c->first + k * G;
+        for (int j = 0; j < M; j++) {
+            b.micro = j;
+            for (int l = 0; l < G && k > 0; l++)
+                p2p_recv(&b, l, b.base - G + l, ra, tgm(&b, -1, SIM_PHASE_FORWARD));
+            for (int i = lo; i < hi; i++)
+                block_forward(&b, i, bo, key, rcomm);
+            for (int l = 0; l < G && k < PP - 1; l++)
+                p2p_send(&b, l, b.base + G + l, sa, tgm(&b, -1, SIM_PHASE_FORWARD));
         }
-        uint32_t ar = pcoll(&b, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd);
-        uint32_t post = elem(&b, "bias_dropout_residual", 4 * sbhd);
-        for (int r = 0; r < G; r++) {
-            if (s->sdp && dp > 1) {
-                comp(&b, r, gmem, t);
-                coll(&b, r, gather, bo[i].dpc[r], t);
-            }
-            comp(&b, r, act, t);
-            for (int k = 0; k < nops; k++)
-                comp(&b, r, ops[k], t);
-            if (!c->no_comm)
-                coll(&b, r, ar, bo[i].tpc[r], t);
-            comp(&b, r, post, t);
-            if (s->sdp && dp > 1)
-                comp(&b, r, gfree, t);
+        for (int j = c->fwd_only ? -1 : M - 1; j >= 0; j--) {
+            b.micro = j;
+            for (int l = 0; l < G && k < PP - 1; l++)
+                p2p_recv(&b, l, b.base + G + l, rg, tgm(&b, -1, SIM_PHASE_BACKWARD));
+            for (int i = hi - 1; i >= lo; i--)
+                block_backward(&b, i, bo, key, rcomm);
+            for (int l = 0; l < G && k > 0; l++)
+                p2p_send(&b, l, b.base - G + l, sg, tgm(&b, -1, SIM_PHASE_BACKWARD));
         }
     }
-    /* backward */
-    for (int i = c->fwd_only ? -1 : c->n - 1; i >= 0; i--) {
-        const plan_bstrat *s = &c->st[i];
-        int tp = s->tp, dp = G / tp;
-        int64_t bb = c->batch / dp, sb = bb * m->seq, h = m->hidden, f = m->ffn, sbhd = sb * h * d;
-        int64_t P = block_params(m, c->kind[i], tp), Ps = s->sdp ? (P + dp - 1) / dp : P;
-        sim_tags t = tg(i, SIM_PHASE_BACKWARD);
-        if (i < c->n - 1)
-            reshard(&b, s, &c->st[i + 1], 0, i, key, rcomm);
-        uint32_t gather = pcoll(&b, "sdp_allgather", SIM_COLL_ALLGATHER, P * wb);
-        uint32_t gmem = pmem(&b, "sdp_params", SIM_MEM_BUFFERS, P * wb - Ps * wb);
-        uint32_t gfree = pmem(&b, "sdp_params", SIM_MEM_BUFFERS, -(P * wb - Ps * wb));
-        uint32_t actf = pmem(&b, "activations", SIM_MEM_ACTIVATIONS, -block_act(m, c->kind[i], tp, bb, d));
-        uint32_t ops[8];
-        int nops = 0;
-        ops[nops++] = elem(&b, "post_bwd", 4 * sbhd);
-        if (c->kind[i] == PLAN_ATTN) {
-            ops[nops++] = gemm(&b, "proj_dgrad", sb, h / tp, h);
-            ops[nops++] = gemm(&b, "proj_wgrad", h / tp, h, sb);
-            ops[nops++] = kern(&b, "attn_bwd", SIM_KERNEL_ATTENTION, m->heads / tp, m->seq, h / m->heads, 2 * bb, 0);
-            ops[nops++] = gemm(&b, "qkv_dgrad", sb, h, 3 * h / tp);
-            ops[nops++] = gemm(&b, "qkv_wgrad", h, 3 * h / tp, sb);
-            ops[nops++] = elem(&b, "ln1_bwd", 3 * sbhd);
-        } else {
-            ops[nops++] = gemm(&b, "fc2_dgrad", sb, f / tp, h);
-            ops[nops++] = gemm(&b, "fc2_wgrad", f / tp, h, sb);
-            ops[nops++] = elem(&b, "gelu_bwd", 3 * sb * (f / tp) * d);
-            ops[nops++] = gemm(&b, "fc1_dgrad", sb, h, f / tp);
-            ops[nops++] = gemm(&b, "fc1_wgrad", h, f / tp, sb);
-            ops[nops++] = elem(&b, "ln2_bwd", 3 * sbhd);
-        }
-        uint32_t ar = pcoll(&b, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd);
-        uint32_t gsync = s->sdp ? pcoll(&b, "sdp_reducescatter", SIM_COLL_REDUCESCATTER, P * gbytes)
-                                : pcoll(&b, "dp_allreduce", SIM_COLL_ALLREDUCE, P * gbytes);
-        uint32_t opt = kern(&b, "optimizer", SIM_KERNEL_OPTIMIZER, Ps, 0, 0, 0, 28 * Ps);
-        for (int r = 0; r < G; r++) {
-            if (s->sdp && dp > 1) {
-                comp(&b, r, gmem, t);
-                coll(&b, r, gather, bo[i].dpc[r], t);
-            }
-            for (int k = 0; k < nops; k++)
-                comp(&b, r, ops[k], t);
-            if (!c->no_comm) {
-                coll(&b, r, ar, bo[i].tpc[r], t);
-                coll(&b, r, gsync, bo[i].dpc[r], t);
-            }
-            comp(&b, r, actf, t);
-            if (s->sdp && dp > 1)
-                comp(&b, r, gfree, t);
-            comp(&b, r, opt, tg(i, SIM_PHASE_OPTIMIZER));
-        }
+    b.micro = 0;
+    for (int i = c->n - 1; i >= 0 && !c->no_sync && !c->fwd_only; i--) {
+        b.base = c->first + stage_of(c, i) * G;
+        block_sync(&b, i, bo);
     }
 done:
     free(b.sc);
     free(b.scomm);
+    free(b.ssend);
+    free(b.srecv);
     free(b.last);
     free(b.pending);
     free(b.haspend);
@@ -425,10 +560,12 @@ fail:
     goto done;
 }
 
-int plan_chain_simulate(const plan_chain *c, const sim_machine *m, double *time_s, double *peak_bytes, sim_err *err)
+int plan_chain_run(const plan_chain *c, const sim_machine *m, plan_chain_out *out, sim_err *err)
 {
-    if (c->gpus > m->ngpus)
-        return sim_errf(err, "chain: %d GPUs asked, the platform has %d", c->gpus, m->ngpus);
+    int PP = c->pp > 1 ? c->pp : 1;
+    if (c->first + PP * c->gpus > m->ngpus)
+        return sim_errf(err, "chain: GPUs %d..%d asked, the platform has %d", c->first, c->first + PP * c->gpus - 1,
+                        m->ngpus);
     sim_schedule *s = plan_chain_build(c, err);
     if (!s)
         return -1;
@@ -439,9 +576,53 @@ int plan_chain_simulate(const plan_chain *c, const sim_machine *m, double *time_
     sim_sched_free(s);
     if (rc < 0)
         return -1;
-    *time_s = r.iteration_s;
+    memset(out, 0, sizeof *out);
+    out->time_s = r.iteration_s;
+    out->peak = r.peak_mem;
+    for (int i = 0; i < r.nranks; i++)
+        for (int k = 0; k < SIM_MEM_KIND_COUNT; k++)
+            if (r.rank[i].peak_by_kind[k] > out->peak_kind[k])
+                out->peak_kind[k] = r.rank[i].peak_by_kind[k];
+    sim_result_free(&r);
+    return 0;
+}
+
+int plan_chain_simulate(const plan_chain *c, const sim_machine *m, double *time_s, double *peak_bytes, sim_err *err)
+{
+    plan_chain_out o;
+    if (plan_chain_run(c, m, &o, err) < 0)
+        return -1;
+    *time_s = o.time_s;
     if (peak_bytes)
-        *peak_bytes = r.peak_mem;
+        *peak_bytes = o.peak;
+    return 0;
+}
+
+int plan_p2p_time(const sim_machine *m, int first, int gpus, int64_t bytes, double *time_s, sim_err *err)
+{
+    int R = first + 2 * gpus;
+    if (first < 0 || gpus < 1 || R > m->ngpus)
+        return sim_errf(err, "p2p: GPUs %d..%d asked, the platform has %d", first, R - 1, m->ngpus);
+    sim_schedule *s = sim_sched_new(R);
+    if (!s)
+        return sim_errf(err, "out of memory");
+    for (int r = 0; r < first; r++)
+        sim_sched_kernel(s, sim_sched_stream(s, r, "compute"), "nop", SIM_KERNEL_ELEMENTWISE, 0, 0, 0, 0, 4,
+                         SIM_DTYPE_FP32, SIM_NO_TAGS, NULL, 0);
+    for (int j = 0; j < gpus; j++) {
+        sim_sched_send(s, sim_sched_stream(s, first + j, "p2p_send"), "send_act", first + gpus + j, bytes, 0,
+                       SIM_NO_TAGS, NULL, 0);
+        sim_sched_recv(s, sim_sched_stream(s, first + gpus + j, "p2p_recv"), "recv_act", first + j, bytes, 0,
+                       SIM_NO_TAGS, NULL, 0);
+    }
+    sim_options opt;
+    sim_options_default(&opt);
+    sim_result r;
+    int rc = sim_run_isolated(s, m, &opt, &r, err);
+    sim_sched_free(s);
+    if (rc < 0)
+        return -1;
+    *time_s = r.iteration_s;
     sim_result_free(&r);
     return 0;
 }

@@ -57,6 +57,9 @@ static void usage(FILE *f)
             "                      fragments: oases, galvatron, osdp, or oases-compare (Oases' own\n"
             "                      cost model against simulated costs); with --layers N, --batch B,\n"
             "                      --mem-budget GB, --exhaustive (also check against exhaustive search)\n"
+            "                      galvatron also loops over --pp P1,P2 (default: divisors of the GPUs),\n"
+            "                      --batches B1,B2 (default: doubling from the GPUs until memory runs out,\n"
+            "                      at most --max-batch, 1024) and --micro-batches M1,M2 (default PP, 2PP, 4PP)\n"
             "MPI: mpirun -np K trainsim plan ... spreads the evaluations over the ranks%s.\n",
             plan_ncpus(), plan_mpi_available() ? "" : " (not in this build)");
 }
@@ -87,6 +90,26 @@ static int posint(const char *opt, const char *v, int *out)
     }
     *out = (int)x;
     return 0;
+}
+
+/* "4,8,16": positive integers, at most max of them */
+static int poslist(const char *opt, const char *v, int *out, int max, int *n)
+{
+    *n = 0;
+    const char *q = v;
+    while (1) {
+        char *end;
+        long x = strtol(q, &end, 10);
+        if (end == q || x < 1 || x > 1 << 20 || (*end && *end != ',') || *n == max) {
+            fprintf(stderr, "trainsim plan: %s: expected up to %d positive integers separated by commas, got \"%s\"\n",
+                    opt, max, v);
+            return -1;
+        }
+        out[(*n)++] = (int)x;
+        if (!*end)
+            return 0;
+        q = end + 1;
+    }
 }
 
 /* 0 ok, 1 exit 0 (help), 2 usage error */
@@ -135,6 +158,10 @@ static int parse(int argc, char **argv, opts *o, search_opts *so)
         else if (!strcmp(a, "--top")) { if (posint(a, v, &o->top)) return 2; }
         else if (!strcmp(a, "--layers")) { if (posint(a, v, &so->layers)) return 2; }
         else if (!strcmp(a, "--batch")) { if (posint(a, v, &so->batch)) return 2; }
+        else if (!strcmp(a, "--batches")) { if (poslist(a, v, so->batches, 64, &so->nbatch)) return 2; }
+        else if (!strcmp(a, "--pp")) { if (poslist(a, v, so->pp, 16, &so->npp)) return 2; }
+        else if (!strcmp(a, "--micro-batches")) { if (poslist(a, v, so->micro, 16, &so->nmicro)) return 2; }
+        else if (!strcmp(a, "--max-batch")) { if (posint(a, v, &so->max_batch)) return 2; }
         else if (!strcmp(a, "--mem-budget")) {
             char *end;
             so->mem_budget = strtod(v, &end) * 1e9;

@@ -49,6 +49,20 @@ typedef struct option {
     char name[48];
 } option;
 
+/* Fragments shared by all the stage problems of Galvatron's outer loop,
+ * keyed by what they simulate (stage GPUs, micro-batch, kinds, strategies). */
+typedef struct gfrag {
+    int type; /* 0 block without sync, 1 sync only, 2 resharding */
+    int first, G, b, kind;
+    plan_bstrat x, y;
+    plan_chain_out out;
+} gfrag;
+
+typedef struct gcache {
+    gfrag *v;
+    int n, cap, sims;
+} gcache;
+
 typedef struct problem {
     const plan_ctx *ctx;
     int G, batch, nodes, blocks_per_node;
@@ -62,14 +76,85 @@ typedef struct problem {
     int have_c[2][MAXS], have_R[MAXS][MAXS];
     int sims;
     double budget; /* bytes */
+    /* a pipeline stage of Galvatron's outer loop (gc != NULL): its GPUs
+     * start at `first`, `batch` is the micro-batch, costs are
+     * weight x per-micro-batch + per-step, memory holds `micro` micro-batches */
+    gcache *gc;
+    int first, micro;
+    double weight;
 } problem;
+
+static int same_st(const plan_bstrat *a, const plan_bstrat *b)
+{
+    return a->tp == b->tp && a->sdp == b->sdp && a->consec == b->consec;
+}
+
+static int gcache_get(problem *p, int type, int kind, const plan_bstrat *x, const plan_bstrat *y, plan_chain_out *out,
+                      sim_err *err)
+{
+    gcache *gc = p->gc;
+    int b = type == 1 ? 0 : p->batch;
+    for (int i = 0; i < gc->n; i++) {
+        gfrag *f = &gc->v[i];
+        if (f->type == type && f->first == p->first && f->G == p->G && f->b == b && f->kind == kind &&
+            same_st(&f->x, x) && (type != 2 || same_st(&f->y, y))) {
+            *out = f->out;
+            return 0;
+        }
+    }
+    plan_block_kind k[2] = {(plan_block_kind)kind, PLAN_MLP};
+    plan_bstrat two[2] = {*x, type == 2 ? *y : *x};
+    /* the sync fragment does not depend on the batch: any that divides */
+    plan_chain c = {.model = &p->ctx->model, .gpus = p->G, .batch = type == 1 ? p->G : p->batch,
+                    .dtype = p->ctx->dtype, .n = type == 2 ? 2 : 1, .kind = k, .st = two, .first = p->first,
+                    .reshard_only = type == 2, .no_sync = type == 0, .sync_only = type == 1};
+    if (plan_chain_run(&c, p->ctx->mach, out, err) < 0)
+        return -1;
+    if (gc->n == gc->cap) {
+        int cap = gc->cap ? 2 * gc->cap : 256;
+        gfrag *v = realloc(gc->v, sizeof *v * (size_t)cap);
+        if (!v)
+            return sim_errf(err, "out of memory");
+        gc->v = v;
+        gc->cap = cap;
+    }
+    gfrag *f = &gc->v[gc->n++];
+    memset(f, 0, sizeof *f);
+    f->type = type;
+    f->first = p->first;
+    f->G = p->G;
+    f->b = b;
+    f->kind = kind;
+    f->x = *x;
+    if (type == 2)
+        f->y = *y;
+    f->out = *out;
+    gc->sims++;
+    return 0;
+}
 
 static int frag_block(problem *p, int kind, int s, sim_err *err)
 {
     if (p->have_c[kind][s])
         return 0;
     plan_block_kind k = (plan_block_kind)kind;
-    plan_chain c = {&p->ctx->model, p->G, p->batch, p->ctx->dtype, 1, &k, &p->st[s], 0, 0, 0};
+    if (p->gc) {
+        /* Galvatron's pipeline (papers.md §3.4): the block's forward and
+         * backward per micro-batch weigh (m + PP - 1) times, its gradient
+         * all-reduce and optimizer step once; GPipe keeps every
+         * micro-batch's activations [derived from the schedule] */
+        plan_chain_out mb, sy;
+        if (gcache_get(p, 0, kind, &p->st[s], NULL, &mb, err) < 0 || gcache_get(p, 1, kind, &p->st[s], NULL, &sy, err) < 0)
+            return -1;
+        p->c[kind][s] = p->weight * mb.time_s + sy.time_s;
+        p->m[kind][s] = mb.peak_kind[SIM_MEM_WEIGHTS] + mb.peak_kind[SIM_MEM_GRADIENTS] +
+                        mb.peak_kind[SIM_MEM_OPTIMIZER] + p->micro * mb.peak_kind[SIM_MEM_ACTIVATIONS] +
+                        mb.peak_kind[SIM_MEM_BUFFERS];
+        p->have_c[kind][s] = 1;
+        return 0;
+    }
+    plan_chain c = {.model = &p->ctx->model, .gpus = p->G, .batch = p->batch, .dtype = p->ctx->dtype, .n = 1,
+                    .kind = &k, .st = &p->st[s]};
     if (plan_chain_simulate(&c, p->ctx->mach, &p->c[kind][s], &p->m[kind][s], err) < 0)
         return -1;
     p->have_c[kind][s] = 1;
@@ -86,9 +171,17 @@ static int frag_reshard(problem *p, int a, int b, sim_err *err)
         p->R[a][b] = 0;
         return 0;
     }
+    if (p->gc) {
+        plan_chain_out o;
+        if (gcache_get(p, 2, PLAN_ATTN, &p->st[a], &p->st[b], &o, err) < 0)
+            return -1;
+        p->R[a][b] = p->weight * o.time_s;
+        return 0;
+    }
     plan_block_kind k[2] = {PLAN_ATTN, PLAN_MLP};
     plan_bstrat two[2] = {p->st[a], p->st[b]};
-    plan_chain c = {&p->ctx->model, p->G, p->batch, p->ctx->dtype, 2, k, two, 0, 1, 0};
+    plan_chain c = {.model = &p->ctx->model, .gpus = p->G, .batch = p->batch, .dtype = p->ctx->dtype, .n = 2, .kind = k,
+                    .st = two, .reshard_only = 1};
     if (plan_chain_simulate(&c, p->ctx->mach, &p->R[a][b], NULL, err) < 0)
         return -1;
     p->sims++;
@@ -253,7 +346,8 @@ static int simulate_plan(problem *p, const int *pick, double *t, double *peak, s
     for (int n = 0; n < p->nodes; n++)
         for (int j = 0; j < p->opt[pick[n]].nb; j++)
             st[nb++] = p->st[p->opt[pick[n]].blk[j]];
-    plan_chain c = {&p->ctx->model, p->G, p->batch, p->ctx->dtype, nb, p->kind, st, 0, 0, 0};
+    plan_chain c = {.model = &p->ctx->model, .gpus = p->G, .batch = p->batch, .dtype = p->ctx->dtype, .n = nb,
+                    .kind = p->kind, .st = st};
     return plan_chain_simulate(&c, p->ctx->mach, t, peak, err);
 }
 
@@ -284,6 +378,26 @@ static int add_block_strategy(problem *p, int tp, int sdp, int consec)
     return p->nst++;
 }
 
+/* Galvatron's decision tree on p->G GPUs (papers.md §3.1): DP, SDP, TP and
+ * TP x (S)DP in both nestings. */
+static void galvatron_options(problem *p)
+{
+    for (int tp = 1; tp <= p->G; tp *= 2)
+        for (int sdp = 0; sdp < 2; sdp++)
+            for (int consec = 1; consec >= 0; consec--) {
+                int dp = p->G / tp;
+                if ((sdp && dp == 1) || (!consec && (tp == 1 || dp == 1)))
+                    continue;
+                int s = add_block_strategy(p, tp, sdp, consec);
+                if (s < 0)
+                    continue;
+                option *op = &p->opt[p->nopt++];
+                op->nb = 2;
+                op->blk[0] = op->blk[1] = s;
+                plan_bstrat_name(&p->st[s], p->G, op->name, sizeof op->name);
+            }
+}
+
 static int setup(problem *p, const plan_ctx *ctx, const char *algo, const search_opts *o, sim_err *err)
 {
     memset(p, 0, sizeof *p);
@@ -312,20 +426,7 @@ static int setup(problem *p, const plan_ctx *ctx, const char *algo, const search
     } else if (!strcmp(algo, "galvatron")) {
         p->blocks_per_node = 2;
         p->nodes = L;
-        for (int tp = 1; tp <= p->G; tp *= 2)
-            for (int sdp = 0; sdp < 2; sdp++)
-                for (int consec = 1; consec >= 0; consec--) {
-                    int dp = p->G / tp;
-                    if ((sdp && dp == 1) || (!consec && (tp == 1 || dp == 1)))
-                        continue;
-                    int s = add_block_strategy(p, tp, sdp, consec);
-                    if (s < 0)
-                        continue;
-                    option *op = &p->opt[p->nopt++];
-                    op->nb = 2;
-                    op->blk[0] = op->blk[1] = s;
-                    plan_bstrat_name(&p->st[s], p->G, op->name, sizeof op->name);
-                }
+        galvatron_options(p);
     } else if (!strcmp(algo, "osdp")) {
         p->blocks_per_node = 2;
         p->nodes = L;
@@ -369,7 +470,8 @@ static int oases_model(problem *p, oases_costs *oc, sim_err *err)
             return sim_errf(err, "oases-compare: batch/2 = %d is not divisible by dp = %d", p->batch / 2, dp);
         for (int k = 0; k < 2; k++) {
             plan_block_kind kk = (plan_block_kind)k;
-            plan_chain c = {m, p->G, p->batch / 2, p->ctx->dtype, 1, &kk, &p->st[s], 1, 0, 1};
+            plan_chain c = {.model = m, .gpus = p->G, .batch = p->batch / 2, .dtype = p->ctx->dtype, .n = 1,
+                            .kind = &kk, .st = &p->st[s], .no_comm = 1, .fwd_only = 1};
             double fwd, all;
             if (plan_chain_simulate(&c, p->ctx->mach, &fwd, NULL, err) < 0)
                 return -1;
@@ -577,8 +679,584 @@ static int exhaustive(problem *p, int json, const int *dpick, double dcost, int 
     return 0;
 }
 
+/* ---- Galvatron's outer loop: PP degree x global batch x micro-batches ----
+ *
+ * From the paper/code (papers.md §3.4): for each batch and pipeline degree,
+ * the layers are split uniformly over the PP stages, each stage's G/PP GPUs
+ * run the layer-wise knapsack DP under the per-GPU memory budget, the plan's
+ * time is the slowest stage's (m + PP - 1) micro-batch slots plus p2p, and
+ * the objective is throughput (batch / time), the batch raised until memory
+ * runs out.
+ * Ours [derived]: costs are simulated fragments on the stage's own GPUs (a
+ * block's forward + backward at the micro-batch, weighed m + PP - 1; its
+ * gradient all-reduce and optimizer step, once; resharding, weighed
+ * m + PP - 1); a stage's cost is that sum, so the plan's estimate is
+ * max over stages + 2 x the sum of the boundaries' simulated transfers (the
+ * first micro-batch's forward and the last one's backward cross each
+ * boundary once); layers that do not divide go one more to the first
+ * stages; GPipe (Galvatron-1's pipeline; memory holds every micro-batch's
+ * activations); the batch sweep doubles from the GPU count (Galvatron steps
+ * by 8) up to --max-batch; micro-batch counts PP, 2 PP, 4 PP by default
+ * (Galvatron's chunk heuristic depends on its per-strategy local batch). */
+
+#define MAXPP 64
+
+typedef struct gplan {
+    int pp, B, m, ok;
+    double est, p2p, mem; /* estimate (s), its p2p part, largest stage memory (bytes) */
+    plan_bstrat st[MAXN]; /* per layer */
+    int lay[MAXPP];       /* layers per stage */
+    char desc[1024];
+    char why[320];        /* when not ok */
+    double need;          /* when not ok for memory: the least a stage needs (bytes) */
+    double sim_t, sim_peak;
+    int unc_better;       /* the budget changed the plan: the unconstrained one */
+    double unc_est, unc_mem;
+    char unc_desc[1024];
+} gplan;
+
+typedef struct gexh {
+    double assignments, best_thr;
+    int mismatches, combos;
+    gplan best;
+    /* PP 1, one micro-batch: every feasible assignment also simulated whole */
+    int whole, sim_mismatches;
+} gexh;
+
+static void gplan_describe(const gplan *g, int Gs, char *buf, size_t len)
+{
+    size_t w = 0;
+    buf[0] = 0;
+    int l0 = 0;
+    for (int k = 0; k < g->pp && w + 1 < len; k++) {
+        if (k) {
+            int r = snprintf(buf + w, len - w, " | ");
+            if (r < 0)
+                break;
+            w += (size_t)r;
+        }
+        for (int n = l0; n < l0 + g->lay[k] && w + 1 < len;) {
+            int e = n;
+            while (e + 1 < l0 + g->lay[k] && same_st(&g->st[e + 1], &g->st[n]))
+                e++;
+            char nm[48];
+            plan_bstrat_name(&g->st[n], Gs, nm, sizeof nm);
+            int r = snprintf(buf + w, len - w, "%s%s x%d", n > l0 ? ", " : "", nm, e - n + 1);
+            if (r < 0)
+                break;
+            w += (size_t)r;
+            n = e + 1;
+        }
+        l0 += g->lay[k];
+    }
+}
+
+static int stage_setup(problem *p, const plan_ctx *ctx, gcache *gc, int first, int Gs, int b, int layers, int m,
+                       double w, double budget)
+{
+    memset(p, 0, sizeof *p);
+    p->ctx = ctx;
+    p->G = Gs;
+    p->batch = b;
+    p->gc = gc;
+    p->first = first;
+    p->micro = m;
+    p->weight = w;
+    p->budget = budget;
+    p->blocks_per_node = 2;
+    p->nodes = layers;
+    galvatron_options(p);
+    for (int i = 0; i < 2 * layers; i++)
+        p->kind[i] = (plan_block_kind)(i % 2);
+    return p->nopt;
+}
+
+/* Smallest memory (MB) of a stage: every layer at its least-memory option
+ * (transitions cost time, never memory). */
+static int stage_min_mem(problem *p, int *min_mb, int *max_mb, sim_err *err)
+{
+    *min_mb = *max_mb = 0;
+    for (int n = 0; n < p->nodes; n++) {
+        int lo = 0, hi = 0;
+        for (int o = 0; o < p->nopt; o++) {
+            double c, m;
+            if (node_cost(p, n, o, &c, &m, err) < 0)
+                return -1;
+            if (o == 0 || mb_of(m) < lo)
+                lo = mb_of(m);
+            if (mb_of(m) > hi)
+                hi = mb_of(m);
+        }
+        *min_mb += lo;
+        *max_mb += hi;
+    }
+    return 0;
+}
+
+static int p2p_cost(const plan_ctx *ctx, gcache *gc, int first, int Gs, int b, double *t, sim_err *err)
+{
+    for (int i = 0; i < gc->n; i++)
+        if (gc->v[i].type == 3 && gc->v[i].first == first && gc->v[i].G == Gs && gc->v[i].b == b) {
+            *t = gc->v[i].out.time_s;
+            return 0;
+        }
+    const wl_model *m = &ctx->model;
+    int64_t d = ctx->dtype == SIM_DTYPE_FP32 || ctx->dtype == SIM_DTYPE_TF32 ? 4 : 2;
+    int64_t bytes = ((int64_t)b * m->seq * m->hidden * d + Gs - 1) / Gs; /* as chain.c's transfer */
+    if (plan_p2p_time(ctx->mach, first, Gs, bytes, t, err) < 0)
+        return -1;
+    if (gc->n == gc->cap) {
+        int cap = gc->cap ? 2 * gc->cap : 256;
+        gfrag *v = realloc(gc->v, sizeof *v * (size_t)cap);
+        if (!v)
+            return sim_errf(err, "out of memory");
+        gc->v = v;
+        gc->cap = cap;
+    }
+    gfrag *f = &gc->v[gc->n++];
+    memset(f, 0, sizeof *f);
+    f->type = 3;
+    f->first = first;
+    f->G = Gs;
+    f->b = b;
+    f->out.time_s = *t;
+    gc->sims++;
+    return 0;
+}
+
+/* Enumerates every joint assignment of the stages' layers and prices it by
+ * the same additive model: the exhaustive check of the stage DPs. */
+static int gal_simulate(const plan_ctx *ctx, gplan *g, sim_err *err);
+
+static int gal_exhaustive(problem *ps, int PP, double p2p, gplan *best, double *count, int *feasible, gexh *ex,
+                          const gplan *dp, sim_err *err)
+{
+    /* with one stage and one micro-batch the estimate is the whole chain's
+     * sum of fragments: check it by simulating every assignment whole */
+    int whole = PP == 1 && best->m == 1 && dp && dp->ok;
+    double best_sim = DBL_MAX, dp_sim = -1;
+    int L = 0, off[MAXPP + 1];
+    for (int k = 0; k < PP; k++) {
+        off[k] = L;
+        L += ps[k].nodes;
+    }
+    off[PP] = L;
+    double combos = 1;
+    for (int k = 0; k < PP; k++)
+        combos *= pow(ps[k].nopt, ps[k].nodes);
+    if (combos > 2e5)
+        return sim_errf(err, "--exhaustive: %.0f assignments at PP %d, batch %d, m %d; use --layers or fewer GPUs", combos,
+                        PP, best->B, best->m);
+    *count += combos;
+    *feasible = 0;
+    int pick[MAXN] = {0};
+    double bc = DBL_MAX;
+    for (long it = 0; it < (long)combos; it++) {
+        long x = it;
+        for (int k = 0; k < PP; k++)
+            for (int n = 0; n < ps[k].nodes; n++) {
+                pick[off[k] + n] = (int)(x % ps[k].nopt);
+                x /= ps[k].nopt;
+            }
+        double worst = 0;
+        int fits = 1;
+        for (int k = 0; k < PP && fits; k++) {
+            double c;
+            int mem;
+            if (additive(&ps[k], pick + off[k], &c, &mem, err) < 0)
+                return -1;
+            fits = mem <= (int)floor(ps[k].budget / 1e6);
+            worst = fmax(worst, c);
+        }
+        if (!fits)
+            continue;
+        double est = worst + p2p;
+        if (whole) {
+            gplan w = *best;
+            for (int n = 0; n < ps[0].nodes; n++)
+                w.st[n] = ps[0].st[ps[0].opt[pick[n]].blk[0]];
+            if (gal_simulate(ps[0].ctx, &w, err) < 0)
+                return -1;
+            ex->whole++;
+            best_sim = fmin(best_sim, w.sim_t);
+            int same = 1;
+            for (int n = 0; n < ps[0].nodes; n++)
+                same &= same_st(&w.st[n], &dp->st[n]);
+            if (same)
+                dp_sim = w.sim_t;
+        }
+        if (est < bc) {
+            bc = est;
+            *feasible = 1;
+            for (int k = 0; k < PP; k++)
+                for (int n = 0; n < ps[k].nodes; n++)
+                    best->st[off[k] + n] = ps[k].st[ps[k].opt[pick[off[k] + n]].blk[0]];
+        }
+    }
+    best->est = bc;
+    best->ok = *feasible;
+    if (whole && !(dp_sim > 0 && dp_sim <= best_sim * (1 + 1e-6)))
+        ex->sim_mismatches++;
+    return 0;
+}
+
+/* One (PP, batch, micro-batches) combination: the stage DPs and the
+ * estimate.  unconstrained: solve without the memory budget. */
+static int gal_combo(const plan_ctx *ctx, gcache *gc, int L, int PP, int B, int m, double budget, int unconstrained,
+                     gplan *g, gexh *ex, sim_err *err)
+{
+    int G = ctx->mach->ngpus, Gs = G / PP, b = B / m;
+    memset(g, 0, sizeof *g);
+    g->pp = PP;
+    g->B = B;
+    g->m = m;
+    if (B % m) {
+        snprintf(g->why, sizeof g->why, "batch %d is not divisible by %d micro-batches", B, m);
+        return 0;
+    }
+    problem *ps = calloc((size_t)PP, sizeof *ps);
+    if (!ps)
+        return sim_errf(err, "out of memory");
+    int rc = -1, l0 = 0;
+    double worst = 0;
+    for (int k = 0; k < PP; k++) {
+        problem *p = &ps[k];
+        g->lay[k] = L / PP + (k < L % PP);
+        if (!stage_setup(p, ctx, gc, k * Gs, Gs, b, g->lay[k], m, m + PP - 1, budget)) {
+            snprintf(g->why, sizeof g->why, "no strategy on %d GPUs divides the micro-batch of %d (and the model)", Gs,
+                     b);
+            rc = 0;
+            goto out;
+        }
+        int lo, hi;
+        if (stage_min_mem(p, &lo, &hi, err) < 0)
+            goto out;
+        if (unconstrained)
+            p->budget = (hi + 1) * 1e6;
+        else if (lo > (int)floor(p->budget / 1e6) && !g->why[0]) {
+            g->need = lo * 1e6;
+            snprintf(g->why, sizeof g->why,
+                     "stage %d needs at least %.2f GB per GPU (each layer at its least-memory strategy) > budget %.2f GB",
+                     k, lo / 1e3, budget / 1e9);
+            rc = 0;
+            if (!ex)
+                goto out;
+        }
+    }
+    if (g->why[0]) {
+        /* the exhaustive check agrees it is infeasible */
+        double p2p = 0;
+        gplan e = *g;
+        int feas = 0;
+        if (gal_exhaustive(ps, PP, p2p, &e, &ex->assignments, &feas, ex, NULL, err) < 0)
+            goto out;
+        ex->combos++;
+        if (feas)
+            ex->mismatches++;
+        rc = 0;
+        goto out;
+    }
+    for (int k = 0; k < PP; k++) {
+        problem *p = &ps[k];
+        int pick[MAXN];
+        double cost;
+        if (dp_solve(p, pick, &cost, err) < 0)
+            goto out;
+        double c;
+        int mem;
+        if (additive(p, pick, &c, &mem, err) < 0)
+            goto out;
+        worst = fmax(worst, cost);
+        g->mem = fmax(g->mem, mem * 1e6);
+        for (int n = 0; n < p->nodes; n++)
+            g->st[l0 + n] = p->st[p->opt[pick[n]].blk[0]];
+        l0 += p->nodes;
+    }
+    for (int k = 0; k + 1 < PP; k++) {
+        double t;
+        if (p2p_cost(ctx, gc, k * Gs, Gs, b, &t, err) < 0)
+            goto out;
+        g->p2p += 2 * t;
+    }
+    g->est = worst + g->p2p;
+    g->ok = 1;
+    gplan_describe(g, Gs, g->desc, sizeof g->desc);
+    if (ex) {
+        gplan e = *g;
+        int feas = 0;
+        if (gal_exhaustive(ps, PP, g->p2p, &e, &ex->assignments, &feas, ex, g, err) < 0)
+            goto out;
+        ex->combos++;
+        if (!feas || fabs(e.est - g->est) > 1e-9 * g->est)
+            ex->mismatches++;
+        if (feas && B / e.est > ex->best_thr) {
+            ex->best_thr = B / e.est;
+            ex->best = e;
+            gplan_describe(&ex->best, Gs, ex->best.desc, sizeof ex->best.desc);
+        }
+    }
+    rc = 0;
+out:
+    free(ps);
+    return rc;
+}
+
+static int gal_simulate(const plan_ctx *ctx, gplan *g, sim_err *err)
+{
+    int G = ctx->mach->ngpus, n = 0, stage[2 * MAXN];
+    plan_block_kind kind[2 * MAXN];
+    plan_bstrat st[2 * MAXN];
+    for (int k = 0, l = 0; k < g->pp; k++)
+        for (int j = 0; j < g->lay[k]; j++, l++)
+            for (int h = 0; h < 2; h++) {
+                stage[n] = k;
+                kind[n] = (plan_block_kind)h;
+                st[n++] = g->st[l];
+            }
+    plan_chain c = {.model = &ctx->model, .gpus = G / g->pp, .batch = g->B / g->m, .dtype = ctx->dtype, .n = n,
+                    .kind = kind, .st = st, .pp = g->pp, .stage = stage, .micro = g->m};
+    plan_chain_out o;
+    if (plan_chain_run(&c, ctx->mach, &o, err) < 0)
+        return -1;
+    g->sim_t = o.time_s;
+    g->sim_peak = o.peak;
+    return 0;
+}
+
+static int galvatron_cli(const plan_ctx *ctx, const search_opts *o, int json, sim_err *err)
+{
+    int G = ctx->mach->ngpus, L = o->layers ? o->layers : ctx->model.layers;
+    const sim_gpu *gpu = sim_machine_gpu(ctx->mach, 0);
+    double budget = o->mem_budget > 0 ? o->mem_budget : 0.95 * gpu->mem_capacity;
+    if (L < 1 || L > MAXN)
+        return sim_errf(err, "--search galvatron: %d layers; expected 1..%d", L, MAXN);
+    int pps[MAXPP], npp = 0;
+    if (o->npp) {
+        for (int i = 0; i < o->npp; i++) {
+            int p = o->pp[i];
+            if (G % p || p > L || p > MAXPP)
+                return sim_errf(err, "--pp %d: expected a divisor of the %d GPUs that is at most the %d layers (and %d)",
+                                p, G, L, MAXPP);
+            pps[npp++] = p;
+        }
+    } else {
+        for (int p = 1; p <= G && p <= L && npp < MAXPP; p++)
+            if (G % p == 0)
+                pps[npp++] = p;
+    }
+    int max_batch = o->max_batch ? o->max_batch : 1024;
+    int sweep = !o->nbatch && !o->batch;
+    for (int i = 0; i < o->nmicro; i++)
+        if (o->nbatch && o->micro[i] > o->batches[0] && o->nbatch == 1)
+            return sim_errf(err, "--micro-batches %d: more micro-batches than the batch of %d", o->micro[i],
+                            o->batches[0]);
+    if (sweep && max_batch < G)
+        return sim_errf(err, "--max-batch %d: expected at least the %d GPUs (the sweep starts there)", max_batch, G);
+    gcache gc = {0};
+    gplan *best = calloc((size_t)npp, sizeof *best), *cur = malloc(sizeof *cur);
+    gexh *ex = o->exhaustive ? calloc(1, sizeof *ex) : NULL;
+    char (*notes)[400] = calloc(256, sizeof *notes);
+    int nnotes = 0, ncombos = 0, rc = -1, whole = 0;
+    if (!best || !cur || (o->exhaustive && !ex) || !notes) {
+        sim_errf(err, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < npp; i++) {
+        int PP = pps[i];
+        int ms[16], nm = 0;
+        if (o->nmicro) {
+            memcpy(ms, o->micro, sizeof(int) * (size_t)o->nmicro);
+            nm = o->nmicro;
+        } else if (PP == 1) {
+            ms[nm++] = 1;
+        } else {
+            ms[nm++] = PP;
+            ms[nm++] = 2 * PP;
+            ms[nm++] = 4 * PP;
+        }
+        int nb = sweep ? 64 : o->nbatch ? o->nbatch : 1;
+        for (int j = 0; j < nb; j++) {
+            int B = sweep ? G << j : o->nbatch ? o->batches[j] : o->batch;
+            if (sweep && (B > max_batch || B <= 0))
+                break;
+            int any = 0, memfail = 0;
+            double need = 0;
+            char why[320] = "";
+            for (int q = 0; q < nm; q++) {
+                if (ms[q] > B || B % ms[q])
+                    continue;
+                ncombos++;
+                if (gal_combo(ctx, &gc, L, PP, B, ms[q], budget, 0, cur, ex, err) < 0)
+                    goto out;
+                if (!cur->ok) {
+                    /* the reason of the micro-batch count that came closest */
+                    if (!why[0] || (cur->need > 0 && (need == 0 || cur->need < need))) {
+                        plan_copy(why, sizeof why, cur->why);
+                        need = cur->need;
+                    }
+                    memfail |= cur->need > 0;
+                    continue;
+                }
+                any = 1;
+                if (!best[i].ok || B / cur->est > best[i].B / best[i].est)
+                    best[i] = *cur;
+            }
+            if (!any && nnotes < 256) {
+                if (why[0])
+                    snprintf(notes[nnotes++], sizeof notes[0], "PP %d, batch %d: %s", PP, B, why);
+                else
+                    snprintf(notes[nnotes++], sizeof notes[0], "PP %d, batch %d: no micro-batch count divides it", PP,
+                             B);
+            }
+            if (sweep && !any && memfail)
+                break; /* Galvatron raises the batch until memory runs out */
+        }
+    }
+    int bi = -1;
+    for (int i = 0; i < npp; i++)
+        if (best[i].ok && (bi < 0 || best[i].B / best[i].est > best[bi].B / best[bi].est))
+            bi = i;
+    if (bi < 0) {
+        char all[4096] = "";
+        size_t w = 0;
+        for (int i = 0; i < nnotes && w + 1 < sizeof all; i++) {
+            int r = snprintf(all + w, sizeof all - w, "%s%s", i ? "; " : "", notes[i]);
+            if (r < 0)
+                break;
+            w += (size_t)r;
+        }
+        sim_errf(err, "--search galvatron: no plan fits: %s", nnotes ? all : "no (PP, batch, micro-batch) combination");
+        goto out;
+    }
+    int frag_sims = gc.sims;
+    /* the budget's effect: each row against its unconstrained optimum */
+    for (int i = 0; i < npp; i++) {
+        if (!best[i].ok)
+            continue;
+        gplan u;
+        if (gal_combo(ctx, &gc, L, best[i].pp, best[i].B, best[i].m, budget, 1, &u, NULL, err) < 0)
+            goto out;
+        if (u.ok && u.est < best[i].est * (1 - 1e-12)) {
+            best[i].unc_better = 1;
+            best[i].unc_est = u.est;
+            best[i].unc_mem = u.mem;
+            plan_copy(best[i].unc_desc, sizeof best[i].unc_desc, u.desc);
+        }
+        if (gal_simulate(ctx, &best[i], err) < 0)
+            goto out;
+        whole++;
+    }
+    int agree = 1;
+    if (ex)
+        agree = !ex->mismatches && !ex->sim_mismatches &&
+                fabs(ex->best_thr - best[bi].B / best[bi].est) <= 1e-9 * ex->best_thr;
+    if (json) {
+        printf("{\n  \"algorithm\": \"galvatron\", \"platform\": \"%s\", \"model\": \"%s\", \"gpus\": %d, \"layers\": %d, "
+               "\"memory_budget_bytes\": %.0f,\n  \"plans\": [\n",
+               ctx->mach->name, ctx->model.name, G, L, budget);
+        int first = 1;
+        for (int i = 0; i < npp; i++) {
+            if (!best[i].ok)
+                continue;
+            gplan *g = &best[i];
+            printf("%s    {\"pp\": %d, \"batch\": %d, \"micro_batches\": %d, \"plan\": \"%s\", \"estimated_s\": %.9g, "
+                   "\"p2p_s\": %.9g, \"simulated_s\": %.9g, \"estimated_samples_per_s\": %.9g, "
+                   "\"simulated_samples_per_s\": %.9g, \"memory_bytes\": %.0f, \"simulated_peak_bytes\": %.0f, "
+                   "\"memory_bound\": %s, \"best\": %s}",
+                   first ? "" : ",\n", g->pp, g->B, g->m, g->desc, g->est, g->p2p, g->sim_t, g->B / g->est,
+                   g->B / g->sim_t, g->mem, g->sim_peak, g->unc_better ? "true" : "false", i == bi ? "true" : "false");
+            first = 0;
+        }
+        printf("\n  ],\n  \"pruned\": [");
+        for (int i = 0; i < nnotes; i++)
+            printf("%s\"%s\"", i ? ", " : "", notes[i]);
+        printf("],\n  \"combinations\": %d, \"fragment_simulations\": %d, \"whole_plan_simulations\": %d", ncombos,
+               frag_sims, whole);
+        if (ex)
+            printf(",\n  \"exhaustive\": {\"assignments\": %.0f, \"combinations\": %d, \"mismatches\": %d, "
+                   "\"best\": \"PP %d, batch %d, m %d: %s\", \"best_estimated_samples_per_s\": %.9g, "
+                   "\"whole_plan_simulations\": %d, \"simulated_mismatches\": %d, \"same_as_search\": %s}",
+                   ex->assignments, ex->combos, ex->mismatches, ex->best.pp, ex->best.B, ex->best.m, ex->best.desc,
+                   ex->best_thr, ex->whole, ex->sim_mismatches, agree ? "true" : "false");
+        printf("\n}\n");
+    } else {
+        printf("galvatron search on %s: %s, %d GPUs, %d layers, memory budget %.2f GB per GPU\n", ctx->mach->name,
+               ctx->model.name, G, L, budget / 1e9);
+        printf("outer loop     PP in {");
+        for (int i = 0; i < npp; i++)
+            printf("%s%d", i ? "," : "", pps[i]);
+        if (sweep)
+            printf("} x batch %d, %d, ... doubling until memory runs out (at most %d)", G, 2 * G, max_batch);
+        else {
+            printf("} x batch in {");
+            for (int j = 0; j < (o->nbatch ? o->nbatch : 1); j++)
+                printf("%s%d", j ? "," : "", o->nbatch ? o->batches[j] : o->batch);
+            printf("}");
+        }
+        if (o->nmicro) {
+            printf(" x micro-batches in {");
+            for (int q = 0; q < o->nmicro; q++)
+                printf("%s%d", q ? "," : "", o->micro[q]);
+            printf("}\n");
+        } else {
+            printf(" x micro-batches 1 at PP 1, else PP, 2 PP, 4 PP\n");
+        }
+        printf("estimate       per stage: layer DP on its own GPUs, (m + PP - 1) x per-micro-batch fragments + per-step\n"
+               "               sync fragments + resharding; plan: slowest stage + 2 x p2p per boundary (GPipe)\n\n");
+        printf("%3s %6s %4s  %-44s %10s %10s %11s %11s %7s\n", "PP", "batch", "m", "per-layer strategies (stage | stage)",
+               "est s", "sim s", "est samp/s", "sim samp/s", "mem GB");
+        for (int i = 0; i < npp; i++) {
+            gplan *g = &best[i];
+            if (!g->ok) {
+                printf("%3d %6s %4s  %s\n", pps[i], "-", "-", "no plan fits (see below)");
+                continue;
+            }
+            printf("%3d %6d %4d  %-44s %10.6f %10.6f %11.3f %11.3f %7.2f%s\n", g->pp, g->B, g->m, g->desc, g->est,
+                   g->sim_t, g->B / g->est, g->B / g->sim_t, g->mem / 1e9, i == bi ? "  <- best" : "");
+        }
+        for (int i = 0; i < npp; i++)
+            if (best[i].ok && best[i].unc_better)
+                printf("memory-bound   PP %d, batch %d, m %d: the fastest plan, %s (est %.6f s), needs %.2f GB per GPU > "
+                       "budget %.2f GB\n",
+                       best[i].pp, best[i].B, best[i].m, best[i].unc_desc, best[i].unc_est, best[i].unc_mem / 1e9,
+                       budget / 1e9);
+        for (int i = 0; i < nnotes; i++)
+            printf("pruned         %s\n", notes[i]);
+        gplan *g = &best[bi];
+        printf("best           PP %d, batch %d, %d micro-batch%s: %s\n", g->pp, g->B, g->m, g->m == 1 ? "" : "es",
+               g->desc);
+        printf("               %.3f samples/s estimated, %.3f simulated whole (peak %.2f GB)\n", g->B / g->est,
+               g->B / g->sim_t, g->sim_peak / 1e9);
+        printf("simulations    %d fragments + %d whole plans; %d (PP, batch, m) combinations\n", frag_sims, whole,
+               ncombos);
+        if (ex) {
+            printf("exhaustive     %.0f assignments over %d (PP, batch, m) combinations, %d differ from the stage DPs\n",
+                   ex->assignments, ex->combos, ex->mismatches);
+            printf("  additive optimum   PP %d, batch %d, m %d: %s, %.3f samples/s  -> %s\n", ex->best.pp, ex->best.B,
+                   ex->best.m, ex->best.desc, ex->best_thr,
+                   !ex->mismatches && agree ? "same as the search" : "DIFFERS from the search");
+            if (ex->whole)
+                printf("  simulated whole    %d assignments at PP 1, m 1: the stage DP's plan is the simulated optimum "
+                       "at %s\n",
+                       ex->whole, ex->sim_mismatches ? "NOT every batch" : "every batch");
+        }
+    }
+    rc = agree ? 0 : sim_errf(err, "the outer-loop search and the exhaustive search disagree");
+out:
+    free(gc.v);
+    free(best);
+    free(cur);
+    free(ex);
+    free(notes);
+    return rc;
+}
+
 int search_cli(const plan_ctx *ctx, const char *algo, const search_opts *o, int json, sim_err *err)
 {
+    if (!strcmp(algo, "galvatron"))
+        return galvatron_cli(ctx, o, json, err);
+    if (o->npp || o->nbatch || o->nmicro || o->max_batch)
+        return sim_errf(err, "--pp, --batches, --micro-batches and --max-batch apply to --search galvatron only");
     problem *p = calloc(1, sizeof *p);
     if (!p)
         return sim_errf(err, "out of memory");
