@@ -4,10 +4,12 @@
  *  oases      per-block TP degrees with resharding at every change (§1.6:
  *             the ILP over a chain of 2L blocks is a shortest path, here a
  *             Viterbi dynamic programme with a memory knapsack);
- *  galvatron  per-layer strategies from Galvatron's decision tree for PP = 1
- *             (DP, SDP, TP and TP x (S)DP in both nestings, §3.1), knapsack
- *             DP with transition costs f_i(v,s) = min_s' f_{i-1}(v - m(s), s')
- *             + R(s', s) + c(s) (§3.4); the PP outer loop is not searched;
+ *  galvatron  per-layer strategies from Galvatron's decision tree (DP, SDP,
+ *             TP and TP x (S)DP in both nestings, §3.1), knapsack DP with
+ *             transition costs f_i(v,s) = min_s' f_{i-1}(v - m(s), s') +
+ *             R(s', s) + c(s) per pipeline stage, inside Galvatron's outer
+ *             loop over the PP degree, the global batch and the micro-batch
+ *             count (§3.4; galvatron_cli below says which parts are ours);
  *  osdp       per-layer sharding level 0..3 (bit 0 shards the attention
  *             block, bit 1 the MLP), knapsack without transitions (§3.6);
  *  oases-compare  Oases' own cost model (per-block comp/bp from compute-only
