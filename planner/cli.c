@@ -58,8 +58,9 @@ static void usage(FILE *f)
             "                      cost model against simulated costs); with --layers N, --batch B,\n"
             "                      --mem-budget GB, --exhaustive (also check against exhaustive search)\n"
             "                      galvatron also loops over --pp P1,P2 (default: divisors of the GPUs),\n"
-            "                      --batches B1,B2 (default: doubling from the GPUs until memory runs out,\n"
-            "                      at most --max-batch, 1024) and --micro-batches M1,M2 (default PP, 2PP, 4PP)\n"
+            "                      --batches B1,B2 (default: doubling until memory runs out, at most\n"
+            "                      --max-batch, 1024) and --micro-batches M1,M2 (default 1 at PP 1, else\n"
+            "                      PP, 2PP, 4PP)\n"
             "MPI: mpirun -np K trainsim plan ... spreads the evaluations over the ranks%s.\n",
             plan_ncpus(), plan_mpi_available() ? "" : " (not in this build)");
 }

@@ -725,31 +725,46 @@ typedef struct gexh {
     int whole, sim_mismatches;
 } gexh;
 
+/* "dp4 x2, tp2 x1 | tp2 x3", or "every stage: dp2 x6" when the stages agree. */
 static void gplan_describe(const gplan *g, int Gs, char *buf, size_t len)
 {
-    size_t w = 0;
-    buf[0] = 0;
-    int l0 = 0;
-    for (int k = 0; k < g->pp && w + 1 < len; k++) {
-        if (k) {
-            int r = snprintf(buf + w, len - w, " | ");
-            if (r < 0)
-                break;
-            w += (size_t)r;
-        }
-        for (int n = l0; n < l0 + g->lay[k] && w + 1 < len;) {
+    char one[MAXPP][256];
+    int l0 = 0, same = 1;
+    for (int k = 0; k < g->pp; k++) {
+        size_t w = 0;
+        one[k][0] = 0;
+        for (int n = l0; n < l0 + g->lay[k] && w + 1 < sizeof one[k];) {
             int e = n;
             while (e + 1 < l0 + g->lay[k] && same_st(&g->st[e + 1], &g->st[n]))
                 e++;
             char nm[48];
             plan_bstrat_name(&g->st[n], Gs, nm, sizeof nm);
-            int r = snprintf(buf + w, len - w, "%s%s x%d", n > l0 ? ", " : "", nm, e - n + 1);
+            int r = snprintf(one[k] + w, sizeof one[k] - w, "%s%s x%d", n > l0 ? ", " : "", nm, e - n + 1);
             if (r < 0)
                 break;
             w += (size_t)r;
             n = e + 1;
         }
+        same &= !strcmp(one[k], one[0]);
         l0 += g->lay[k];
+    }
+    if (g->pp > 1 && same) {
+        snprintf(buf, len, "every stage: %s", one[0]);
+        return;
+    }
+    /* runs of identical stages once, with their range */
+    size_t w = 0;
+    buf[0] = 0;
+    for (int k = 0; k < g->pp && w + 1 < len;) {
+        int e = k;
+        while (e + 1 < g->pp && !strcmp(one[e + 1], one[k]))
+            e++;
+        int r = e > k ? snprintf(buf + w, len - w, "%sstages %d-%d: %s", k ? " | " : "", k, e, one[k])
+                      : snprintf(buf + w, len - w, "%s%s", k ? " | " : "", one[k]);
+        if (r < 0)
+            break;
+        w += (size_t)r;
+        k = e + 1;
     }
 }
 
@@ -1052,8 +1067,6 @@ static int galvatron_cli(const plan_ctx *ctx, const search_opts *o, int json, si
         if (o->nbatch && o->micro[i] > o->batches[0] && o->nbatch == 1)
             return sim_errf(err, "--micro-batches %d: more micro-batches than the batch of %d", o->micro[i],
                             o->batches[0]);
-    if (sweep && max_batch < G)
-        return sim_errf(err, "--max-batch %d: expected at least the %d GPUs (the sweep starts there)", max_batch, G);
     gcache gc = {0};
     gplan *best = calloc((size_t)npp, sizeof *best), *cur = malloc(sizeof *cur);
     gexh *ex = o->exhaustive ? calloc(1, sizeof *ex) : NULL;
@@ -1076,11 +1089,19 @@ static int galvatron_cli(const plan_ctx *ctx, const search_opts *o, int json, si
             ms[nm++] = 2 * PP;
             ms[nm++] = 4 * PP;
         }
-        int nb = sweep ? 64 : o->nbatch ? o->nbatch : 1;
+        /* the sweep doubles from the fewest micro-batches (1 at PP 1) */
+        int m0 = ms[0];
+        for (int q = 1; q < nm; q++)
+            m0 = ms[q] < m0 ? ms[q] : m0;
+        int nb = sweep ? 31 : o->nbatch ? o->nbatch : 1;
         for (int j = 0; j < nb; j++) {
-            int B = sweep ? G << j : o->nbatch ? o->batches[j] : o->batch;
-            if (sweep && (B > max_batch || B <= 0))
+            int B = sweep ? m0 << j : o->nbatch ? o->batches[j] : o->batch;
+            if (sweep && (B > max_batch || B <= 0)) {
+                if (j == 0 && nnotes < 256)
+                    snprintf(notes[nnotes++], sizeof notes[0], "PP %d: its first batch, %d, is above --max-batch %d",
+                             PP, m0, max_batch);
                 break;
+            }
             int any = 0, memfail = 0;
             double need = 0;
             char why[320] = "";
@@ -1188,7 +1209,7 @@ static int galvatron_cli(const plan_ctx *ctx, const search_opts *o, int json, si
         for (int i = 0; i < npp; i++)
             printf("%s%d", i ? "," : "", pps[i]);
         if (sweep)
-            printf("} x batch %d, %d, ... doubling until memory runs out (at most %d)", G, 2 * G, max_batch);
+            printf("} x batch doubling from the fewest micro-batches until memory runs out (at most %d)", max_batch);
         else {
             printf("} x batch in {");
             for (int j = 0; j < (o->nbatch ? o->nbatch : 1); j++)

@@ -12,7 +12,7 @@ typedef struct search_opts {
     int exhaustive;    /* also search exhaustively and compare */
     /* galvatron's outer loop (papers.md §3.4); empty lists = the defaults */
     int npp, pp[16];          /* pipeline degrees (default: every divisor of the GPUs up to the layers) */
-    int nbatch, batches[64];  /* global batches (default: --batch, else doubling from the GPUs) */
+    int nbatch, batches[64];  /* global batches (default: --batch, else doubling from the fewest micro-batches) */
     int nmicro, micro[16];    /* micro-batch counts (default: 1 for PP 1, else PP, 2 PP, 4 PP) */
     int max_batch;            /* end of the default doubling sweep (default 1024) */
 } search_opts;

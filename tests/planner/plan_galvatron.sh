@@ -71,5 +71,5 @@ bad '--batches: expected up to 64 positive integers separated by commas, got "8,
 bad '--micro-batches: expected up to 16 positive integers' "${base[@]}" --micro-batches 0
 bad 'no micro-batch count divides it' "${base[@]}" --batches 6 --micro-batches 4
 bad 'apply to --search galvatron only' plan --platform oases-3090 --gpus 4 --model gpt-1024 --search osdp --pp 2
-bad '--max-batch 2: expected at least the 4 GPUs' plan --platform oases-3090 --gpus 4 --model gpt-1024 --layers 2 --search galvatron --max-batch 2
+bad 'PP 2: its first batch, 2, is above --max-batch 1' plan --platform oases-3090 --gpus 4 --model gpt-1024 --layers 2 --search galvatron --pp 2 --max-batch 1
 echo ok
