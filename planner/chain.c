@@ -72,7 +72,7 @@ typedef struct builder {
     int base;             /* global rank of the current stage's local rank 0 */
     int micro;            /* current micro-batch (tags) */
     int *sc, *scomm;      /* streams per global rank */
-    int *ssend, *srecv;   /* pipeline p2p streams per global rank */
+    int *ssend, *srecv;   /* pipeline p2p streams per global rank: [2r] forward, [2r+1] backward */
     uint32_t *last;       /* last compute op per global rank */
     uint32_t *pending;    /* last collective or receive per global rank, waited by the next compute */
     int *haspend;
@@ -145,17 +145,21 @@ static void coll(builder *b, int l, uint32_t payload, int comm, sim_tags t)
 /* Pipeline transfers between stages (GPipe, papers.md §3.4 / Galvatron's
  * PP): local rank l of one stage sends to local rank l of the next, after
  * its last compute; the receiver's next compute waits for the receive. */
-static void p2p_send(builder *b, int l, int peer, uint32_t payload, sim_tags t)
+/* One stream per direction, so that 1F1B's interleaved transfers each
+ * wait only for their own peer. */
+static void p2p_send(builder *b, int l, int peer, int bwd, uint32_t payload, sim_tags t)
 {
     int r = b->base + l;
     uint32_t dep = b->last[r];
-    sim_sched_add(b->s, b->ssend[r], payload, peer, t, dep == UINT32_MAX ? NULL : &dep, dep == UINT32_MAX ? 0 : 1);
+    sim_sched_add(b->s, b->ssend[2 * r + bwd], payload, peer, t, dep == UINT32_MAX ? NULL : &dep,
+                  dep == UINT32_MAX ? 0 : 1);
 }
-static void p2p_recv(builder *b, int l, int peer, uint32_t payload, sim_tags t)
+static void p2p_recv(builder *b, int l, int peer, int bwd, uint32_t payload, sim_tags t)
 {
     int r = b->base + l;
     uint32_t dep = b->pending[r];
-    b->pending[r] = sim_sched_add(b->s, b->srecv[r], payload, peer, t, b->haspend[r] ? &dep : NULL, b->haspend[r] ? 1 : 0);
+    b->pending[r] = sim_sched_add(b->s, b->srecv[2 * r + bwd], payload, peer, t, b->haspend[r] ? &dep : NULL,
+                                  b->haspend[r] ? 1 : 0);
     b->haspend[r] = 1;
 }
 
@@ -433,15 +437,16 @@ sim_schedule *plan_chain_build(const plan_chain *c, sim_err *err)
     b.s = sim_sched_new(R);
     b.sc = calloc((size_t)R, sizeof *b.sc);
     b.scomm = calloc((size_t)R, sizeof *b.scomm);
-    b.ssend = calloc((size_t)R, sizeof *b.ssend);
-    b.srecv = calloc((size_t)R, sizeof *b.srecv);
+    b.ssend = calloc((size_t)R * 2, sizeof *b.ssend);
+    b.srecv = calloc((size_t)R * 2, sizeof *b.srecv);
     b.last = malloc((size_t)R * sizeof *b.last);
     b.pending = calloc((size_t)R, sizeof *b.pending);
     b.haspend = calloc((size_t)R, sizeof *b.haspend);
     b.ranks = calloc((size_t)G, sizeof *b.ranks);
     int *key = calloc((size_t)G, sizeof *key), *rcomm = calloc((size_t)G, sizeof *rcomm);
     blockops *bo = calloc((size_t)c->n, sizeof *bo);
-    if (!b.s || !b.sc || !b.scomm || !b.ssend || !b.srecv || !b.last || !b.pending || !b.haspend || !b.ranks || !key ||
+    int *ord = calloc((size_t)2 * M, sizeof *ord);
+    if (!ord || !b.s || !b.sc || !b.scomm || !b.ssend || !b.srecv || !b.last || !b.pending || !b.haspend || !b.ranks || !key ||
         !rcomm || !bo) {
         sim_errf(err, "out of memory");
         goto fail;
@@ -454,8 +459,10 @@ sim_schedule *plan_chain_build(const plan_chain *c, sim_err *err)
         b.sc[r] = sim_sched_stream(b.s, r, "compute");
         b.scomm[r] = sim_sched_stream(b.s, r, "comm");
         if (PP > 1 && r >= c->first) {
-            b.ssend[r] = sim_sched_stream(b.s, r, "p2p_send");
-            b.srecv[r] = sim_sched_stream(b.s, r, "p2p_recv");
+            b.ssend[2 * r] = sim_sched_stream(b.s, r, "p2p_send_fwd");
+            b.ssend[2 * r + 1] = sim_sched_stream(b.s, r, "p2p_send_bwd");
+            b.srecv[2 * r] = sim_sched_stream(b.s, r, "p2p_recv_fwd");
+            b.srecv[2 * r + 1] = sim_sched_stream(b.s, r, "p2p_recv_bwd");
         }
         b.last[r] = UINT32_MAX;
     }
@@ -502,8 +509,8 @@ sim_schedule *plan_chain_build(const plan_chain *c, sim_err *err)
             comp(&b, r, po, t);
         }
     }
-    /* GPipe per stage: every micro-batch's forward, then every backward in
-     * reverse order (Galvatron-1's pipeline, papers.md §3.2-3.4); a stage
+    /* Per stage GPipe (Galvatron-1's pipeline, papers.md §3.2-3.4) or 1F1B
+     * (Galvatron-2's pipedream_flush, §3.2); a stage
      * receives a micro-batch's input from the previous stage and sends its
      * output on, as one transfer split evenly over the stage's GPU pairs
      * (the re-layout for the next stage's first strategy is not modelled) */
@@ -517,23 +524,46 @@ sim_schedule *plan_chain_build(const plan_chain *c, sim_err *err)
         for (hi = lo; hi < c->n && stage_of(c, hi) == k;)
             hi++;
         b.base = c->first + k * G;
-        for (int j = 0; j < M; j++) {
-            b.micro = j;
-            for (int l = 0; l < G && k > 0; l++)
-                p2p_recv(&b, l, b.base - G + l, ra, tgm(&b, -1, SIM_PHASE_FORWARD));
-            for (int i = lo; i < hi; i++)
-                block_forward(&b, i, bo, key, rcomm);
-            for (int l = 0; l < G && k < PP - 1; l++)
-                p2p_send(&b, l, b.base + G + l, sa, tgm(&b, -1, SIM_PHASE_FORWARD));
+        /* GPipe: every forward, then every backward in reverse; 1F1B
+         * (PipeDream-flush): PP - k - 1 warm-up forwards, then one forward
+         * and one backward in turn, then the remaining backwards.  ord[]:
+         * j + 1 = forward of micro-batch j, -(j + 1) = its backward */
+        int no = 0;
+        if (!c->one_f_one_b || c->fwd_only) {
+            for (int j = 0; j < M; j++)
+                ord[no++] = j + 1;
+            for (int j = M - 1; j >= 0 && !c->fwd_only; j--)
+                ord[no++] = -(j + 1);
+        } else {
+            int warm = PP - k - 1 < M ? PP - k - 1 : M;
+            for (int j = 0; j < warm; j++)
+                ord[no++] = j + 1;
+            for (int j = 0; j < M - warm; j++) {
+                ord[no++] = warm + j + 1;
+                ord[no++] = -(j + 1);
+            }
+            for (int j = M - warm; j < M; j++)
+                ord[no++] = -(j + 1);
         }
-        for (int j = c->fwd_only ? -1 : M - 1; j >= 0; j--) {
-            b.micro = j;
-            for (int l = 0; l < G && k < PP - 1; l++)
-                p2p_recv(&b, l, b.base + G + l, rg, tgm(&b, -1, SIM_PHASE_BACKWARD));
-            for (int i = hi - 1; i >= lo; i--)
-                block_backward(&b, i, bo, key, rcomm);
-            for (int l = 0; l < G && k > 0; l++)
-                p2p_send(&b, l, b.base - G + l, sg, tgm(&b, -1, SIM_PHASE_BACKWARD));
+        for (int q = 0; q < no; q++) {
+            int fwd = ord[q] > 0;
+            if (fwd) {
+                b.micro = ord[q] - 1;
+                for (int l = 0; l < G && k > 0; l++)
+                    p2p_recv(&b, l, b.base - G + l, 0, ra, tgm(&b, -1, SIM_PHASE_FORWARD));
+                for (int i = lo; i < hi; i++)
+                    block_forward(&b, i, bo, key, rcomm);
+                for (int l = 0; l < G && k < PP - 1; l++)
+                    p2p_send(&b, l, b.base + G + l, 0, sa, tgm(&b, -1, SIM_PHASE_FORWARD));
+            } else {
+                b.micro = -ord[q] - 1;
+                for (int l = 0; l < G && k < PP - 1; l++)
+                    p2p_recv(&b, l, b.base + G + l, 1, rg, tgm(&b, -1, SIM_PHASE_BACKWARD));
+                for (int i = hi - 1; i >= lo; i--)
+                    block_backward(&b, i, bo, key, rcomm);
+                for (int l = 0; l < G && k > 0; l++)
+                    p2p_send(&b, l, b.base - G + l, 1, sg, tgm(&b, -1, SIM_PHASE_BACKWARD));
+            }
         }
     }
     b.micro = 0;
@@ -553,6 +583,7 @@ done:
     free(key);
     free(rcomm);
     free(bo);
+    free(ord);
     return b.s;
 fail:
     sim_sched_free(b.s);

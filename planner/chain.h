@@ -30,7 +30,8 @@ typedef struct plan_chain {
     int first;            /* GPU of rank 0 of stage 0: a stage's fragment runs on its own GPUs */
     int pp;               /* pipeline stages (<= 1: none); stage k = GPUs first + k*gpus .. */
     const int *stage;     /* stage of each block (non-decreasing), NULL when pp <= 1 */
-    int micro;            /* micro-batches of `batch` sequences each, GPipe order (<= 1: one) */
+    int micro;            /* micro-batches of `batch` sequences each (<= 1: one) */
+    int one_f_one_b;      /* their order: 1F1B (PipeDream-flush) rather than GPipe */
     int no_sync;          /* leave out the DP gradient all-reduce and the optimizer step */
     int sync_only;        /* only the DP gradient all-reduce and the optimizer step */
 } plan_chain;

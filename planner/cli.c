@@ -60,7 +60,7 @@ static void usage(FILE *f)
             "                      galvatron also loops over --pp P1,P2 (default: divisors of the GPUs),\n"
             "                      --batches B1,B2 (default: doubling until memory runs out, at most\n"
             "                      --max-batch, 1024) and --micro-batches M1,M2 (default 1 at PP 1, else\n"
-            "                      PP, 2PP, 4PP)\n"
+            "                      PP, 2PP, 4PP), with --pipeline gpipe (default) or 1f1b\n"
             "MPI: mpirun -np K trainsim plan ... spreads the evaluations over the ranks%s.\n",
             plan_ncpus(), plan_mpi_available() ? "" : " (not in this build)");
 }
@@ -163,6 +163,13 @@ static int parse(int argc, char **argv, opts *o, search_opts *so)
         else if (!strcmp(a, "--pp")) { if (poslist(a, v, so->pp, 16, &so->npp)) return 2; }
         else if (!strcmp(a, "--micro-batches")) { if (poslist(a, v, so->micro, 16, &so->nmicro)) return 2; }
         else if (!strcmp(a, "--max-batch")) { if (posint(a, v, &so->max_batch)) return 2; }
+        else if (!strcmp(a, "--pipeline")) {
+            if (strcmp(v, "gpipe") && strcmp(v, "1f1b")) {
+                fprintf(stderr, "trainsim plan: --pipeline: expected gpipe or 1f1b, got \"%s\"\n", v);
+                return 2;
+            }
+            so->one_f_one_b = !strcmp(v, "1f1b");
+        }
         else if (!strcmp(a, "--mem-budget")) {
             char *end;
             so->mem_budget = strtod(v, &end) * 1e9;

@@ -704,7 +704,7 @@ static int exhaustive(problem *p, int json, const int *dpick, double dcost, int 
 #define MAXPP 64
 
 typedef struct gplan {
-    int pp, B, m, ok;
+    int pp, B, m, ok, f1b;
     double est, p2p, mem; /* estimate (s), its p2p part, largest stage memory (bytes) */
     plan_bstrat st[MAXN]; /* per layer */
     int lay[MAXPP];       /* layers per stage */
@@ -919,11 +919,12 @@ static int gal_exhaustive(problem *ps, int PP, double p2p, gplan *best, double *
 
 /* One (PP, batch, micro-batches) combination: the stage DPs and the
  * estimate.  unconstrained: solve without the memory budget. */
-static int gal_combo(const plan_ctx *ctx, gcache *gc, int L, int PP, int B, int m, double budget, int unconstrained,
-                     gplan *g, gexh *ex, sim_err *err)
+static int gal_combo(const plan_ctx *ctx, gcache *gc, int L, int PP, int B, int m, int f1b, double budget,
+                     int unconstrained, gplan *g, gexh *ex, sim_err *err)
 {
     int G = ctx->mach->ngpus, Gs = G / PP, b = B / m;
     memset(g, 0, sizeof *g);
+    g->f1b = f1b;
     g->pp = PP;
     g->B = B;
     g->m = m;
@@ -939,7 +940,9 @@ static int gal_combo(const plan_ctx *ctx, gcache *gc, int L, int PP, int B, int 
     for (int k = 0; k < PP; k++) {
         problem *p = &ps[k];
         g->lay[k] = L / PP + (k < L % PP);
-        if (!stage_setup(p, ctx, gc, k * Gs, Gs, b, g->lay[k], m, m + PP - 1, budget)) {
+        /* activations in flight: all m under GPipe, PP - k under 1F1B */
+        int live = f1b && PP - k < m ? PP - k : m;
+        if (!stage_setup(p, ctx, gc, k * Gs, Gs, b, g->lay[k], live, m + PP - 1, budget)) {
             snprintf(g->why, sizeof g->why, "no strategy on %d GPUs divides the micro-batch of %d (and the model)", Gs,
                      b);
             rc = 0;
@@ -1020,6 +1023,7 @@ out:
 
 static int gal_simulate(const plan_ctx *ctx, gplan *g, sim_err *err)
 {
+    int f1b = g->f1b;
     int G = ctx->mach->ngpus, n = 0, stage[2 * MAXN];
     plan_block_kind kind[2 * MAXN];
     plan_bstrat st[2 * MAXN];
@@ -1031,7 +1035,7 @@ static int gal_simulate(const plan_ctx *ctx, gplan *g, sim_err *err)
                 st[n++] = g->st[l];
             }
     plan_chain c = {.model = &ctx->model, .gpus = G / g->pp, .batch = g->B / g->m, .dtype = ctx->dtype, .n = n,
-                    .kind = kind, .st = st, .pp = g->pp, .stage = stage, .micro = g->m};
+                    .kind = kind, .st = st, .pp = g->pp, .stage = stage, .micro = g->m, .one_f_one_b = f1b};
     plan_chain_out o;
     if (plan_chain_run(&c, ctx->mach, &o, err) < 0)
         return -1;
@@ -1109,7 +1113,7 @@ static int galvatron_cli(const plan_ctx *ctx, const search_opts *o, int json, si
                 if (ms[q] > B || B % ms[q])
                     continue;
                 ncombos++;
-                if (gal_combo(ctx, &gc, L, PP, B, ms[q], budget, 0, cur, ex, err) < 0)
+                if (gal_combo(ctx, &gc, L, PP, B, ms[q], o->one_f_one_b, budget, 0, cur, ex, err) < 0)
                     goto out;
                 if (!cur->ok) {
                     /* the reason of the micro-batch count that came closest */
@@ -1157,7 +1161,7 @@ static int galvatron_cli(const plan_ctx *ctx, const search_opts *o, int json, si
         if (!best[i].ok)
             continue;
         gplan u;
-        if (gal_combo(ctx, &gc, L, best[i].pp, best[i].B, best[i].m, budget, 1, &u, NULL, err) < 0)
+        if (gal_combo(ctx, &gc, L, best[i].pp, best[i].B, best[i].m, o->one_f_one_b, budget, 1, &u, NULL, err) < 0)
             goto out;
         if (u.ok && u.est < best[i].est * (1 - 1e-12)) {
             best[i].unc_better = 1;
@@ -1175,8 +1179,8 @@ static int galvatron_cli(const plan_ctx *ctx, const search_opts *o, int json, si
                 fabs(ex->best_thr - best[bi].B / best[bi].est) <= 1e-9 * ex->best_thr;
     if (json) {
         printf("{\n  \"algorithm\": \"galvatron\", \"platform\": \"%s\", \"model\": \"%s\", \"gpus\": %d, \"layers\": %d, "
-               "\"memory_budget_bytes\": %.0f,\n  \"plans\": [\n",
-               ctx->mach->name, ctx->model.name, G, L, budget);
+               "\"memory_budget_bytes\": %.0f, \"pipeline\": \"%s\",\n  \"plans\": [\n",
+               ctx->mach->name, ctx->model.name, G, L, budget, o->one_f_one_b ? "1f1b" : "gpipe");
         int first = 1;
         for (int i = 0; i < npp; i++) {
             if (!best[i].ok)
@@ -1225,7 +1229,9 @@ static int galvatron_cli(const plan_ctx *ctx, const search_opts *o, int json, si
             printf(" x micro-batches 1 at PP 1, else PP, 2 PP, 4 PP\n");
         }
         printf("estimate       per stage: layer DP on its own GPUs, (m + PP - 1) x per-micro-batch fragments + per-step\n"
-               "               sync fragments + resharding; plan: slowest stage + 2 x p2p per boundary (GPipe)\n\n");
+               "               sync fragments + resharding; plan: slowest stage + 2 x p2p per boundary (%s)\n\n",
+               o->one_f_one_b ? "1F1B: stage k holds min(m, PP - k) micro-batches' activations"
+                              : "GPipe: a stage holds all m micro-batches' activations");
         printf("%3s %6s %4s  %-44s %10s %10s %11s %11s %7s\n", "PP", "batch", "m", "per-layer strategies (stage | stage)",
                "est s", "sim s", "est samp/s", "sim samp/s", "mem GB");
         for (int i = 0; i < npp; i++) {
@@ -1278,8 +1284,8 @@ int search_cli(const plan_ctx *ctx, const char *algo, const search_opts *o, int 
 {
     if (!strcmp(algo, "galvatron"))
         return galvatron_cli(ctx, o, json, err);
-    if (o->npp || o->nbatch || o->nmicro || o->max_batch)
-        return sim_errf(err, "--pp, --batches, --micro-batches and --max-batch apply to --search galvatron only");
+    if (o->npp || o->nbatch || o->nmicro || o->max_batch || o->one_f_one_b)
+        return sim_errf(err, "--pp, --batches, --micro-batches, --max-batch and --pipeline apply to --search galvatron only");
     problem *p = calloc(1, sizeof *p);
     if (!p)
         return sim_errf(err, "out of memory");

@@ -15,6 +15,7 @@ typedef struct search_opts {
     int nbatch, batches[64];  /* global batches (default: --batch, else doubling from the fewest micro-batches) */
     int nmicro, micro[16];    /* micro-batch counts (default: 1 for PP 1, else PP, 2 PP, 4 PP) */
     int max_batch;            /* end of the default doubling sweep (default 1024) */
+    int one_f_one_b;          /* pipeline order 1F1B instead of GPipe */
 } search_opts;
 
 void search_opts_default(search_opts *o);

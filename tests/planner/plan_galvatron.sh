@@ -44,6 +44,14 @@ grep -Eq '^pruned +PP 1, batch 16: stage 0 needs at least [0-9.]+ GB per GPU .* 
   || fail "no pruning reason: $(cat b18.txt)"
 grep -Eq '^best +PP [12], batch 8,' b18.txt || fail "budget 1.8 should leave batch 8: $(cat b18.txt)"
 
+# 1F1B holds min(m, PP - k) micro-batches' activations instead of GPipe's m:
+# batch 16 fits at PP 2 under the budget that pruned it above
+"$TRAINSIM" "${base[@]}" --mem-budget 1.5 --pipeline 1f1b > f1b.txt 2>&1 || fail "1f1b: $(cat f1b.txt)"
+grep -Eq '^best +PP 2, batch 16, ' f1b.txt || fail "1F1B should fit PP 2 at batch 16 in 1.5 GB: $(cat f1b.txt)"
+g=$(awk '$1 == 2 && $2 == 16 && $3 == 4 { print $(NF) }' free.txt)
+f=$(awk '$1 == 2 && $2 == 16 && $3 == 4 { print $(NF-2) }' f1b.txt)
+awk -v g="$g" -v f="$f" 'BEGIN { exit !(f + 0 > 0 && f + 0 < g + 0) }' || fail "1F1B memory $f GB not below GPipe's $g GB"
+
 # nothing fits: exit 1 with the reasons
 set +e
 "$TRAINSIM" "${base[@]}" --mem-budget 0.5 > /dev/null 2> none.err; rc=$?
@@ -70,6 +78,7 @@ bad '--pp 4: expected a divisor of the 4 GPUs that is at most the 2 layers' "${b
 bad '--batches: expected up to 64 positive integers separated by commas, got "8,x"' "${base[@]}" --batches 8,x
 bad '--micro-batches: expected up to 16 positive integers' "${base[@]}" --micro-batches 0
 bad 'no micro-batch count divides it' "${base[@]}" --batches 6 --micro-batches 4
+bad '--pipeline: expected gpipe or 1f1b, got "zb"' "${base[@]}" --pipeline zb
 bad 'apply to --search galvatron only' plan --platform oases-3090 --gpus 4 --model gpt-1024 --search osdp --pp 2
 bad 'PP 2: its first batch, 2, is above --max-batch 1' plan --platform oases-3090 --gpus 4 --model gpt-1024 --layers 2 --search galvatron --pp 2 --max-batch 1
 echo ok
