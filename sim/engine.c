@@ -25,14 +25,17 @@
  * its data could start moving (both sides posted), so a pre-posted receive
  * waiting for an upstream stage is idle (bubble), not communication.
  *
- * This file owns the one SimGrid engine of the process. */
+ * This file owns the one SimGrid engine of the process: started by sim_run(),
+ * or once by sim_preload() for every simulation forked afterwards. */
 #include "engine.h"
 #include "fileio.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <simgrid/actor.h>
@@ -431,9 +434,83 @@ static int report_stuck(sim_err *err)
     return sim_errf(err, "%s", buf);
 }
 
+/* Starts SimGrid and loads the machine's platform: the fixed cost of a
+ * simulation (a temporary file, SimGrid's options, the XML parse). */
+static int engine_start(const sim_machine *m, sim_err *err)
+{
+    char platform_path[64];
+    if (write_platform(m, platform_path, sizeof platform_path, err) < 0)
+        return -1;
+    /* CM02 without TCP artefacts gives bytes / bottleneck + latency exactly
+     * (simgrid-notes.md); the fair-bottleneck solver shares a link evenly
+     * between flows, as PCIe, NVLink and credit-based fabrics do, instead of
+     * TCP's weighting by round-trip time. */
+    static char *argv[] = {"trainsim",
+                           "--cfg=network/model:CM02",
+                           "--cfg=network/crosstraffic:0",
+                           "--cfg=network/TCP-gamma:0",
+                           "--cfg=network/solver:fairbottleneck",
+                           "--cfg=contexts/stack-size:8192",
+                           "--log=root.thres:critical",
+                           "--log=root.app:stderr",
+                           NULL};
+    int argc = (int)(sizeof argv / sizeof argv[0]) - 1;
+#ifdef TRAINSIM_SANITIZE
+    /* AddressSanitizer cannot follow SimGrid's hand-made context switches */
+    static char thread_ctx[] = "--cfg=contexts/factory:thread";
+    argv[5] = thread_ctx;
+#endif
+    simgrid_init(&argc, argv);
+    simgrid_load_platform(platform_path);
+    unlink(platform_path);
+    return 0;
+}
+
+/* The platform text sim_preload() loaded, NULL when none: forked children
+ * inherit the started engine and only check that their machine matches. */
+static char *preloaded;
+static int used; /* sim_run() ran in this process */
+
+int sim_preload(const sim_machine *m, sim_err *err)
+{
+    if (preloaded)
+        return strcmp(preloaded, m->platform_xml) == 0
+                   ? 0
+                   : sim_errf(err, "internal: sim_preload: this process already preloaded another platform");
+    if (used)
+        return sim_errf(err, "internal: sim_preload after a simulation in this process");
+    char *copy = strdup(m->platform_xml);
+    if (!copy)
+        return sim_errf(err, "out of memory");
+    /* SimGrid exits on a platform it cannot load: try it in a child first,
+     * so that the caller gets an error instead of dying */
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        free(copy);
+        return sim_errf(err, "cannot fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        sim_err e;
+        _exit(engine_start(m, &e) < 0 ? 1 : 0);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        free(copy);
+        return sim_errf(err, "platform \"%s\": SimGrid cannot load it", m->name);
+    }
+    if (engine_start(m, err) < 0) {
+        free(copy);
+        return -1;
+    }
+    preloaded = copy;
+    return 0;
+}
+
 int sim_run(const sim_schedule *s, const sim_machine *m, const sim_options *opt_in, sim_result *out, sim_err *err)
 {
-    static int used;
     memset(out, 0, sizeof *out);
     if (used)
         return sim_errf(err, "internal: one simulation per process (SimGrid keeps one engine)");
@@ -452,31 +529,13 @@ int sim_run(const sim_schedule *s, const sim_machine *m, const sim_options *opt_
         E.opt = *opt_in;
     E.res = out;
 
-    char platform_path[64];
-    if (write_platform(m, platform_path, sizeof platform_path, err) < 0)
+    if (preloaded) {
+        if (strcmp(preloaded, m->platform_xml) != 0)
+            return sim_errf(err, "internal: the platform of \"%s\" differs from the one this process preloaded "
+                                 "(sim_preload: one platform per process)", m->name);
+    } else if (engine_start(m, err) < 0) {
         return -1;
-    /* CM02 without TCP artefacts gives bytes / bottleneck + latency exactly
-     * (simgrid-notes.md); the fair-bottleneck solver shares a link evenly
-     * between flows, as PCIe, NVLink and credit-based fabrics do, instead of
-     * TCP's weighting by round-trip time. */
-    char *argv[] = {"trainsim",
-                    "--cfg=network/model:CM02",
-                    "--cfg=network/crosstraffic:0",
-                    "--cfg=network/TCP-gamma:0",
-                    "--cfg=network/solver:fairbottleneck",
-                    "--cfg=contexts/stack-size:8192",
-                    "--log=root.thres:critical",
-                    "--log=root.app:stderr",
-                    NULL};
-    int argc = (int)(sizeof argv / sizeof argv[0]) - 1;
-#ifdef TRAINSIM_SANITIZE
-    /* AddressSanitizer cannot follow SimGrid's hand-made context switches */
-    char thread_ctx[] = "--cfg=contexts/factory:thread";
-    argv[5] = thread_ctx;
-#endif
-    simgrid_init(&argc, argv);
-    simgrid_load_platform(platform_path);
-    unlink(platform_path);
+    }
 
     int nr = s->nranks;
     out->nranks = nr;

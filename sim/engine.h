@@ -1,7 +1,7 @@
 /* engine.h — runs a schedule on a machine with SimGrid.
  *
  * One SimGrid engine per process: sim_run() may be called once (the planner
- * runs evaluations in separate processes). */
+ * runs evaluations in separate processes, sim_run_isolated()). */
 #ifndef SIM_ENGINE_H
 #define SIM_ENGINE_H
 
@@ -74,4 +74,15 @@ double sim_coll_predict(const sim_collparams *cp, sim_coll coll, sim_algo algo, 
  * process can run many simulations (tests, the planner). */
 int sim_run_isolated(const sim_schedule *s, const sim_machine *m, const sim_options *opt, sim_result *out,
                      sim_err *err);
+
+/* Optional, for processes that run many simulations on one platform (the
+ * planner): starts SimGrid and loads m's platform once in this process, so
+ * that every later sim_run_isolated() here or in a forked descendant skips
+ * that fixed cost (a temporary file, SimGrid's start-up, the XML parse).
+ * Afterwards every simulation of this process and its descendants must use
+ * a machine with the same platform_xml (other rank-to-host maps are fine),
+ * else sim_run() fails; this process may still run one sim_run() itself.
+ * Call it before any sim_run() of the process; calling it again with the
+ * same platform does nothing.  Results are identical with or without it. */
+int sim_preload(const sim_machine *m, sim_err *err);
 #endif
