@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "planner/chain.h"
+#include "sim/engine.h"
 
 #define MAXS 32
 #define MAXN 256
@@ -1051,6 +1052,9 @@ static int galvatron_cli(const plan_ctx *ctx, const search_opts *o, int json, si
     double budget = o->mem_budget > 0 ? o->mem_budget : 0.95 * gpu->mem_capacity;
     if (L < 1 || L > MAXN)
         return sim_errf(err, "--search galvatron: %d layers; expected 1..%d", L, MAXN);
+    /* thousands of fragments on one platform: load it once (sim/engine.h) */
+    if (sim_preload(ctx->mach, err) < 0)
+        return -1;
     int pps[MAXPP], npp = 0;
     if (o->npp) {
         for (int i = 0; i < o->npp; i++) {
