@@ -1260,8 +1260,12 @@ static int galvatron_cli(const plan_ctx *ctx, const search_opts *o, int json, si
                g->desc);
         printf("               %.3f samples/s estimated, %.3f simulated whole (peak %.2f GB)\n", g->B / g->est,
                g->B / g->sim_t, g->sim_peak / 1e9);
-        printf("simulations    %d fragments + %d whole plans; %d (PP, batch, m) combinations\n", frag_sims, whole,
-               ncombos);
+        int by[4] = {0};
+        for (int i = 0; i < gc.n; i++)
+            by[gc.v[i].type]++;
+        printf("simulations    %d fragments (%d blocks, %d step syncs, %d reshardings, %d p2p) + %d whole plans; "
+               "%d (PP, batch, m) combinations\n",
+               frag_sims, by[0], by[1], by[2], by[3], whole, ncombos);
         if (ex) {
             printf("exhaustive     %.0f assignments over %d (PP, batch, m) combinations, %d differ from the stage DPs\n",
                    ex->assignments, ex->combos, ex->mismatches);
