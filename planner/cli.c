@@ -20,6 +20,7 @@
 #include "planner/plan.h"
 #include "planner/search.h"
 #include "platforms/platform.h"
+#include "sim/engine.h"
 #include "sim/machine.h"
 #include "workloads/gpt.h"
 
@@ -551,8 +552,14 @@ int plan_cli_main(int argc, char **argv)
     int nmine = 0;
     for (int j = mrank; j < ntodo; j += msize)
         mine[nmine++] = todo[j];
+    /* SimGrid and the platform loaded once here: every evaluation's forked
+     * simulations inherit them (sim_preload, same results) */
+    if (nmine > 0 && sim_preload(ctx.mach, &err) < 0) {
+        rc = -1;
+        nmine = 0;
+    }
     plan_progress_start(&w.prog, nmine, mrank == 0 && !o.quiet && isatty(2));
-    rc = plan_pool_run(mine, nmine, jobs, job, &w, job_done, &w, &err);
+    rc = rc ? rc : plan_pool_run(mine, nmine, jobs, job, &w, job_done, &w, &err);
     plan_progress_end(&w.prog);
     if (msize > 1) {
         plan_result *my = calloc((size_t)(nmine ? nmine : 1), sizeof *my);

@@ -17,7 +17,8 @@
  * to u and 2u layers (u = the smallest layer count the strategy accepts,
  * normally p) with 1 and 3 micro-batches (a step of two: under some
  * schedules, Oases on a 2-stage pipeline, one more micro-batch alternately
- * adds more and less than the average), and evaluate the bilinear
+ * adds more and less than the average; without a pipeline the micro-batches
+ * run one after another and 1 and 2 do), and evaluate the bilinear
  * interpolant at the real (L, m).  Where L <= 2u or m <= 3 that dimension is
  * simulated at its real value instead.  The compute / exposed-communication /
  * idle means are interpolated the same way.  The peak memory is not
@@ -350,7 +351,7 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
     if (ctx->fidelity == PLAN_FAST && m_affine) {
         /* the first pair the schedule accepts (interleaved wants whole rounds of p) */
         int steady = wl_pipe_is_merak(res.pipeline);
-        int pairs[3][2] = {{1, 3}, {p, p + 2}, {p, 2 * p}};
+        int pairs[3][2] = {{1, p == 1 ? 2 : 3}, {p, p + 2}, {p, 2 * p}};
         for (int i = steady; i < 3 && np == 1; i++) {
             int n1 = pairs[i][0], n2 = pairs[i][1];
             if (n2 < nmb && layers_ok(ctx, strategy, L, n1 * per) && layers_ok(ctx, strategy, L, n2 * per)) {
