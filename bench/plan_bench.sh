@@ -5,7 +5,10 @@
 # axes fixed at their defaults), JOBS processes (default 2), no cache; then the same
 # sweep from the cache.  Prints wall-clock evaluations/s and, because the
 # 2-core VM is shared, the CPU seconds per evaluation and the rate they imply
-# on JOBS idle cores.  Not part of ctest.
+# on JOBS idle cores; then the fast fidelity's error against full simulation
+# of the same sweep (bench/plan_bench_full.csv: `--fidelity full --csv`, 64
+# CPU minutes, made at 551d786; the engine's results have not changed since).
+# Not part of ctest.
 #   BUILD=build JOBS=2 bench/plan_bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,3 +27,17 @@ python3 -c "import sys; c=float(sys.argv[1]); print(f'=> {int(sys.argv[2])/c:.1f
 sed -n '3,6p;/^best/p' "$T/out.txt"
 "$BUILD/trainsim" "${args[@]}" > /dev/null 2> "$T/err2.txt"
 echo "repeated from the cache: $(tail -1 "$T/err2.txt")"
+# the fidelity: the same sweep from the cache as CSV, against full simulation
+"$BUILD/trainsim" "${args[@]}" --csv > "$T/fast.csv" 2> /dev/null
+python3 - "$T/fast.csv" bench/plan_bench_full.csv <<'PY'
+import csv, sys
+fast = {r["strategy"]: r for r in csv.DictReader(open(sys.argv[1]))}
+full = {r["strategy"]: r for r in csv.DictReader(open(sys.argv[2]))}
+common = [k for k in fast if k in full]
+err = sorted((abs(float(fast[k]["iteration_s"]) / float(full[k]["iteration_s"]) - 1), k) for k in common)
+mem = max(abs(float(fast[k]["peak_memory_bytes"]) / float(full[k]["peak_memory_bytes"]) - 1) for k in common)
+top = lambda d: list(d)[:10]
+print(f"fast vs full ({len(common)} of {len(fast)} strategies): iteration time mean {100 * sum(e for e, _ in err) / len(err):.2f} %, "
+      f"worst {100 * err[-1][0]:.2f} % ({err[-1][1]}); peak memory worst {100 * mem:.3f} %; "
+      f"same winner: {top(fast)[0] == top(full)[0]}; top ten shared: {len(set(top(fast)) & set(top(full)))}")
+PY
