@@ -28,7 +28,7 @@ typedef struct opts {
     const char *platform, *model, *cache, *svg, *search, *only;
     const char *axis[64];
     int naxis;
-    int gpus, gb, jobs, top, json, csv, quiet, nocache;
+    int gpus, gb, jobs, top, refine, json, csv, quiet, nocache;
     sim_dtype dtype;
     plan_fidelity fidelity;
     double mem_budget_gb;
@@ -48,6 +48,7 @@ static void usage(FILE *f)
             "  --cache DIR         result cache (default .trainsim-cache); --no-cache to disable\n"
             "  --fidelity F        fast (default: extrapolated from reduced simulations) or full\n"
             "  --top N             rows of the ranked table (default 20, 0 = all)\n"
+            "  --refine K          after a fast sweep, simulate the K best whole and rank them by that\n"
             "  --json, --csv       machine-readable output (all evaluated strategies)\n"
             "  --svg FILE          throughput against peak memory, with the Pareto front\n"
             "  --quiet             no progress bar\n"
@@ -158,6 +159,7 @@ static int parse(int argc, char **argv, opts *o, search_opts *so)
         else if (!strcmp(a, "--global-batch")) { if (posint(a, v, &o->gb)) return 2; }
         else if (!strcmp(a, "--jobs")) { if (posint(a, v, &o->jobs)) return 2; }
         else if (!strcmp(a, "--top")) { if (posint(a, v, &o->top)) return 2; }
+        else if (!strcmp(a, "--refine")) { if (posint(a, v, &o->refine)) return 2; }
         else if (!strcmp(a, "--layers")) { if (posint(a, v, &so->layers)) return 2; }
         else if (!strcmp(a, "--batch")) { if (posint(a, v, &so->batch)) return 2; }
         else if (!strcmp(a, "--batches")) { if (poslist(a, v, so->batches, 64, &so->nbatch)) return 2; }
@@ -264,6 +266,11 @@ static int by_throughput(const void *a, const void *b)
     if (x->samples_per_s != y->samples_per_s)
         return x->samples_per_s > y->samples_per_s ? -1 : 1;
     return strcmp(x->strategy, y->strategy);
+}
+
+static const char *fidelity_of(const plan_ctx *ctx, const plan_result *r)
+{
+    return r->refined || ctx->fidelity == PLAN_FULL ? "full" : "fast";
 }
 
 static void json_str(const char *s)
@@ -386,11 +393,12 @@ static void print_report(const opts *o, const plan_ctx *ctx, const plan_space *s
         pruned += plan_space_pruned(sp, r);
     if (o->csv) {
         printf("rank,strategy,samples_per_s,tokens_per_s,iteration_s,peak_memory_bytes,exposed_comm_s,compute_s,"
-               "bubble_s,tflops_per_gpu,simulations\n");
+               "bubble_s,tflops_per_gpu,simulations,fidelity\n");
         for (int i = 0; i < nok; i++)
-            printf("%d,\"%s\",%.9g,%.9g,%.9g,%.0f,%.9g,%.9g,%.9g,%.9g,%d\n", i + 1, ok[i]->strategy,
+            printf("%d,\"%s\",%.9g,%.9g,%.9g,%.0f,%.9g,%.9g,%.9g,%.9g,%d,%s\n", i + 1, ok[i]->strategy,
                    ok[i]->samples_per_s, ok[i]->tokens_per_s, ok[i]->iteration_s, ok[i]->peak_mem,
-                   ok[i]->exposed_comm_s, ok[i]->compute_s, ok[i]->idle_s, ok[i]->tflops_per_gpu, ok[i]->sims);
+                   ok[i]->exposed_comm_s, ok[i]->compute_s, ok[i]->idle_s, ok[i]->tflops_per_gpu, ok[i]->sims,
+                   fidelity_of(ctx, ok[i]));
     } else if (o->json) {
         printf("{\n  \"trainsim_version\": \"%s\",\n  \"platform\": ", TRAINSIM_VERSION);
         json_str(ctx->mach->name);
@@ -423,10 +431,10 @@ static void print_report(const opts *o, const plan_ctx *ctx, const plan_space *s
             json_str(ok[i]->strategy);
             printf(", \"samples_per_s\": %.9g, \"tokens_per_s\": %.9g, \"iteration_time_s\": %.9g, "
                    "\"peak_memory_bytes\": %.0f, \"exposed_comm_s\": %.9g, \"compute_s\": %.9g, \"bubble_s\": %.9g, "
-                   "\"tflops_per_gpu\": %.9g, \"simulations\": %d}%s\n",
+                   "\"tflops_per_gpu\": %.9g, \"simulations\": %d, \"fidelity\": \"%s\"}%s\n",
                    ok[i]->samples_per_s, ok[i]->tokens_per_s, ok[i]->iteration_s, ok[i]->peak_mem,
                    ok[i]->exposed_comm_s, ok[i]->compute_s, ok[i]->idle_s, ok[i]->tflops_per_gpu, ok[i]->sims,
-                   i + 1 < nok ? "," : "");
+                   fidelity_of(ctx, ok[i]), i + 1 < nok ? "," : "");
         }
         printf("  ]\n}\n");
     } else {
@@ -448,12 +456,17 @@ static void print_report(const opts *o, const plan_ctx *ctx, const plan_space *s
             int top = o->top == 0 || o->top > nok ? nok : o->top;
             printf("\n%4s %10s %10s %9s %8s %9s %8s  %s\n", "rank", "samples/s", "tokens/s", "iter s", "peak GB",
                    "exposed s", "TFLOP/s", "strategy");
-            for (int i = 0; i < top; i++)
-                printf("%4d %10.3f %10.0f %9.4f %8.2f %9.4f %8.2f  %s\n", i + 1, ok[i]->samples_per_s,
-                       ok[i]->tokens_per_s, ok[i]->iteration_s, ok[i]->peak_mem / 1e9, ok[i]->exposed_comm_s,
-                       ok[i]->tflops_per_gpu, ok[i]->strategy);
+            int nrefined = 0;
+            for (int i = 0; i < top; i++) {
+                nrefined += ok[i]->refined;
+                printf("%3d%c %10.3f %10.0f %9.4f %8.2f %9.4f %8.2f  %s\n", i + 1, ok[i]->refined ? '*' : ' ',
+                       ok[i]->samples_per_s, ok[i]->tokens_per_s, ok[i]->iteration_s, ok[i]->peak_mem / 1e9,
+                       ok[i]->exposed_comm_s, ok[i]->tflops_per_gpu, ok[i]->strategy);
+            }
             if (top < nok)
                 printf("  ... %d more (--top 0 shows all)\n", nok - top);
+            if (nrefined)
+                printf("  * simulated whole (--refine); the others from the fast fidelity\n");
             printf("\nbest           %s\n", ok[0]->strategy);
             printf("run it         trainsim run --platform %s --model %s --strategy %s\n", o->platform, o->model,
                    ok[0]->strategy);
@@ -468,6 +481,116 @@ static void print_report(const opts *o, const plan_ctx *ctx, const plan_space *s
             fprintf(stderr, "trainsim plan: %s\n", e.msg);
     }
     free(ok);
+}
+
+/* CPU seconds of the evaluation processes (this rank's), which on a shared
+ * machine measure the cost better than wall time */
+static double children_cpu(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_CHILDREN, &ru);
+    return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+}
+
+/* Evaluates the candidates todo[0..ntodo) (the same list on every MPI rank):
+ * rank r takes every msize-th, in `jobs` forked workers; afterwards rank 0
+ * holds every result in w->res.  *nmine: how many this rank evaluated. */
+static int evaluate_all(sweep *w, const int *todo, int ntodo, int jobs, int mrank, int msize, int show, int n,
+                        int *nmine_out, sim_err *err)
+{
+    int *mine = calloc((size_t)(ntodo ? ntodo : 1), sizeof *mine);
+    int nmine = 0, rc = 0;
+    if (!mine)
+        return sim_errf(err, "out of memory");
+    for (int j = mrank; j < ntodo; j += msize)
+        mine[nmine++] = todo[j];
+    /* SimGrid and the platform loaded once here: every evaluation's forked
+     * simulations inherit them (sim_preload, same results) */
+    if (nmine > 0 && sim_preload(w->ctx->mach, err) < 0) {
+        rc = -1;
+        nmine = 0;
+    }
+    w->done = 0;
+    plan_progress_start(&w->prog, nmine, show);
+    rc = rc ? rc : plan_pool_run(mine, nmine, jobs, job, w, job_done, w, err);
+    plan_progress_end(&w->prog);
+    if (msize > 1) {
+        plan_result *my = calloc((size_t)(nmine ? nmine : 1), sizeof *my);
+        for (int j = 0; my && j < nmine; j++)
+            my[j] = w->res[mine[j]];
+        if (!my || plan_mpi_gather(w->res, n, my, mine, nmine, err) < 0)
+            rc = -1;
+        free(my);
+    }
+    free(mine);
+    *nmine_out = nmine;
+    return rc;
+}
+
+/* --refine K: the K fastest of a fast sweep, simulated whole (the fast
+ * fidelity errs by up to a few per cent, enough to swap close neighbours);
+ * their figures replace the fast ones and they are marked refined.  Their
+ * results are cached under the full-fidelity key. */
+static int refine(sweep *w, plan_ctx *ctx, const opts *o, int n, int jobs, int mrank, int msize, int *nrefined,
+                  int *nmine, sim_err *err)
+{
+    int *best = calloc((size_t)(n ? n : 1), sizeof *best), k = 0;
+    if (!best)
+        return sim_errf(err, "out of memory");
+    if (mrank == 0) {
+        plan_result **ok = malloc(sizeof *ok * (size_t)(n ? n : 1));
+        int nok = 0;
+        for (int i = 0; ok && i < n; i++)
+            if (w->res[i].status == 0)
+                ok[nok++] = &w->res[i];
+        if (ok)
+            qsort(ok, (size_t)nok, sizeof *ok, by_throughput);
+        for (; ok && k < o->refine && k < nok; k++)
+            best[k] = (int)(ok[k] - w->res);
+        free(ok);
+    }
+    plan_mpi_bcast_ints(&k, 1);
+    plan_mpi_bcast_ints(best, k);
+    plan_cache *fast_cache = w->cache;
+    ctx->fidelity = PLAN_FULL;
+    w->cache = NULL;
+    if (!o->nocache) {
+        sim_err e;
+        w->cache = plan_cache_open(o->cache, plan_inputs_hash(ctx->mach, &ctx->model, PLAN_FULL), mrank == 0, &e);
+    }
+    /* what the full-fidelity cache already holds is not simulated again */
+    int *todo = calloc((size_t)(k ? k : 1), sizeof *todo), ntodo = 0;
+    plan_result *full = calloc((size_t)(k ? k : 1), sizeof *full);
+    int rc = 0;
+    if (!todo || !full) {
+        rc = sim_errf(err, "out of memory");
+    } else {
+        if (mrank == 0)
+            for (int j = 0; j < k; j++)
+                if (!(w->cache && plan_cache_get(w->cache, w->res[best[j]].strategy, &full[j])))
+                    todo[ntodo++] = best[j];
+        plan_mpi_bcast_ints(&ntodo, 1);
+        plan_mpi_bcast_ints(todo, ntodo);
+        rc = evaluate_all(w, todo, ntodo, jobs, mrank, msize, mrank == 0 && !o->quiet && isatty(2), n, nmine, err);
+        if (rc == 0 && mrank == 0)
+            for (int j = 0, t = 0; j < k; j++) {
+                if (t < ntodo && todo[t] == best[j]) {
+                    t++;
+                } else {
+                    full[j].cached = 1;
+                    w->res[best[j]] = full[j];
+                }
+                w->res[best[j]].refined = 1;
+            }
+    }
+    plan_cache_close(w->cache);
+    w->cache = fast_cache;
+    ctx->fidelity = PLAN_FAST;
+    *nrefined = k;
+    free(best);
+    free(todo);
+    free(full);
+    return rc;
 }
 
 int plan_cli_main(int argc, char **argv)
@@ -548,46 +671,27 @@ int plan_cli_main(int argc, char **argv)
     }
     plan_mpi_bcast_ints(&ntodo, 1);
     plan_mpi_bcast_ints(todo, ntodo);
-    int *mine = calloc((size_t)(ntodo ? ntodo : 1), sizeof *mine);
-    int nmine = 0;
-    for (int j = mrank; j < ntodo; j += msize)
-        mine[nmine++] = todo[j];
-    /* SimGrid and the platform loaded once here: every evaluation's forked
-     * simulations inherit them (sim_preload, same results) */
-    if (nmine > 0 && sim_preload(ctx.mach, &err) < 0) {
-        rc = -1;
-        nmine = 0;
-    }
-    plan_progress_start(&w.prog, nmine, mrank == 0 && !o.quiet && isatty(2));
-    rc = rc ? rc : plan_pool_run(mine, nmine, jobs, job, &w, job_done, &w, &err);
-    plan_progress_end(&w.prog);
-    if (msize > 1) {
-        plan_result *my = calloc((size_t)(nmine ? nmine : 1), sizeof *my);
-        for (int j = 0; j < nmine; j++)
-            my[j] = w.res[mine[j]];
-        if (plan_mpi_gather(w.res, n, my, mine, nmine, &err) < 0)
-            rc = -1;
-        free(my);
-    }
-    double el = now() - t0;
+    int nmine = 0, nrefined = 0, nrefine_mine = 0;
+    rc = evaluate_all(&w, todo, ntodo, jobs, mrank, msize, mrank == 0 && !o.quiet && isatty(2), n, &nmine, &err);
+    /* the sweep's own figures, before any refinement */
+    double el = now() - t0, cpu = children_cpu();
+    int sims = 0;
+    for (int j = 0; j < ntodo; j++)
+        sims += w.res[todo[j]].sims;
+    if (rc == 0 && o.refine > 0 && ctx.fidelity == PLAN_FAST)
+        rc = refine(&w, &ctx, &o, n, jobs, mrank, msize, &nrefined, &nrefine_mine, &err);
     if (rc == 0 && mrank == 0) {
         print_report(&o, &ctx, sp, w.res, n);
-        int sims = 0;
-        for (int j = 0; j < ntodo; j++)
-            sims += w.res[todo[j]].sims;
-        /* CPU seconds of the evaluation processes (this rank's), which on a
-         * shared machine measure the cost better than wall time */
-        struct rusage ru;
-        getrusage(RUSAGE_CHILDREN, &ru);
-        double cpu = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
         fprintf(stderr, "trainsim plan: %d strategies: %d evaluated (%d simulations) on %d process%s x %d rank%s, "
                         "%d from the cache, in %.2f s (%.1f evaluations/s); %.2f CPU s per evaluation on rank 0\n",
                 n, ntodo, sims, jobs, jobs == 1 ? "" : "es", msize, msize == 1 ? "" : "s", ncached, el,
                 el > 0 ? ntodo / el : 0, nmine ? cpu / nmine : 0);
+        if (nrefined)
+            fprintf(stderr, "trainsim plan: the %d fastest simulated whole (--refine) in %.2f s, %.2f CPU s\n", nrefined,
+                    now() - t0 - el, children_cpu() - cpu);
     } else if (rc < 0) {
         fprintf(stderr, "trainsim plan: %s\n", err.msg);
     }
-    free(mine);
     free(todo);
     free(w.res);
     plan_cache_close(w.cache);

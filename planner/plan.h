@@ -46,6 +46,7 @@ typedef struct plan_result {
     double compute_s, exposed_comm_s, idle_s, comm_s; /* means over GPUs */
     int sims;                         /* simulations it took */
     int cached;                       /* 1 when it came from the cache (not stored) */
+    int refined;                      /* 1 when --refine simulated it whole after a fast sweep (not stored) */
     double wall_s;                    /* wall seconds it took (not stored, not printed to stdout) */
     char error[512];
 } plan_result;
