@@ -591,6 +591,16 @@ fail:
     goto done;
 }
 
+/* Simulates s (default options, in a forked process) and frees it. */
+static int run_and_free(sim_schedule *s, const sim_machine *m, sim_result *r, sim_err *err)
+{
+    sim_options opt;
+    sim_options_default(&opt);
+    int rc = sim_run_isolated(s, m, &opt, r, err);
+    sim_sched_free(s);
+    return rc;
+}
+
 int plan_chain_run(const plan_chain *c, const sim_machine *m, plan_chain_out *out, sim_err *err)
 {
     int PP = c->pp > 1 ? c->pp : 1;
@@ -600,12 +610,8 @@ int plan_chain_run(const plan_chain *c, const sim_machine *m, plan_chain_out *ou
     sim_schedule *s = plan_chain_build(c, err);
     if (!s)
         return -1;
-    sim_options opt;
-    sim_options_default(&opt);
     sim_result r;
-    int rc = sim_run_isolated(s, m, &opt, &r, err);
-    sim_sched_free(s);
-    if (rc < 0)
+    if (run_and_free(s, m, &r, err) < 0)
         return -1;
     memset(out, 0, sizeof *out);
     out->time_s = r.iteration_s;
@@ -646,12 +652,8 @@ int plan_p2p_time(const sim_machine *m, int first, int gpus, int64_t bytes, doub
         sim_sched_recv(s, sim_sched_stream(s, first + gpus + j, "p2p_recv"), "recv_act", first + j, bytes, 0,
                        SIM_NO_TAGS, NULL, 0);
     }
-    sim_options opt;
-    sim_options_default(&opt);
     sim_result r;
-    int rc = sim_run_isolated(s, m, &opt, &r, err);
-    sim_sched_free(s);
-    if (rc < 0)
+    if (run_and_free(s, m, &r, err) < 0)
         return -1;
     *time_s = r.iteration_s;
     sim_result_free(&r);
@@ -672,12 +674,8 @@ int plan_world_allreduce(const sim_machine *m, int gpus, int64_t bytes, double *
         int st = sim_sched_stream(s, r, "comm");
         sim_sched_collective(s, st, "world_allreduce", SIM_COLL_ALLREDUCE, comm, bytes, 0, SIM_NO_TAGS, NULL, 0);
     }
-    sim_options opt;
-    sim_options_default(&opt);
     sim_result r;
-    int rc = sim_run_isolated(s, m, &opt, &r, err);
-    sim_sched_free(s);
-    if (rc < 0)
+    if (run_and_free(s, m, &r, err) < 0)
         return -1;
     *time_s = r.iteration_s;
     sim_result_free(&r);

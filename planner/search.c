@@ -66,6 +66,24 @@ typedef struct gcache {
     int n, cap, sims;
 } gcache;
 
+/* A zeroed new entry at the end of the fragment cache, NULL when out of memory. */
+static gfrag *gfrag_new(gcache *gc, sim_err *err)
+{
+    if (gc->n == gc->cap) {
+        int cap = gc->cap ? 2 * gc->cap : 256;
+        gfrag *v = realloc(gc->v, sizeof *v * (size_t)cap);
+        if (!v) {
+            sim_errf(err, "out of memory");
+            return NULL;
+        }
+        gc->v = v;
+        gc->cap = cap;
+    }
+    gfrag *f = &gc->v[gc->n++];
+    memset(f, 0, sizeof *f);
+    return f;
+}
+
 typedef struct problem {
     const plan_ctx *ctx;
     int G, batch, nodes, blocks_per_node;
@@ -113,16 +131,9 @@ static int gcache_get(problem *p, int type, int kind, const plan_bstrat *x, cons
                     .reshard_only = type == 2, .no_sync = type == 0, .sync_only = type == 1};
     if (plan_chain_run(&c, p->ctx->mach, out, err) < 0)
         return -1;
-    if (gc->n == gc->cap) {
-        int cap = gc->cap ? 2 * gc->cap : 256;
-        gfrag *v = realloc(gc->v, sizeof *v * (size_t)cap);
-        if (!v)
-            return sim_errf(err, "out of memory");
-        gc->v = v;
-        gc->cap = cap;
-    }
-    gfrag *f = &gc->v[gc->n++];
-    memset(f, 0, sizeof *f);
+    gfrag *f = gfrag_new(gc, err);
+    if (!f)
+        return -1;
     f->type = type;
     f->first = p->first;
     f->G = p->G;
@@ -823,16 +834,9 @@ static int p2p_cost(const plan_ctx *ctx, gcache *gc, int first, int Gs, int b, d
     int64_t bytes = ((int64_t)b * m->seq * m->hidden * d + Gs - 1) / Gs; /* as chain.c's transfer */
     if (plan_p2p_time(ctx->mach, first, Gs, bytes, t, err) < 0)
         return -1;
-    if (gc->n == gc->cap) {
-        int cap = gc->cap ? 2 * gc->cap : 256;
-        gfrag *v = realloc(gc->v, sizeof *v * (size_t)cap);
-        if (!v)
-            return sim_errf(err, "out of memory");
-        gc->v = v;
-        gc->cap = cap;
-    }
-    gfrag *f = &gc->v[gc->n++];
-    memset(f, 0, sizeof *f);
+    gfrag *f = gfrag_new(gc, err);
+    if (!f)
+        return -1;
     f->type = 3;
     f->first = first;
     f->G = Gs;
