@@ -19,8 +19,8 @@
  * schedules, Oases on a 2-stage pipeline, one more micro-batch alternately
  * adds more and less than the average; without a pipeline the micro-batches
  * run one after another and 1 and 2 do), and evaluate the bilinear
- * interpolant at the real (L, m).  Where L <= 2u or m <= 3 that dimension is
- * simulated at its real value instead.  The compute / exposed-communication /
+ * interpolant at the real (L, m).  Where L <= 2u or m is no more than the
+ * larger sample that dimension is simulated at its real value instead.  The compute / exposed-communication /
  * idle means are interpolated the same way.  The peak memory is not
  * simulated at all: the workload's memory check replays the schedule's own
  * memory effects (workloads/gpt.c), so it equals the simulated peak.  The
