@@ -147,6 +147,11 @@ static sim_schedule *split(const sim_schedule *s, int sync, const double *start,
         sim_tags t = {o->layer, o->micro, o->subbatch, o->phase};
         map[id] = sim_sched_add(n, smap[o->stream], pmap[o->payload], o->arg, t, nd ? deps : NULL, nd);
     }
+    goto done;
+fail:
+    sim_sched_free(n);
+    n = NULL;
+done:
     free(dpstream);
     free(smap);
     free(map);
@@ -154,15 +159,6 @@ static sim_schedule *split(const sim_schedule *s, int sync, const double *start,
     free(fixed);
     free(deps);
     return n;
-fail:
-    sim_sched_free(n);
-    free(dpstream);
-    free(smap);
-    free(map);
-    free(pmap);
-    free(fixed);
-    free(deps);
-    return NULL;
 }
 
 /* Replicas (Megatron order: rank = stage·tp·dp + replica·tp + t) that share

@@ -239,6 +239,22 @@ static int edge_cost(problem *p, int a, int b, double *cost, sim_err *err)
 
 static int mb_of(double bytes) { return (int)ceil(bytes / 1e6); }
 
+/* The cheapest final state (memory v, option o) of a knapsack DP's last
+ * row f[(V + 1) x O]; bv = -1 when none is reachable (all DBL_MAX). */
+static double dp_argmin(const double *f, int V, int O, int *bv, int *bo)
+{
+    double bc = DBL_MAX;
+    *bv = *bo = -1;
+    for (int v = 0; v <= V; v++)
+        for (int o = 0; o < O; o++)
+            if (f[(size_t)v * O + o] < bc) {
+                bc = f[(size_t)v * O + o];
+                *bv = v;
+                *bo = o;
+            }
+    return bc;
+}
+
 /* The knapsack DP over nodes.  pick[] gets the option of each node. */
 static int dp_solve(problem *p, int *pick, double *best, sim_err *err)
 {
@@ -298,15 +314,8 @@ static int dp_solve(problem *p, int *pick, double *best, sim_err *err)
         f = g;
         g = t;
     }
-    double bc = DBL_MAX;
-    int bv = -1, bo = -1;
-    for (int v = 0; v <= V; v++)
-        for (int o = 0; o < O; o++)
-            if (f[(size_t)v * O + o] < bc) {
-                bc = f[(size_t)v * O + o];
-                bv = v;
-                bo = o;
-            }
+    int bv, bo;
+    double bc = dp_argmin(f, V, O, &bv, &bo);
     if (bv < 0) {
         sim_errf(err, "no assignment fits the memory budget of %.2f GB", p->budget / 1e9);
         goto fail;
@@ -571,15 +580,8 @@ static int oases_solve(problem *p, const oases_costs *oc, int *pick, double *bes
         f = g;
         g = t;
     }
-    double bc = DBL_MAX;
-    int bv = -1, bo = -1;
-    for (int v = 0; v <= V; v++)
-        for (int o = 0; o < O; o++)
-            if (f[(size_t)v * O + o] < bc) {
-                bc = f[(size_t)v * O + o];
-                bv = v;
-                bo = o;
-            }
+    int bv, bo;
+    double bc = dp_argmin(f, V, O, &bv, &bo);
     int rc = 0;
     if (bv < 0) {
         rc = sim_errf(err, "Oases' model: nothing fits 0.95 x the GPU memory");
