@@ -61,6 +61,7 @@ static double wall_now(void)
 
 typedef struct point {
     double T, compute, exposed, idle, comm, peak;
+    int folded; /* simulated on two servers per group (fold.c) */
     double *end; /* per rank of the simulated machine, or NULL */
 } point;
 
@@ -267,20 +268,40 @@ static int simulate(const sim_machine *mach, const wl_model *m, const char *stra
     }
     sim_options opt;
     sim_options_default(&opt);
-    if (aggregated)
+    /* groups over three servers or more run on two of each (fold.c);
+     * TRAINSIM_PLAN_FOLD=0 turns that off, to measure it */
+    plan_fold fold;
+    int folded = 0;
+    const char *fold_env = getenv("TRAINSIM_PLAN_FOLD");
+    if (aggregated) {
         opt.coll_mode = SIM_COLLMODE_AGGREGATED;
+        if (!(fold_env && !strcmp(fold_env, "0")) && (folded = plan_fold_schedule(sch, mach, &fold, err)) < 0) {
+            sim_sched_free(sch);
+            return -1;
+        }
+        if (folded) {
+            opt.fold_members = fold.members;
+            opt.fold_nodes = fold.nodes;
+        }
+    }
     sim_result r;
-    int rc = sim_run_isolated(sch, mach, &opt, &r, err);
+    int rc = sim_run_isolated(folded ? fold.sched : sch, folded ? fold.mach : mach, &opt, &r, err);
     int nr = sch->nranks;
     sim_sched_free(sch);
-    if (rc < 0)
+    if (rc < 0) {
+        if (folded)
+            plan_fold_free(&fold);
         return -1;
+    }
     out->end = NULL;
+    out->folded = folded;
     if (mode == 1) {
         out->end = malloc(sizeof(double) * (size_t)nr);
         for (int i = 0; out->end && i < nr; i++)
-            out->end[i] = r.rank[i].end_s;
+            out->end[i] = r.rank[folded ? fold.rep[i] : i].end_s;
     }
+    if (folded)
+        plan_fold_free(&fold);
     out->T = r.iteration_s;
     out->compute = r.compute_s;
     out->exposed = r.exposed_comm_s;
@@ -393,8 +414,10 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
                 failed = simulate(ctx->mach, &m, strategy, nm[j] * per, 0, 0, aggregated, &pt[i][j], &err) < 0;
             if (failed && !err.msg[0])
                 sim_errf(&err, "out of memory");
-            if (!failed)
+            if (!failed) {
                 out->sims++;
+                out->folded += pt[i][j].folded;
+            }
         }
     double wl[2] = {1, 0}, wm[2] = {1, 0};
     if (nl == 2) {

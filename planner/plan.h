@@ -8,6 +8,7 @@
  *   space.c   the axis table, enumeration, pruning with reasons
  *   eval.c    one strategy -> simulated figures (full, or extrapolated from
  *             reduced simulations: fewer layers and micro-batches)
+ *   fold.c    communicators over many servers simulated on two of them
  *   pool.c    evaluations in forked processes (one SimGrid engine each)
  *   cache.c   append-only result cache keyed by a hash of the inputs
  *   mpi.c     spreading evaluations over MPI ranks (optional at build time)
@@ -23,6 +24,7 @@
 
 #include "sim/error.h"
 #include "sim/machine.h"
+#include "sim/schedule.h"
 #include "workloads/model.h"
 
 #define PLAN_STRATEGY_MAX 256
@@ -45,6 +47,7 @@ typedef struct plan_result {
     double peak_mem;                  /* bytes, most loaded GPU */
     double compute_s, exposed_comm_s, idle_s, comm_s; /* means over GPUs */
     int sims;                         /* simulations it took */
+    int folded;                       /* of which on two servers per group (fold.c; not stored) */
     int cached;                       /* 1 when it came from the cache (not stored) */
     int refined;                      /* 1 when --refine simulated it whole after a fast sweep (not stored) */
     double wall_s;                    /* wall seconds it took (not stored, not printed to stdout) */
@@ -103,6 +106,21 @@ int plan_prune_classify(const char *msg);
  * fork (every simulation runs in its own child).  Never fails as a call:
  * a failed evaluation has status -1 and the error. */
 void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out);
+
+/* ---- fold.c ---- */
+/* A generated single-switch cluster: all servers alike, a non-blocking fabric. */
+int plan_single_switch(const sim_machine *m);
+/* A schedule whose communicators over three or more whole servers are
+ * simulated on two servers of each (fold.c explains when that holds). */
+typedef struct plan_fold {
+    sim_schedule *sched; /* the kept ranks' operations */
+    sim_machine *mach;   /* the kept ranks' hosts */
+    int *members, *nodes; /* per communicator of sched: sim_options.fold_members / fold_nodes */
+    int *rep;            /* per rank of the original schedule: the folded rank that stands for it */
+} plan_fold;
+/* 1: folded into *f (free with plan_fold_free); 0: s does not fold; -1: error. */
+int plan_fold_schedule(const sim_schedule *s, const sim_machine *m, plan_fold *f, sim_err *err);
+void plan_fold_free(plan_fold *f);
 
 /* ---- pool.c ---- */
 typedef void (*plan_job_fn)(void *arg, int job, plan_result *out);

@@ -669,9 +669,12 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
     sim_comm_rt *C = comm_rt(c);
     const sim_comm *cm = comm_of(c);
     int me = member_index(cm, rank);
-    int n = C->n;
     int pos = C->pos_full[me];
     double S = (double)p->bytes;
+    /* n: the ring this collective is priced and sized for; a folded
+     * communicator holds two servers of it (sim_options.fold_members) */
+    int folded = E.opt.fold_members && E.opt.fold_members[c] > C->n;
+    int n = folded ? E.opt.fold_members[c] : C->n;
     if (n < 2)
         return;
     /* every member decides alike: the first member's GPU model sets the
@@ -681,6 +684,8 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
     ring_path(C, &bw, &lat);
     int algo = p->algo, g0, nn, st0, sz0, *starts;
     node_groups(C, pos, &g0, &nn, &st0, &sz0, &starts);
+    if (folded)
+        nn = E.opt.fold_nodes[c];
     if (p->sub == SIM_COLL_ALLREDUCE && algo == SIM_ALGO_AUTO) {
         algo = SIM_ALGO_RING;
         if (nn > 1 && n > 2 &&
@@ -705,6 +710,14 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
             ring_steps(stream, in, C->pos_intra[me], G - 1, S / G, &pr);
             ring_steps(stream, x, C->pos_inter[me], 2 * (N - 1), S / G / N, &pr);
             ring_steps(stream, in, C->pos_intra[me], G - 1, S / G, &pr);
+        } else if (algo == SIM_ALGO_TREE && folded) {
+            /* two servers cannot stand for a tree over all of them: its
+             * uncontended time (trees are chosen for latency-bound sizes,
+             * where sharing links changes little) */
+            double t = sim_coll_predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_TREE, n, nn, S, bw, lat, NULL) -
+                       cp->base_s[proto];
+            if (t > 0)
+                sg_actor_sleep_for(t);
         } else if (algo == SIM_ALGO_TREE) {
             tree_allreduce(stream, c, C, me, S, &pr);
         } else {

@@ -509,6 +509,30 @@ int sim_preload(const sim_machine *m, sim_err *err)
     return 0;
 }
 
+/* A folded communicator (sim_options.fold_members) runs only the ring
+ * collectives of aggregated mode; anything else would need the members it
+ * does not hold. */
+static int check_fold(const sim_schedule *s, const sim_options *o, sim_err *err)
+{
+    if (!o->fold_members)
+        return 0;
+    for (uint32_t i = 0; i < s->nops; i++) {
+        const sim_op *op = &s->ops[i];
+        const sim_payload *p = &s->payloads[op->payload];
+        if (p->kind != SIM_OP_COLLECTIVE || o->fold_members[op->arg] <= s->comms[op->arg].nranks)
+            continue;
+        int ring = p->sub == SIM_COLL_ALLREDUCE || p->sub == SIM_COLL_ALLGATHER || p->sub == SIM_COLL_REDUCESCATTER;
+        if (!ring || (p->algo != SIM_ALGO_AUTO && p->algo != SIM_ALGO_RING) || o->coll_mode != SIM_COLLMODE_AGGREGATED ||
+            o->fold_nodes[op->arg] < 2) {
+            char d[320];
+            sim_sched_describe(s, i, d, sizeof d);
+            return sim_errf(err, "internal: %s: a folded communicator runs only ring all-reduce, all-gather and "
+                                 "reduce-scatter in aggregated mode", d);
+        }
+    }
+    return 0;
+}
+
 int sim_run(const sim_schedule *s, const sim_machine *m, const sim_options *opt_in, sim_result *out, sim_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -517,7 +541,7 @@ int sim_run(const sim_schedule *s, const sim_machine *m, const sim_options *opt_
     if (s->nranks > m->ngpus)
         return sim_errf(err, "the schedule needs %d GPUs but the platform \"%s\" has %d", s->nranks, m->name,
                         m->ngpus);
-    if (sim_sched_check(s, err) < 0)
+    if (sim_sched_check(s, err) < 0 || (opt_in && check_fold(s, opt_in, err) < 0))
         return -1;
     used = 1;
     double wall0 = now_wall();

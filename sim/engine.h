@@ -25,6 +25,13 @@ typedef struct sim_options {
     double tree_chunk_bytes; /* pipelining chunk of the tree all-reduce (NCCL's tree moves small chunks) */
     const char *trace_path; /* Chrome trace (Perfetto) output, or NULL */
     const char *memory_path; /* per-GPU memory timeline (CSV, one line per memory effect), or NULL */
+    /* A folded schedule (the planner's fast fidelity, planner/fold.c):
+     * communicator c stands for a ring of fold_members[c] GPUs over
+     * fold_nodes[c] servers, of which it holds the members on two servers;
+     * its all-reduces, all-gathers and reduce-scatters move and wait what the
+     * whole ring would (aggregated mode only).  NULL, or 0 for a
+     * communicator: as it is. */
+    const int *fold_members, *fold_nodes;
     int verbose;
 } sim_options;
 

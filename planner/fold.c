@@ -1,0 +1,361 @@
+/* fold.c — a schedule whose communicators span several whole servers,
+ * simulated on two servers of each.
+ *
+ * On a generated single-switch cluster every server is alike and the fabric
+ * does not block.  A ring over s whole servers (members in server order, as
+ * sim/collectives.c builds rings) gives every server the same traffic: its
+ * GPUs pass the ring on over PCIe, one flow leaves through its NIC and one
+ * arrives.  Two of those servers closed into a ring of their own see exactly
+ * that: one flow out and one in through each NIC.  So when the GPUs of the
+ * other servers do what the first server's GPUs do (checked below, operation
+ * by operation) and talk only among themselves (point-to-point peers and the
+ * other communicators stay on the kept or on the dropped side), the two
+ * servers give every GPU's times, provided their collectives are sized and
+ * priced for the whole ring (sim_options.fold_members, collectives.c).  A
+ * pipeline keeps two servers of every stage; the traffic between stages runs
+ * between the same positions.  Not exact: an NCCL tree (the small loss
+ * all-reduce) is taken at its uncontended time.  The planner's fast fidelity
+ * uses it (eval.c) for tensor-parallel groups of three servers or more; the
+ * error against the unfolded simulation is measured in
+ * tests/planner/plan_fold.sh. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/plan.h"
+
+int plan_single_switch(const sim_machine *m)
+{
+    return m->platform_xml &&
+           (m->nnodes <= 1 || (strstr(m->platform_xml, "\"fabric-sw\"") && !strstr(m->platform_xml, "\"spine\"")));
+}
+
+void plan_fold_free(plan_fold *f)
+{
+    sim_sched_free(f->sched);
+    sim_machine_free(f->mach);
+    free(f->members);
+    free(f->nodes);
+    free(f->rep);
+    memset(f, 0, sizeof *f);
+}
+
+static int rank_of(const sim_schedule *s, uint32_t op) { return s->streams[s->ops[op].stream].rank; }
+
+/* The nodes of communicator c in ascending order (at most cap), their
+ * count, and whether every node holds the same number of its members. */
+static int comm_nodes(const sim_schedule *s, const sim_machine *m, int c, int *nodes, int cap, int *even)
+{
+    const sim_comm *cm = &s->comms[c];
+    int nn = 0;
+    for (int i = 0; i < cm->nranks; i++) {
+        int nd = m->node[cm->ranks[i]], j = 0;
+        while (j < nn && nodes[j] != nd)
+            j++;
+        if (j == nn) {
+            if (nn == cap)
+                return -1;
+            nodes[nn++] = nd;
+        }
+    }
+    for (int a = 1; a < nn; a++) /* insertion sort: few nodes */
+        for (int b = a; b > 0 && nodes[b - 1] > nodes[b]; b--) {
+            int t = nodes[b];
+            nodes[b] = nodes[b - 1];
+            nodes[b - 1] = t;
+        }
+    *even = nn > 0 && cm->nranks % nn == 0;
+    for (int j = 0; j < nn && *even; j++) {
+        int k = 0;
+        for (int i = 0; i < cm->nranks; i++)
+            k += m->node[cm->ranks[i]] == nodes[j];
+        *even = k == cm->nranks / nn;
+    }
+    return nn;
+}
+
+/* The ops of rank r's streams, stream by stream, as a flat list per rank is
+ * not kept: compare rank a (dropped) with rank b (its stand-in). */
+static int same_work(const sim_schedule *s, const int *rank_streams, const int *first, int a, int b, const int *rep)
+{
+    int na = first[a + 1] - first[a], nb = first[b + 1] - first[b];
+    if (na != nb)
+        return 0;
+    for (int i = 0; i < na; i++) {
+        const sim_stream *x = &s->streams[rank_streams[first[a] + i]], *y = &s->streams[rank_streams[first[b] + i]];
+        if (x->name != y->name || x->nops != y->nops)
+            return 0;
+        for (uint32_t k = 0; k < x->nops; k++) {
+            const sim_op *p = &s->ops[x->ops[k]], *q = &s->ops[y->ops[k]];
+            if (p->payload != q->payload || p->ndeps != q->ndeps)
+                return 0;
+            sim_op_kind kind = s->payloads[p->payload].kind;
+            if ((kind == SIM_OP_SEND || kind == SIM_OP_RECV) && rep[p->arg] != q->arg)
+                return 0;
+        }
+    }
+    return 1;
+}
+
+int plan_fold_schedule(const sim_schedule *s, const sim_machine *m, plan_fold *f, sim_err *err)
+{
+    memset(f, 0, sizeof *f);
+    int R = s->nranks, nnodes = 0, ok = plan_single_switch(m);
+    for (int r = 0; r < R && ok; r++) {
+        ok = m->gpu_model[r] == m->gpu_model[0];
+        if (m->node[r] + 1 > nnodes)
+            nnodes = m->node[r] + 1;
+    }
+    if (!ok || nnodes < 3)
+        return 0;
+    int *dropped_node = calloc((size_t)nnodes, sizeof(int));
+    int *nodes = malloc(sizeof(int) * (size_t)nnodes), *foldable = calloc((size_t)s->ncomms + 1, sizeof(int));
+    int *rep = malloc(sizeof(int) * (size_t)R), *newrank = malloc(sizeof(int) * (size_t)R);
+    int *first = calloc((size_t)R + 1, sizeof(int)), *rank_streams = malloc(sizeof(int) * (s->nstreams + 1));
+    uint32_t *map = NULL, *pmap = NULL, *deps = NULL;
+    int *cmap = malloc(sizeof(int) * ((size_t)s->ncomms + 1)), *smap = malloc(sizeof(int) * (s->nstreams + 1));
+    int rc = 0;
+    if (!dropped_node || !nodes || !foldable || !rep || !newrank || !first || !rank_streams || !cmap ||
+        !smap) {
+        rc = sim_errf(err, "out of memory folding a schedule");
+        goto out;
+    }
+    /* a node belongs to a communicator when all the schedule's ranks on it are its members */
+    for (int c = 0; c < s->ncomms; c++) {
+        int even, nn = comm_nodes(s, m, c, nodes, nnodes, &even);
+        if (nn < 3 || !even)
+            continue;
+        int members_there = 0;
+        for (int r = 0; r < R; r++)
+            for (int j = 0; j < nn; j++)
+                members_there += m->node[r] == nodes[j];
+        if (members_there != s->comms[c].nranks)
+            continue; /* other ranks share its servers */
+        foldable[c] = nn;
+        for (int j = 2; j < nn; j++)
+            dropped_node[nodes[j]] = 1;
+    }
+    /* every foldable communicator keeps exactly its first two servers */
+    int any = 0;
+    for (int c = 0; c < s->ncomms; c++)
+        if (foldable[c]) {
+            int even, nn = comm_nodes(s, m, c, nodes, nnodes, &even);
+            for (int j = 0; j < nn && ok; j++)
+                ok = dropped_node[nodes[j]] == (j >= 2);
+            any = 1;
+        }
+    if (!ok || !any)
+        goto out;
+    /* the stand-in of a dropped rank: the member of the same communicator in
+     * its first server with the same place among its server's members */
+    for (int r = 0; r < R; r++)
+        rep[r] = r;
+    for (int c = 0; c < s->ncomms; c++) {
+        if (!foldable[c])
+            continue;
+        const sim_comm *cm = &s->comms[c];
+        int even, nn = comm_nodes(s, m, c, nodes, nnodes, &even), per = cm->nranks / nn;
+        int *local = calloc((size_t)nn, sizeof(int)), *base = malloc(sizeof(int) * (size_t)per);
+        if (!local || !base) {
+            free(local);
+            free(base);
+            rc = sim_errf(err, "out of memory folding a schedule");
+            goto out;
+        }
+        /* members in rank order within each node */
+        int *sorted = malloc(sizeof(int) * (size_t)cm->nranks);
+        if (!sorted) {
+            free(local);
+            free(base);
+            rc = sim_errf(err, "out of memory folding a schedule");
+            goto out;
+        }
+        memcpy(sorted, cm->ranks, sizeof(int) * (size_t)cm->nranks);
+        for (int a = 1; a < cm->nranks; a++)
+            for (int b = a; b > 0 && sorted[b - 1] > sorted[b]; b--) {
+                int t = sorted[b];
+                sorted[b] = sorted[b - 1];
+                sorted[b - 1] = t;
+            }
+        for (int i = 0; i < cm->nranks; i++) {
+            int r = sorted[i], j = 0;
+            while (nodes[j] != m->node[r])
+                j++;
+            if (j == 0)
+                base[local[0]] = r;
+            local[j]++;
+        }
+        memset(local, 0, sizeof(int) * (size_t)nn);
+        for (int i = 0; i < cm->nranks; i++) {
+            int r = sorted[i], j = 0;
+            while (nodes[j] != m->node[r])
+                j++;
+            if (j >= 2)
+                rep[r] = base[local[j]];
+            local[j]++;
+        }
+        free(sorted);
+        free(local);
+        free(base);
+    }
+    /* streams per rank, in creation order */
+    for (uint32_t i = 0; i < s->nstreams; i++)
+        first[s->streams[i].rank + 1]++;
+    for (int r = 0; r < R; r++)
+        first[r + 1] += first[r];
+    {
+        int *fill = calloc((size_t)R, sizeof(int));
+        if (!fill) {
+            rc = sim_errf(err, "out of memory folding a schedule");
+            goto out;
+        }
+        for (uint32_t i = 0; i < s->nstreams; i++) {
+            int r = s->streams[i].rank;
+            rank_streams[first[r] + fill[r]++] = (int)i;
+        }
+        free(fill);
+    }
+    int nk = 0;
+    for (int r = 0; r < R; r++) {
+        int drop = dropped_node[m->node[r]];
+        newrank[r] = drop ? -1 : nk++;
+        if (drop && (rep[r] == r || !same_work(s, rank_streams, first, r, rep[r], rep)))
+            goto out; /* not a member of a folded group, or not doing its stand-in's work */
+    }
+    /* what crosses between kept and dropped ranks would be lost */
+    for (uint32_t i = 0; i < s->nops; i++) {
+        const sim_op *o = &s->ops[i];
+        int r = rank_of(s, i), kept = newrank[r] >= 0;
+        const sim_payload *p = &s->payloads[o->payload];
+        if ((p->kind == SIM_OP_SEND || p->kind == SIM_OP_RECV) && (newrank[o->arg] >= 0) != kept)
+            goto out;
+        if (p->kind == SIM_OP_COLLECTIVE && p->sub == SIM_COLL_ALLTOALLV)
+            goto out; /* its size pool is not carried over */
+        for (uint32_t k = 0; k < o->ndeps; k++)
+            if ((newrank[rank_of(s, s->deps[o->dep_first + k])] >= 0) != kept)
+                goto out;
+    }
+    for (int c = 0; c < s->ncomms; c++) {
+        const sim_comm *cm = &s->comms[c];
+        int nkept = 0;
+        for (int i = 0; i < cm->nranks; i++)
+            nkept += newrank[cm->ranks[i]] >= 0;
+        if (!foldable[c] && nkept && nkept != cm->nranks)
+            goto out;
+    }
+
+    /* ---- the folded schedule ---- */
+    f->sched = sim_sched_new(nk);
+    f->members = calloc((size_t)s->ncomms + 1, sizeof(int));
+    f->nodes = calloc((size_t)s->ncomms + 1, sizeof(int));
+    f->rep = malloc(sizeof(int) * (size_t)R);
+    f->mach = sim_machine_new(nk, m->nmodels);
+    map = malloc(sizeof(uint32_t) * (s->nops + 1));
+    pmap = malloc(sizeof(uint32_t) * (s->npayloads + 1));
+    deps = malloc(sizeof(uint32_t) * 8);
+    int maxdeps = 8;
+    if (!f->sched || !f->members || !f->nodes || !f->rep || !f->mach || !map || !pmap || !deps) {
+        rc = sim_errf(err, "out of memory folding a schedule");
+        goto out;
+    }
+    f->sched->meta = s->meta;
+    for (int r = 0; r < R; r++)
+        f->rep[r] = newrank[rep[r]];
+    int *kr = malloc(sizeof(int) * ((size_t)R + 1));
+    if (!kr) {
+        rc = sim_errf(err, "out of memory folding a schedule");
+        goto out;
+    }
+    for (int c = 0; c < s->ncomms; c++) {
+        const sim_comm *cm = &s->comms[c];
+        int n = 0;
+        for (int i = 0; i < cm->nranks; i++)
+            if (newrank[cm->ranks[i]] >= 0)
+                kr[n++] = newrank[cm->ranks[i]];
+        cmap[c] = -1;
+        if (!n)
+            continue;
+        const char *nm = sim_sched_strname(s, cm->name);
+        cmap[c] = sim_sched_comm(f->sched, nm ? nm : "comm", kr, n);
+        if (foldable[c]) {
+            f->members[cmap[c]] = cm->nranks;
+            f->nodes[cmap[c]] = foldable[c];
+        }
+    }
+    free(kr);
+    for (uint32_t i = 0; i < s->nstreams; i++)
+        smap[i] = -1;
+    for (uint32_t i = 0; i < s->npayloads; i++)
+        pmap[i] = UINT32_MAX;
+    for (uint32_t id = 0; id < s->nops; id++) {
+        const sim_op *o = &s->ops[id];
+        map[id] = UINT32_MAX;
+        int r = rank_of(s, id);
+        if (newrank[r] < 0)
+            continue;
+        if (o->ndeps > maxdeps) {
+            maxdeps = o->ndeps;
+            uint32_t *d = realloc(deps, sizeof(uint32_t) * (size_t)maxdeps);
+            if (!d) {
+                rc = sim_errf(err, "out of memory folding a schedule");
+                goto out;
+            }
+            deps = d;
+        }
+        for (uint32_t k = 0; k < o->ndeps; k++)
+            deps[k] = map[s->deps[o->dep_first + k]];
+        if (smap[o->stream] < 0)
+            smap[o->stream] = sim_sched_stream(f->sched, newrank[r], sim_sched_strname(s, s->streams[o->stream].name));
+        if (pmap[o->payload] == UINT32_MAX) {
+            sim_payload p = s->payloads[o->payload];
+            const char *nm = p.name >= 0 ? sim_sched_strname(s, p.name) : NULL;
+            p.name = nm ? sim_sched_str(f->sched, nm) : -1;
+            pmap[o->payload] = sim_sched_payload(f->sched, &p);
+        }
+        sim_op_kind kind = s->payloads[o->payload].kind;
+        int32_t arg = o->arg;
+        if (kind == SIM_OP_COLLECTIVE)
+            arg = cmap[arg];
+        else if (kind == SIM_OP_SEND || kind == SIM_OP_RECV)
+            arg = newrank[arg];
+        sim_tags t = {o->layer, o->micro, o->subbatch, o->phase};
+        map[id] = sim_sched_add(f->sched, smap[o->stream], pmap[o->payload], arg, t, o->ndeps ? deps : NULL, o->ndeps);
+    }
+    snprintf(f->mach->name, sizeof f->mach->name, "%s", m->name);
+    f->mach->nnodes = m->nnodes;
+    memcpy(f->mach->gpus, m->gpus, sizeof *m->gpus * (size_t)m->nmodels);
+    f->mach->platform_xml = strdup(m->platform_xml);
+    if (!f->mach->platform_xml) {
+        rc = sim_errf(err, "out of memory folding a schedule");
+        goto out;
+    }
+    for (int r = 0; r < R; r++) {
+        int q = newrank[r];
+        if (q < 0)
+            continue;
+        f->mach->host[q] = strdup(m->host[r]);
+        f->mach->node[q] = m->node[r];
+        f->mach->gpu_model[q] = m->gpu_model[r];
+        if (!f->mach->host[q]) {
+            rc = sim_errf(err, "out of memory folding a schedule");
+            goto out;
+        }
+    }
+    rc = 1;
+out:
+    if (rc != 1)
+        plan_fold_free(f);
+    free(dropped_node);
+    free(nodes);
+    free(foldable);
+    free(rep);
+    free(newrank);
+    free(first);
+    free(rank_streams);
+    free(cmap);
+    free(smap);
+    free(map);
+    free(pmap);
+    free(deps);
+    return rc;
+}
