@@ -241,6 +241,36 @@ static sim_machine *replica_view(const sim_machine *m, int tp, int pp, int dp, i
     return v;
 }
 
+/* Runs s on mach with opt, on two servers per group where fold.c allows it
+ * (fold set, aggregated collectives, TRAINSIM_PLAN_FOLD not 0, which is
+ * there to measure the fold): r then holds the folded ranks, and *rep (when
+ * rep is not NULL; the caller frees it) the folded rank standing for each
+ * rank of s, else NULL. */
+static int run_folded(const sim_schedule *s, const sim_machine *mach, sim_options *opt, int fold, sim_result *r,
+                      int **rep, int *folded, sim_err *err)
+{
+    const char *env = getenv("TRAINSIM_PLAN_FOLD");
+    plan_fold f;
+    *folded = 0;
+    if (rep)
+        *rep = NULL;
+    if (fold && opt->coll_mode == SIM_COLLMODE_AGGREGATED && !(env && !strcmp(env, "0")) &&
+        (*folded = plan_fold_schedule(s, mach, &f, err)) < 0)
+        return -1;
+    if (!*folded)
+        return sim_run_isolated(s, mach, opt, r, err);
+    opt->fold_members = f.members;
+    opt->fold_nodes = f.nodes;
+    int rc = sim_run_isolated(f.sched, f.mach, opt, r, err);
+    opt->fold_members = opt->fold_nodes = NULL;
+    if (rc == 0 && rep) {
+        *rep = f.rep;
+        f.rep = NULL;
+    }
+    plan_fold_free(&f);
+    return rc;
+}
+
 /* mode 0: the whole schedule; 1: the pipeline part only (split()), on the
  * replica view with dp = k, keeping each rank's end time.  aggregated: run
  * the collectives as one flow per member and phase (SIM_COLLMODE_AGGREGATED). */
@@ -268,40 +298,23 @@ static int simulate(const sim_machine *mach, const wl_model *m, const char *stra
     }
     sim_options opt;
     sim_options_default(&opt);
-    /* groups over three servers or more run on two of each (fold.c);
-     * TRAINSIM_PLAN_FOLD=0 turns that off, to measure it */
-    plan_fold fold;
-    int folded = 0;
-    const char *fold_env = getenv("TRAINSIM_PLAN_FOLD");
-    if (aggregated) {
+    if (aggregated)
         opt.coll_mode = SIM_COLLMODE_AGGREGATED;
-        if (!(fold_env && !strcmp(fold_env, "0")) && (folded = plan_fold_schedule(sch, mach, &fold, err)) < 0) {
-            sim_sched_free(sch);
-            return -1;
-        }
-        if (folded) {
-            opt.fold_members = fold.members;
-            opt.fold_nodes = fold.nodes;
-        }
-    }
     sim_result r;
-    int rc = sim_run_isolated(folded ? fold.sched : sch, folded ? fold.mach : mach, &opt, &r, err);
+    int *rep = NULL, folded = 0;
+    int rc = run_folded(sch, mach, &opt, aggregated, &r, mode == 1 ? &rep : NULL, &folded, err);
     int nr = sch->nranks;
     sim_sched_free(sch);
-    if (rc < 0) {
-        if (folded)
-            plan_fold_free(&fold);
+    if (rc < 0)
         return -1;
-    }
     out->end = NULL;
     out->folded = folded;
     if (mode == 1) {
         out->end = malloc(sizeof(double) * (size_t)nr);
         for (int i = 0; out->end && i < nr; i++)
-            out->end[i] = r.rank[folded ? fold.rep[i] : i].end_s;
+            out->end[i] = r.rank[rep ? rep[i] : i].end_s;
     }
-    if (folded)
-        plan_fold_free(&fold);
+    free(rep);
     out->T = r.iteration_s;
     out->compute = r.compute_s;
     out->exposed = r.exposed_comm_s;
@@ -470,10 +483,12 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
              * per member and phase (7e-5 relative here) instead of 2(n-1)
              * steps */
             opt.coll_mode = SIM_COLLMODE_AGGREGATED;
-            if (sim_run_isolated(sync, ctx->mach, &opt, &r2, &err) < 0) {
+            int sync_folded = 0;
+            if (run_folded(sync, ctx->mach, &opt, 1, &r2, NULL, &sync_folded, &err) < 0) {
                 failed = 1;
             } else {
                 out->sims++;
+                out->folded += sync_folded;
                 f.T = r2.iteration_s;
                 f.compute += r2.compute_s - mean_start;
                 f.exposed += r2.exposed_comm_s;

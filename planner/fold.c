@@ -120,20 +120,56 @@ int plan_fold_schedule(const sim_schedule *s, const sim_machine *m, plan_fold *f
         rc = sim_errf(err, "out of memory folding a schedule");
         goto out;
     }
-    /* a node belongs to a communicator when all the schedule's ranks on it are its members */
-    for (int c = 0; c < s->ncomms; c++) {
-        int even, nn = comm_nodes(s, m, c, nodes, nnodes, &even);
-        if (nn < 3 || !even)
-            continue;
-        int members_there = 0;
-        for (int r = 0; r < R; r++)
-            for (int j = 0; j < nn; j++)
-                members_there += m->node[r] == nodes[j];
-        if (members_there != s->comms[c].nranks)
-            continue; /* other ranks share its servers */
-        foldable[c] = nn;
-        for (int j = 2; j < nn; j++)
-            dropped_node[nodes[j]] = 1;
+    /* Communicators spread evenly over the same servers fold together when
+     * their members are all the schedule's ranks on those servers (one
+     * tensor-parallel group; the data-parallel groups of a stage, one per
+     * position in the replica). */
+    {
+        int *set = malloc(sizeof(int) * (size_t)nnodes), *mark = calloc((size_t)R, sizeof(int));
+        if (!set || !mark) {
+            free(set);
+            free(mark);
+            rc = sim_errf(err, "out of memory folding a schedule");
+            goto out;
+        }
+        for (int c = 0; c < s->ncomms; c++) {
+            int even, nn = comm_nodes(s, m, c, nodes, nnodes, &even);
+            if (nn < 3 || !even || foldable[c])
+                continue;
+            /* the communicators with this server set, and their members */
+            int union_size = 0, on_nodes = 0, round = c + 1;
+            int *group = calloc((size_t)s->ncomms, sizeof(int));
+            if (!group) {
+                free(set);
+                free(mark);
+                rc = sim_errf(err, "out of memory folding a schedule");
+                goto out;
+            }
+            for (int d = c; d < s->ncomms; d++) {
+                int even2, n2 = comm_nodes(s, m, d, set, nnodes, &even2);
+                if (n2 != nn || !even2 || memcmp(set, nodes, sizeof(int) * (size_t)nn))
+                    continue;
+                group[d] = 1;
+                for (int i = 0; i < s->comms[d].nranks; i++)
+                    if (mark[s->comms[d].ranks[i]] != round) {
+                        mark[s->comms[d].ranks[i]] = round;
+                        union_size++;
+                    }
+            }
+            for (int r = 0; r < R; r++)
+                for (int j = 0; j < nn; j++)
+                    on_nodes += m->node[r] == nodes[j];
+            if (union_size == on_nodes) { /* no other ranks share these servers */
+                for (int d = c; d < s->ncomms; d++)
+                    if (group[d])
+                        foldable[d] = nn;
+                for (int j = 2; j < nn; j++)
+                    dropped_node[nodes[j]] = 1;
+            }
+            free(group);
+        }
+        free(set);
+        free(mark);
     }
     /* every foldable communicator keeps exactly its first two servers */
     int any = 0;

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Fast fidelity folds tensor-parallel groups that span three or more whole
-# servers onto two servers of each group (planner/fold.c).  Against the same
+# Fast fidelity folds communicators that span three or more whole servers
+# onto two servers of each (planner/fold.c): tensor-parallel groups in the
+# pipeline simulations, a stage's data-parallel groups in the gradient
+# synchronisation.  Against the same
 # reduced simulations unfolded (TRAINSIM_PLAN_FOLD=0), on 64 RTX 3090
 # (16 servers x 4): the iteration time within 0.05 % and the compute and
 # exposed-communication means within 0.1 % (the fold takes the small loss
@@ -16,7 +18,10 @@ fail() { echo "FAIL: $*"; exit 1; }
 # simulated apart; sequence parallel (all-gather / reduce-scatter rings)
 FOLD="tp=16,pp=4,mb=1,recompute=none;tp=64,pp=1,mb=1,recompute=full;tp=32,pp=1,dp=2,mb=1,recompute=full"
 FOLD="$FOLD;tp=16,pp=2,dp=2,mb=2,recompute=full;tp=16,pp=1,dp=4,mb=1,recompute=full,sp=1"
-KEEP="tp=8,pp=8,mb=1,recompute=none;tp=16,pp=1,dp=4,mb=1,recompute=full,zero=2"
+# only the synchronisation: data-parallel groups over 4 and 16 servers
+FOLD="$FOLD;tp=4,pp=4,dp=4,mb=1,recompute=selective;tp=4,pp=1,dp=16,mb=1,recompute=full"
+# groups over two servers: tensor-parallel, data-parallel; ZeRO-2
+KEEP="tp=8,pp=8,mb=1,recompute=none;tp=1,pp=8,dp=8,mb=1,recompute=selective;tp=16,pp=1,dp=4,mb=1,recompute=full,zero=2"
 args=(plan --platform "$SRC/platforms/clusters/rtx3090-16x4.json" --model "$SRC/bench/gpt-4096-l24.json"
       --global-batch 256 --quiet --no-cache --csv --jobs 2 --strategies "$FOLD;$KEEP")
 TRAINSIM_PLAN_TIMES=1 "$TRAINSIM" "${args[@]}" > folded.csv 2> folded.err
