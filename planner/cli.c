@@ -247,7 +247,8 @@ static void job_done(void *arg, int i, const plan_result *r)
     sweep *w = arg;
     w->res[i] = *r;
     if (w->times) /* TRAINSIM_PLAN_TIMES=1: per-evaluation cost on stderr (bench) */
-        fprintf(stderr, "eval %.3f s %d sims %d folded %s\n", r->wall_s, r->sims, r->folded, r->strategy);
+        fprintf(stderr, "eval %.3f s %d sims %d folded %d replicas %s\n", r->wall_s, r->sims, r->folded, r->replicas,
+                r->strategy);
     if (w->cache) {
         sim_err e;
         if (plan_cache_put(w->cache, r, &e) < 0 && !w->cache_errors++)

@@ -1,7 +1,7 @@
 /* eval.c — one strategy, simulated.
  *
  * PLAN_FULL simulates the whole iteration.  PLAN_FAST (the default) makes
- * the same prediction from at most four much smaller simulations, using two
+ * the same prediction from at most four much smaller simulations, using
  * facts about the schedules the generator builds:
  *  - when every layer adds the same kernels, collectives and gradient bytes
  *    (layers_additive), with pipeline degree p the iteration time is affine
@@ -20,27 +20,43 @@
  * adds more and less than the average; without a pipeline the micro-batches
  * run one after another and 1 and 2 do), and evaluate the bilinear
  * interpolant at the real (L, m).  Where L <= 2u or m is no more than the
- * larger sample that dimension is simulated at its real value instead.  The compute / exposed-communication /
- * idle means are interpolated the same way.  The peak memory is not
- * simulated at all: the workload's memory check replays the schedule's own
- * memory effects (workloads/gpt.c), so it equals the simulated peak.  The
- * error against full simulation is measured in
+ * larger sample that dimension is simulated at its real value instead.  The
+ * compute / exposed-communication / idle means are interpolated the same
+ * way.
+ *
+ * Three corners are enough for 1F1B and GPipe (not interleaved) when the
+ * synchronisation is simulated apart (below): the pipeline then takes
+ * (m + p - 1) stage times plus parts that do not grow with the layers, so one
+ * more layer per stage adds (m + p - 1) times that layer's forward and
+ * backward, and T(2u, m2) = T(u, m2) + (m2 + p - 1) / (m1 + p - 1) x
+ * (T(2u, m1) - T(u, m1)).  That skips the largest of the four simulations;
+ * on the four sweeps of the README it is as close to full simulation as the
+ * fourth corner was.
+ *
+ * The peak memory is not simulated at all: the workload's memory check
+ * replays the schedule's own memory effects (workloads/gpt.c), so it equals
+ * the simulated peak.  The error against full simulation is measured in
  * tests/planner/plan_fidelity*_heavy.sh and bench/plan_bench.sh and stated
  * in the README.  Nothing here is fitted to measurements.
  *
+ * The synchronisation apart.  When the "dp" streams hold nothing but the
+ * gradient synchronisation after the flush (no dp_overlap, ZeRO or OSDP),
+ * the simulations above run the pipeline with the synchronisation and the
+ * optimizer step taken out: they give each GPU's end of the pipeline
+ * E(rank), interpolated like the rest.  One more simulation runs every GPU
+ * of the full model's synchronisation (gradient and embedding all-reduces,
+ * optimizer step), each GPU starting at its E: that part sees the whole
+ * machine.  What it misses: stage s's gradient all-reduce sharing links with
+ * other stages' remaining pipeline traffic (pp > 1).
+ *
  * Data-parallel replicas.  Replicas that share no server (and a fabric that
  * is one non-blocking switch, as the generated single-switch platforms are)
- * interact only through the gradient synchronisation after the flush.  So
- * the reduced simulations above run only the replicas that share servers with
- * replica 0 (k of dp; k = 1 when a TP group fills its servers) with the
- * synchronisation and optimizer step taken out: they give each GPU's end of
- * the pipeline E(rank), interpolated like the rest.  A fifth simulation runs
- * every GPU of the full model's synchronisation (gradient and embedding
- * all-reduces, optimizer step), each GPU starting at its E: that part sees
- * the whole machine.  What it misses: stage s's gradient all-reduce sharing
- * links with other stages' remaining pipeline traffic (pp > 1).  Used when
- * k < dp, the platform is a generated single-switch cluster, and the
- * gradients are synchronised after the flush (no dp_overlap, ZeRO or OSDP). */
+ * interact only through that synchronisation.  So the pipeline simulations
+ * run only the replicas that share servers with replica 0 (k of dp; k = 1
+ * when a TP group fills its servers).
+ *
+ * Communicators over three or more whole servers are simulated on two
+ * servers each (fold.c). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -394,18 +410,19 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
             }
         }
     }
-    /* data-parallel replicas simulated apart (see the header) */
+    /* the synchronisation apart, and the data-parallel replicas (see the
+     * header): only when the "dp" streams hold nothing but the gradient
+     * synchronisation after the flush, not with overlapped buckets, ZeRO or
+     * OSDP, whose collectives run inside forward and backward */
     int k = res.dp;
     sim_machine *view = NULL;
-    /* only when the "dp" streams hold nothing but the gradient synchronisation
-     * after the flush: not with overlapped buckets, ZeRO or OSDP, whose
-     * collectives run inside forward and backward */
-    if (ctx->fidelity == PLAN_FAST && res.dp > 1 && res.dp_overlap == 0 && res.zero == 0 && res.osdp[0] == 0) {
+    int split_sync = ctx->fidelity == PLAN_FAST && res.dp_overlap == 0 && res.zero == 0 && res.osdp[0] == 0;
+    if (split_sync && res.dp > 1) {
         k = coupled_replicas(ctx->mach, res.tp, res.pp, res.dp);
         if (k < res.dp && !(view = replica_view(ctx->mach, res.tp, res.pp, res.dp, k)))
             k = res.dp;
     }
-    int reduced = k < res.dp;
+    out->replicas = k;
     /* Aggregated collectives where the reduced simulations hold no
      * data-parallel collectives beside the tensor-parallel ones: at most the
      * gradient synchronisation after the flush.  Measured against step mode
@@ -417,12 +434,32 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
     point pt[2][2];
     memset(pt, 0, sizeof pt);
     int failed = 0;
+    /* the fourth corner from the other three (see the header) */
+    int three = split_sync && nl == 2 && np == 2 && res.vstages == 1 &&
+                (res.pipeline == WL_PIPE_1F1B || res.pipeline == WL_PIPE_GPIPE);
+    int nview = res.tp * res.pp * k;
     for (int i = 0; i < nl && !failed; i++)
         for (int j = 0; j < np && !failed; j++) {
+            if (three && i == 1 && j == 1) {
+                double ratio = (double)(nm[1] + p - 1) / (nm[0] + p - 1);
+                const point *a = &pt[0][1], *b = &pt[1][0], *c = &pt[0][0];
+                point *o = &pt[1][1];
+                o->T = a->T + ratio * (b->T - c->T);
+                o->compute = a->compute + ratio * (b->compute - c->compute);
+                o->exposed = a->exposed + ratio * (b->exposed - c->exposed);
+                o->idle = a->idle + ratio * (b->idle - c->idle);
+                o->comm = a->comm + ratio * (b->comm - c->comm);
+                o->end = malloc(sizeof(double) * (size_t)nview);
+                for (int q = 0; o->end && q < nview; q++)
+                    o->end[q] = a->end[q] + ratio * (b->end[q] - c->end[q]);
+                if (!o->end)
+                    failed = sim_errf(&err, "out of memory") < 0;
+                continue;
+            }
             wl_model m = ctx->model;
             m.layers = lp[i];
-            if (reduced)
-                failed = simulate(view, &m, strategy, nm[j] * perk, k, 1, aggregated, &pt[i][j], &err) < 0 || !pt[i][j].end;
+            if (split_sync)
+                failed = simulate(view ? view : ctx->mach, &m, strategy, nm[j] * perk, k, 1, aggregated, &pt[i][j], &err) < 0 || !pt[i][j].end;
             else
                 failed = simulate(ctx->mach, &m, strategy, nm[j] * per, 0, 0, aggregated, &pt[i][j], &err) < 0;
             if (failed && !err.msg[0])
@@ -454,7 +491,7 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
             f.comm += w * pt[i][j].comm;
             f.peak += w * pt[i][j].peak;
         }
-    if (reduced && !failed) {
+    if (split_sync && !failed) {
         /* the synchronisation of the full model on every GPU, each starting
          * where its replica-0..k-1 counterpart ended the pipeline */
         int G = ctx->mach->ngpus, td = res.tp * res.dp;

@@ -48,6 +48,7 @@ typedef struct plan_result {
     double compute_s, exposed_comm_s, idle_s, comm_s; /* means over GPUs */
     int sims;                         /* simulations it took */
     int folded;                       /* of which on two servers per group (fold.c; not stored) */
+    int replicas;                     /* DP replicas its pipeline simulations ran (eval.c; not stored) */
     int cached;                       /* 1 when it came from the cache (not stored) */
     int refined;                      /* 1 when --refine simulated it whole after a fast sweep (not stored) */
     double wall_s;                    /* wall seconds it took (not stored, not printed to stdout) */

@@ -33,9 +33,9 @@ keep = sys.argv[2].split(";")
 def times(path):
     out = {}
     for line in open(path):
-        if line.startswith("eval "):  # eval W s N sims F folded STRATEGY
+        if line.startswith("eval "):  # eval W s N sims F folded K replicas STRATEGY
             p = line.split()
-            out[p[7]] = int(p[5])
+            out[p[9]] = int(p[5])
     return out
 folded, plain = times("folded.err"), times("plain.err")
 a = {r["strategy"]: r for r in csv.DictReader(open("folded.csv"))}
