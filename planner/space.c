@@ -261,6 +261,35 @@ static void walk_axes(walk *w, int a, char *buf)
     }
 }
 
+/* A --strategies entry may repeat the sweep's gb and dtype but not change
+ * them: the header, the cache key and the figures are the sweep's.  Returns
+ * which of the two it sets (1 gb, 2 dtype), or -1. */
+static int given_keys(const plan_ctx *ctx, const char *tok, sim_err *err)
+{
+    char want_gb[32];
+    snprintf(want_gb, sizeof want_gb, "%d", ctx->gb);
+    const char *want_dtype = sim_dtype_name(ctx->dtype);
+    int set = 0;
+    for (const char *k = tok; *k;) {
+        size_t len = strcspn(k, ",");
+        const char *eq = memchr(k, '=', len);
+        if (eq) {
+            size_t klen = (size_t)(eq - k), vlen = len - klen - 1;
+            int is_gb = klen == 2 && !strncmp(k, "gb", 2), is_dtype = klen == 5 && !strncmp(k, "dtype", 5);
+            const char *want = is_gb ? want_gb : want_dtype;
+            if ((is_gb || is_dtype) && (strlen(want) != vlen || strncmp(eq + 1, want, vlen)))
+                return sim_errf(err, "--strategies: \"%s\" sets %.*s=%.*s, but the sweep's is %s=%s; give it with %s",
+                                tok, (int)klen, k, (int)vlen, eq + 1, is_gb ? "gb" : "dtype", want,
+                                is_gb ? "--global-batch" : "--dtype");
+            set |= is_gb | is_dtype << 1;
+        }
+        k += len;
+        if (*k == ',')
+            k++;
+    }
+    return set;
+}
+
 plan_space *plan_space_new(const plan_ctx *ctx, sim_err *err)
 {
     plan_space *sp = calloc(1, sizeof *sp);
@@ -284,14 +313,29 @@ plan_space *plan_space_new(const plan_ctx *ctx, sim_err *err)
         /* a given list: each on top of the sweep's gb and dtype */
         char *copy = strdup(ctx->only);
         walk w = {sp, ctx, live, nlive, 0, 0, 0, 0, ""};
-        for (char *save = NULL, *tok = copy ? strtok_r(copy, ";", &save) : NULL; tok; tok = strtok_r(NULL, ";", &save)) {
-            char buf[PLAN_STRATEGY_MAX];
-            snprintf(buf, sizeof buf, "gb=%d,dtype=%s,%s", ctx->gb, sim_dtype_name(ctx->dtype), tok);
+        int bad = 0;
+        for (char *save = NULL, *tok = copy ? strtok_r(copy, ";", &save) : NULL; tok;
+             tok = strtok_r(NULL, ";", &save)) {
+            int set = given_keys(ctx, tok, err);
+            if (set < 0) {
+                bad = 1;
+                break;
+            }
+            char buf[PLAN_STRATEGY_MAX], gb[32] = "", dtype[32] = "";
+            if (!(set & 1))
+                snprintf(gb, sizeof gb, "gb=%d,", ctx->gb);
+            if (!(set & 2))
+                snprintf(dtype, sizeof dtype, "dtype=%s,", sim_dtype_name(ctx->dtype));
+            snprintf(buf, sizeof buf, "%s%s%s", gb, dtype, tok);
             try_candidate(&w, buf);
         }
         free(copy);
         for (int i = 0; i < 64; i++)
             free(pool[i]);
+        if (bad) {
+            plan_space_free(sp);
+            return NULL;
+        }
         snprintf(sp->axes, sizeof sp->axes, "the strategies given with --strategies");
         return sp;
     }

@@ -74,4 +74,14 @@ set +e
 "$TRAINSIM" plan --gpus 1000 --quiet > /dev/null 2> bad.err; rc=$?
 set -e
 [ $rc = 1 ] && grep -q 'has only 32 GPUs' bad.err || fail "bad --gpus: rc $rc, $(cat bad.err)"
+
+# --strategies: an entry may repeat the sweep's gb and dtype, not change them
+base=(plan --platform oases-3090 --gpus 4 --model gpt-1024 --global-batch 16 --no-cache --quiet)
+set +e
+"$TRAINSIM" "${base[@]}" --strategies "tp=2,pp=2,mb=1;tp=4,mb=1,dtype=bf16" > /dev/null 2> bad.err; rc=$?
+set -e
+[ $rc = 1 ] && grep -q 'tp=4,mb=1,dtype=bf16" sets dtype=bf16, but the sweep.s is dtype=tf32; give it with --dtype' bad.err \
+  || fail "conflicting dtype in --strategies: rc $rc, $(cat bad.err)"
+"$TRAINSIM" "${base[@]}" --dtype bf16 --strategies "tp=4,mb=1,gb=16,dtype=bf16" > given.txt
+grep -q '^best           tp=4,mb=1,gb=16,dtype=bf16$' given.txt || fail "repeated gb/dtype: $(grep best given.txt)"
 echo ok
