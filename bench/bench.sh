@@ -72,6 +72,20 @@ fi
 bench "gpt3-175b, 1024 x A100, gb=$gb" --platform a100-sxm-128n --model gpt3-175b \
     --strategy "tp=8,pp=16,dp=8,mb=1,gb=$gb,dtype=bf16,recompute=full"
 
+# The planner's fast fidelity on the same job (reduced simulations, planner/eval.c):
+# what a quick estimate costs, and how far it is from the full run above.
+/usr/bin/time -f '%e %M' -o "$tmp/time" "${PIN[@]}" "$BIN" plan --platform a100-sxm-128n --model gpt3-175b \
+    --global-batch "$gb" --dtype bf16 --strategies "tp=8,pp=16,dp=8,mb=1,recompute=full" \
+    --no-cache --jobs 1 --quiet --csv > "$tmp/plan.csv" 2> "$tmp/err" || true
+read -r wall rss_kb < <(tail -1 "$tmp/time")
+fast_s=$(awk -F, 'NR == 2 { print $(NF - 7) }' "$tmp/plan.csv")
+if [ -n "$fast_s" ]; then
+    rows+=("$(printf '%-34s %6s %12s %14s %9s %8s' "  the same, trainsim plan (fast)" 1024 - \
+        "$(printf '%.4f s' "$fast_s")" "$wall" "$((rss_kb / 1024))")")
+else
+    notes+=("trainsim plan (fast): $(head -3 "$tmp/err")")
+fi
+
 printf '%-34s %6s %12s %14s %9s %8s\n' case GPUs operations "iteration" "wall s" "RSS MB"
 printf '%s\n' "${rows[@]}"
 if [ "${#notes[@]}" -gt 0 ]; then
