@@ -258,8 +258,7 @@ static sim_machine *replica_view(const sim_machine *m, int tp, int pp, int dp, i
 }
 
 /* Runs s on mach with opt, on two servers per group where fold.c allows it
- * (fold set, aggregated collectives, TRAINSIM_PLAN_FOLD not 0, which is
- * there to measure the fold): r then holds the folded ranks, and *rep (when
+ * (fold set, TRAINSIM_PLAN_FOLD not 0, which is there to measure the fold): r then holds the folded ranks, and *rep (when
  * rep is not NULL; the caller frees it) the folded rank standing for each
  * rank of s, else NULL. */
 static int run_folded(const sim_schedule *s, const sim_machine *mach, sim_options *opt, int fold, sim_result *r,
@@ -270,7 +269,7 @@ static int run_folded(const sim_schedule *s, const sim_machine *mach, sim_option
     *folded = 0;
     if (rep)
         *rep = NULL;
-    if (fold && opt->coll_mode == SIM_COLLMODE_AGGREGATED && !(env && !strcmp(env, "0")) &&
+    if (fold && !(env && !strcmp(env, "0")) &&
         (*folded = plan_fold_schedule(s, mach, &f, err)) < 0)
         return -1;
     if (!*folded)
@@ -289,9 +288,10 @@ static int run_folded(const sim_schedule *s, const sim_machine *mach, sim_option
 
 /* mode 0: the whole schedule; 1: the pipeline part only (split()), on the
  * replica view with dp = k, keeping each rank's end time.  aggregated: run
- * the collectives as one flow per member and phase (SIM_COLLMODE_AGGREGATED). */
+ * the collectives as one flow per member and phase (SIM_COLLMODE_AGGREGATED).
+ * fold: on two servers per group where fold.c allows it. */
 static int simulate(const sim_machine *mach, const wl_model *m, const char *strategy, int gb,
-                    int dp, int mode, int aggregated, point *out, sim_err *err)
+                    int dp, int mode, int aggregated, int fold, point *out, sim_err *err)
 {
     char s[PLAN_STRATEGY_MAX + 48];
     if (dp > 0)
@@ -318,7 +318,7 @@ static int simulate(const sim_machine *mach, const wl_model *m, const char *stra
         opt.coll_mode = SIM_COLLMODE_AGGREGATED;
     sim_result r;
     int *rep = NULL, folded = 0;
-    int rc = run_folded(sch, mach, &opt, aggregated, &r, mode == 1 ? &rep : NULL, &folded, err);
+    int rc = run_folded(sch, mach, &opt, fold, &r, mode == 1 ? &rep : NULL, &folded, err);
     int nr = sch->nranks;
     sim_sched_free(sch);
     if (rc < 0)
@@ -429,7 +429,8 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
      * on four sweeps (README): no change above 0.5 %; with ZeRO-2/3 or
      * overlapped buckets, whose collectives share links with TP's while they
      * run, up to 5.6 % (TP rings of 2 and 4 GPUs go step by step otherwise). */
-    int aggregated = ctx->fidelity == PLAN_FAST && res.zero < 2 && res.dp_overlap == 0 && res.osdp[0] == 0;
+    int fast = ctx->fidelity == PLAN_FAST;
+    int aggregated = fast && res.zero < 2 && res.dp_overlap == 0 && res.osdp[0] == 0;
     int perk = res.mb * k;
     point pt[2][2];
     memset(pt, 0, sizeof pt);
@@ -459,9 +460,9 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
             wl_model m = ctx->model;
             m.layers = lp[i];
             if (split_sync)
-                failed = simulate(view ? view : ctx->mach, &m, strategy, nm[j] * perk, k, 1, aggregated, &pt[i][j], &err) < 0 || !pt[i][j].end;
+                failed = simulate(view ? view : ctx->mach, &m, strategy, nm[j] * perk, k, 1, aggregated, fast, &pt[i][j], &err) < 0 || !pt[i][j].end;
             else
-                failed = simulate(ctx->mach, &m, strategy, nm[j] * per, 0, 0, aggregated, &pt[i][j], &err) < 0;
+                failed = simulate(ctx->mach, &m, strategy, nm[j] * per, 0, 0, aggregated, fast, &pt[i][j], &err) < 0;
             if (failed && !err.msg[0])
                 sim_errf(&err, "out of memory");
             if (!failed) {

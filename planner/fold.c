@@ -123,33 +123,54 @@ int plan_fold_schedule(const sim_schedule *s, const sim_machine *m, plan_fold *f
     /* Communicators spread evenly over the same servers fold together when
      * their members are all the schedule's ranks on those servers (one
      * tensor-parallel group; the data-parallel groups of a stage, one per
-     * position in the replica). */
+     * position in the replica).  Groups over more servers go first; a group
+     * whose servers another group already keeps or drops the other way is
+     * left whole (ZeRO's data-parallel groups across folded tensor-parallel
+     * replicas). */
     {
         int *set = malloc(sizeof(int) * (size_t)nnodes), *mark = calloc((size_t)R, sizeof(int));
-        if (!set || !mark) {
+        int *order = malloc(sizeof(int) * ((size_t)s->ncomms + 1)), *span = malloc(sizeof(int) * ((size_t)s->ncomms + 1));
+        int *seen = calloc((size_t)s->ncomms + 1, sizeof(int)), *group = calloc((size_t)s->ncomms + 1, sizeof(int));
+        int *kept_node = calloc((size_t)nnodes, sizeof(int));
+        if (!set || !mark || !order || !span || !seen || !group || !kept_node) {
             free(set);
             free(mark);
+            free(order);
+            free(span);
+            free(seen);
+            free(group);
+            free(kept_node);
             rc = sim_errf(err, "out of memory folding a schedule");
             goto out;
         }
         for (int c = 0; c < s->ncomms; c++) {
-            int even, nn = comm_nodes(s, m, c, nodes, nnodes, &even);
-            if (nn < 3 || !even || foldable[c])
+            int even;
+            span[c] = comm_nodes(s, m, c, set, nnodes, &even);
+            if (!even)
+                span[c] = 0;
+            order[c] = c;
+        }
+        for (int a = 1; a < s->ncomms; a++) /* stable: by span, descending */
+            for (int b = a; b > 0 && span[order[b - 1]] < span[order[b]]; b--) {
+                int t = order[b];
+                order[b] = order[b - 1];
+                order[b - 1] = t;
+            }
+        for (int oi = 0; oi < s->ncomms; oi++) {
+            int c = order[oi], even, nn = span[c];
+            if (nn < 3 || seen[c])
                 continue;
+            comm_nodes(s, m, c, nodes, nnodes, &even);
             /* the communicators with this server set, and their members */
             int union_size = 0, on_nodes = 0, round = c + 1;
-            int *group = calloc((size_t)s->ncomms, sizeof(int));
-            if (!group) {
-                free(set);
-                free(mark);
-                rc = sim_errf(err, "out of memory folding a schedule");
-                goto out;
-            }
-            for (int d = c; d < s->ncomms; d++) {
-                int even2, n2 = comm_nodes(s, m, d, set, nnodes, &even2);
-                if (n2 != nn || !even2 || memcmp(set, nodes, sizeof(int) * (size_t)nn))
+            for (int d = 0; d < s->ncomms; d++) {
+                group[d] = 0;
+                if (span[d] != nn || seen[d])
                     continue;
-                group[d] = 1;
+                comm_nodes(s, m, d, set, nnodes, &even);
+                if (memcmp(set, nodes, sizeof(int) * (size_t)nn))
+                    continue;
+                group[d] = seen[d] = 1;
                 for (int i = 0; i < s->comms[d].nranks; i++)
                     if (mark[s->comms[d].ranks[i]] != round) {
                         mark[s->comms[d].ranks[i]] = round;
@@ -159,17 +180,24 @@ int plan_fold_schedule(const sim_schedule *s, const sim_machine *m, plan_fold *f
             for (int r = 0; r < R; r++)
                 for (int j = 0; j < nn; j++)
                     on_nodes += m->node[r] == nodes[j];
-            if (union_size == on_nodes) { /* no other ranks share these servers */
-                for (int d = c; d < s->ncomms; d++)
+            int agrees = 1;
+            for (int j = 0; j < nn && agrees; j++)
+                agrees = j < 2 ? !dropped_node[nodes[j]] : !kept_node[nodes[j]];
+            if (union_size == on_nodes && agrees) { /* no other ranks share these servers */
+                for (int d = 0; d < s->ncomms; d++)
                     if (group[d])
                         foldable[d] = nn;
-                for (int j = 2; j < nn; j++)
-                    dropped_node[nodes[j]] = 1;
+                for (int j = 0; j < nn; j++)
+                    (j < 2 ? kept_node : dropped_node)[nodes[j]] = 1;
             }
-            free(group);
         }
         free(set);
         free(mark);
+        free(order);
+        free(span);
+        free(seen);
+        free(group);
+        free(kept_node);
     }
     /* every foldable communicator keeps exactly its first two servers */
     int any = 0;

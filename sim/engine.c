@@ -509,9 +509,9 @@ int sim_preload(const sim_machine *m, sim_err *err)
     return 0;
 }
 
-/* A folded communicator (sim_options.fold_members) runs only the ring
- * collectives of aggregated mode; anything else would need the members it
- * does not hold. */
+/* A folded communicator (sim_options.fold_members) runs only ring
+ * collectives (step by step or aggregated, as the whole ring would); anything
+ * else would need the members it does not hold. */
 static int check_fold(const sim_schedule *s, const sim_options *o, sim_err *err)
 {
     if (!o->fold_members)
@@ -522,12 +522,11 @@ static int check_fold(const sim_schedule *s, const sim_options *o, sim_err *err)
         if (p->kind != SIM_OP_COLLECTIVE || o->fold_members[op->arg] <= s->comms[op->arg].nranks)
             continue;
         int ring = p->sub == SIM_COLL_ALLREDUCE || p->sub == SIM_COLL_ALLGATHER || p->sub == SIM_COLL_REDUCESCATTER;
-        if (!ring || (p->algo != SIM_ALGO_AUTO && p->algo != SIM_ALGO_RING) || o->coll_mode != SIM_COLLMODE_AGGREGATED ||
-            o->fold_nodes[op->arg] < 2) {
+        if (!ring || (p->algo != SIM_ALGO_AUTO && p->algo != SIM_ALGO_RING) || o->fold_nodes[op->arg] < 2) {
             char d[320];
             sim_sched_describe(s, i, d, sizeof d);
             return sim_errf(err, "internal: %s: a folded communicator runs only ring all-reduce, all-gather and "
-                                 "reduce-scatter in aggregated mode", d);
+                                 "reduce-scatter", d);
         }
     }
     return 0;

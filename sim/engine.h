@@ -29,7 +29,8 @@ typedef struct sim_options {
      * communicator c stands for a ring of fold_members[c] GPUs over
      * fold_nodes[c] servers, of which it holds the members on two servers;
      * its all-reduces, all-gathers and reduce-scatters move and wait what the
-     * whole ring would (aggregated mode only).  NULL, or 0 for a
+     * whole ring would, step by step or aggregated as the whole ring's size
+     * decides under SIM_COLLMODE_AUTO.  NULL, or 0 for a
      * communicator: as it is. */
     const int *fold_members, *fold_nodes;
     int verbose;

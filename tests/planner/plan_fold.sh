@@ -7,8 +7,8 @@
 # (16 servers x 4): the iteration time within 0.05 % and the compute and
 # exposed-communication means within 0.1 % (the fold takes the small loss
 # all-reduce's NCCL tree at its uncontended time; everything else is the
-# same traffic per server); groups over two servers and ZeRO-2 (step-mode
-# collectives) are not folded.
+# same traffic per server), with aggregated collectives and, under ZeRO-2/3,
+# step by step; groups over two servers are not folded.
 set -euo pipefail
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -18,10 +18,14 @@ fail() { echo "FAIL: $*"; exit 1; }
 # simulated apart; sequence parallel (all-gather / reduce-scatter rings)
 FOLD="tp=16,pp=4,mb=1,recompute=none;tp=64,pp=1,mb=1,recompute=full;tp=32,pp=1,dp=2,mb=1,recompute=full"
 FOLD="$FOLD;tp=16,pp=2,dp=2,mb=2,recompute=full;tp=16,pp=1,dp=4,mb=1,recompute=full,sp=1"
+# ZeRO-2 and ZeRO-3 (step-mode collectives; DP groups across the replicas)
+FOLD="$FOLD;tp=16,pp=1,dp=4,mb=1,recompute=full,zero=2;tp=32,pp=1,dp=2,mb=1,recompute=full,zero=3"
+# ZeRO-1: the whole machine simulated, its data-parallel groups over 8 servers folded
+FOLD="$FOLD;tp=8,pp=1,dp=8,mb=1,recompute=full,zero=1"
 # only the synchronisation: data-parallel groups over 4 and 16 servers
 FOLD="$FOLD;tp=4,pp=4,dp=4,mb=1,recompute=selective;tp=4,pp=1,dp=16,mb=1,recompute=full"
-# groups over two servers: tensor-parallel, data-parallel; ZeRO-2
-KEEP="tp=8,pp=8,mb=1,recompute=none;tp=1,pp=8,dp=8,mb=1,recompute=selective;tp=16,pp=1,dp=4,mb=1,recompute=full,zero=2"
+# groups over two servers: tensor-parallel, data-parallel
+KEEP="tp=8,pp=8,mb=1,recompute=none;tp=1,pp=8,dp=8,mb=1,recompute=selective"
 args=(plan --platform "$SRC/platforms/clusters/rtx3090-16x4.json" --model "$SRC/bench/gpt-4096-l24.json"
       --global-batch 256 --quiet --no-cache --csv --jobs 2 --strategies "$FOLD;$KEEP")
 TRAINSIM_PLAN_TIMES=1 "$TRAINSIM" "${args[@]}" > folded.csv 2> folded.err
@@ -42,11 +46,10 @@ a = {r["strategy"]: r for r in csv.DictReader(open("folded.csv"))}
 b = {r["strategy"]: r for r in csv.DictReader(open("plain.csv"))}
 assert set(a) == set(b) and len(a) == len(fold) + len(keep), (len(a), len(b))
 assert all(v == 0 for v in plain.values()), plain
-def key(s):  # the CSV's strategy for a --strategies entry
-    kv = dict(x.split("=") for x in s.split(","))
-    hits = [k for k in a if all(f"{x}={y}" in k.split(",") for x, y in kv.items())]
-    assert len(hits) == 1, (s, hits)
-    return hits[0]
+def key(s):  # the CSV's strategy for a --strategies entry: the sweep's gb and dtype first
+    k = "gb=256,dtype=tf32," + s
+    assert k in a, (s, list(a))
+    return k
 for s in fold + keep:
     k = key(s)
     n = folded[k]
