@@ -133,15 +133,8 @@ int plan_fold_schedule(const sim_schedule *s, const sim_machine *m, plan_fold *f
         int *seen = calloc((size_t)s->ncomms + 1, sizeof(int)), *group = calloc((size_t)s->ncomms + 1, sizeof(int));
         int *kept_node = calloc((size_t)nnodes, sizeof(int));
         if (!set || !mark || !order || !span || !seen || !group || !kept_node) {
-            free(set);
-            free(mark);
-            free(order);
-            free(span);
-            free(seen);
-            free(group);
-            free(kept_node);
             rc = sim_errf(err, "out of memory folding a schedule");
-            goto out;
+            goto grouped;
         }
         for (int c = 0; c < s->ncomms; c++) {
             int even;
@@ -191,6 +184,7 @@ int plan_fold_schedule(const sim_schedule *s, const sim_machine *m, plan_fold *f
                     (j < 2 ? kept_node : dropped_node)[nodes[j]] = 1;
             }
         }
+    grouped:
         free(set);
         free(mark);
         free(order);
@@ -198,6 +192,8 @@ int plan_fold_schedule(const sim_schedule *s, const sim_machine *m, plan_fold *f
         free(seen);
         free(group);
         free(kept_node);
+        if (rc < 0)
+            goto out;
     }
     /* every foldable communicator keeps exactly its first two servers */
     int any = 0;
