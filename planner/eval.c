@@ -155,12 +155,8 @@ static sim_schedule *split(const sim_schedule *s, int sync, const double *start,
             deps[nd++] = fixed[rank];
         if (smap[o->stream] < 0)
             smap[o->stream] = sim_sched_stream(n, rank, sim_sched_strname(s, s->streams[o->stream].name));
-        if (pmap[o->payload] == UINT32_MAX) {
-            sim_payload p = s->payloads[o->payload];
-            const char *nm = p.name >= 0 ? sim_sched_strname(s, p.name) : NULL;
-            p.name = nm ? sim_sched_str(n, nm) : -1;
-            pmap[o->payload] = sim_sched_payload(n, &p);
-        }
+        if (pmap[o->payload] == UINT32_MAX)
+            pmap[o->payload] = sim_sched_copy_payload(n, s, o->payload);
         sim_tags t = {o->layer, o->micro, o->subbatch, o->phase};
         map[id] = sim_sched_add(n, smap[o->stream], pmap[o->payload], o->arg, t, nd ? deps : NULL, nd);
     }
@@ -182,8 +178,7 @@ done:
  * servers with replica 0; dp when the reduction does not apply. */
 static int coupled_replicas(const sim_machine *m, int tp, int pp, int dp)
 {
-    if (!m->platform_xml || (m->nnodes > 1 && (!strstr(m->platform_xml, "\"fabric-sw\"") ||
-                                               strstr(m->platform_xml, "\"spine\""))))
+    if (!plan_single_switch(m))
         return dp; /* unknown or oversubscribed fabric: replicas may meet there */
     int *comp = malloc(sizeof(int) * (size_t)dp);
     if (!comp)
@@ -231,29 +226,15 @@ static int coupled_replicas(const sim_machine *m, int tp, int pp, int dp)
 static sim_machine *replica_view(const sim_machine *m, int tp, int pp, int dp, int k)
 {
     int n = tp * pp * k;
-    sim_machine *v = sim_machine_new(n, m->nmodels);
-    if (!v)
+    int *ranks = malloc(sizeof(int) * (size_t)n);
+    if (!ranks)
         return NULL;
-    snprintf(v->name, sizeof v->name, "%s", m->name);
-    v->nnodes = m->nnodes;
-    memcpy(v->gpus, m->gpus, sizeof *m->gpus * (size_t)m->nmodels);
-    v->platform_xml = strdup(m->platform_xml);
     for (int s = 0; s < pp; s++)
         for (int d = 0; d < k; d++)
-            for (int t = 0; t < tp; t++) {
-                int r = s * tp * k + d * tp + t, f = s * tp * dp + d * tp + t;
-                v->host[r] = strdup(m->host[f]);
-                v->node[r] = m->node[f];
-                v->gpu_model[r] = m->gpu_model[f];
-                if (!v->host[r]) {
-                    sim_machine_free(v);
-                    return NULL;
-                }
-            }
-    if (!v->platform_xml) {
-        sim_machine_free(v);
-        return NULL;
-    }
+            for (int t = 0; t < tp; t++)
+                ranks[s * tp * k + d * tp + t] = s * tp * dp + d * tp + t;
+    sim_machine *v = sim_machine_subset(m, ranks, n);
+    free(ranks);
     return v;
 }
 

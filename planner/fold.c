@@ -15,14 +15,15 @@
  * pipeline keeps two servers of every stage; the traffic between stages runs
  * between the same positions.  Not exact: an NCCL tree (the small loss
  * all-reduce) is taken at its uncontended time.  The planner's fast fidelity
- * uses it (eval.c) for tensor-parallel groups of three servers or more; the
- * error against the unfolded simulation is measured in
+ * uses it (eval.c) for tensor- and data-parallel groups of three servers or
+ * more; the error against the unfolded simulation is measured in
  * tests/planner/plan_fold.sh. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "planner/plan.h"
+#include "sim/engine.h"
 
 int plan_single_switch(const sim_machine *m)
 {
@@ -39,8 +40,6 @@ void plan_fold_free(plan_fold *f)
     free(f->rep);
     memset(f, 0, sizeof *f);
 }
-
-static int rank_of(const sim_schedule *s, uint32_t op) { return s->streams[s->ops[op].stream].rank; }
 
 /* The nodes of communicator c in ascending order (at most cap), their
  * count, and whether every node holds the same number of its members. */
@@ -113,6 +112,7 @@ int plan_fold_schedule(const sim_schedule *s, const sim_machine *m, plan_fold *f
     int *rep = malloc(sizeof(int) * (size_t)R), *newrank = malloc(sizeof(int) * (size_t)R);
     int *first = calloc((size_t)R + 1, sizeof(int)), *rank_streams = malloc(sizeof(int) * (s->nstreams + 1));
     uint32_t *map = NULL, *pmap = NULL, *deps = NULL;
+    int *kept_rank = NULL; /* per folded rank: its rank in s */
     int *cmap = malloc(sizeof(int) * ((size_t)s->ncomms + 1)), *smap = malloc(sizeof(int) * (s->nstreams + 1));
     int rc = 0;
     if (!dropped_node || !nodes || !foldable || !rep || !newrank || !first || !rank_streams || !cmap ||
@@ -285,14 +285,14 @@ int plan_fold_schedule(const sim_schedule *s, const sim_machine *m, plan_fold *f
     /* what crosses between kept and dropped ranks would be lost */
     for (uint32_t i = 0; i < s->nops; i++) {
         const sim_op *o = &s->ops[i];
-        int r = rank_of(s, i), kept = newrank[r] >= 0;
+        int r = sim_sched_rank_of(s, i), kept = newrank[r] >= 0;
         const sim_payload *p = &s->payloads[o->payload];
         if ((p->kind == SIM_OP_SEND || p->kind == SIM_OP_RECV) && (newrank[o->arg] >= 0) != kept)
             goto out;
-        if (p->kind == SIM_OP_COLLECTIVE && p->sub == SIM_COLL_ALLTOALLV)
-            goto out; /* its size pool is not carried over */
+        if (p->kind == SIM_OP_COLLECTIVE && foldable[o->arg] && !sim_coll_foldable(p))
+            goto out; /* a broadcast, an explicit tree or an all-to-all needs every member */
         for (uint32_t k = 0; k < o->ndeps; k++)
-            if ((newrank[rank_of(s, s->deps[o->dep_first + k])] >= 0) != kept)
+            if ((newrank[sim_sched_rank_of(s, s->deps[o->dep_first + k])] >= 0) != kept)
                 goto out;
     }
     for (int c = 0; c < s->ncomms; c++) {
@@ -309,12 +309,12 @@ int plan_fold_schedule(const sim_schedule *s, const sim_machine *m, plan_fold *f
     f->members = calloc((size_t)s->ncomms + 1, sizeof(int));
     f->nodes = calloc((size_t)s->ncomms + 1, sizeof(int));
     f->rep = malloc(sizeof(int) * (size_t)R);
-    f->mach = sim_machine_new(nk, m->nmodels);
+    kept_rank = malloc(sizeof(int) * ((size_t)nk + 1));
     map = malloc(sizeof(uint32_t) * (s->nops + 1));
     pmap = malloc(sizeof(uint32_t) * (s->npayloads + 1));
     deps = malloc(sizeof(uint32_t) * 8);
     int maxdeps = 8;
-    if (!f->sched || !f->members || !f->nodes || !f->rep || !f->mach || !map || !pmap || !deps) {
+    if (!f->sched || !f->members || !f->nodes || !f->rep || !kept_rank || !map || !pmap || !deps) {
         rc = sim_errf(err, "out of memory folding a schedule");
         goto out;
     }
@@ -350,7 +350,7 @@ int plan_fold_schedule(const sim_schedule *s, const sim_machine *m, plan_fold *f
     for (uint32_t id = 0; id < s->nops; id++) {
         const sim_op *o = &s->ops[id];
         map[id] = UINT32_MAX;
-        int r = rank_of(s, id);
+        int r = sim_sched_rank_of(s, id);
         if (newrank[r] < 0)
             continue;
         if (o->ndeps > maxdeps) {
@@ -366,12 +366,8 @@ int plan_fold_schedule(const sim_schedule *s, const sim_machine *m, plan_fold *f
             deps[k] = map[s->deps[o->dep_first + k]];
         if (smap[o->stream] < 0)
             smap[o->stream] = sim_sched_stream(f->sched, newrank[r], sim_sched_strname(s, s->streams[o->stream].name));
-        if (pmap[o->payload] == UINT32_MAX) {
-            sim_payload p = s->payloads[o->payload];
-            const char *nm = p.name >= 0 ? sim_sched_strname(s, p.name) : NULL;
-            p.name = nm ? sim_sched_str(f->sched, nm) : -1;
-            pmap[o->payload] = sim_sched_payload(f->sched, &p);
-        }
+        if (pmap[o->payload] == UINT32_MAX)
+            pmap[o->payload] = sim_sched_copy_payload(f->sched, s, o->payload);
         sim_op_kind kind = s->payloads[o->payload].kind;
         int32_t arg = o->arg;
         if (kind == SIM_OP_COLLECTIVE)
@@ -381,25 +377,12 @@ int plan_fold_schedule(const sim_schedule *s, const sim_machine *m, plan_fold *f
         sim_tags t = {o->layer, o->micro, o->subbatch, o->phase};
         map[id] = sim_sched_add(f->sched, smap[o->stream], pmap[o->payload], arg, t, o->ndeps ? deps : NULL, o->ndeps);
     }
-    snprintf(f->mach->name, sizeof f->mach->name, "%s", m->name);
-    f->mach->nnodes = m->nnodes;
-    memcpy(f->mach->gpus, m->gpus, sizeof *m->gpus * (size_t)m->nmodels);
-    f->mach->platform_xml = strdup(m->platform_xml);
-    if (!f->mach->platform_xml) {
+    for (int r = 0; r < R; r++)
+        if (newrank[r] >= 0)
+            kept_rank[newrank[r]] = r;
+    if (!(f->mach = sim_machine_subset(m, kept_rank, nk))) {
         rc = sim_errf(err, "out of memory folding a schedule");
         goto out;
-    }
-    for (int r = 0; r < R; r++) {
-        int q = newrank[r];
-        if (q < 0)
-            continue;
-        f->mach->host[q] = strdup(m->host[r]);
-        f->mach->node[q] = m->node[r];
-        f->mach->gpu_model[q] = m->gpu_model[r];
-        if (!f->mach->host[q]) {
-            rc = sim_errf(err, "out of memory folding a schedule");
-            goto out;
-        }
     }
     rc = 1;
 out:
@@ -417,5 +400,6 @@ out:
     free(map);
     free(pmap);
     free(deps);
+    free(kept_rank);
     return rc;
 }

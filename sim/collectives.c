@@ -53,8 +53,8 @@
 
 typedef struct ring {
     int n;
-    int agg_n;              /* the ring size that decides step or aggregated: the whole
-                             * ring when a folded communicator stands for it */
+    int whole_n;            /* the ring's size for pricing and for step-or-aggregated:
+                             * n, or the whole ring a folded communicator stands for */
     int *rank;              /* rank at each ring position */
     sg_mailbox_t *from_prev; /* inbox at each position for its predecessor's data */
     sg_mailbox_t *from_next; /* inbox at each position for its successor's data */
@@ -81,7 +81,7 @@ static char token; /* non-NULL payload for collective flows */
 static void ring_init(ring *R, int comm, const char *kind, int index, const int *ranks, int n)
 {
     R->n = n;
-    R->agg_n = n;
+    R->whole_n = n;
     R->rank = malloc((size_t)n * sizeof *R->rank);
     memcpy(R->rank, ranks, (size_t)n * sizeof *ranks);
     R->from_prev = malloc((size_t)n * sizeof *R->from_prev);
@@ -160,7 +160,7 @@ static sim_comm_rt *comm_rt(int c)
     }
     ring_init(&C->full, c, "f", 0, ranks, n);
     if (E.opt.fold_members && E.opt.fold_members[c] > n)
-        C->full.agg_n = E.opt.fold_members[c];
+        C->full.whole_n = E.opt.fold_members[c];
 
     /* hierarchical needs >1 node and the same number (>1) of members on each */
     int nnodes = 1, per = 0, ok = 1;
@@ -263,7 +263,7 @@ static void exchange(uint32_t stream, sg_mailbox_t to, int to_rank, sg_mailbox_t
 static int aggregated(const ring *R)
 {
     return E.opt.coll_mode == SIM_COLLMODE_AGGREGATED ||
-           (E.opt.coll_mode == SIM_COLLMODE_AUTO && R->agg_n > E.opt.step_max_ring);
+           (E.opt.coll_mode == SIM_COLLMODE_AUTO && R->whole_n > E.opt.step_max_ring);
 }
 
 /* How a collective runs: the protocol's step latency and efficiency. */
@@ -678,8 +678,7 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
     double S = (double)p->bytes;
     /* n: the ring this collective is priced and sized for; a folded
      * communicator holds two servers of it (sim_options.fold_members) */
-    int folded = E.opt.fold_members && E.opt.fold_members[c] > C->n;
-    int n = folded ? E.opt.fold_members[c] : C->n;
+    int n = C->full.whole_n, folded = n > C->n;
     if (n < 2)
         return;
     /* every member decides alike: the first member's GPU model sets the

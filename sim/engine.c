@@ -509,9 +509,14 @@ int sim_preload(const sim_machine *m, sim_err *err)
     return 0;
 }
 
+int sim_coll_foldable(const sim_payload *p)
+{
+    int ring = p->sub == SIM_COLL_ALLREDUCE || p->sub == SIM_COLL_ALLGATHER || p->sub == SIM_COLL_REDUCESCATTER;
+    return p->kind == SIM_OP_COLLECTIVE && ring && (p->algo == SIM_ALGO_AUTO || p->algo == SIM_ALGO_RING);
+}
+
 /* A folded communicator (sim_options.fold_members) runs only ring
- * collectives (step by step or aggregated, as the whole ring would); anything
- * else would need the members it does not hold. */
+ * collectives (step by step or aggregated, as the whole ring would). */
 static int check_fold(const sim_schedule *s, const sim_options *o, sim_err *err)
 {
     if (!o->fold_members)
@@ -521,8 +526,7 @@ static int check_fold(const sim_schedule *s, const sim_options *o, sim_err *err)
         const sim_payload *p = &s->payloads[op->payload];
         if (p->kind != SIM_OP_COLLECTIVE || o->fold_members[op->arg] <= s->comms[op->arg].nranks)
             continue;
-        int ring = p->sub == SIM_COLL_ALLREDUCE || p->sub == SIM_COLL_ALLGATHER || p->sub == SIM_COLL_REDUCESCATTER;
-        if (!ring || (p->algo != SIM_ALGO_AUTO && p->algo != SIM_ALGO_RING) || o->fold_nodes[op->arg] < 2) {
+        if (!sim_coll_foldable(p) || o->fold_nodes[op->arg] < 2) {
             char d[320];
             sim_sched_describe(s, i, d, sizeof d);
             return sim_errf(err, "internal: %s: a folded communicator runs only ring all-reduce, all-gather and "

@@ -36,6 +36,11 @@ typedef struct sim_options {
     int verbose;
 } sim_options;
 
+/* Whether a folded communicator can run collective payload p: a ring
+ * all-reduce, all-gather or reduce-scatter (the rest need the members it
+ * does not hold). */
+int sim_coll_foldable(const sim_payload *p);
+
 void sim_options_default(sim_options *o);
 
 /* Per-rank outcome.  The breakdown splits [0, iteration time] into compute

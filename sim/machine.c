@@ -1,6 +1,7 @@
 /* machine.c — see machine.h. */
 #include "machine.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,4 +83,27 @@ void sim_machine_free(sim_machine *m)
 const sim_gpu *sim_machine_gpu(const sim_machine *m, int rank)
 {
     return &m->gpus[m->gpu_model[rank]];
+}
+
+sim_machine *sim_machine_subset(const sim_machine *m, const int *ranks, int n)
+{
+    sim_machine *v = sim_machine_new(n, m->nmodels);
+    if (!v)
+        return NULL;
+    snprintf(v->name, sizeof v->name, "%s", m->name);
+    v->nnodes = m->nnodes;
+    memcpy(v->gpus, m->gpus, sizeof *m->gpus * (size_t)(m->nmodels > 0 ? m->nmodels : 1));
+    v->platform_xml = m->platform_xml ? strdup(m->platform_xml) : NULL;
+    int ok = !m->platform_xml || v->platform_xml;
+    for (int i = 0; i < n && ok; i++) {
+        v->host[i] = strdup(m->host[ranks[i]]);
+        v->node[i] = m->node[ranks[i]];
+        v->gpu_model[i] = m->gpu_model[ranks[i]];
+        ok = v->host[i] != NULL;
+    }
+    if (!ok) {
+        sim_machine_free(v);
+        return NULL;
+    }
+    return v;
 }

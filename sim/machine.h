@@ -90,5 +90,8 @@ void sim_gpu_neutral_comm(sim_gpu *g);
 sim_machine *sim_machine_new(int ngpus, int nmodels);
 void sim_machine_free(sim_machine *m);
 const sim_gpu *sim_machine_gpu(const sim_machine *m, int rank);
+/* A machine of n ranks on the same platform: its rank i is m's rank
+ * ranks[i] (same host, node and GPU model).  NULL when out of memory. */
+sim_machine *sim_machine_subset(const sim_machine *m, const int *ranks, int n);
 
 #endif

@@ -288,6 +288,16 @@ uint32_t sim_sched_alltoallv(sim_schedule *s, int stream, const char *name, int 
     return sim_sched_add(s, stream, sim_sched_payload(s, &p), comm, t, deps, ndeps);
 }
 
+uint32_t sim_sched_copy_payload(sim_schedule *dst, const sim_schedule *src, uint32_t payload)
+{
+    sim_payload p = src->payloads[payload];
+    const char *name = p.name >= 0 ? sim_sched_strname(src, p.name) : NULL;
+    p.name = name ? sim_sched_str(dst, name) : -1;
+    if (p.kind == SIM_OP_COLLECTIVE && p.sub == SIM_COLL_ALLTOALLV)
+        p.m = sim_sched_sizes(dst, sim_sched_sizes_of(src, &src->payloads[payload]), (int)p.n);
+    return sim_sched_payload(dst, &p);
+}
+
 static uint32_t p2p(sim_schedule *s, sim_op_kind kind, int stream, const char *name, int peer, int64_t bytes,
                     int tag, sim_tags t, const uint32_t *deps, int ndeps)
 {

@@ -200,6 +200,9 @@ uint32_t sim_sched_collective(sim_schedule *s, int stream, const char *name, sim
  * ignored: data that stays local does not move). */
 uint32_t sim_sched_alltoallv(sim_schedule *s, int stream, const char *name, int comm, const int64_t *send_bytes,
                              sim_tags t, const uint32_t *deps, int ndeps);
+/* Payload `payload` of src, interned in dst (its name and all-to-allv sizes
+ * carried over): for schedules cut from another. */
+uint32_t sim_sched_copy_payload(sim_schedule *dst, const sim_schedule *src, uint32_t payload);
 /* Appends n counts to the size pool and returns their offset. */
 uint32_t sim_sched_sizes(sim_schedule *s, const int64_t *v, int n);
 /* The per-destination sizes of an all-to-allv payload. */

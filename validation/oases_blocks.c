@@ -95,9 +95,7 @@ int val_oases_blocks_build(int h, int tp, int b, sim_schedule *blk[4], sim_err *
         int k = block_of(sim_sched_strname(scratch, p->name));
         if (k < 0)
             continue;
-        sim_payload q = *p;
-        q.name = sim_sched_str(blk[k], sim_sched_strname(scratch, p->name));
-        sim_sched_add(blk[k], 0, sim_sched_payload(blk[k], &q), -1, SIM_NO_TAGS, NULL, 0);
+        sim_sched_add(blk[k], 0, sim_sched_copy_payload(blk[k], scratch, o->payload), -1, SIM_NO_TAGS, NULL, 0);
         nk[k]++;
     }
     wl_layer_free(L);

@@ -46,18 +46,12 @@ static sim_schedule *gen(const sim_machine *m, const char *strategy)
 /* the first n ranks of m, on hosts taken in reverse order (same platform text) */
 static sim_machine *view(const sim_machine *m, int n)
 {
-    sim_machine *v = sim_machine_new(n, m->nmodels);
-    snprintf(v->name, sizeof v->name, "%s", m->name);
-    v->nnodes = m->nnodes;
-    memcpy(v->gpus, m->gpus, sizeof *m->gpus * (size_t)m->nmodels);
-    v->platform_xml = strdup(m->platform_xml);
-    for (int r = 0; r < n; r++) {
-        int f = m->ngpus - 1 - r;
-        v->host[r] = strdup(m->host[f]);
-        v->node[r] = m->node[f];
-        v->gpu_model[r] = m->gpu_model[f];
-    }
-    return v;
+    int ranks[64];
+    if (n > 64)
+        abort();
+    for (int r = 0; r < n; r++)
+        ranks[r] = m->ngpus - 1 - r;
+    return sim_machine_subset(m, ranks, n);
 }
 
 static int same(const sim_result *a, const sim_result *b)
