@@ -127,7 +127,9 @@ static int parse_curve(const cJSON *obj, sim_curve *c, const char *what, sim_err
 
 /* "nccl": {"base_us": {"LL":, "LL128":, "Simple":}, "step_us": {...},
  * "efficiency": {...}}: each protocol from the GPU's own object, else the
- * defaults' (see sim_collparams). */
+ * defaults' (see sim_collparams).  Hops through NICs take the defaults'
+ * efficiencies (NCCL's priors): a GPU's fitted ones describe its own
+ * NVLink or PCIe links, measured on one node. */
 static int parse_nccl(const cJSON *own, const cJSON *dflt, sim_collparams *cp, const char *model, sim_err *err)
 {
     static const char *const groups[3] = {"base_us", "step_us", "efficiency"};
@@ -150,6 +152,13 @@ static int parse_nccl(const cJSON *own, const cJSON *dflt, sim_collparams *cp, c
                 cp->step_s[p] = x * 1e-6;
             else
                 cp->eff[p] = x;
+            if (gi == 2) {
+                v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(dflt, groups[gi]), pn);
+                if (!cJSON_IsNumber(v) || v->valuedouble <= 0 || v->valuedouble > 1)
+                    return sim_errf(err, "%s: defaults: nccl.efficiency.%s: expected an efficiency in (0, 1]",
+                                    GPUS_JSON, pn);
+                cp->net_eff[p] = v->valuedouble;
+            }
         }
     return 0;
 }

@@ -768,6 +768,7 @@ static sim_machine *build(jctx *c, const cJSON *root)
         snprintf(h, sizeof h, "n%d-gpu%d", r / ns->ngpus, r % ns->ngpus);
         m->host[r] = strdup(h);
         m->node[r] = r / ns->ngpus;
+        m->nic[r] = ns->nnics ? nic_of(ns, r % ns->ngpus) : 0;
         m->gpu_model[r] = 0;
         if (!m->host[r])
             break;

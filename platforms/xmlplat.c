@@ -2,11 +2,13 @@
  *
  * SimGrid parses the XML itself when the engine loads it; here we only need
  * to know which hosts are GPUs.  A light scan (no XML library) finds each
- * <host id="..."> element and its <prop id="trainsim:gpu|rank|node"
+ * <host id="..."> element and its <prop id="trainsim:gpu|rank|node|nic"
  * value="..."/> children, skipping comments.  Hosts without trainsim:gpu are
  * ordinary hosts (CPUs, storage) and are ignored.  Ranks follow
  * trainsim:rank when every GPU host has one, else document order; without
- * trainsim:node every GPU host is its own node.  Syntax errors in the rest
+ * trainsim:node every GPU host is its own node; trainsim:nic (default 0)
+ * names the node's NIC the GPU's inter-node routes leave by, which the
+ * collectives need to spread their channels (sim/machine.h).  Syntax errors in the rest
  * of the file are SimGrid's to report when it loads the platform. */
 #include "platform.h"
 #include "catalog.h"
@@ -18,7 +20,7 @@
 typedef struct xhost {
     char id[128];
     char gpu[48];
-    int rank, node; /* -1 = not given */
+    int rank, node, nic; /* -1 = not given */
 } xhost;
 
 /* Value of attribute name="..." (or '...') inside the tag [tag, end). */
@@ -95,7 +97,7 @@ sim_machine *plat_from_xml(const char *path, sim_err *err)
             sim_errf(err, "%s: unterminated <host> element", path);
             goto fail;
         }
-        xhost h = {"", "", -1, -1};
+        xhost h = {"", "", -1, -1, -1};
         attr(p + 5, tag_end, "id", h.id, sizeof h.id);
         /* The element's body runs to </host> unless the tag is self-closing. */
         const char *body = tag_end + 1, *body_end = body;
@@ -111,7 +113,8 @@ sim_machine *plat_from_xml(const char *path, sim_err *err)
             if (strcmp(id, "trainsim:gpu") == 0) {
                 snprintf(h.gpu, sizeof h.gpu, "%.47s", val);
             } else if ((strcmp(id, "trainsim:rank") == 0 && parse_int(val, &h.rank)) ||
-                       (strcmp(id, "trainsim:node") == 0 && parse_int(val, &h.node))) {
+                       (strcmp(id, "trainsim:node") == 0 && parse_int(val, &h.node)) ||
+                       (strcmp(id, "trainsim:nic") == 0 && parse_int(val, &h.nic))) {
                 sim_errf(err, "%s: host \"%s\": property %s: expected a non-negative integer, got \"%s\"", path, h.id,
                          id, val);
                 goto fail;
@@ -213,6 +216,7 @@ sim_machine *plat_from_xml(const char *path, sim_err *err)
         }
         m->node[i] = hosts[i].node >= 0 ? hosts[i].node : i;
         m->gpu_model[i] = which[i];
+        m->nic[i] = hosts[i].nic >= 0 ? hosts[i].nic : 0;
         if (m->node[i] > maxnode)
             maxnode = m->node[i];
     }

@@ -37,8 +37,41 @@
  * node rings win).  The numbers are per GPU model (sim_collparams), fitted in
  * validation/fit_nccl.c.
  *
- * Mailboxes: one inbox per ring position and direction, so each inbox has a
- * single sender and SimGrid's FIFO matching is the collective's order. */
+ * Channels and rails (NCCL src/graph/search.cc, connect.cc; read, not
+ * copied).  NCCL's topology search builds several channels, each a ring (and
+ * a tree) whose node-crossing hops leave through a different NIC: a channel
+ * enters a node at the GPU next to its NIC (its rail), runs through all the
+ * node's members and leaves for the next node; the bytes are split evenly
+ * over the channels.  trainsim builds one channel per NIC that the members
+ * of every node reach (each GPU's NIC is sim_machine.nic: its own under a
+ * DGX-like PCIe switch, the shared one on a commodity node, where there is
+ * then one channel and nothing changes), at most sim_options.max_channels
+ * (NCCL_MAX_NCHANNELS); a communicator with one GPU per node (data
+ * parallelism at tp = 8) has one channel on that GPU's rail.  Channel c's
+ * chain in a node starts at the member on the node's c-th NIC and goes round
+ * in rank order; with several channels odd nodes run it the other way from
+ * the member before, as NCCL alternates its cross-NIC rings, so the member
+ * leaving node k and the one entering node k + 1 are on the same rail.
+ * Each ring step moves S/N/nch per channel; a member's channel edges to the
+ * same successor are one flow (the same route), so on an NVSwitch node a
+ * GPU sends nch - 1 channels' chunks over NVLink in one flow and one over
+ * its NIC: nch x fewer flows than a flow per channel, in step mode too.
+ * Trees run per channel as well (2 nch trees of S / (2 nch), each channel's
+ * node chains headed by its rail's GPU).  A hop between nodes runs at the
+ * protocol's NCCL prior efficiency (sim_collparams.net_eff): a GPU's fitted
+ * efficiencies describe its own links, measured within one node.
+ * Left out: NCCL's duplicated channels (2 per search channel: same links,
+ * same bandwidth here), PXN for rings (NCCL closes a ring on its entry NIC
+ * through NVLink to the rail's GPU; here the last member sends through its
+ * own NIC, which gives every NIC the same load: one channel out, one in),
+ * per-channel kernel throughput caps (NCCL's perChMaxTreeBw and friends),
+ * broadcast and reduce chains over several channels (one chain), and rails
+ * in the fabric (fabrics are a switch or a fat tree: which NIC of the next
+ * node a channel reaches does not change the bandwidth).
+ *
+ * Mailboxes: one inbox per ring position and direction (per channel edge),
+ * so each inbox has a single sender and SimGrid's FIFO matching is the
+ * collective's order. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,18 +95,43 @@ typedef struct ring {
     double *bw_next;        /* route bandwidth to the successor */
 } ring;
 
+#define MAX_CH 16 /* channels per collective: at most one per NIC of a node (MAX_NICS in platform.c) */
+
+/* One channel's ring: the nodes in node order, each node's members in a
+ * chain from the member on the channel's NIC (channel_order). */
+typedef struct chan {
+    int *member;            /* [n] member at each position */
+    int *rank;              /* [n] rank at each position */
+    int *pos;               /* [n] position of each member */
+} chan;
+
+/* A member's ring neighbour over all channels: channels with the same
+ * successor share one flow (same route, same bytes per channel). */
+typedef struct edge {
+    int peer, peer_rank;    /* member and rank at the other end */
+    int k;                  /* channels using this edge */
+    int cross;              /* 1: the edge leaves the node (NIC efficiency, sim_collparams.net_eff) */
+    sg_mailbox_t box;       /* the receiver's inbox for this edge */
+    double lat, bw;         /* route, <0 = not measured yet (out edges) */
+} edge;
+
 typedef struct sim_comm_rt {
     int built;
     int n;
     ring full;
     int *pos_full;          /* member -> position in full */
+    int nch;                /* channels (NCCL's search channels: one per NIC the members reach) */
+    chan ch[MAX_CH];
+    edge *out, *in;         /* [n * nch]: each member's successors and predecessors over the channels */
+    int *nout, *nin;        /* [n] */
+    const int *ranks;       /* [n] rank of each member (the schedule's) */
     int hier;               /* 1: hierarchical all-reduce possible */
     int nnodes, per_node;
     ring *intra, *inter;    /* [nnodes] rings within a node, [per_node] across nodes */
     int *intra_of, *inter_of, *pos_intra, *pos_inter; /* per member */
     sg_mailbox_t *pair;     /* [n*n] lazily: inbox of dst from src (all-to-all) */
-    int has_path;           /* path_bw/path_lat computed */
-    double path_bw, path_lat; /* slowest hop of the full ring: bandwidth, latency */
+    int has_path;           /* path computed */
+    double path_bw, path_bw_net, path_lat; /* slowest hops within and across nodes, longest latency */
 } sim_comm_rt;
 
 static char token; /* non-NULL payload for collective flows */
@@ -138,6 +196,117 @@ static int cmp_member(const void *x, const void *y)
     return a->rank < b->rank ? -1 : a->rank > b->rank;
 }
 
+/* How many channels NCCL would get bandwidth from: the NICs that the
+ * members of a node reach (each GPU its own, machine.h), the fewest over the
+ * nodes, within sim_options.max_channels; one inside a single node, where
+ * NCCL's extra channels ride the same links.  seg[k] is node k's first
+ * member in the sorted order, seg[nseg] = n. */
+static int channel_count(const member_order *ord, const int *seg, int nseg)
+{
+    if (nseg < 2)
+        return 1;
+    int nch = MAX_CH;
+    for (int k = 0; k < nseg; k++) {
+        int seen[MAX_CH], d = 0;
+        for (int i = seg[k]; i < seg[k + 1] && d < MAX_CH; i++) {
+            int nic = E.m->nic[ord[i].rank], j = 0;
+            while (j < d && seen[j] != nic)
+                j++;
+            if (j == d)
+                seen[d++] = nic;
+        }
+        if (d < nch)
+            nch = d;
+    }
+    if (E.opt.max_channels > 0 && nch > E.opt.max_channels)
+        nch = E.opt.max_channels;
+    return nch < 1 ? 1 : nch;
+}
+
+/* Offset in node segment [s, e) of its first member on the segment's c-th
+ * NIC (NICs counted in the members' rank order). */
+static int first_on_nic(const member_order *ord, int s, int e, int c)
+{
+    int seen[MAX_CH], d = 0;
+    for (int i = s; i < e; i++) {
+        int nic = E.m->nic[ord[i].rank], j = 0;
+        while (j < d && seen[j] != nic)
+            j++;
+        if (j < d)
+            continue;
+        if (d == c)
+            return i - s;
+        seen[d++] = nic;
+    }
+    return 0;
+}
+
+/* Channel c's ring, as NCCL's search builds it (src/graph/search.cc): in
+ * each node a chain through all its members that enters at the member on
+ * the channel's NIC (the rail) and goes round in rank order; the chain's
+ * last member sends to the next node.  With several channels, odd nodes run
+ * their chains the other way from the member before the rail's (NCCL's
+ * ring alternation in connect.cc), so the member leaving node k and the one
+ * entering node k + 1 sit on the same rail.  One channel is the sorted
+ * order itself. */
+static void channel_order(const member_order *ord, const int *seg, int nseg, int c, int nch, int *out)
+{
+    for (int k = 0; k < nseg; k++) {
+        int s = seg[k], m = seg[k + 1] - s, f = first_on_nic(ord, s, seg[k + 1], c);
+        for (int i = 0; i < m; i++) {
+            int j = nch > 1 && (k & 1) ? (f - 1 - i + 2 * m) % m : (f + i) % m;
+            out[s + i] = ord[s + j].member;
+        }
+    }
+}
+
+/* Adds the edge a -> b of one channel: one more channel on an existing
+ * edge, else a new edge with its own inbox. */
+static void add_edge(int comm, sim_comm_rt *C, int a, int b)
+{
+    const sim_comm *cm = comm_of(comm);
+    edge *o = &C->out[(size_t)a * C->nch], *in = &C->in[(size_t)b * C->nch];
+    for (int j = 0; j < C->nout[a]; j++)
+        if (o[j].peer == b) {
+            o[j].k++;
+            for (int q = 0; q < C->nin[b]; q++)
+                in[q].k += in[q].peer == a;
+            return;
+        }
+    char name[64];
+    snprintf(name, sizeof name, "c%d/e%d<%d", comm, b, a);
+    int cross = E.m->node[cm->ranks[a]] != E.m->node[cm->ranks[b]];
+    sg_mailbox_t box = sg_mailbox_by_name(name);
+    o[C->nout[a]++] = (edge){b, cm->ranks[b], 1, cross, box, -1, -1};
+    in[C->nin[b]++] = (edge){a, cm->ranks[a], 1, cross, box, -1, -1};
+}
+
+/* The channels of a communicator whose members are sorted by node then rank
+ * (ord, node segments seg). */
+static void build_channels(int comm, sim_comm_rt *C, const member_order *ord, const int *seg, int nseg)
+{
+    int n = C->n;
+    const sim_comm *cm = comm_of(comm);
+    C->nch = channel_count(ord, seg, nseg);
+    C->out = calloc((size_t)n * (size_t)C->nch, sizeof *C->out);
+    C->in = calloc((size_t)n * (size_t)C->nch, sizeof *C->in);
+    C->nout = calloc((size_t)n, sizeof *C->nout);
+    C->nin = calloc((size_t)n, sizeof *C->nin);
+    for (int c = 0; c < C->nch; c++) {
+        chan *h = &C->ch[c];
+        h->member = malloc((size_t)n * sizeof *h->member);
+        h->rank = malloc((size_t)n * sizeof *h->rank);
+        h->pos = malloc((size_t)n * sizeof *h->pos);
+        channel_order(ord, seg, nseg, c, C->nch, h->member);
+        for (int p = 0; p < n; p++) {
+            h->rank[p] = cm->ranks[h->member[p]];
+            h->pos[h->member[p]] = p;
+        }
+        for (int p = 0; n > 1 && p < n; p++)
+            add_edge(comm, C, h->member[p], h->member[(p + 1) % n]);
+    }
+}
+
 /* Builds the rings of a communicator (once, from sim_coll_setup). */
 static sim_comm_rt *comm_rt(int c)
 {
@@ -148,6 +317,7 @@ static sim_comm_rt *comm_rt(int c)
     const sim_comm *cm = comm_of(c);
     int n = cm->nranks;
     C->n = n;
+    C->ranks = cm->ranks;
     member_order *ord = malloc((size_t)n * sizeof *ord);
     for (int i = 0; i < n; i++)
         ord[i] = (member_order){E.m->node[cm->ranks[i]], cm->ranks[i], i};
@@ -162,11 +332,20 @@ static sim_comm_rt *comm_rt(int c)
     if (E.opt.fold_members && E.opt.fold_members[c] > n)
         C->full.whole_n = E.opt.fold_members[c];
 
-    /* hierarchical needs >1 node and the same number (>1) of members on each */
+    /* node segments of the sorted order, then the channels over them */
     int nnodes = 1, per = 0, ok = 1;
     for (int i = 1; i < n; i++)
         if (ord[i].node != ord[i - 1].node)
             nnodes++;
+    int *seg = malloc((size_t)(nnodes + 1) * sizeof *seg);
+    for (int i = 0, k = 0; i < n; i++)
+        if (i == 0 || ord[i].node != ord[i - 1].node)
+            seg[k++] = i;
+    seg[nnodes] = n;
+    build_channels(c, C, ord, seg, nnodes);
+    free(seg);
+
+    /* hierarchical needs >1 node and the same number (>1) of members on each */
     per = n / nnodes;
     for (int i = 0, node_start = 0; i <= n && ok; i++)
         if (i == n || (i > 0 && ord[i].node != ord[i - 1].node)) {
@@ -227,6 +406,15 @@ void sim_coll_teardown(void)
             continue;
         ring_free(&C->full);
         free(C->pos_full);
+        for (int k = 0; k < C->nch; k++) {
+            free(C->ch[k].member);
+            free(C->ch[k].rank);
+            free(C->ch[k].pos);
+        }
+        free(C->out);
+        free(C->in);
+        free(C->nout);
+        free(C->nin);
         if (C->hier) {
             for (int g = 0; g < C->nnodes; g++)
                 ring_free(&C->intra[g]);
@@ -268,9 +456,15 @@ static int aggregated(const ring *R)
 
 /* How a collective runs: the protocol's step latency and efficiency. */
 typedef struct proto_run {
-    double step_s; /* per step, on top of the route latency */
-    double eff;    /* payload fraction of the wire bytes */
+    double step_s;  /* per step, on top of the route latency */
+    double eff;     /* payload fraction of the wire bytes within a node */
+    double eff_net; /* the same on a hop between nodes */
 } proto_run;
+
+static double eff_of(const proto_run *pr, int rank_a, int rank_b)
+{
+    return E.m->node[rank_a] != E.m->node[rank_b] ? pr->eff_net : pr->eff;
+}
 
 /* `steps` ring steps of `chunk` payload bytes each: every position sends to
  * its successor and receives from its predecessor, in lock step. */
@@ -279,7 +473,7 @@ static void ring_steps(uint32_t stream, ring *R, int pos, int steps, double chun
     if (R->n < 2 || steps < 1)
         return;
     int succ = (pos + 1) % R->n;
-    double wire = chunk / pr->eff;
+    double wire = chunk / eff_of(pr, R->rank[pos], R->rank[succ]);
     if (aggregated(R)) {
         exchange(stream, R->from_prev[succ], R->rank[succ], R->from_prev[pos], wire * steps);
         double extra = (steps - 1) * ring_lat(R, pos) + steps * pr->step_s;
@@ -294,6 +488,74 @@ static void ring_steps(uint32_t stream, ring *R, int pos, int steps, double chun
     }
 }
 
+static void edge_route(edge *e, int rank)
+{
+    if (e->lat < 0) {
+        sg_host_t a = E.hosts[rank], b = E.hosts[e->peer_rank];
+        e->lat = sg_host_get_route_latency(a, b);
+        e->bw = sg_host_get_route_bandwidth(a, b);
+    }
+}
+
+/* Wire bytes of one ring step on edge e: its channels' chunks over the
+ * protocol's efficiency on that hop. */
+static double wire_of(const edge *e, double chunk, const proto_run *pr)
+{
+    return chunk * e->k / (e->cross ? pr->eff_net : pr->eff);
+}
+
+/* `steps` ring steps of `chunk` payload bytes per channel over all the
+ * channels at once: in every channel a member sends to its successor and
+ * receives from its predecessor, in lock step; channels with the same
+ * successor move their chunks as one flow.  Aggregated mode sends each
+ * edge's whole traffic as one flow and sleeps the latency terms the steps
+ * would have paid (on its slowest edge). */
+static void ring_phase(uint32_t stream, sim_comm_rt *C, int me, int steps, double chunk, const proto_run *pr)
+{
+    if (C->n < 2 || steps < 1)
+        return;
+    edge *out = &C->out[(size_t)me * C->nch], *in = &C->in[(size_t)me * C->nch];
+    int no = C->nout[me], ni = C->nin[me], agg = aggregated(&C->full), rank = C->ranks[me];
+    double per = agg ? steps : 1, lat = 0;
+    for (int round = 0; round < (agg ? 1 : steps); round++) {
+        sg_comm_t h[2 * MAX_CH];
+        int who[2 * MAX_CH];
+        double t0 = simgrid_get_clock();
+        void *data;
+        for (int j = 0; j < no; j++) {
+            h[j] = sg_mailbox_put_async(out[j].box, &token, (long)(wire_of(&out[j], chunk, pr) * per));
+            who[j] = j;
+            E.flows++;
+        }
+        for (int j = 0; j < ni; j++) {
+            h[no + j] = sg_mailbox_get_async(in[j].box, &data);
+            who[no + j] = -1;
+        }
+        for (int left = no + ni; left > 0; left--) {
+            ssize_t k = sg_comm_wait_any(h, (size_t)left);
+            if (k < 0)
+                break;
+            if (who[k] >= 0) {
+                const edge *e = &out[who[k]];
+                sim_engine_trace_transfer(stream, e->peer_rank, wire_of(e, chunk, pr) * per, t0, simgrid_get_clock());
+            }
+            h[k] = h[left - 1];
+            who[k] = who[left - 1];
+        }
+        if (!agg && pr->step_s > 0)
+            sg_actor_sleep_for(pr->step_s);
+    }
+    if (!agg)
+        return;
+    for (int j = 0; j < no; j++) {
+        edge_route(&out[j], rank);
+        lat = fmax(lat, out[j].lat);
+    }
+    double extra = (steps - 1) * lat + steps * pr->step_s;
+    if (extra > 0)
+        sg_actor_sleep_for(extra);
+}
+
 static int chunks_for(double bytes)
 {
     double c = ceil(bytes / (E.opt.chunk_bytes > 0 ? E.opt.chunk_bytes : 4194304.0));
@@ -305,7 +567,6 @@ static int chunks_for(double bytes)
 static void chain(uint32_t stream, ring *R, int pos, int root_pos, double payload, int toward_root,
                   const proto_run *pr)
 {
-    double bytes = payload / pr->eff;
     int n = R->n;
     if (n < 2)
         return;
@@ -315,6 +576,7 @@ static void chain(uint32_t stream, ring *R, int pos, int root_pos, double payloa
     int next = toward_root ? (pos - 1 + n) % n : (pos + 1) % n;
     sg_mailbox_t out = toward_root ? R->from_next[next] : R->from_prev[next];
     sg_mailbox_t in = toward_root ? R->from_next[pos] : R->from_prev[pos];
+    double bytes = payload / eff_of(pr, R->rank[pos], R->rank[next]);
     int sends = d < n - 1, receives = d > 0;
     /* the chunk count from the payload, which every member agrees on: the
      * wire bytes depend on this member's interference factor, and members
@@ -383,7 +645,7 @@ static sg_mailbox_t pair_mailbox(int c, sim_comm_rt *C, int dst, int src)
  * send/receive).  sizes = NULL: bytes/n to each member; else sizes[j] to
  * member j (all-to-allv). */
 static void alltoall(uint32_t stream, int c, sim_comm_rt *C, int me, double bytes, const int64_t *sizes,
-                     double inflate)
+                     const proto_run *pr)
 {
     int n = C->n;
     if (n < 2)
@@ -394,7 +656,8 @@ static void alltoall(uint32_t stream, int c, sim_comm_rt *C, int me, double byte
     int k = 0;
     for (int i = 1; i < n; i++) {
         int dst = (me + i) % n, src = (me - i + n) % n;
-        double b = (sizes ? (double)sizes[dst] : each) * inflate; /* protocol and interference */
+        /* the protocol's efficiency and the interference factor */
+        double b = (sizes ? (double)sizes[dst] : each) / eff_of(pr, C->ranks[me], C->ranks[dst]);
         sent += b;
         h[k++] = sg_mailbox_put_async(pair_mailbox(c, C, dst, me), &token, (long)b);
         h[k++] = sg_mailbox_get_async(pair_mailbox(c, C, me, src), &data[i]);
@@ -489,51 +752,59 @@ static int tree_steps_of(int n, int nnodes)
     return per - 1 + d;
 }
 
+/* The double binary tree on every channel: tree 2c + d is channel c's
+ * order (its node chains start at the channel's rail, so the trees' node
+ * heads spread over the NICs as NCCL's per-channel trees do) mirrored for
+ * d = 1; each of the 2 nch trees carries bytes / (2 nch). */
 static void tree_allreduce(uint32_t stream, int c, sim_comm_rt *C, int me_member, double bytes, const proto_run *pr)
 {
-    int n = C->n;
+    int n = C->n, nt = 2 * C->nch;
     if (n < 2)
         return;
-    int pos = C->pos_full[me_member];
     double tc = E.opt.tree_chunk_bytes > 0 ? E.opt.tree_chunk_bytes : 524288.0;
-    double cc = ceil(bytes / 2 / tc);
-    int nch = cc < 1 ? 1 : cc > 4096 ? 4096 : (int)cc;
-    double wire = bytes / 2 / nch / pr->eff;
-    const ring *R = &C->full;
-    tree_side T[2];
+    double cc = ceil(bytes / nt / tc);
+    int nchunk = cc < 1 ? 1 : cc > 4096 ? 4096 : (int)cc;
+    double chunk = bytes / nt / nchunk;
+    tree_side T[2 * MAX_CH];
+    int pos[2 * MAX_CH];
     void *junk;
     int ng = 0, g, start, size, *starts;
-    node_groups(C, pos, &g, &ng, &start, &size, &starts);
-    for (int t = 0; t < 2; t++) {
+    node_groups(C, C->pos_full[me_member], &g, &ng, &start, &size, &starts);
+    for (int t = 0; t < nt; t++) {
         memset(&T[t], 0, sizeof T[t]);
-        tree_links(C, t, pos, &T[t]);
+        pos[t] = C->ch[t / 2].pos[me_member];
+        tree_links(C, t % 2, pos[t], &T[t]);
     }
     enum { SLOTS = 2 * TREE_KIDS + 2 };
+    int me = C->ranks[me_member];
     for (;;) {
         /* post what can be posted: receives one chunk ahead, sends in order */
-        sg_comm_t h[2 * SLOTS];
-        int who[2 * SLOTS], nh = 0;
-        for (int t = 0; t < 2; t++) {
+        sg_comm_t h[2 * MAX_CH * SLOTS];
+        int who[2 * MAX_CH * SLOTS], nh = 0;
+        for (int t = 0; t < nt; t++) {
             tree_side *x = &T[t];
+            const int *rk = C->ch[t / 2].rank;
             for (int q = 0; q < x->nkids; q++)
-                if (!x->rup[q] && x->got_up[q] < nch)
-                    x->rup[q] = sg_mailbox_get_async(tree_box(c, t, 'u', pos, x->kids[q]), &junk);
-            if (x->parent >= 0 && !x->rdown && x->got_down < nch)
-                x->rdown = sg_mailbox_get_async(tree_box(c, t, 'd', pos, x->parent), &junk);
-            int reduced = nch; /* chunks whose children's parts are all in */
+                if (!x->rup[q] && x->got_up[q] < nchunk)
+                    x->rup[q] = sg_mailbox_get_async(tree_box(c, t, 'u', pos[t], x->kids[q]), &junk);
+            if (x->parent >= 0 && !x->rdown && x->got_down < nchunk)
+                x->rdown = sg_mailbox_get_async(tree_box(c, t, 'd', pos[t], x->parent), &junk);
+            int reduced = nchunk; /* chunks whose children's parts are all in */
             for (int q = 0; q < x->nkids; q++)
                 if (x->got_up[q] < reduced)
                     reduced = x->got_up[q];
             if (x->parent >= 0 && !x->sup && x->sent_up < reduced) {
                 x->t_sup = simgrid_get_clock();
-                x->sup = sg_mailbox_put_async(tree_box(c, t, 'u', x->parent, pos), &token, (long)wire);
+                x->sup = sg_mailbox_put_async(tree_box(c, t, 'u', x->parent, pos[t]), &token,
+                                              (long)(chunk / eff_of(pr, me, rk[x->parent])));
                 E.flows++;
             }
             int have = x->parent >= 0 ? x->got_down : reduced; /* the root turns chunks around */
             for (int q = 0; q < x->nkids; q++)
                 if (!x->sdown[q] && x->sent_down[q] < have) {
                     x->t_sdown[q] = simgrid_get_clock();
-                    x->sdown[q] = sg_mailbox_put_async(tree_box(c, t, 'd', x->kids[q], pos), &token, (long)wire);
+                    x->sdown[q] = sg_mailbox_put_async(tree_box(c, t, 'd', x->kids[q], pos[t]), &token,
+                                                       (long)(chunk / eff_of(pr, me, rk[x->kids[q]])));
                     E.flows++;
                 }
             for (int q = 0; q < x->nkids; q++) {
@@ -552,8 +823,9 @@ static void tree_allreduce(uint32_t stream, int c, sim_comm_rt *C, int me_member
         ssize_t k = sg_comm_wait_any(h, (size_t)nh);
         if (k < 0)
             break;
-        tree_side *x = &T[who[k] / SLOTS];
-        int w = who[k] % SLOTS;
+        int t = who[k] / SLOTS, w = who[k] % SLOTS;
+        tree_side *x = &T[t];
+        const int *rk = C->ch[t / 2].rank;
         double now = simgrid_get_clock();
         if (w < TREE_KIDS) {
             x->rup[w] = NULL;
@@ -565,11 +837,12 @@ static void tree_allreduce(uint32_t stream, int c, sim_comm_rt *C, int me_member
             int q = w - TREE_KIDS - 1;
             x->sdown[q] = NULL;
             x->sent_down[q]++;
-            sim_engine_trace_transfer(stream, R->rank[x->kids[q]], wire, x->t_sdown[q], now);
+            sim_engine_trace_transfer(stream, rk[x->kids[q]], chunk / eff_of(pr, me, rk[x->kids[q]]),
+                                      x->t_sdown[q], now);
         } else {
             x->sup = NULL;
             x->sent_up++;
-            sim_engine_trace_transfer(stream, R->rank[x->parent], wire, x->t_sup, now);
+            sim_engine_trace_transfer(stream, rk[x->parent], chunk / eff_of(pr, me, rk[x->parent]), x->t_sup, now);
         }
     }
     /* the protocol's step overhead along the latency path (up and down the
@@ -589,8 +862,18 @@ static int member_index(const sim_comm *cm, int rank)
 
 /* ---- algorithm and protocol choice ------------------------------------ */
 
-double sim_coll_predict(const sim_collparams *cp, sim_coll coll, sim_algo algo, int n, int nnodes, double bytes,
-                        double bw, double lat, sim_proto *proto_out)
+/* What the choice sees of a communicator: the slowest hop within a node
+ * and between nodes (route bandwidths; INFINITY when there is none), the
+ * longest route latency, and the channels, whose crossing hops run side by
+ * side on different NICs while the hops within a node share each GPU's
+ * links. */
+typedef struct coll_path {
+    double bw, bw_net, lat;
+    int nch;
+} coll_path;
+
+static double predict(const sim_collparams *cp, sim_coll coll, sim_algo algo, int n, int nnodes, double bytes,
+                      const coll_path *P, sim_proto *proto_out)
 {
     double steps, moved, fill = 0;
     if (n < 2) {
@@ -604,16 +887,22 @@ double sim_coll_predict(const sim_collparams *cp, sim_coll coll, sim_algo algo, 
             steps = 2.0 * tree_steps_of(n, nnodes > 0 ? nnodes : n);
             /* the busiest GPU: with one GPU per node an interior node sends S
              * up (both trees) and S down (its interior tree); with a chain per
-             * node the head also takes its chain's S/2 per tree */
+             * node the head also takes its chain's S/2 per tree.  Priced over
+             * the slower of the GPU's links and its channels' NICs even when
+             * the heads sit on different NICs: NCCL caps a tree channel's
+             * throughput (tuning.cc, perChMaxTreeBw), which trainsim's tree
+             * does not, and with this price the choice falls where NCCL's
+             * does (trees for latency-bound sizes, rings for large ones) */
             moved = (nnodes > 0 && nnodes < n ? 3.0 : 2.0) * bytes;
             /* tree_allreduce pipelines chunks of at most tree_chunk_bytes per
-             * tree: each hop down the latency path delays the last chunk by
-             * one chunk time (without this, a 1 MB all-reduce across two
-             * nodes chose a tree that runs 2.6x slower than the ring) */
+             * tree (2 trees per channel): each hop down the latency path
+             * delays the last chunk by one chunk time (without this, a 1 MB
+             * all-reduce across two nodes chose a tree that runs 2.6x slower
+             * than the ring) */
             double tc = E.opt.tree_chunk_bytes > 0 ? E.opt.tree_chunk_bytes : 524288.0;
-            double cc = ceil(bytes / 2 / tc);
-            int nch = cc < 1 ? 1 : cc > 4096 ? 4096 : (int)cc;
-            fill = (steps - 1) * (bytes / 2 / nch);
+            double cc = ceil(bytes / (2 * P->nch) / tc);
+            int nchunk = cc < 1 ? 1 : cc > 4096 ? 4096 : (int)cc;
+            fill = (steps - 1) * (bytes / 2 / nchunk);
         } else {
             steps = 2.0 * (n - 1);
             moved = steps / n * bytes;
@@ -639,7 +928,8 @@ double sim_coll_predict(const sim_collparams *cp, sim_coll coll, sim_algo algo, 
     for (int p = SIM_PROTO_SIMPLE; p >= 0; p--) { /* ties go to Simple, then LL128 */
         if ((coll == SIM_COLL_ALLTOALL || coll == SIM_COLL_ALLTOALLV) && p != SIM_PROTO_SIMPLE)
             continue;
-        double t = cp->base_s[p] + steps * (lat + cp->step_s[p]) + (moved + fill) / (cp->eff[p] * bw);
+        double rate = fmin(P->bw * cp->eff[p], P->nch * P->bw_net * cp->net_eff[p]);
+        double t = cp->base_s[p] + steps * (P->lat + cp->step_s[p]) + (moved + fill) / rate;
         if (t < best) {
             best = t;
             bp = (sim_proto)p;
@@ -650,23 +940,36 @@ double sim_coll_predict(const sim_collparams *cp, sim_coll coll, sim_algo algo, 
     return best;
 }
 
-/* Slowest hop of the communicator's ring (what NCCL's topology search sees). */
-static void ring_path(sim_comm_rt *C, double *bw, double *lat)
+double sim_coll_predict(const sim_collparams *cp, sim_coll coll, sim_algo algo, int n, int nnodes, double bytes,
+                        double bw, double lat, sim_proto *proto_out)
+{
+    coll_path P = {bw, INFINITY, lat, 1};
+    return predict(cp, coll, algo, n, nnodes, bytes, &P, proto_out);
+}
+
+/* The slowest hops of the communicator's channels (what NCCL's topology
+ * search sees). */
+static void comm_path(sim_comm_rt *C, coll_path *P)
 {
     if (!C->has_path) {
-        C->path_bw = INFINITY;
+        C->path_bw = C->path_bw_net = INFINITY;
         C->path_lat = 0;
-        for (int i = 0; i < C->full.n; i++) {
-            double l = ring_lat(&C->full, i), b = ring_bw(&C->full, i);
-            C->path_lat = fmax(C->path_lat, l);
-            C->path_bw = fmin(C->path_bw, b > 0 ? b : INFINITY);
-        }
-        if (!isfinite(C->path_bw))
+        for (int m = 0; m < C->n; m++)
+            for (int j = 0; j < C->nout[m]; j++) {
+                edge *e = &C->out[(size_t)m * C->nch + j];
+                edge_route(e, C->ranks[m]);
+                double b = e->bw > 0 ? e->bw : INFINITY;
+                C->path_lat = fmax(C->path_lat, e->lat);
+                if (e->cross)
+                    C->path_bw_net = fmin(C->path_bw_net, b);
+                else
+                    C->path_bw = fmin(C->path_bw, b);
+            }
+        if (!isfinite(C->path_bw) && !isfinite(C->path_bw_net))
             C->path_bw = 1e12;
         C->has_path = 1;
     }
-    *bw = C->path_bw;
-    *lat = C->path_lat;
+    *P = (coll_path){C->path_bw, C->path_bw_net, C->path_lat, C->nch};
 }
 
 void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
@@ -682,10 +985,10 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
     if (n < 2)
         return;
     /* every member decides alike: the first member's GPU model sets the
-     * protocol numbers, the ring's slowest hop the bandwidth */
+     * protocol numbers, the channels' slowest hops the bandwidth */
     const sim_collparams *cp = &E.m->gpus[E.m->gpu_model[cm->ranks[0]]].coll;
-    double bw, lat;
-    ring_path(C, &bw, &lat);
+    coll_path P;
+    comm_path(C, &P);
     int algo = p->algo, g0, nn, st0, sz0, *starts;
     node_groups(C, pos, &g0, &nn, &st0, &sz0, &starts);
     if (folded)
@@ -693,19 +996,20 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
     if (p->sub == SIM_COLL_ALLREDUCE && algo == SIM_ALGO_AUTO) {
         algo = SIM_ALGO_RING;
         if (nn > 1 && n > 2 &&
-            sim_coll_predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_TREE, n, nn, S, bw, lat, NULL) <
-                sim_coll_predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_RING, n, nn, S, bw, lat, NULL))
+            predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_TREE, n, nn, S, &P, NULL) <
+                predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_RING, n, nn, S, &P, NULL))
             algo = SIM_ALGO_TREE;
     }
     if (algo == SIM_ALGO_HIERARCHICAL && !C->hier)
         algo = SIM_ALGO_RING;
     sim_proto proto;
-    sim_coll_predict(cp, (sim_coll)p->sub, algo == SIM_ALGO_TREE ? SIM_ALGO_TREE : SIM_ALGO_RING, n, nn, S, bw, lat,
-                     &proto);
+    predict(cp, (sim_coll)p->sub, algo == SIM_ALGO_TREE ? SIM_ALGO_TREE : SIM_ALGO_RING, n, nn, S, &P, &proto);
     /* a kernel running beside the NCCL kernel slows it (sim_engine_comm_factor) */
-    proto_run pr = {cp->step_s[proto], cp->eff[proto] / sim_engine_comm_factor(rank)};
+    double f = sim_engine_comm_factor(rank);
+    proto_run pr = {cp->step_s[proto], cp->eff[proto] / f, cp->net_eff[proto] / f};
     if (cp->base_s[proto] > 0)
         sg_actor_sleep_for(cp->base_s[proto]);
+    double per_ch = S / n / C->nch; /* a ring step's chunk in each channel */
     switch (p->sub) {
     case SIM_COLL_ALLREDUCE:
         if (algo == SIM_ALGO_HIERARCHICAL) {
@@ -718,19 +1022,18 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
             /* two servers cannot stand for a tree over all of them: its
              * uncontended time (trees are chosen for latency-bound sizes,
              * where sharing links changes little) */
-            double t = sim_coll_predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_TREE, n, nn, S, bw, lat, NULL) -
-                       cp->base_s[proto];
+            double t = predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_TREE, n, nn, S, &P, NULL) - cp->base_s[proto];
             if (t > 0)
                 sg_actor_sleep_for(t);
         } else if (algo == SIM_ALGO_TREE) {
             tree_allreduce(stream, c, C, me, S, &pr);
         } else {
-            ring_steps(stream, &C->full, pos, 2 * (n - 1), S / n, &pr);
+            ring_phase(stream, C, me, 2 * (n - 1), per_ch, &pr);
         }
         break;
     case SIM_COLL_ALLGATHER:
     case SIM_COLL_REDUCESCATTER:
-        ring_steps(stream, &C->full, pos, n - 1, S / n, &pr);
+        ring_phase(stream, C, me, n - 1, per_ch, &pr);
         break;
     case SIM_COLL_BROADCAST:
         chain(stream, &C->full, pos, C->pos_full[p->root], S, 0, &pr);
@@ -739,10 +1042,10 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
         chain(stream, &C->full, pos, C->pos_full[p->root], S, 1, &pr);
         break;
     case SIM_COLL_ALLTOALL:
-        alltoall(stream, c, C, me, S, NULL, 1 / pr.eff);
+        alltoall(stream, c, C, me, S, NULL, &pr);
         break;
     case SIM_COLL_ALLTOALLV:
-        alltoall(stream, c, C, me, S, sim_sched_sizes_of(E.s, p), 1 / pr.eff);
+        alltoall(stream, c, C, me, S, sim_sched_sizes_of(E.s, p), &pr);
         break;
     }
 }

@@ -40,6 +40,7 @@ void sim_gpu_neutral_comm(sim_gpu *g)
         g->coll.base_s[p] = 0;
         g->coll.step_s[p] = 0;
         g->coll.eff[p] = 1;
+        g->coll.net_eff[p] = 1;
     }
     g->overlap_compute = 1;
     g->overlap_comm = 1;
@@ -55,8 +56,9 @@ sim_machine *sim_machine_new(int ngpus, int nmodels)
     m->host = calloc((size_t)ngpus, sizeof *m->host);
     m->node = calloc((size_t)ngpus, sizeof *m->node);
     m->gpu_model = calloc((size_t)ngpus, sizeof *m->gpu_model);
+    m->nic = calloc((size_t)ngpus, sizeof *m->nic);
     m->gpus = calloc((size_t)(nmodels > 0 ? nmodels : 1), sizeof *m->gpus);
-    if (!m->host || !m->node || !m->gpu_model || !m->gpus) {
+    if (!m->host || !m->node || !m->gpu_model || !m->nic || !m->gpus) {
         sim_machine_free(m);
         return NULL;
     }
@@ -75,6 +77,7 @@ void sim_machine_free(sim_machine *m)
     free(m->host);
     free(m->node);
     free(m->gpu_model);
+    free(m->nic);
     free(m->gpus);
     free(m->platform_xml);
     free(m);
@@ -99,6 +102,7 @@ sim_machine *sim_machine_subset(const sim_machine *m, const int *ranks, int n)
         v->host[i] = strdup(m->host[ranks[i]]);
         v->node[i] = m->node[ranks[i]];
         v->gpu_model[i] = m->gpu_model[ranks[i]];
+        v->nic[i] = m->nic[ranks[i]];
         ok = v->host[i] != NULL;
     }
     if (!ok) {

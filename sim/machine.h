@@ -50,6 +50,8 @@ typedef struct sim_collparams {
     double step_s[SIM_PROTO_COUNT]; /* per ring/tree step, on top of the route latency */
     double eff[SIM_PROTO_COUNT];    /* payload rate as a fraction of the path bandwidth (LL sends a
                                        flag with every 4 bytes, LL128 one per 120 of 128 bytes) */
+    double net_eff[SIM_PROTO_COUNT]; /* the same on a hop through NICs: NCCL's priors (the catalogue's
+                                        defaults), as eff is fitted on one node's own links */
 } sim_collparams;
 
 typedef struct sim_gpu {
@@ -75,6 +77,8 @@ typedef struct sim_machine {
     char *platform_xml;   /* SimGrid DTD 4.1 platform text */
     char **host;          /* [ngpus] SimGrid host name of each rank */
     int *node;            /* [ngpus] node (server) index of each rank */
+    int *nic;             /* [ngpus] the node's NIC (0, 1, ...) that carries the rank's inter-node
+                             traffic; GPUs of a node on k NICs give its collectives k channels */
     int *gpu_model;       /* [ngpus] index into gpus[] */
     int nmodels;
     sim_gpu *gpus;        /* [nmodels] */

@@ -12,7 +12,7 @@
 
 #include "sim/machine.h"
 
-static sim_machine *star_machine(int n, double bw, double lat, int gpus_per_node)
+static inline sim_machine *star_machine(int n, double bw, double lat, int gpus_per_node)
 {
     sim_machine *m = sim_machine_new(n, 1);
     size_t cap = 4096 + (size_t)n * (size_t)n * 200, len = 0;
@@ -53,7 +53,7 @@ static sim_machine *star_machine(int n, double bw, double lat, int gpus_per_node
     return m;
 }
 
-static int near(double got, double want, double rel, const char *what)
+static inline int near(double got, double want, double rel, const char *what)
 {
     double e = fabs(got - want) / (fabs(want) > 0 ? fabs(want) : 1);
     printf("%-58s got %.9g want %.9g (%.4f%%)\n", what, got, want, 100 * e);

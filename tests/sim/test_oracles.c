@@ -8,7 +8,11 @@
  * and small messages pick a low-latency protocol; the pipelined double
  * binary tree on two GPUs takes S/B + (C+1) route latencies for C chunks per
  * tree; a kernel beside a transfer of its GPU runs at 1/f while it lasts and
- * the transfer moves f_comm times the bytes. */
+ * the transfer moves f_comm times the bytes; with several channels (2 nodes
+ * x 4 GPUs on NVSwitch, a NIC per GPU) step-by-step and aggregated rings
+ * agree and equal the closed form: per GPU 3 of its 4 channel edges on
+ * NVLink and one through its NIC, plus a route latency per step. */
+#include "platforms/platform.h"
 #include "sim/engine.h"
 #include "star.h"
 
@@ -97,8 +101,10 @@ static int protocols(int n)
     sim_machine *m = star_machine(n, BW, LAT, 1);
     sim_collparams *cp = &m->gpus[0].coll;
     double base[3] = {5e-6, 10e-6, 30e-6}, step[3] = {0.5e-6, 1e-6, 3e-6}, eff[3] = {0.3, 0.8, 0.95};
+    /* every GPU is its own node on the star: each hop goes between nodes,
+     * where the protocol runs at net_eff */
     for (int p = 0; p < 3; p++)
-        cp->base_s[p] = base[p], cp->step_s[p] = step[p], cp->eff[p] = eff[p];
+        cp->base_s[p] = base[p], cp->step_s[p] = step[p], cp->eff[p] = cp->net_eff[p] = eff[p];
     int *ranks = malloc((size_t)n * sizeof *ranks);
     for (int i = 0; i < n; i++)
         ranks[i] = i;
@@ -130,6 +136,58 @@ static int protocols(int n)
         sim_sched_free(s);
     }
     free(ranks);
+    sim_machine_free(m);
+    return fails;
+}
+
+/* 2 nodes x 4 GPUs on NVSwitch (NVLink 100 GB/s), one HDR NIC (25 GB/s) per
+ * GPU on switches of two: 4 channels.  Per channel each member sends one
+ * ring edge per step: per GPU 3 of its 4 edges go over its NVLink port and
+ * one (the channel where it leaves the node) through its NIC; every step
+ * waits for the slowest hop's route latency, the NIC's 4 us (two PCIe slots
+ * of 1 us and two NIC halves of 1 us). */
+static const char *nvs_2x4 =
+    "{\"name\": \"nvs-2x4\", \"nodes\": 2, \"node\": {\"gpu\": \"A100-SXM-80GB\", \"gpus_per_node\": 4,"
+    " \"pcie\": {\"gen\": 5, \"width\": 16},"
+    " \"switches\": [{\"socket\": 0, \"gpus\": [0, 1]}, {\"socket\": 0, \"gpus\": [2, 3]}],"
+    " \"nvlink\": {\"nvswitch\": true, \"GBps\": 100},"
+    " \"nics\": [{\"model\": \"IB-HDR\", \"switch\": 0}, {\"model\": \"IB-HDR\", \"switch\": 0},"
+    " {\"model\": \"IB-HDR\", \"switch\": 1}, {\"model\": \"IB-HDR\", \"switch\": 1}]},"
+    " \"fabric\": {\"type\": \"switch\"}}";
+
+static int channels(void)
+{
+    sim_err e;
+    sim_machine *m = plat_from_json(nvs_2x4, "nvs-2x4", &e);
+    if (!m) {
+        printf("FAIL: %s\n", e.msg);
+        return 1;
+    }
+    sim_gpu_neutral_comm(&m->gpus[0]);
+    int fails = 0, ranks[8] = {5, 0, 7, 2, 1, 4, 3, 6}, n = 8;
+    double S = 512.0 * (1 << 20), nvl = 100e9, nic = 25e9, lat = 4e-6;
+    sim_coll colls[3] = {SIM_COLL_ALLREDUCE, SIM_COLL_ALLGATHER, SIM_COLL_REDUCESCATTER};
+    for (int k = 0; k < 3; k++) {
+        sim_schedule *s = sim_sched_new(n);
+        int c = sim_sched_comm(s, "world", ranks, n);
+        sim_payload pl = {.kind = SIM_OP_COLLECTIVE, .sub = colls[k], .algo = SIM_ALGO_RING, .name = -1,
+                          .bytes = (int64_t)S};
+        uint32_t pid = sim_sched_payload(s, &pl);
+        for (int r = 0; r < n; r++)
+            sim_sched_add(s, sim_sched_stream(s, r, "comm"), pid, c, SIM_NO_TAGS, NULL, 0);
+        double steps = colls[k] == SIM_COLL_ALLREDUCE ? 2.0 * (n - 1) : n - 1;
+        double per_edge = steps / n * S / 4;
+        double want = fmax(3 * per_edge / nvl, per_edge / nic) + steps * lat;
+        for (int mode = SIM_COLLMODE_STEP; mode <= SIM_COLLMODE_AGGREGATED; mode++) {
+            char what[128];
+            snprintf(what, sizeof what, "%s 2x4 GPUs, 4 channels, %s", sim_coll_name(colls[k]),
+                     mode == SIM_COLLMODE_STEP ? "step by step" : "aggregated");
+            sim_result r;
+            fails += near(run(s, m, (sim_coll_mode)mode, &r), want, 1e-4, what);
+            sim_result_free(&r);
+        }
+        sim_sched_free(s);
+    }
     sim_machine_free(m);
     return fails;
 }
@@ -282,6 +340,7 @@ int main(void)
     fails += protocols(8);
     fails += protocols(5);
     fails += tree();
+    fails += channels();
     fails += interference();
     fails += bubble(4, 8);
     fails += bubble(3, 2);
