@@ -160,6 +160,17 @@ static int parse_nccl(const cJSON *own, const cJSON *dflt, sim_collparams *cp, c
                 cp->net_eff[p] = v->valuedouble;
             }
         }
+    /* NVLink SHARP, only where the GPU's own entry gives its numbers */
+    const cJSON *nv = cJSON_GetObjectItemCaseSensitive(own, "nvls");
+    cp->nvls_base_s = cp->nvls_eff = 0;
+    if (nv) {
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(nv, "base_us"), *e = cJSON_GetObjectItemCaseSensitive(nv, "efficiency");
+        if (!cJSON_IsNumber(b) || b->valuedouble < 0 || !cJSON_IsNumber(e) || e->valuedouble <= 0 || e->valuedouble > 1)
+            return sim_errf(err, "%s: %s: nccl.nvls: expected {\"base_us\": a latency >= 0, \"efficiency\": a fraction in (0, 1]}",
+                            GPUS_JSON, model);
+        cp->nvls_base_s = b->valuedouble * 1e-6;
+        cp->nvls_eff = e->valuedouble;
+    }
     return 0;
 }
 

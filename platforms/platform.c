@@ -769,6 +769,7 @@ static sim_machine *build(jctx *c, const cJSON *root)
         m->host[r] = strdup(h);
         m->node[r] = r / ns->ngpus;
         m->nic[r] = ns->nnics ? nic_of(ns, r % ns->ngpus) : 0;
+        m->nvswitch[r] = ns->gpu_nvl[r % ns->ngpus] >= 0 ? r / ns->ngpus : -1;
         m->gpu_model[r] = 0;
         if (!m->host[r])
             break;

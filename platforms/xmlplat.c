@@ -2,13 +2,14 @@
  *
  * SimGrid parses the XML itself when the engine loads it; here we only need
  * to know which hosts are GPUs.  A light scan (no XML library) finds each
- * <host id="..."> element and its <prop id="trainsim:gpu|rank|node|nic"
+ * <host id="..."> element and its <prop id="trainsim:gpu|rank|node|nic|nvswitch""
  * value="..."/> children, skipping comments.  Hosts without trainsim:gpu are
  * ordinary hosts (CPUs, storage) and are ignored.  Ranks follow
  * trainsim:rank when every GPU host has one, else document order; without
  * trainsim:node every GPU host is its own node; trainsim:nic (default 0)
  * names the node's NIC the GPU's inter-node routes leave by, which the
- * collectives need to spread their channels (sim/machine.h).  Syntax errors in the rest
+ * collectives need to spread their channels, and trainsim:nvswitch (default
+ * none) the NVSwitch fabric it is on, for NVLink SHARP (sim/machine.h).  Syntax errors in the rest
  * of the file are SimGrid's to report when it loads the platform. */
 #include "platform.h"
 #include "catalog.h"
@@ -20,7 +21,7 @@
 typedef struct xhost {
     char id[128];
     char gpu[48];
-    int rank, node, nic; /* -1 = not given */
+    int rank, node, nic, nvswitch; /* -1 = not given */
 } xhost;
 
 /* Value of attribute name="..." (or '...') inside the tag [tag, end). */
@@ -97,7 +98,7 @@ sim_machine *plat_from_xml(const char *path, sim_err *err)
             sim_errf(err, "%s: unterminated <host> element", path);
             goto fail;
         }
-        xhost h = {"", "", -1, -1, -1};
+        xhost h = {"", "", -1, -1, -1, -1};
         attr(p + 5, tag_end, "id", h.id, sizeof h.id);
         /* The element's body runs to </host> unless the tag is self-closing. */
         const char *body = tag_end + 1, *body_end = body;
@@ -114,7 +115,8 @@ sim_machine *plat_from_xml(const char *path, sim_err *err)
                 snprintf(h.gpu, sizeof h.gpu, "%.47s", val);
             } else if ((strcmp(id, "trainsim:rank") == 0 && parse_int(val, &h.rank)) ||
                        (strcmp(id, "trainsim:node") == 0 && parse_int(val, &h.node)) ||
-                       (strcmp(id, "trainsim:nic") == 0 && parse_int(val, &h.nic))) {
+                       (strcmp(id, "trainsim:nic") == 0 && parse_int(val, &h.nic)) ||
+                       (strcmp(id, "trainsim:nvswitch") == 0 && parse_int(val, &h.nvswitch))) {
                 sim_errf(err, "%s: host \"%s\": property %s: expected a non-negative integer, got \"%s\"", path, h.id,
                          id, val);
                 goto fail;
@@ -217,6 +219,7 @@ sim_machine *plat_from_xml(const char *path, sim_err *err)
         m->node[i] = hosts[i].node >= 0 ? hosts[i].node : i;
         m->gpu_model[i] = which[i];
         m->nic[i] = hosts[i].nic >= 0 ? hosts[i].nic : 0;
+        m->nvswitch[i] = hosts[i].nvswitch;
         if (m->node[i] > maxnode)
             maxnode = m->node[i];
     }

@@ -13,6 +13,10 @@
  *                         half the data in chunks; a chunk goes down as soon
  *                         as it has reached the root, so reduce and broadcast
  *                         overlap as in NCCL's tree pipeline
+ *   NVLS all-reduce       NVLink SHARP within one NVSwitch node (H100): each
+ *                         GPU has the switch sum its 1/n share and multicast
+ *                         it back, S (n+1)/n through each port and direction
+ *                         (nvls_time); fitted on Azure's ND H100 v5 curve
  *   broadcast / reduce    pipelined chain along the ring from / to the root
  *   all-to-all            one flow per ordered pair
  *   all-to-allv           the same with a size per pair (MoE dispatch and
@@ -68,6 +72,15 @@
  * broadcast and reduce chains over several channels (one chain), and rails
  * in the fabric (fabrics are a switch or a fat tree: which NIC of the next
  * node a channel reaches does not change the bandwidth).
+ * NVLS: only the single-node all-reduce (NCCL_ALGO=NVLS, what Azure's H100
+ * curve measured).  Not modelled: NVLS reduce-scatter / all-gather (on one
+ * node they move what a ring moves through each port, so they would change
+ * SM use, which trainsim does not model, not time) and NVLS-tree across
+ * nodes (NCCL's NVLSTree pipelines an NVLS reduce, a tree over the nodes'
+ * heads on their rails and an NVLS multicast chunk by chunk; modelled as
+ * three phases one after the other it would be slower than the ring, and no
+ * multi-node H100 measurement is in the data to check a pipelined version
+ * against), nor SHARP in the InfiniBand switches (CollNet). 
  *
  * Mailboxes: one inbox per ring position and direction (per channel edge),
  * so each inbox has a single sender and SimGrid's FIFO matching is the
@@ -132,6 +145,7 @@ typedef struct sim_comm_rt {
     sg_mailbox_t *pair;     /* [n*n] lazily: inbox of dst from src (all-to-all) */
     int has_path;           /* path computed */
     double path_bw, path_bw_net, path_lat; /* slowest hops within and across nodes, longest latency */
+    int nvls;               /* 1: all members on one NVSwitch (NVLink SHARP possible) */
 } sim_comm_rt;
 
 static char token; /* non-NULL payload for collective flows */
@@ -344,6 +358,9 @@ static sim_comm_rt *comm_rt(int c)
     seg[nnodes] = n;
     build_channels(c, C, ord, seg, nnodes);
     free(seg);
+    C->nvls = n > 1 && E.m->nvswitch[cm->ranks[0]] >= 0;
+    for (int i = 1; i < n; i++)
+        C->nvls &= E.m->nvswitch[cm->ranks[i]] == E.m->nvswitch[cm->ranks[0]];
 
     /* hierarchical needs >1 node and the same number (>1) of members on each */
     per = n / nnodes;
@@ -872,14 +889,30 @@ typedef struct coll_path {
     int nch;
 } coll_path;
 
+/* NVLink SHARP all-reduce within one NVSwitch node (NCCL's NVLS algorithm,
+ * src/transport/nvls.cc and its device kernels): each GPU asks the switch
+ * for the sum of its 1/n share (the switch reads that share from every GPU
+ * and returns it: S out, S/n in per GPU), then multicasts its reduced share
+ * (S/n out, the switch writes it to all n: S in).  Each GPU's NVLink port
+ * carries S (n + 1) / n in each direction, against a ring's 2 S (n - 1) / n:
+ * a bus bandwidth of 2 (n - 1) / (n + 1) times the port's, 14/9 on 8 GPUs.
+ * Its latency and efficiency are the GPU's own (fitted on the Azure ND H100
+ * v5 curve: validation/fit_nccl.c). */
+static double nvls_time(const sim_collparams *cp, int n, double bytes, const coll_path *P)
+{
+    if (cp->nvls_eff <= 0)
+        return INFINITY;
+    return cp->nvls_base_s + P->lat + (n + 1.0) / n * bytes / (P->bw * cp->nvls_eff);
+}
+
 static double predict(const sim_collparams *cp, sim_coll coll, sim_algo algo, int n, int nnodes, double bytes,
                       const coll_path *P, sim_proto *proto_out)
 {
     double steps, moved, fill = 0;
-    if (n < 2) {
+    if (n < 2 || algo == SIM_ALGO_NVLS) {
         if (proto_out)
             *proto_out = SIM_PROTO_SIMPLE;
-        return 0;
+        return n < 2 ? 0 : nvls_time(cp, n, bytes, P);
     }
     switch (coll) {
     case SIM_COLL_ALLREDUCE:
@@ -995,13 +1028,25 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
         nn = E.opt.fold_nodes[c];
     if (p->sub == SIM_COLL_ALLREDUCE && algo == SIM_ALGO_AUTO) {
         algo = SIM_ALGO_RING;
-        if (nn > 1 && n > 2 &&
-            predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_TREE, n, nn, S, &P, NULL) <
-                predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_RING, n, nn, S, &P, NULL))
+        double best = predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_RING, n, nn, S, &P, NULL);
+        if (nn > 1 && n > 2 && predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_TREE, n, nn, S, &P, NULL) < best)
             algo = SIM_ALGO_TREE;
+        else if (C->nvls && !folded && predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_NVLS, n, nn, S, &P, NULL) < best)
+            algo = SIM_ALGO_NVLS;
     }
-    if (algo == SIM_ALGO_HIERARCHICAL && !C->hier)
+    if ((algo == SIM_ALGO_HIERARCHICAL && !C->hier) ||
+        (algo == SIM_ALGO_NVLS && (!C->nvls || folded || cp->nvls_eff <= 0 || p->sub != SIM_COLL_ALLREDUCE)))
         algo = SIM_ALGO_RING;
+    if (algo == SIM_ALGO_NVLS) {
+        /* every member asks the switch for its share's sum and multicasts it:
+         * its port moves S (n + 1) / n each way, sent as equal flows to the
+         * others (an NVSwitch route uses only the two GPUs' ports) */
+        proto_run nv = {0, cp->nvls_eff / sim_engine_comm_factor(rank), cp->nvls_eff};
+        if (cp->nvls_base_s > 0)
+            sg_actor_sleep_for(cp->nvls_base_s);
+        alltoall(stream, c, C, me, S * (n + 1.0) / (n - 1), NULL, &nv);
+        return;
+    }
     sim_proto proto;
     predict(cp, (sim_coll)p->sub, algo == SIM_ALGO_TREE ? SIM_ALGO_TREE : SIM_ALGO_RING, n, nn, S, &P, &proto);
     /* a kernel running beside the NCCL kernel slows it (sim_engine_comm_factor) */

@@ -42,6 +42,8 @@ void sim_gpu_neutral_comm(sim_gpu *g)
         g->coll.eff[p] = 1;
         g->coll.net_eff[p] = 1;
     }
+    g->coll.nvls_base_s = 0;
+    g->coll.nvls_eff = 0;
     g->overlap_compute = 1;
     g->overlap_comm = 1;
 }
@@ -57,13 +59,16 @@ sim_machine *sim_machine_new(int ngpus, int nmodels)
     m->node = calloc((size_t)ngpus, sizeof *m->node);
     m->gpu_model = calloc((size_t)ngpus, sizeof *m->gpu_model);
     m->nic = calloc((size_t)ngpus, sizeof *m->nic);
+    m->nvswitch = malloc((size_t)(ngpus > 0 ? ngpus : 1) * sizeof *m->nvswitch);
     m->gpus = calloc((size_t)(nmodels > 0 ? nmodels : 1), sizeof *m->gpus);
-    if (!m->host || !m->node || !m->gpu_model || !m->nic || !m->gpus) {
+    if (!m->host || !m->node || !m->gpu_model || !m->nic || !m->nvswitch || !m->gpus) {
         sim_machine_free(m);
         return NULL;
     }
     for (int i = 0; i < (nmodels > 0 ? nmodels : 1); i++)
         sim_gpu_neutral_comm(&m->gpus[i]);
+    for (int i = 0; i < ngpus; i++)
+        m->nvswitch[i] = -1;
     return m;
 }
 
@@ -78,6 +83,7 @@ void sim_machine_free(sim_machine *m)
     free(m->node);
     free(m->gpu_model);
     free(m->nic);
+    free(m->nvswitch);
     free(m->gpus);
     free(m->platform_xml);
     free(m);
@@ -103,6 +109,7 @@ sim_machine *sim_machine_subset(const sim_machine *m, const int *ranks, int n)
         v->node[i] = m->node[ranks[i]];
         v->gpu_model[i] = m->gpu_model[ranks[i]];
         v->nic[i] = m->nic[ranks[i]];
+        v->nvswitch[i] = m->nvswitch[ranks[i]];
         ok = v->host[i] != NULL;
     }
     if (!ok) {

@@ -52,6 +52,8 @@ typedef struct sim_collparams {
                                        flag with every 4 bytes, LL128 one per 120 of 128 bytes) */
     double net_eff[SIM_PROTO_COUNT]; /* the same on a hop through NICs: NCCL's priors (the catalogue's
                                         defaults), as eff is fitted on one node's own links */
+    double nvls_base_s;             /* NVLink SHARP all-reduce (the NVSwitch reduces): once per call */
+    double nvls_eff;                /* its payload rate as a fraction of the NVLink port; 0 = no NVLS */
 } sim_collparams;
 
 typedef struct sim_gpu {
@@ -79,6 +81,8 @@ typedef struct sim_machine {
     int *node;            /* [ngpus] node (server) index of each rank */
     int *nic;             /* [ngpus] the node's NIC (0, 1, ...) that carries the rank's inter-node
                              traffic; GPUs of a node on k NICs give its collectives k channels */
+    int *nvswitch;        /* [ngpus] the NVSwitch fabric the rank is on (GPUs with the same value
+                             reach each other through one NVSwitch: NVLS), -1 = none */
     int *gpu_model;       /* [ngpus] index into gpus[] */
     int nmodels;
     sim_gpu *gpus;        /* [nmodels] */

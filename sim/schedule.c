@@ -333,7 +333,7 @@ static const char *op_kind_names[] = {"compute", "collective", "send", "recv", "
 static const char *kernel_names[] = {"gemm", "attention", "elementwise", "optimizer", "fixed"};
 static const char *coll_names[] = {"allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce",
                                     "alltoallv"};
-static const char *algo_names[] = {"auto", "ring", "tree", "hierarchical"};
+static const char *algo_names[] = {"auto", "ring", "tree", "hierarchical", "nvls"};
 static const char *mem_names[] = {"weights", "gradients", "optimizer", "activations", "buffers", "context"};
 static const char *phase_names[] = {"none", "forward", "backward", "recompute", "optimizer"};
 

@@ -63,6 +63,7 @@ typedef enum sim_algo {
     SIM_ALGO_RING,
     SIM_ALGO_TREE,
     SIM_ALGO_HIERARCHICAL,
+    SIM_ALGO_NVLS,          /* NVLink SHARP: the NVSwitch reduces (all-reduce within an NVSwitch node) */
     SIM_ALGO_COUNT
 } sim_algo;
 

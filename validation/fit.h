@@ -32,6 +32,7 @@ typedef struct val_fitted {
 
 /* The fits.  Each fills up to max parameters, returns how many (or -1). */
 int val_fit_nccl_a100(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
+int val_fit_nvls_h100(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
 
 int val_fit_gemm(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
 int val_fit_oases_nic(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);

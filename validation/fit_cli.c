@@ -45,6 +45,12 @@ int val_fit_cli_main(int argc, char **argv)
         return 1;
     }
     n += k;
+    k = val_fit_nvls_h100(data, f + n, 64 - n, log, &err);
+    if (k < 0) {
+        fprintf(stderr, "trainsim calibrate: %s\n", err.msg);
+        return 1;
+    }
+    n += k;
     k = val_fit_gemm(data, f + n, 64 - n, log, &err);
     if (k < 0) {
         fprintf(stderr, "trainsim calibrate: %s\n", err.msg);

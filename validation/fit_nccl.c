@@ -1,6 +1,7 @@
-/* fit_nccl.c — NCCL protocol numbers of the A100 SXM (fit.h).
+/* fit_nccl.c — NCCL protocol numbers of the A100 SXM and NVLink SHARP
+ * numbers of the H100 SXM (fit.h).
  *
- * Data: validation/data/collectives/azure_nd_a100_v4_allreduce_busbw.csv
+ * A100 data: validation/data/collectives/azure_nd_a100_v4_allreduce_busbw.csv
  * (nccl-tests all_reduce_perf on one Azure ND A100 v4 node, 8 GPUs on
  * NVSwitch, 1 KB-8 GB; time = 2(n-1)/n x bytes / busbw).
  * Model: sim_coll_predict(), the formula the engine uses to choose and run a
@@ -9,7 +10,13 @@
  * and an efficiency are fitted (6 numbers); the per-step latencies stay at
  * NCCL's NVLink priors (one node gives one ring length, so step and base
  * latency cannot be told apart).  Fitted on the even-indexed sizes (1 KB,
- * 4 KB, ..., 4 GB); the odd-indexed ones are predicted and reported. */
+ * 4 KB, ..., 4 GB); the odd-indexed ones are predicted and reported.
+ *
+ * H100 data: .../azure_nd_h100_v5_allreduce_busbw.csv (one Azure ND H100 v5
+ * node, NCCL's NVLS algorithm at every size).  Model: sim_coll_predict()
+ * with SIM_ALGO_NVLS, base + route latency + S (n + 1) / n / (NVLink x
+ * efficiency) (collectives.c, nvls_time): the NVLS base latency and
+ * efficiency (2 numbers), on the even-indexed sizes again. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,46 +60,57 @@ static int resid(const double *x, double *r, void *user)
     return 0;
 }
 
-int val_fit_nccl_a100(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err)
+/* A one-node all-reduce curve (sizes, times; even-indexed ones fitted) and
+ * its platform's GPU: collective numbers as stored, NVSwitch bandwidth and
+ * route latency. */
+static int load_curve(const char *data_dir, const char *csv_name, const char *platform, const char *gpu,
+                      nccl_data *d, sim_err *err)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/%s", data_dir, NCCL_CSV);
+    snprintf(path, sizeof path, "%s/%s", data_dir, csv_name);
     val_csv *csv = val_csv_load(path, err);
     if (!csv)
         return -1;
-    nccl_data d;
-    memset(&d, 0, sizeof d);
+    memset(d, 0, sizeof *d);
     int cb = val_csv_col(csv, "message_size_bytes_approx", err), cw = val_csv_col(csv, "busbw_GBps", err);
     if (cb < 0 || cw < 0) {
         val_csv_free(csv);
         return -1;
     }
-    for (int i = 0; i < val_csv_rows(csv) && d.n < 64; i++) {
+    for (int i = 0; i < val_csv_rows(csv) && d->n < 64; i++) {
         double b, w;
         if (val_csv_num(csv, i, cb, &b, err) < 0 || val_csv_num(csv, i, cw, &w, err) < 0) {
             val_csv_free(csv);
             return -1;
         }
-        d.bytes[d.n] = b;
-        d.secs[d.n] = 2.0 * (NCCL_N - 1) / NCCL_N * b / (w * 1e9);
-        d.use[d.n] = d.n % 2 == 0;
-        d.n++;
+        d->bytes[d->n] = b;
+        d->secs[d->n] = 2.0 * (NCCL_N - 1) / NCCL_N * b / (w * 1e9);
+        d->use[d->n] = d->n % 2 == 0;
+        d->n++;
     }
     val_csv_free(csv);
-    sim_machine *m = plat_load("azure-nd-a100-v4", err);
+    sim_machine *m = plat_load(platform, err);
     if (!m)
         return -1;
-    d.cp = m->gpus[0].coll;
-    sim_collparams stored = m->gpus[0].coll;
+    d->cp = m->gpus[0].coll;
     sim_machine_free(m);
     sim_gpu g;
     plat_gpu_info info;
     plat_defaults df;
-    if (plat_gpu_lookup_info("A100-SXM-80GB", &g, &info, err))
+    if (plat_gpu_lookup_info(gpu, &g, &info, err))
         return -1;
     plat_catalog_defaults(&df);
-    d.bw = info.nvlink_GBps * 1e9;
-    d.lat = 2 * df.nvlink_lat;
+    d->bw = info.nvlink_GBps * 1e9;
+    d->lat = 2 * df.nvlink_lat;
+    return 0;
+}
+
+int val_fit_nccl_a100(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err)
+{
+    nccl_data d;
+    if (load_curve(data_dir, NCCL_CSV, "azure-nd-a100-v4", "A100-SXM-80GB", &d, err))
+        return -1;
+    sim_collparams stored = d.cp;
     /* starts (log base µs, logit efficiency): LL quick to start and slow to
      * stream, Simple the opposite; the best of a few deterministic starts */
     static const double starts[3][6] = {{3.7, 3.7, 4.6, -2, 0, 1}, {3.0, 3.5, 4.6, -1.1, -0.5, 1.2},
@@ -134,4 +152,58 @@ int val_fit_nccl_a100(const char *data_dir, val_fitted *out, int max, FILE *logf
         k++;
     }
     return k;
+}
+
+/* ---- H100 NVLS ---------------------------------------------------------- */
+
+#define NVLS_CSV "collectives/azure_nd_h100_v5_allreduce_busbw.csv"
+
+static void unpack_nvls(const double *x, sim_collparams *cp)
+{
+    cp->nvls_base_s = exp(x[0]) * 1e-6;
+    cp->nvls_eff = 1 / (1 + exp(-x[1]));
+}
+
+static int resid_nvls(const double *x, double *r, void *user)
+{
+    nccl_data *d = user;
+    sim_collparams cp = d->cp;
+    unpack_nvls(x, &cp);
+    int k = 0;
+    for (int i = 0; i < d->n; i++)
+        if (d->use[i])
+            r[k++] = log(sim_coll_predict(&cp, SIM_COLL_ALLREDUCE, SIM_ALGO_NVLS, NCCL_N, 1, d->bytes[i], d->bw, d->lat,
+                                          NULL) /
+                         d->secs[i]);
+    return 0;
+}
+
+int val_fit_nvls_h100(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err)
+{
+    nccl_data d;
+    if (load_curve(data_dir, NVLS_CSV, "azure-nd-h100-v5", "H100-SXM", &d, err))
+        return -1;
+    sim_collparams stored = d.cp;
+    int nfit = 0;
+    for (int i = 0; i < d.n; i++)
+        nfit += d.use[i];
+    double x[2] = {log(30.0), 0.5}, rms; /* 30 us, efficiency 0.62 */
+    if (val_fit_lm(resid_nvls, &d, nfit, 2, x, &rms, err))
+        return sim_err_prefix(err, "H100 NVLS: ");
+    unpack_nvls(x, &d.cp);
+    if (logf) {
+        fprintf(logf, "H100-SXM NVLS all-reduce from %s (%d sizes fitted, %d predicted), rms log error %.3f\n",
+                NVLS_CSV, nfit, d.n - nfit, rms);
+        for (int i = 0; i < d.n; i++) {
+            double t =
+                sim_coll_predict(&d.cp, SIM_COLL_ALLREDUCE, SIM_ALGO_NVLS, NCCL_N, 1, d.bytes[i], d.bw, d.lat, NULL);
+            fprintf(logf, "  %12.0f B  measured %10.2f us  model %10.2f us  %+6.1f %%  %s\n", d.bytes[i],
+                    d.secs[i] * 1e6, t * 1e6, 100 * (t - d.secs[i]) / d.secs[i], d.use[i] ? "fitted" : "predicted");
+        }
+    }
+    if (max < 2)
+        return 0;
+    out[0] = (val_fitted){"H100-SXM nccl.nvls.base_us", d.cp.nvls_base_s * 1e6, stored.nvls_base_s * 1e6, "us"};
+    out[1] = (val_fitted){"H100-SXM nccl.nvls.efficiency", d.cp.nvls_eff, stored.nvls_eff, ""};
+    return 2;
 }

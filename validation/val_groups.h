@@ -6,6 +6,7 @@
 #include "val.h"
 
 int val_group_azure_a100(const val_ctx *ctx, val_set *out, sim_err *err);
+int val_group_azure_h100(const val_ctx *ctx, val_set *out, sim_err *err);
 int val_group_galvatron_pcie(const val_ctx *ctx, val_set *out, sim_err *err);
 int val_group_aicb_a100(const val_ctx *ctx, val_set *out, sim_err *err);
 int val_group_kineto_gemm(const val_ctx *ctx, val_set *out, sim_err *err);

@@ -9,7 +9,9 @@
  *  - a data-parallel group with one GPU per node keeps that GPU's rail: the
  *    same time as a lone ring over those GPUs' own NICs;
  *  - all-to-all across two nodes moves its cross-node bytes over all eight
- *    NICs at once. */
+ *    NICs at once;
+ *  - on one H100 node the automatic choice runs NVLink SHARP for a large
+ *    all-reduce, and the faster of ring and NVLS at any size. */
 #include "platforms/platform.h"
 #include "sim/engine.h"
 #include "star.h"
@@ -116,12 +118,43 @@ static int alltoall_spread(void)
     return near(t, want, 0.05, "all-to-all over 8 NICs per node");
 }
 
+/* On one H100 NVSwitch node (azure-nd-h100-v5) the automatic choice runs
+ * NVLink SHARP for a large all-reduce, 14/9 of a ring's bus bandwidth on the
+ * same ports (NCCL: ~476 against ~370 GB/s), and at any size takes the
+ * faster of ring and NVLS. */
+static int nvls_choice(void)
+{
+    sim_err e;
+    sim_machine *m = plat_load("azure-nd-h100-v5", &e);
+    if (!m) {
+        printf("FAIL: %s\n", e.msg);
+        return 1;
+    }
+    int fails = 0, ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    double sizes[2] = {4096, 256.0 * (1 << 20)};
+    for (int k = 0; k < 2; k++) {
+        double ring = run_coll(m, SIM_COLL_ALLREDUCE, SIM_ALGO_RING, ranks, 8, sizes[k], SIM_COLLMODE_AUTO, 0);
+        double nv = run_coll(m, SIM_COLL_ALLREDUCE, SIM_ALGO_NVLS, ranks, 8, sizes[k], SIM_COLLMODE_AUTO, 0);
+        double aut = run_coll(m, SIM_COLL_ALLREDUCE, SIM_ALGO_AUTO, ranks, 8, sizes[k], SIM_COLLMODE_AUTO, 0);
+        printf("H100 node, %.0f B: ring %.2f us (%.1f GB/s), NVLS %.2f us (%.1f GB/s), auto %.2f us\n", sizes[k],
+               ring * 1e6, busbw(8, sizes[k], ring) / 1e9, nv * 1e6, busbw(8, sizes[k], nv) / 1e9, aut * 1e6);
+        fails += near(aut, fmin(ring, nv), 1e-9, "auto takes the faster of ring and NVLS");
+        if (k == 1 && !(nv < 0.85 * ring)) {
+            printf("FAIL: NVLS should beat the ring by 15 %% at 256 MB\n");
+            fails++;
+        }
+    }
+    sim_machine_free(m);
+    return fails;
+}
+
 int main(void)
 {
     int fails = 0;
     fails += two_node_allreduce("a100-sxm-128n", 24e9, "DGX-A100-like");
     fails += two_node_allreduce("dgx-h100-16n", 48e9, "DGX-H100-like");
     fails += alltoall_spread();
+    fails += nvls_choice();
     printf("%s\n", fails ? "FAILED" : "all channel checks hold");
     return fails != 0;
 }

@@ -11,7 +11,8 @@
  * the transfer moves f_comm times the bytes; with several channels (2 nodes
  * x 4 GPUs on NVSwitch, a NIC per GPU) step-by-step and aggregated rings
  * agree and equal the closed form: per GPU 3 of its 4 channel edges on
- * NVLink and one through its NIC, plus a route latency per step. */
+ * NVLink and one through its NIC, plus a route latency per step; NVLink
+ * SHARP on one NVSwitch node moves S (n + 1) / n per GPU port. */
 #include "platforms/platform.h"
 #include "sim/engine.h"
 #include "star.h"
@@ -192,6 +193,49 @@ static int channels(void)
     return fails;
 }
 
+/* NVLink SHARP on one 8-GPU NVSwitch node: each GPU's port carries
+ * S (n + 1) / n each way, so the all-reduce takes base + route latency
+ * (two NVLink hops) + 9/8 S / (NVLink x efficiency), as predicted; forced
+ * on a communicator that spans nodes it falls back to the ring. */
+static int nvls(void)
+{
+    sim_err e;
+    sim_machine *m = plat_load("dgx-h100-16n", &e);
+    if (!m) {
+        printf("FAIL: %s\n", e.msg);
+        return 1;
+    }
+    sim_collparams *cp = &m->gpus[0].coll;
+    sim_gpu_neutral_comm(&m->gpus[0]);
+    cp->nvls_base_s = 10e-6;
+    cp->nvls_eff = 0.5;
+    int fails = 0, ranks[16];
+    for (int i = 0; i < 16; i++)
+        ranks[i] = i;
+    double S = 256.0 * (1 << 20), nvl = 450e9, lat = 2 * 0.7e-6;
+    for (int span = 8; span <= 16; span += 8) {
+        sim_schedule *s = sim_sched_new(16);
+        int c = sim_sched_comm(s, "g", ranks, span);
+        sim_payload pl = {.kind = SIM_OP_COLLECTIVE, .sub = SIM_COLL_ALLREDUCE, .algo = SIM_ALGO_NVLS, .name = -1,
+                          .bytes = (int64_t)S};
+        uint32_t pid = sim_sched_payload(s, &pl);
+        for (int r = 0; r < span; r++)
+            sim_sched_add(s, sim_sched_stream(s, r, "comm"), pid, c, SIM_NO_TAGS, NULL, 0);
+        sim_result r;
+        double t = run(s, m, SIM_COLLMODE_AUTO, &r);
+        if (span == 8) {
+            fails += near(t, 10e-6 + lat + 9.0 / 8 * S / (nvl * 0.5), 1e-6, "NVLS all-reduce, 8 H100 on NVSwitch");
+        } else if (t < 2.0 * 15 / 16 * S / (8 * 48e9)) {
+            printf("FAIL: NVLS over two nodes should fall back to the ring (%g s)\n", t);
+            fails++;
+        }
+        sim_result_free(&r);
+        sim_sched_free(s);
+    }
+    sim_machine_free(m);
+    return fails;
+}
+
 /* Pipelined double binary tree on 2 GPUs (one per node), C chunks per tree
  * of c = S/2/C bytes, τ = c/B, route latency L: each direction carries one
  * tree's reduce and the other's broadcast; chunk 0 goes up alone, then each
@@ -341,6 +385,7 @@ int main(void)
     fails += protocols(5);
     fails += tree();
     fails += channels();
+    fails += nvls();
     fails += interference();
     fails += bubble(4, 8);
     fails += bubble(3, 2);
