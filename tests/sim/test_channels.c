@@ -9,7 +9,8 @@
  *  - a data-parallel group with one GPU per node keeps that GPU's rail: the
  *    same time as a lone ring over those GPUs' own NICs;
  *  - all-to-all across two nodes moves its cross-node bytes over all eight
- *    NICs at once;
+ *    NICs at once, and eight pipeline sends between two nodes, to the same
+ *    rail or another, take one NIC's time;
  *  - on one H100 node the automatic choice runs NVLink SHARP for a large
  *    all-reduce, and the faster of ring and NVLS at any size. */
 #include "platforms/platform.h"
@@ -118,6 +119,47 @@ static int alltoall_spread(void)
     return near(t, want, 0.05, "all-to-all over 8 NICs per node");
 }
 
+/* Pipeline sends between two DGX-A100-like nodes: k sends at once from
+ * node 0's GPU i to node 1's GPU (i + shift) % 8.  Each leaves through its
+ * GPU's NIC and arrives through the receiver's (NCCL with PXN would leave
+ * through the NIC on the receiver's rail, relayed over NVLink: the same
+ * per-NIC load here), so 8 sends take one NIC's time, not 8, and a lone send
+ * gets one NIC (NCCL's channels of one peer share the GPU's NIC). */
+static int pipeline_sends(void)
+{
+    sim_err e;
+    sim_machine *m = plat_load("a100-sxm-128n", &e);
+    if (!m) {
+        printf("FAIL: %s\n", e.msg);
+        return 1;
+    }
+    int fails = 0;
+    double S = 256.0 * (1 << 20), per_nic = 24e9;
+    int counts[3] = {1, 8, 8}, shifts[3] = {0, 0, 3};
+    for (int k = 0; k < 3; k++) {
+        sim_schedule *s = sim_sched_new(16);
+        for (int i = 0; i < counts[k]; i++) {
+            int dst = 8 + (i + shifts[k]) % 8;
+            sim_sched_send(s, sim_sched_stream(s, i, "pp"), NULL, dst, (int64_t)S, 0, SIM_NO_TAGS, NULL, 0);
+            sim_sched_recv(s, sim_sched_stream(s, dst, "pp"), NULL, i, (int64_t)S, 0, SIM_NO_TAGS, NULL, 0);
+        }
+        sim_options o;
+        sim_options_default(&o);
+        sim_result r;
+        if (sim_run_isolated(s, m, &o, &r, &e) != 0) {
+            printf("FAIL: %s\n", e.msg);
+            return 1;
+        }
+        char what[96];
+        snprintf(what, sizeof what, "%d send(s) node 0 -> node 1, rail shift %d", counts[k], shifts[k]);
+        fails += near(r.iteration_s, S / per_nic, 0.001, what);
+        sim_result_free(&r);
+        sim_sched_free(s);
+    }
+    sim_machine_free(m);
+    return fails;
+}
+
 /* On one H100 NVSwitch node (azure-nd-h100-v5) the automatic choice runs
  * NVLink SHARP for a large all-reduce, 14/9 of a ring's bus bandwidth on the
  * same ports (NCCL: ~476 against ~370 GB/s), and at any size takes the
@@ -154,6 +196,7 @@ int main(void)
     fails += two_node_allreduce("a100-sxm-128n", 24e9, "DGX-A100-like");
     fails += two_node_allreduce("dgx-h100-16n", 48e9, "DGX-H100-like");
     fails += alltoall_spread();
+    fails += pipeline_sends();
     fails += nvls_choice();
     printf("%s\n", fails ? "FAILED" : "all channel checks hold");
     return fails != 0;
