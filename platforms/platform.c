@@ -60,8 +60,10 @@
  *     spine (leaf uplink, capacity nodes_per_leaf x node NIC bandwidth /
  *     oversubscription);
  *   - <link> elements must precede the zoneRoutes of their zone.
- * Hosts also carry trainsim:gpu/rank/node properties, so the XML can be
- * saved, edited by hand and read back with plat_from_xml. */
+ * Hosts also carry trainsim:gpu/rank/node properties (and trainsim:nic on
+ * nodes with several NICs, trainsim:nvswitch on NVSwitch nodes: what the
+ * collectives' channels and NVLS need), so the XML can be saved, edited by
+ * hand and read back with plat_from_xml. */
 #include "platform.h"
 #include "catalog.h"
 
@@ -603,11 +605,17 @@ static char *write_xml(const char *name, const char *src, int nnodes, const node
     for (int k = 0; k < nnodes; k++) {
         snprintf(pre, sizeof pre, "n%d-", k);
         fprintf(f, " <zone id=\"node%d\" routing=\"Full\">\n", k);
-        for (int g = 0; g < ns->ngpus; g++)
+        for (int g = 0; g < ns->ngpus; g++) {
             fprintf(f,
                     "  <host id=\"n%d-gpu%d\" speed=\"1Gf\" core=\"1\"><prop id=\"trainsim:gpu\" value=\"%s\"/>"
-                    "<prop id=\"trainsim:rank\" value=\"%d\"/><prop id=\"trainsim:node\" value=\"%d\"/></host>\n",
+                    "<prop id=\"trainsim:rank\" value=\"%d\"/><prop id=\"trainsim:node\" value=\"%d\"/>",
                     k, g, ns->gpu.model, k * ns->ngpus + g, k);
+            if (ns->nnics > 1)
+                fprintf(f, "<prop id=\"trainsim:nic\" value=\"%d\"/>", nic_of(ns, g));
+            if (ns->gpu_nvl[g] >= 0)
+                fprintf(f, "<prop id=\"trainsim:nvswitch\" value=\"%d\"/>", k);
+            fprintf(f, "</host>\n");
+        }
         if (ns->nnics)
             fprintf(f, "  <router id=\"n%d-gw\"/>\n", k);
         for (int i = 0; i < ns->nlinks; i++)

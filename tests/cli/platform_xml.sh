@@ -1,5 +1,6 @@
 # platform_xml.sh — the exported SimGrid XML carries the trainsim:gpu/rank/node
-# properties, so loading it back simulates exactly as the built-in cluster;
+# (and nic, nvswitch) properties, so loading it back simulates exactly as the
+# built-in cluster;
 # the hand-written example platform loads too.
 set -euo pipefail
 : "${TRAINSIM:?path of the trainsim binary}"
@@ -19,6 +20,18 @@ M=(--model gpt-1024 --strategy tp=4,dp=8,mb=1,gb=8)
 "$TRAINSIM" run --platform oases-3090 "${M[@]}" --json > "$tmp/builtin.json" || fail "run on oases-3090 failed"
 a=$(time_of "$tmp/xml.json"); b=$(time_of "$tmp/builtin.json")
 [ "$a" = "$b" ] || fail "iteration time on the exported XML $a != on oases-3090 $b"
+
+# a cluster with a NIC per GPU and NVSwitch: the exported XML keeps each GPU's
+# NIC and NVSwitch (trainsim:nic, trainsim:nvswitch), so collectives spread
+# over the same channels and NVLS is still there
+"$TRAINSIM" platform --platform dgx-h100-16n -o "$tmp/h.xml" || fail "trainsim platform --platform dgx-h100-16n failed"
+n=$(grep -o '<prop id="trainsim:nic"' "$tmp/h.xml" | wc -l)
+[ "$n" -eq 128 ] || fail "h.xml has $n trainsim:nic properties, expected 128"
+H=(--model gpt-1024 --strategy tp=4,pp=4,dp=8,mb=1,gb=8,dtype=bf16)
+"$TRAINSIM" run --platform "$tmp/h.xml" "${H[@]}" --json > "$tmp/hxml.json" || fail "run on the exported DGX XML failed"
+"$TRAINSIM" run --platform dgx-h100-16n "${H[@]}" --json > "$tmp/hbuiltin.json" || fail "run on dgx-h100-16n failed"
+a=$(time_of "$tmp/hxml.json"); b=$(time_of "$tmp/hbuiltin.json")
+[ "$a" = "$b" ] || fail "iteration time on the exported DGX XML $a != on dgx-h100-16n $b"
 
 ex="$SRC/platforms/examples/two-node.xml"
 ngpu=$(grep -o '<prop id="trainsim:gpu"' "$ex" | wc -l)
