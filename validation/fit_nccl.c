@@ -36,6 +36,9 @@ typedef struct nccl_data {
     int use[64];
     double bw, lat;
     sim_collparams cp;
+    int nfit;                                      /* sizes used in the fit */
+    sim_algo algo;                                 /* the algorithm the curve ran */
+    void (*unpack)(const double *x, sim_collparams *cp); /* fit parameters -> numbers */
 } nccl_data;
 
 static void unpack(const double *x, sim_collparams *cp)
@@ -50,12 +53,11 @@ static int resid(const double *x, double *r, void *user)
 {
     nccl_data *d = user;
     sim_collparams cp = d->cp;
-    unpack(x, &cp);
+    d->unpack(x, &cp);
     int k = 0;
     for (int i = 0; i < d->n; i++)
         if (d->use[i])
-            r[k++] = log(sim_coll_predict(&cp, SIM_COLL_ALLREDUCE, SIM_ALGO_RING, NCCL_N, 1, d->bytes[i], d->bw, d->lat,
-                                          NULL) /
+            r[k++] = log(sim_coll_predict(&cp, SIM_COLL_ALLREDUCE, d->algo, NCCL_N, 1, d->bytes[i], d->bw, d->lat, NULL) /
                          d->secs[i]);
     return 0;
 }
@@ -64,7 +66,7 @@ static int resid(const double *x, double *r, void *user)
  * its platform's GPU: collective numbers as stored, NVSwitch bandwidth and
  * route latency. */
 static int load_curve(const char *data_dir, const char *csv_name, const char *platform, const char *gpu,
-                      nccl_data *d, sim_err *err)
+                      sim_algo algo, void (*unpack)(const double *, sim_collparams *), nccl_data *d, sim_err *err)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", data_dir, csv_name);
@@ -102,22 +104,24 @@ static int load_curve(const char *data_dir, const char *csv_name, const char *pl
     plat_catalog_defaults(&df);
     d->bw = info.nvlink_GBps * 1e9;
     d->lat = 2 * df.nvlink_lat;
+    d->algo = algo;
+    d->unpack = unpack;
+    for (int i = 0; i < d->n; i++)
+        d->nfit += d->use[i];
     return 0;
 }
 
 int val_fit_nccl_a100(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err)
 {
     nccl_data d;
-    if (load_curve(data_dir, NCCL_CSV, "azure-nd-a100-v4", "A100-SXM-80GB", &d, err))
+    if (load_curve(data_dir, NCCL_CSV, "azure-nd-a100-v4", "A100-SXM-80GB", SIM_ALGO_RING, unpack, &d, err))
         return -1;
     sim_collparams stored = d.cp;
     /* starts (log base µs, logit efficiency): LL quick to start and slow to
      * stream, Simple the opposite; the best of a few deterministic starts */
     static const double starts[3][6] = {{3.7, 3.7, 4.6, -2, 0, 1}, {3.0, 3.5, 4.6, -1.1, -0.5, 1.2},
                                         {3.5, 3.0, 5.0, -1.5, 1, 1.5}};
-    int nfit = 0;
-    for (int i = 0; i < d.n; i++)
-        nfit += d.use[i];
+    int nfit = d.nfit;
     double x[6], rms = INFINITY;
     for (int s = 0; s < 3; s++) {
         double y[6], r;
@@ -164,31 +168,15 @@ static void unpack_nvls(const double *x, sim_collparams *cp)
     cp->nvls_eff = 1 / (1 + exp(-x[1]));
 }
 
-static int resid_nvls(const double *x, double *r, void *user)
-{
-    nccl_data *d = user;
-    sim_collparams cp = d->cp;
-    unpack_nvls(x, &cp);
-    int k = 0;
-    for (int i = 0; i < d->n; i++)
-        if (d->use[i])
-            r[k++] = log(sim_coll_predict(&cp, SIM_COLL_ALLREDUCE, SIM_ALGO_NVLS, NCCL_N, 1, d->bytes[i], d->bw, d->lat,
-                                          NULL) /
-                         d->secs[i]);
-    return 0;
-}
-
 int val_fit_nvls_h100(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err)
 {
     nccl_data d;
-    if (load_curve(data_dir, NVLS_CSV, "azure-nd-h100-v5", "H100-SXM", &d, err))
+    if (load_curve(data_dir, NVLS_CSV, "azure-nd-h100-v5", "H100-SXM", SIM_ALGO_NVLS, unpack_nvls, &d, err))
         return -1;
     sim_collparams stored = d.cp;
-    int nfit = 0;
-    for (int i = 0; i < d.n; i++)
-        nfit += d.use[i];
+    int nfit = d.nfit;
     double x[2] = {log(30.0), 0.5}, rms; /* 30 us, efficiency 0.62 */
-    if (val_fit_lm(resid_nvls, &d, nfit, 2, x, &rms, err))
+    if (val_fit_lm(resid, &d, nfit, 2, x, &rms, err))
         return sim_err_prefix(err, "H100 NVLS: ");
     unpack_nvls(x, &d.cp);
     if (logf) {

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/engine.h"
 #include "sim/machine.h"
+#include "sim/schedule.h"
 
 static inline sim_machine *star_machine(int n, double bw, double lat, int gpus_per_node)
 {
@@ -62,6 +64,31 @@ static inline int near(double got, double want, double rel, const char *what)
         return 1;
     }
     return 0;
+}
+
+/* A schedule of nranks ranks with one collective on the n members ranks[],
+ * each on its own stream. */
+static inline sim_schedule *one_collective(int nranks, const int *ranks, int n, sim_coll coll, sim_algo algo,
+                                           double bytes)
+{
+    sim_schedule *s = sim_sched_new(nranks);
+    int c = sim_sched_comm(s, "g", ranks, n);
+    sim_payload pl = {.kind = SIM_OP_COLLECTIVE, .sub = coll, .algo = algo, .name = -1, .bytes = (int64_t)bytes};
+    uint32_t pid = sim_sched_payload(s, &pl);
+    for (int i = 0; i < n; i++)
+        sim_sched_add(s, sim_sched_stream(s, ranks[i], "comm"), pid, c, SIM_NO_TAGS, NULL, 0);
+    return s;
+}
+
+/* Simulates s on m (isolated) and returns its iteration time; exits on error. */
+static inline double run_opts(const sim_schedule *s, const sim_machine *m, const sim_options *o, sim_result *r)
+{
+    sim_err e;
+    if (sim_run_isolated(s, m, o, r, &e) != 0) {
+        printf("FAIL: simulation error: %s\n", e.msg);
+        exit(1);
+    }
+    return r->iteration_s;
 }
 
 #endif

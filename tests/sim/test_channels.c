@@ -14,29 +14,18 @@
  *  - on one H100 node the automatic choice runs NVLink SHARP for a large
  *    all-reduce, and the faster of ring and NVLS at any size. */
 #include "platforms/platform.h"
-#include "sim/engine.h"
 #include "star.h"
 
 static double run_coll(const sim_machine *m, sim_coll coll, sim_algo algo, const int *ranks, int n, double bytes,
                        sim_coll_mode mode, int max_ch)
 {
-    sim_schedule *s = sim_sched_new(m->ngpus);
-    int c = sim_sched_comm(s, "g", ranks, n);
-    sim_payload pl = {.kind = SIM_OP_COLLECTIVE, .sub = coll, .algo = algo, .name = -1, .bytes = (int64_t)bytes};
-    uint32_t pid = sim_sched_payload(s, &pl);
-    for (int i = 0; i < n; i++)
-        sim_sched_add(s, sim_sched_stream(s, ranks[i], "comm"), pid, c, SIM_NO_TAGS, NULL, 0);
+    sim_schedule *s = one_collective(m->ngpus, ranks, n, coll, algo, bytes);
     sim_options o;
     sim_options_default(&o);
     o.coll_mode = mode;
     o.max_channels = max_ch;
     sim_result r;
-    sim_err e;
-    if (sim_run_isolated(s, m, &o, &r, &e) != 0) {
-        printf("FAIL: simulation error: %s\n", e.msg);
-        exit(1);
-    }
-    double t = r.iteration_s;
+    double t = run_opts(s, m, &o, &r);
     sim_result_free(&r);
     sim_sched_free(s);
     return t;
@@ -146,13 +135,9 @@ static int pipeline_sends(void)
         sim_options o;
         sim_options_default(&o);
         sim_result r;
-        if (sim_run_isolated(s, m, &o, &r, &e) != 0) {
-            printf("FAIL: %s\n", e.msg);
-            return 1;
-        }
         char what[96];
         snprintf(what, sizeof what, "%d send(s) node 0 -> node 1, rail shift %d", counts[k], shifts[k]);
-        fails += near(r.iteration_s, S / per_nic, 0.001, what);
+        fails += near(run_opts(s, m, &o, &r), S / per_nic, 0.001, what);
         sim_result_free(&r);
         sim_sched_free(s);
     }

@@ -25,12 +25,7 @@ static double run(sim_schedule *s, sim_machine *m, sim_coll_mode mode, sim_resul
     sim_options o;
     sim_options_default(&o);
     o.coll_mode = mode;
-    sim_err e;
-    if (sim_run_isolated(s, m, &o, r, &e) != 0) {
-        printf("FAIL: simulation error: %s\n", e.msg);
-        exit(1);
-    }
-    return r->iteration_s;
+    return run_opts(s, m, &o, r);
 }
 
 static int one_and_two_transfers(void)
@@ -112,14 +107,8 @@ static int protocols(int n)
     double sizes[3] = {4096, 1 << 20, 1 << 28};
     sim_proto want_proto[3] = {SIM_PROTO_LL, SIM_PROTO_LL128, SIM_PROTO_SIMPLE};
     for (int k = 0; k < 3; k++) {
-        sim_schedule *s = sim_sched_new(n);
-        int c = sim_sched_comm(s, "world", ranks, n);
         /* ring forced: every GPU is its own node on the star, where trees are also candidates */
-        sim_payload pl = {.kind = SIM_OP_COLLECTIVE, .sub = SIM_COLL_ALLREDUCE, .algo = SIM_ALGO_RING, .name = -1,
-                          .bytes = (int64_t)sizes[k]};
-        uint32_t pid = sim_sched_payload(s, &pl);
-        for (int r = 0; r < n; r++)
-            sim_sched_add(s, sim_sched_stream(s, r, "comm"), pid, c, SIM_NO_TAGS, NULL, 0);
+        sim_schedule *s = one_collective(n, ranks, n, SIM_COLL_ALLREDUCE, SIM_ALGO_RING, sizes[k]);
         sim_proto pr;
         double want = sim_coll_predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_RING, n, n, sizes[k], BW, 2 * LAT, &pr);
         if (pr != want_proto[k]) {
@@ -169,13 +158,7 @@ static int channels(void)
     double S = 512.0 * (1 << 20), nvl = 100e9, nic = 25e9, lat = 4e-6;
     sim_coll colls[3] = {SIM_COLL_ALLREDUCE, SIM_COLL_ALLGATHER, SIM_COLL_REDUCESCATTER};
     for (int k = 0; k < 3; k++) {
-        sim_schedule *s = sim_sched_new(n);
-        int c = sim_sched_comm(s, "world", ranks, n);
-        sim_payload pl = {.kind = SIM_OP_COLLECTIVE, .sub = colls[k], .algo = SIM_ALGO_RING, .name = -1,
-                          .bytes = (int64_t)S};
-        uint32_t pid = sim_sched_payload(s, &pl);
-        for (int r = 0; r < n; r++)
-            sim_sched_add(s, sim_sched_stream(s, r, "comm"), pid, c, SIM_NO_TAGS, NULL, 0);
+        sim_schedule *s = one_collective(n, ranks, n, colls[k], SIM_ALGO_RING, S);
         double steps = colls[k] == SIM_COLL_ALLREDUCE ? 2.0 * (n - 1) : n - 1;
         double per_edge = steps / n * S / 4;
         double want = fmax(3 * per_edge / nvl, per_edge / nic) + steps * lat;
@@ -214,13 +197,7 @@ static int nvls(void)
         ranks[i] = i;
     double S = 256.0 * (1 << 20), nvl = 450e9, lat = 2 * 0.7e-6;
     for (int span = 8; span <= 16; span += 8) {
-        sim_schedule *s = sim_sched_new(16);
-        int c = sim_sched_comm(s, "g", ranks, span);
-        sim_payload pl = {.kind = SIM_OP_COLLECTIVE, .sub = SIM_COLL_ALLREDUCE, .algo = SIM_ALGO_NVLS, .name = -1,
-                          .bytes = (int64_t)S};
-        uint32_t pid = sim_sched_payload(s, &pl);
-        for (int r = 0; r < span; r++)
-            sim_sched_add(s, sim_sched_stream(s, r, "comm"), pid, c, SIM_NO_TAGS, NULL, 0);
+        sim_schedule *s = one_collective(16, ranks, span, SIM_COLL_ALLREDUCE, SIM_ALGO_NVLS, S);
         sim_result r;
         double t = run(s, m, SIM_COLLMODE_AUTO, &r);
         if (span == 8) {

@@ -1,9 +1,0 @@
-# trainsim validate --group azure-a100-allreduce --check: the simulated NCCL
-# all-reduce on one ND A100 v4 node stays within validation/thresholds.json.
-set -u
-out=$("$TRAINSIM" validate --group azure-a100-allreduce --check --data "$SRC/validation/data" 2>&1); rc=$?
-echo "$out" | tail -4
-[ $rc -eq 0 ] || { echo "FAIL: azure-a100-allreduce exceeds its threshold (exit $rc)"; exit 1; }
-n=$(echo "$out" | grep -c '^  allreduce ')
-[ "$n" -eq 24 ] || { echo "FAIL: expected 24 sizes (1 KB - 8 GB), got $n"; exit 1; }
-echo "ok"
