@@ -1005,6 +1005,27 @@ static void comm_path(sim_comm_rt *C, coll_path *P)
     *P = (coll_path){C->path_bw, C->path_bw_net, C->path_lat, C->nch};
 }
 
+/* The algorithm that runs: the schedule's, else for an all-reduce the one
+ * NCCL's model predicts fastest; one the communicator cannot run
+ * (hierarchical over uneven nodes, NVLS off a single NVSwitch) is a ring. */
+static int choose_algo(const sim_payload *p, const sim_comm_rt *C, const sim_collparams *cp, int n, int nn,
+                       int folded, double S, const coll_path *P)
+{
+    int algo = p->algo;
+    if (p->sub == SIM_COLL_ALLREDUCE && algo == SIM_ALGO_AUTO) {
+        algo = SIM_ALGO_RING;
+        double best = predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_RING, n, nn, S, P, NULL);
+        if (nn > 1 && n > 2 && predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_TREE, n, nn, S, P, NULL) < best)
+            algo = SIM_ALGO_TREE;
+        else if (C->nvls && !folded && predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_NVLS, n, nn, S, P, NULL) < best)
+            algo = SIM_ALGO_NVLS;
+    }
+    if ((algo == SIM_ALGO_HIERARCHICAL && !C->hier) ||
+        (algo == SIM_ALGO_NVLS && (!C->nvls || folded || cp->nvls_eff <= 0 || p->sub != SIM_COLL_ALLREDUCE)))
+        algo = SIM_ALGO_RING;
+    return algo;
+}
+
 void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
 {
     sim_comm_rt *C = comm_rt(c);
@@ -1022,21 +1043,11 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
     const sim_collparams *cp = &E.m->gpus[E.m->gpu_model[cm->ranks[0]]].coll;
     coll_path P;
     comm_path(C, &P);
-    int algo = p->algo, g0, nn, st0, sz0, *starts;
+    int g0, nn, st0, sz0, *starts;
     node_groups(C, pos, &g0, &nn, &st0, &sz0, &starts);
     if (folded)
         nn = E.opt.fold_nodes[c];
-    if (p->sub == SIM_COLL_ALLREDUCE && algo == SIM_ALGO_AUTO) {
-        algo = SIM_ALGO_RING;
-        double best = predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_RING, n, nn, S, &P, NULL);
-        if (nn > 1 && n > 2 && predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_TREE, n, nn, S, &P, NULL) < best)
-            algo = SIM_ALGO_TREE;
-        else if (C->nvls && !folded && predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_NVLS, n, nn, S, &P, NULL) < best)
-            algo = SIM_ALGO_NVLS;
-    }
-    if ((algo == SIM_ALGO_HIERARCHICAL && !C->hier) ||
-        (algo == SIM_ALGO_NVLS && (!C->nvls || folded || cp->nvls_eff <= 0 || p->sub != SIM_COLL_ALLREDUCE)))
-        algo = SIM_ALGO_RING;
+    int algo = choose_algo(p, C, cp, n, nn, folded, S, &P);
     if (algo == SIM_ALGO_NVLS) {
         /* every member asks the switch for its share's sum and multicasts it:
          * its port moves S (n + 1) / n each way, sent as equal flows to the
