@@ -2,6 +2,7 @@
  *
  *   trainsim [run] [--platform P] [--model M] [--strategy S] [--schedule F]
  *                  [--json] [--trace F] [--memory F] [--save-schedule F] [--collectives MODE]
+ *                  [--max-channels N]
  *                  [--compare KEY=v1,v2,...]
  *   trainsim schedule [--platform P] [--model M] [--strategy S] -o F
  *   trainsim check F
@@ -70,6 +71,8 @@ static void usage(FILE *f)
             "                    for its run after '+': schedule=megatron,oases+recompute=oases)\n"
             "  --save-schedule F also write the simulated schedule as JSON\n"
             "  --collectives M   auto (default: step by step for rings of up to 4 GPUs), step, aggregated\n"
+            "  --max-channels N  at most N channels per collective across nodes, as NCCL_MAX_NCHANNELS\n"
+            "                    (default: one per NIC the members of a node reach)\n"
             "  -o F              output file (schedule, platform)\n"
             "  --version, --help\n",
             DEFAULT_PLATFORM, DEFAULT_MODEL, DEFAULT_STRATEGY);
@@ -131,6 +134,16 @@ static int parse_args(int argc, char **argv, args *a)
                 a->opt.coll_mode = SIM_COLLMODE_AGGREGATED;
             else
                 return fprintf(stderr, "trainsim: --collectives: expected auto, step or aggregated, got \"%s\"\n", v), 2;
+            continue;
+        } else if (!strcmp(o, "--max-channels")) {
+            char *end = NULL;
+            long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
+            if (i + 1 >= argc || !end || *end || end == argv[i + 1] || v < 1 || v > 64)
+                return fprintf(stderr, "trainsim: --max-channels: expected a whole number from 1 to 64, got \"%s\"\n",
+                               i + 1 < argc ? argv[i + 1] : ""),
+                       2;
+            a->opt.max_channels = (int)v;
+            i++;
             continue;
         } else if (!strcmp(a->cmd, "check") && o[0] != '-' && !a->schedule) {
             a->schedule = o;

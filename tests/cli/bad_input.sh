@@ -44,6 +44,8 @@ expect_fail "RTX9090" "unknown GPU" -- --platform "$tmp/cluster.json"
 expect_fail "tp=32" "heads" -- --strategy tp=32,dp=1            # 48 heads in gpt-3072
 expect_fail "GPUs" "40" -- --strategy tp=5,dp=8                 # 5*8 = 40 GPUs on 32
 expect_fail "GPUs" "16" "32" -- --strategy tp=4,dp=4
+expect_fail "--max-channels" "1 to 64" -- --max-channels 0
+expect_fail "--max-channels" "x2" -- --max-channels x2
 expect_fail "unknown key" "foo" -- --strategy tp=4,dp=8,foo=1
 expect_fail "unknown option" "--bogus" -- --bogus
 
