@@ -59,7 +59,9 @@
  * Each ring step moves S/N/nch per channel; a member's channel edges to the
  * same successor are one flow (the same route), so on an NVSwitch node a
  * GPU sends nch - 1 channels' chunks over NVLink in one flow and one over
- * its NIC: nch x fewer flows than a flow per channel, in step mode too.
+ * its NIC: a flow per distinct successor (2 on a DGX node), not per
+ * channel, in step and aggregated mode alike (so channels do not multiply
+ * the flows, nor the wall time, by nch).
  * Trees run per channel as well (2 nch trees of S / (2 nch), each channel's
  * node chains headed by its rail's GPU).  A hop between nodes runs at the
  * protocol's NCCL prior efficiency (sim_collparams.net_eff): a GPU's fitted
@@ -80,7 +82,14 @@
  * heads on their rails and an NVLS multicast chunk by chunk; modelled as
  * three phases one after the other it would be slower than the ring, and no
  * multi-node H100 measurement is in the data to check a pipelined version
- * against), nor SHARP in the InfiniBand switches (CollNet). 
+ * against), nor SHARP in the InfiniBand switches (CollNet).
+ * Sends and all-to-all: a message between nodes leaves through the
+ * sender's NIC and arrives through the receiver's.  NCCL's PXN (default
+ * since 2.12) would leave through the NIC on the receiver's rail, relayed
+ * over NVLink by the sender's node-mate on it: the same per-NIC load for
+ * pipeline sends between GPUs of the same local index (no relay) and for a
+ * balanced all-to-all, so it is not modelled (a skewed all-to-allv and a
+ * rail-optimised fabric would differ).
  *
  * Mailboxes: one inbox per ring position and direction (per channel edge),
  * so each inbox has a single sender and SimGrid's FIFO matching is the
