@@ -536,45 +536,67 @@ static double wire_of(const edge *e, double chunk, const proto_run *pr)
  * successor move their chunks as one flow.  Aggregated mode sends each
  * edge's whole traffic as one flow and sleeps the latency terms the steps
  * would have paid (on its slowest edge). */
+/* One round of a member's ring edges: a flow to each successor, one from
+ * each predecessor, all at once.  A single edge each way is exchange();
+ * several are waited for in turn, or as they end when a trace records each
+ * transfer's end. */
+static void exchange_edges(uint32_t stream, const edge *out, int no, const edge *in, int ni, double chunk, double per,
+                           const proto_run *pr)
+{
+    if (no == 1 && ni == 1) {
+        exchange(stream, out[0].box, out[0].peer_rank, in[0].box, wire_of(&out[0], chunk, pr) * per);
+        return;
+    }
+    sg_comm_t h[2 * MAX_CH];
+    int who[2 * MAX_CH];
+    double t0 = simgrid_get_clock();
+    void *data;
+    for (int j = 0; j < no; j++) {
+        h[j] = sg_mailbox_put_async(out[j].box, &token, (long)(wire_of(&out[j], chunk, pr) * per));
+        who[j] = j;
+        E.flows++;
+    }
+    for (int j = 0; j < ni; j++) {
+        h[no + j] = sg_mailbox_get_async(in[j].box, &data);
+        who[no + j] = -1;
+    }
+    for (int left = no + ni; left > 0; left--) {
+        ssize_t k = E.trace ? sg_comm_wait_any(h, (size_t)left) : 0;
+        if (k < 0)
+            break;
+        if (!E.trace)
+            sg_comm_wait(h[0]);
+        if (who[k] >= 0) {
+            const edge *e = &out[who[k]];
+            sim_engine_trace_transfer(stream, e->peer_rank, wire_of(e, chunk, pr) * per, t0, simgrid_get_clock());
+        }
+        h[k] = h[left - 1];
+        who[k] = who[left - 1];
+    }
+}
+
+/* `steps` ring steps of `chunk` payload bytes per channel over all the
+ * channels at once: in every channel a member sends to its successor and
+ * receives from its predecessor, in lock step; channels with the same
+ * successor move their chunks as one flow.  Aggregated mode sends each
+ * edge's whole traffic as one flow and sleeps the latency terms the steps
+ * would have paid (on its slowest edge). */
 static void ring_phase(uint32_t stream, sim_comm_rt *C, int me, int steps, double chunk, const proto_run *pr)
 {
     if (C->n < 2 || steps < 1)
         return;
     edge *out = &C->out[(size_t)me * C->nch], *in = &C->in[(size_t)me * C->nch];
-    int no = C->nout[me], ni = C->nin[me], agg = aggregated(&C->full), rank = C->ranks[me];
-    double per = agg ? steps : 1, lat = 0;
+    int no = C->nout[me], ni = C->nin[me], agg = aggregated(&C->full);
     for (int round = 0; round < (agg ? 1 : steps); round++) {
-        sg_comm_t h[2 * MAX_CH];
-        int who[2 * MAX_CH];
-        double t0 = simgrid_get_clock();
-        void *data;
-        for (int j = 0; j < no; j++) {
-            h[j] = sg_mailbox_put_async(out[j].box, &token, (long)(wire_of(&out[j], chunk, pr) * per));
-            who[j] = j;
-            E.flows++;
-        }
-        for (int j = 0; j < ni; j++) {
-            h[no + j] = sg_mailbox_get_async(in[j].box, &data);
-            who[no + j] = -1;
-        }
-        for (int left = no + ni; left > 0; left--) {
-            ssize_t k = sg_comm_wait_any(h, (size_t)left);
-            if (k < 0)
-                break;
-            if (who[k] >= 0) {
-                const edge *e = &out[who[k]];
-                sim_engine_trace_transfer(stream, e->peer_rank, wire_of(e, chunk, pr) * per, t0, simgrid_get_clock());
-            }
-            h[k] = h[left - 1];
-            who[k] = who[left - 1];
-        }
+        exchange_edges(stream, out, no, in, ni, chunk, agg ? steps : 1, pr);
         if (!agg && pr->step_s > 0)
             sg_actor_sleep_for(pr->step_s);
     }
     if (!agg)
         return;
+    double lat = 0;
     for (int j = 0; j < no; j++) {
-        edge_route(&out[j], rank);
+        edge_route(&out[j], C->ranks[me]);
         lat = fmax(lat, out[j].lat);
     }
     double extra = (steps - 1) * lat + steps * pr->step_s;
