@@ -177,8 +177,17 @@ static int fill_gpu(const cJSON *e, const cJSON *defaults, sim_gpu *g, plat_gpu_
     g->mem_bw = num(e, "memory_GBps", 0) * 1e9;
     g->mem_capacity = num(e, "memory_GB", 0) * 1e9;
     g->launch_s = num(e, "launch_s", num(defaults, "launch_s", 5e-6));
+    g->kernel_min_s = num(e, "kernel_min_s", 0);
+    const cJSON *gs = cJSON_GetObjectItemCaseSensitive(e, "gemm_scale");
+    for (int d = 0; d < SIM_DTYPE_COUNT; d++) {
+        g->gemm_scale[d] = num(gs, keys[d], 1);
+        if (!(g->gemm_scale[d] > 0 && g->gemm_scale[d] <= 2))
+            return sim_errf(err, "%s: %s: gemm_scale.%s must be a factor in (0, 2]", GPUS_JSON, g->model, keys[d]);
+    }
     g->power_w = num(e, "power_W", 0);
     g->price_usd = num(e, "price_USD", 0);
+    if (g->launch_s < 0 || g->kernel_min_s < 0)
+        return sim_errf(err, "%s: %s: launch_s and kernel_min_s must be >= 0 (seconds)", GPUS_JSON, g->model);
     if (g->mem_bw <= 0 || g->mem_capacity <= 0)
         return sim_errf(err, "%s: %s: memory_GB and memory_GBps must be positive", GPUS_JSON, g->model);
 
