@@ -67,6 +67,7 @@ typedef struct gemm_data {
     double x[GP_N];                /* all parameters (held ones and the last fit's) */
     int first, np;                 /* the fitted slice */
     unsigned only;                 /* fit only points of these dtypes (bit per sim_dtype) */
+    int stored_curve;              /* 1: the catalogue's curve (d->g) instead of eff_of(x) */
 } gemm_data;
 
 static double eff_of(const double *x, double F)
@@ -82,7 +83,8 @@ static double model_t(const double *x, const gemm_data *d, const gemm_pt *q)
     double F = 2 * q->m * q->n * q->k * q->b;
     double launch = d->fit_launch ? exp(x[3]) * 1e-6 : q->launch;
     double scale = q->dtype == d->scaled ? exp(x[GP_SCALE]) : 1;
-    double t = F / (q->peak * eff_of(x, F) * scale * sim_cost_tile_eff(q->m, q->n));
+    double eff = d->stored_curve ? sim_curve_eval(&d->g.gemm_eff, F) : eff_of(x, F);
+    double t = F / (q->peak * eff * scale * sim_cost_tile_eff(q->m, q->n));
     return fmax(t, q->kmin) + launch;
 }
 
@@ -248,8 +250,11 @@ static int fit_set(gemm_data *d, const char *what, int first, int np, unsigned o
     const double *x = d->x;
     int nf, npred;
     double ef = mean_err(x, d, 1, &nf), ep = mean_err(x, d, 0, &npred);
-    fprintf(logf, "%s: e_max %.3f, F_half 10^%.2f FLOPs, g %.2f, launch %.2f us", what, 1 / (1 + exp(-x[0])), x[1],
-            0.3 + 1.7 / (1 + exp(-x[2])), d->fit_launch ? exp(x[3]) : d->g.launch_s * 1e6);
+    if (d->stored_curve)
+        fprintf(logf, "%s: the catalogue's curve, launch %.2f us", what, d->g.launch_s * 1e6);
+    else
+        fprintf(logf, "%s: e_max %.3f, F_half 10^%.2f FLOPs, g %.2f, launch %.2f us", what, 1 / (1 + exp(-x[0])),
+                x[1], 0.3 + 1.7 / (1 + exp(-x[2])), d->fit_launch ? exp(x[3]) : d->g.launch_s * 1e6);
     if (d->scaled >= 0)
         fprintf(logf, ", %s scale %.3f", sim_dtype_name((sim_dtype)d->scaled), exp(x[GP_SCALE]));
     fprintf(logf, "; %d points fitted (rms log error %.3f), mean |error| %.1f %% over the data's fitted points, %.1f %% "
@@ -279,13 +284,13 @@ static void list_points(const gemm_data *d, FILE *logf)
 static int report(const char *model, const gemm_data *d, double factor, val_fitted *out, int max, sim_err *err)
 {
     const double *x = d->x;
-    static char names[8][12][48];
+    static char names[16][12][48];
     static int slot;
     sim_gpu g;
     if (plat_gpu_lookup_info(model, &g, NULL, err))
         return -1;
-    int s = slot++ % 8, k = 0;
-    for (int e = 6; e <= 13 && k < max; e++, k++) {
+    int s = slot++ % 16, k = 0;
+    for (int e = 6; e <= 13 && k < max && !d->stored_curve; e++, k++) {
         snprintf(names[s][k], sizeof names[s][k], "%s gemm[%d]", model, e);
         out[k] = (val_fitted){names[s][k], factor * eff_of(x, pow(10, e)), sim_curve_eval(&g.gemm_eff, pow(10, e)), ""};
     }
@@ -409,6 +414,25 @@ static int fit_h100(const char *data_dir, gemm_data *d, const double *a100, val_
     return k2 < 0 ? -1 : k + k2;
 }
 
+/* V100: its GEMM curve is the catalogue prior (no tensor-core table in the
+ * data); the fp32 (SIMT sgemm) scale is fitted on the even-indexed aligned
+ * fp32 shapes of the V100 trace (trace_diff/test), the odd ones predicted. */
+static int fit_v100(const char *data_dir, gemm_data *d, val_fitted *out, int max, FILE *logf, sim_err *err)
+{
+    memset(d, 0, sizeof *d);
+    d->scaled = SIM_DTYPE_FP32;
+    if (plat_gpu_lookup_info("V100-SXM2-16GB", &d->g, NULL, err) ||
+        add_kineto(data_dir, "kineto-traces/trace_diff/test/test.json.gz", d, err))
+        return -1;
+    d->stored_curve = 1;
+    d->x[GP_SCALE] = 0;
+    if (fit_set(d, "V100 fp32 scale (V100 trace, the prior curve held)", GP_SCALE, 1, DT(SIM_DTYPE_FP32), logf, err))
+        return -1;
+    int k = report("V100-SXM2-16GB", d, 1, out, max, err);
+    int k2 = k < 0 ? -1 : report("V100-SXM2-32GB", d, 1, out + k, max - k, err);
+    return k2 < 0 ? -1 : k + k2;
+}
+
 int val_fit_gemm(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err)
 {
     gemm_data *d = malloc(sizeof *d);
@@ -422,6 +446,7 @@ int val_fit_gemm(const char *data_dir, val_fitted *out, int max, FILE *logf, sim
         memcpy(a100, d->x, sizeof a100);
         k3 = fit_h100(data_dir, d, a100, out + k1 + k2, max - k1 - k2, logf, err);
     }
+    int k4 = k3 < 0 ? -1 : fit_v100(data_dir, d, out + k1 + k2 + k3, max - k1 - k2 - k3, logf, err);
     free(d);
-    return k3 < 0 ? -1 : k1 + k2 + k3;
+    return k4 < 0 ? -1 : k1 + k2 + k3 + k4;
 }
