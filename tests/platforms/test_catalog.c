@@ -73,6 +73,36 @@ static void test_new_gpus(void)
           "uncalibrated GPUs keep the old cost rule");
 }
 
+/* A cluster's inline GPU object: read with the catalogue's rules, missing
+ * types and curves from the same fallbacks and defaults as a built-in entry. */
+static void test_inline_gpu(void)
+{
+    const char *json = "{\"name\": \"mine\", \"nodes\": 1, \"node\": {\"gpus_per_node\": 2, \"gpu\": "
+                       "{\"model\": \"MyGPU\", \"tflops\": {\"fp32\": 10, \"bf16\": 100}, \"memory_GB\": 16, "
+                       "\"memory_GBps\": 500, \"kernel_min_s\": 2e-6, \"gemm_scale\": {\"tf32\": 0.5}, "
+                       "\"nvlink\": {\"kind\": \"bridge\", \"GBps\": 50}, \"price_USD\": 1234, "
+                       "\"calibration_source\": \"mine\"}}}";
+    sim_err err = {{0}};
+    sim_machine *m = plat_from_json(json, "mine.json", &err);
+    CHECK(m != NULL, "inline GPU: %s", err.msg);
+    if (!m)
+        return;
+    const sim_gpu *g = &m->gpus[0];
+    sim_gpu d;
+    plat_gpu_lookup("RTX4090", &d, &err); /* an entry on the defaults */
+    CHECK(strcmp(g->model, "MyGPU") == 0 && near(g->peak_flops[SIM_DTYPE_BF16], 100e12) &&
+              near(g->peak_flops[SIM_DTYPE_TF32], 10e12) && near(g->peak_flops[SIM_DTYPE_FP16], 10e12) &&
+              near(g->peak_flops[SIM_DTYPE_FP8], 100e12),
+          "inline rates and fallbacks");
+    CHECK(near(g->mem_bw, 500e9) && near(g->mem_capacity, 16e9) && near(g->kernel_min_s, 2e-6) &&
+              near(g->gemm_scale[SIM_DTYPE_TF32], 0.5) && g->gemm_scale[SIM_DTYPE_BF16] == 1 && g->price_usd == 1234,
+          "inline memory, shortest kernel, scale, price");
+    CHECK(g->launch_s == d.launch_s && memcmp(&g->gemm_eff, &d.gemm_eff, sizeof d.gemm_eff) == 0 &&
+              memcmp(&g->coll, &d.coll, sizeof d.coll) == 0 && g->overlap_compute == d.overlap_compute,
+          "inline GPU takes the catalogue defaults for what it does not give");
+    sim_machine_free(m);
+}
+
 static void test_gpus(void)
 {
     sim_gpu g;
@@ -234,6 +264,7 @@ static void test_print(void)
 int main(void)
 {
     test_gpus();
+    test_inline_gpu();
     test_nics();
     test_clusters();
     test_example_xml();
