@@ -361,10 +361,16 @@ static int parse_node(jctx *c, const cJSON *node, int nnodes, const plat_default
     if (check_keys(c, node, "node", keys))
         return -1;
     const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(node, "gpu");
-    if (!cJSON_IsString(gpu))
-        return jerr(c, "node.gpu", "a GPU model name (string)", gpu);
-    if (plat_gpu_lookup_info(gpu->valuestring, &ns->gpu, &ns->info, c->err))
+    if (cJSON_IsObject(gpu)) { /* a GPU of the user's own, with the catalogue's fields */
+        char where[300];
+        snprintf(where, sizeof where, "%s: node.gpu", c->src);
+        if (plat_gpu_from_json(gpu, where, &ns->gpu, &ns->info, c->err))
+            return -1;
+    } else if (!cJSON_IsString(gpu)) {
+        return jerr(c, "node.gpu", "a GPU model name (string) or a GPU object (platforms/README.md)", gpu);
+    } else if (plat_gpu_lookup_info(gpu->valuestring, &ns->gpu, &ns->info, c->err)) {
         return sim_err_prefix(c->err, "%s: node.gpu: ", c->src);
+    }
 
     double sock_bw, staging_bw, pcie_bw;
     if (get_int(c, node, "node", "gpus_per_node", 1, 0, 1, &ns->ngpus) ||

@@ -90,11 +90,14 @@ double sim_cost_kernel(const sim_gpu *g, const sim_payload *p)
     double t_flop = 0;
     int kernels = 1;
     if (p->sub == SIM_KERNEL_GEMM) {
-        t_flop = flops / (peak_for(g, p->dtype) * sim_curve_eval(&g->gemm_eff, flops) *
+        double sc = g->gemm_scale[p->dtype] > 0 ? g->gemm_scale[p->dtype] : 1; /* dtype checked on load */
+        t_flop = flops / (peak_for(g, p->dtype) * sim_curve_eval(&g->gemm_eff, flops) * sc *
                           sim_cost_tile_eff((double)p->m, (double)p->n));
     } else if (p->sub == SIM_KERNEL_ATTENTION) {
         t_flop = flops / (peak_for(g, p->dtype) * sim_curve_eval(&g->attn_eff, flops));
         kernels = 4; /* two batched GEMMs, softmax, dropout */
     }
-    return fmax(t_flop, t_mem) + kernels * g->launch_s;
+    /* a kernel runs at least kernel_min (its work overlaps that fixed time),
+     * then the stream waits launch_s before the next */
+    return fmax(fmax(t_flop, t_mem), kernels * g->kernel_min_s) + kernels * g->launch_s;
 }

@@ -1,7 +1,8 @@
 /* costmodel.h — how long a compute kernel takes on a GPU.
  *
  * A roofline: time = max(FLOPs / (peak × efficiency(FLOPs) × tile(m, n)),
- *                        bytes / (memory bandwidth × efficiency(bytes)))
+ *                        bytes / (memory bandwidth × efficiency(bytes)),
+ *                        shortest kernel × kernels)
  *                    + launch overhead × kernels,
  * with efficiency curves per kernel class and GPU model, interpolated with
  * GSL over log10 of the work.  Calibration fills the curves (sim_gpu). */

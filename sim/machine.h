@@ -57,8 +57,12 @@ typedef struct sim_gpu {
     double peak_flops[SIM_DTYPE_COUNT]; /* dense tensor/vector peak, FLOP/s */
     double mem_bw;                      /* device memory bandwidth, B/s */
     double mem_capacity;                /* bytes */
-    double launch_s;                    /* fixed cost per kernel */
-    sim_curve gemm_eff;                 /* GEMM: fraction of peak vs log10 FLOPs */
+    double launch_s;                    /* fixed cost per kernel: the gap a busy stream leaves between kernels
+                                           (or, fitted on framework profiles, the whole dispatch cost) */
+    double kernel_min_s;                /* shortest kernel on the device (0 = none): a kernel takes at least
+                                           this, its work overlapping it (sim/costmodel.c) */
+    sim_curve gemm_eff;                 /* GEMM: fraction of peak vs log10 FLOPs (fp16/bf16 GEMMs; */
+    double gemm_scale[SIM_DTYPE_COUNT]; /* a dtype's GEMMs reach gemm_eff x this (0 or 1: as the curve) */
     sim_curve attn_eff;                 /* attention core: fraction of peak vs log10 FLOPs */
     sim_curve mem_eff;                  /* memory-bound kernels: fraction of mem_bw vs log10 bytes */
     sim_collparams coll;                /* NCCL protocol latencies and efficiencies */

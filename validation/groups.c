@@ -18,9 +18,17 @@ static const val_group GROUPS[] = {
     {"kineto-gemm",
      "GEMM kernels of PyTorch-profiler traces (A100 40/80 GB, V100): median time per (GPU, shape, dtype)",
      "FLOPs", val_group_kineto_gemm},
+    {"kineto-elementwise",
+     "element-wise kernels of PyTorch-profiler traces (A100 40/80 GB, V100): median time + launch gap per (GPU, op, size)",
+     "bytes", val_group_kineto_elementwise},
     {"kineto-nccl",
      "NCCL kernels of PyTorch-profiler traces: minimum time per (collective, bytes, group size)",
      "message bytes", val_group_kineto_nccl},
+    {"h100-gemm",
+     "cuBLASLt FP8 GEMMs on Azure ND H100 v5 / ND H200 v5 and stas00's H100 bf16/FP8 maxima: time per GEMM",
+     "FLOPs", val_group_h100_gemm},
+    {"hbm-stream", "BabelStream Copy/Mul/Add/Triad on Azure ND A100 v4, ND H100 v5, ND H200 v5: time per kernel",
+     "bytes", val_group_hbm_stream},
     {"oases-3090-blocks", "Oases RTX 3090 per-block profile: attention/MLP fwd/bwd kernels (no TP comm) and the 32-GPU world all-reduce", "message bytes", val_group_oases_blocks},
 };
 

@@ -49,6 +49,22 @@ int main(void)
 {
     bad_json(NODE("\"gpu\": \"RTX9090\", \"gpus_per_node\": 4, \"nic\": \"100GbE\""), "node.gpu",
              "unknown GPU model \"RTX9090\"", "RTX3090");
+    /* an inline GPU object: the catalogue's fields and checks */
+#define MYGPU(x) NODE("\"gpu\": {\"model\": \"MyGPU\", " x "}, \"gpus_per_node\": 2, \"nic\": \"100GbE\"")
+    bad_json(MYGPU("\"tflops\": {\"fp32\": 10}, \"memory_GB\": 16"), "node.gpu", "MyGPU",
+             "memory_GB and memory_GBps must be positive");
+    bad_json(MYGPU("\"tflops\": {\"fp32\": 10}, \"memory_GB\": 16, \"memory_GBps\": 500, \"tflop\": 3"),
+             "node.gpu", "unknown field \"tflop\"", "known: model");
+    bad_json(MYGPU("\"tflops\": {\"fp32\": 10, \"fp16\": -1}, \"memory_GB\": 16, \"memory_GBps\": 500"),
+             "node.gpu", "tflops", "fp16");
+    bad_json(MYGPU("\"tflops\": {\"fp32\": 10}, \"memory_GB\": 16, \"memory_GBps\": 500, "
+                   "\"nvlink\": {\"kind\": \"xgmi\", \"GBps\": 64}"),
+             "node.gpu", "nvlink.kind", "expected none, bridge, mesh or nvswitch");
+    bad_json(MYGPU("\"tflops\": {\"fp32\": 10}, \"memory_GB\": 16, \"memory_GBps\": 500, \"gemm\": {\"9\": 1.5}"),
+             "node.gpu", "MyGPU.gemm", "efficiency in (0, 1]");
+    bad_json(NODE("\"gpu\": {\"tflops\": {\"fp32\": 10}}, \"gpus_per_node\": 2, \"nic\": \"100GbE\""), "node.gpu",
+             "model: expected a GPU model name", NULL);
+    bad_json(NODE("\"gpu\": 7, \"gpus_per_node\": 2, \"nic\": \"100GbE\""), "node.gpu", "or a GPU object", NULL);
     bad_json(NODE("\"gpu\": \"RTX3090\", \"gpus_per_node\": -2, \"nic\": \"100GbE\""), "node.gpus_per_node",
              "expected a positive integer, got -2", NULL);
     bad_json(NODE("\"gpu\": \"RTX3090\", \"gpus_per_node\": 2.5, \"nic\": \"100GbE\""), "node.gpus_per_node",
