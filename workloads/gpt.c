@@ -8,16 +8,22 @@
  * recomputation, papers.md §2.3-2.4, §6.2, §7.D); data parallelism with
  * gradient buckets all-reduced after the flush (the Oases benchmark's
  * `reduce_grad`, papers.md §1.2; DeepSpeed/Merak `ReduceGrads`, §2.3) or
- * while backward runs (PyTorch DDP); ZeRO stages 1-3 / FSDP and OSDP's
- * per-layer sharding (papers.md §3.6); the per-GPU memory model.
+ * while backward runs (PyTorch DDP; Megatron-Core's overlap-grad-reduce,
+ * its bucket layout and sizes, distributed optimizer and
+ * overlap-param-gather, after megatron/core/distributed/
+ * {distributed_data_parallel,param_and_grad_buffer,finalize_model_grads}.py
+ * and megatron/core/optimizer/distrib_optimizer.py at NVIDIA/Megatron-LM
+ * d98e8a64, read, not copied); ZeRO stages 1-3 / FSDP and OSDP's per-layer
+ * sharding (papers.md §3.6); the per-GPU memory model.
  *
  * Streams per rank (each one in-order, as on a CUDA stream):
  *   "compute"        every kernel and every memory effect
  *   "tp"             tensor-parallel all-reduces (one communicator per TP group)
  *   "dp"             data-parallel gradient buckets (all-reduce; ZeRO-1/2:
  *                    reduce-scatter, and the all-gather of updated weights
- *                    after the optimizer), then the embedding all-reduce
- *                    between first and last stage
+ *                    after the optimizer, or at the start of the step with
+ *                    param_overlap), then the embedding all-reduce between
+ *                    first and last stage
  *   "fsdp-ag", "fsdp-rs"  ZeRO-3 / OSDP parameter all-gathers and gradient
  *                    reduce-scatters (own communicators over the DP group)
  *   "pp-send-next", "pp-recv-prev", "pp-send-prev", "pp-recv-next"
@@ -67,6 +73,30 @@ typedef struct plan {
 
 /* ---- checks ------------------------------------------------------------ */
 
+/* Bytes of a gradient element as the rank accumulates and reduces it.
+ * grad_reduce=auto is the framework's default: Megatron (zero 0-1)
+ * accumulates and reduces a bf16 model's gradients in fp32 (its
+ * --accumulate-allreduce-grads-in-fp32, forced for bf16 by
+ * megatron/training/arguments.py; the distributed-optimizer guide,
+ * docs/user-guide/features/dist_optimizer.md, counts 18 bytes per
+ * parameter for "bf16 parameters, fp32 gradients"), an fp16 model's in
+ * fp16; ZeRO-2/3 and OSDP keep the model's dtype.  An explicit 16-bit
+ * grad_reduce must be the model's own dtype. */
+static int grad_dtype(const wl_strategy *st, int64_t *gbytes, sim_err *err)
+{
+    sim_dtype r = st->grad_reduce;
+    if (r == SIM_DTYPE_COUNT) {
+        if (st->dtype == SIM_DTYPE_BF16 && st->zero <= 1 && !st->osdp[0])
+            *gbytes = 4;
+        return 0;
+    }
+    if (r != SIM_DTYPE_FP32 && r != st->dtype)
+        return sim_errf(err, "strategy: grad_reduce=%s: gradients are reduced in fp32 or in the model's dtype (%s)",
+                        sim_dtype_name(r), sim_dtype_name(st->dtype));
+    *gbytes = r == SIM_DTYPE_FP32 ? 4 : 2;
+    return 0;
+}
+
 static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *mach, plan *pl, sim_err *err)
 {
     if (!m || m->layers < 1 || m->hidden < 1 || m->heads < 1 || m->ffn < 1 || m->seq < 1 || m->vocab < 1)
@@ -80,8 +110,8 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
     if (st->tp < 1 || st->pp < 1 || st->dp < 0 || st->mb < 1 || st->gb < 0)
         return sim_errf(err, "strategy: tp, pp and mb must be positive, dp and gb positive or auto (got tp=%d, "
                         "pp=%d, dp=%d, mb=%d, gb=%d)", st->tp, st->pp, st->dp, st->mb, st->gb);
-    if (st->dp_bucket_bytes < 1)
-        return sim_errf(err, "strategy: bucket: expected a positive size, got %lld bytes",
+    if (st->dp_bucket_bytes < 0)
+        return sim_errf(err, "strategy: bucket: expected a positive size or auto, got %lld bytes",
                         (long long)st->dp_bucket_bytes);
     if (st->dtype != SIM_DTYPE_FP32 && st->dtype != SIM_DTYPE_TF32 && st->dtype != SIM_DTYPE_FP16 &&
         st->dtype != SIM_DTYPE_BF16)
@@ -136,6 +166,8 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
     pl->wbytes = fp32 ? 4 : 2;
     pl->gbytes = fp32 ? 4 : 2;
     pl->obytes = fp32 ? 8 : 12;
+    if (grad_dtype(st, &pl->gbytes, err))
+        return -1;
 
     /* pipeline schedule, ZeRO, OSDP */
     pl->v = st->vstages;
@@ -163,6 +195,10 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
                             m->layers, n);
         pl->osdp = 1;
     }
+    if (st->param_overlap && (st->zero != 1 || !st->dp_overlap))
+        return sim_errf(err, "param_overlap=1 (Megatron's --overlap-param-gather) all-gathers the distributed "
+                        "optimizer's updated parameters while the next forward runs: it needs zero=1 and "
+                        "dp_overlap=1 (Megatron asserts both), got zero=%d, dp_overlap=%d", st->zero, st->dp_overlap);
     pl->zero = pl->d > 1 ? st->zero : 0;
     if (pl->d == 1)
         pl->osdp = 0;
@@ -318,6 +354,44 @@ static int64_t optimizer_params(const wl_model *m, const plan *pl, int stage)
     return sp.replicated + sp.owned;
 }
 
+/* ---- data-parallel buckets ---------------------------------------------- */
+
+#define MEGATRON_BUCKET_PARAMS 40000000ll  /* Megatron-Core DDP: max(40M, 1M·dp) parameters */
+#define DEEPSPEED_BUCKET_ELEMS 500000000ll /* DeepSpeed ZeRO reduce_bucket_size default */
+#define DDP_BUCKET_BYTES (25ll << 20)      /* PyTorch DDP bucket_cap_mb default */
+
+/* bucket=auto is the bucket the framework of each scheme chooses:
+ *  - zero=0/1 (Megatron-Core DDP and distributed optimizer, core_v0.7.0 and
+ *    later, distributed_data_parallel.py): with overlap-grad-reduce
+ *    max(40M, 1M·dp) parameters per bucket (commit 0fda386c04, "Tune DDP
+ *    bucket size to improve speed at large DP counts"; 40M before), but one
+ *    bucket on pipeline stages after the first ("not on the critical path")
+ *    and on model chunks after the first (training.py get_model's
+ *    disable_bucketing); without overlap the whole buffer is one bucket
+ *    (bucket_size = None);
+ *  - zero=2 (DeepSpeed ZeRO-2): reduce_bucket_size, 5e8 elements;
+ *  - OSDP's replicated parameters: PyTorch DDP's 25 MiB.
+ * An explicit bucket= is that many bytes everywhere.  INT64_MAX = one
+ * bucket. */
+int64_t wl_gpt_bucket_bytes(const wl_strategy *st, int dp, int grad_bytes, int stage, int chunk)
+{
+    if (st->dp_bucket_bytes > 0)
+        return st->dp_bucket_bytes;
+    if (st->zero == 2)
+        return DEEPSPEED_BUCKET_ELEMS * grad_bytes;
+    if (st->osdp[0])
+        return DDP_BUCKET_BYTES;
+    if (!st->dp_overlap || stage > 0 || chunk > 0)
+        return INT64_MAX;
+    int64_t params = 1000000ll * dp;
+    return (params > MEGATRON_BUCKET_PARAMS ? params : MEGATRON_BUCKET_PARAMS) * grad_bytes;
+}
+
+static int64_t bucket_cap(const plan *pl, int stage, int chunk)
+{
+    return wl_gpt_bucket_bytes(&pl->st, pl->d, (int)pl->gbytes, stage, chunk);
+}
+
 /* Memory held for the whole iteration by one rank of a stage (bytes):
  * model states by ZeRO stage (Rajbhandari et al. 2020 §5: stage 1 shards
  * the optimizer state, 2 also the gradients, 3 also the weights; with K = 8
@@ -347,7 +421,7 @@ static void persistent_memory(const wl_model *m, const plan *pl, int stage, wl_m
     /* ZeRO-2 reduces each micro-batch's gradients through a bucket being
      * filled and one being reduced (DeepSpeed's double-buffered IPG bucket) */
     if (pl->zero == 2)
-        buf += 2.0 * (double)pl->st.dp_bucket_bytes;
+        buf += 2.0 * (double)bucket_cap(pl, stage, 0);
     mem->buffers = buf;
     mem->context = (double)CONTEXT_BYTES;
 }
@@ -386,6 +460,14 @@ typedef struct comms {
     int *tp, *dp, *emb, *ag, *rs;
 } comms;
 
+/* The data-parallel buckets of one model chunk (see buckets_build). */
+typedef struct dp_buckets {
+    int n, cap_n;
+    int64_t *params; /* per bucket, in Megatron's order (the last layers' first) */
+    int *last_piece; /* per bucket: the piece whose gradients complete it */
+    int *first;      /* per piece: the bucket holding its first parameter, -1 if it has none */
+} dp_buckets;
+
 typedef struct gen {
     sim_schedule *s;
     const wl_model *m;
@@ -403,8 +485,12 @@ typedef struct gen {
     wl_pipe_step *steps;  /* this stage's pipeline order */
     int nsteps;
     int *last_bwd;        /* per chunk: index in steps of its last backward */
-    /* gradient buckets filled while backward runs */
-    int64_t acc;
+    /* data-parallel buckets per model chunk; the next one to reduce while
+     * backward runs; Megatron's overlapped parameter all-gather of each */
+    dp_buckets *bk;
+    int next_bucket;
+    uint32_t *pg;         /* per chunk: first index into pg_op */
+    uint32_t *pg_op;      /* the all-gathers at the start of the step, per chunk in bucket order */
     uint32_t last_dp, last_rs; /* last op on "dp" / "fsdp-rs", UINT32_MAX = none */
     /* ZeRO-3 / OSDP */
     uint32_t *ag_of;      /* per global layer: all-gather of its sharded parameters */
@@ -632,34 +718,164 @@ static void free_gradients(gen *g)
     g->gfree = 0;
 }
 
-/* Data-parallel gradient buckets: `bytes` more gradients are ready after the
- * last kernel; full buckets go out on "dp" (PyTorch DDP's Reducer, Li et al.
- * 2020 §3.2.3: a bucket is reduced as soon as all its gradients are ready;
- * ZeRO-1/2 reduce-scatter instead of all-reduce). */
-static void dp_bucket(gen *g, int64_t bytes, int64_t cap, sim_tags t)
+/* ---- data-parallel buckets of a model chunk ------------------------------
+ * Megatron-Core lays a chunk's parameters out in one buffer in reverse
+ * order of registration, which is the order backward produces their
+ * gradients (param_and_grad_buffer.py, "backprop order"): on the last
+ * stage the output layer's copy of the word embeddings and the final layer
+ * norm, then the layers last to first, then on the first stage the
+ * position and word embeddings.  Buckets are cut every `cap` bytes (here
+ * within a parameter; Megatron closes a bucket after the parameter that
+ * fills it) and, under the distributed optimizer, the shared word
+ * embedding is a bucket of its own whatever its size (distrib_optimizer.py,
+ * _does_param_require_new_bucket).  The pieces: 0 output copy, 1 final
+ * layer norm, 2 + (lpc-1-j) local layer j, lpc + 2 position embedding,
+ * lpc + 3 word embedding. */
+
+static int npieces(const plan *pl)
+{
+    return pl->lpc + 4;
+}
+
+/* Replicated (all-reduced or reduce-scattered) parameters of piece k of
+ * chunk c, and whether it is a bucket of its own. */
+static int64_t piece_params(const gen *g, int c, int k, int *alone)
+{
+    const plan *pl = g->pl;
+    int64_t h = g->m->hidden, vt = pl->vp / pl->t;
+    int first_v = g->stage == 0 && c == 0, last_v = g->stage == pl->p - 1 && c == pl->v - 1;
+    *alone = 0;
+    if (pl->zero == 3)
+        return 0; /* everything is sharded (fsdp_reducescatter) */
+    if (k < 2) {
+        *alone = k == 0 && pl->zero == 1;
+        return !last_v ? 0 : k == 1 ? 2 * h : pl->p > 1 ? vt * h : 0;
+    }
+    if (k >= pl->lpc + 2) {
+        *alone = k == pl->lpc + 3 && pl->zero == 1;
+        return !first_v ? 0 : k == pl->lpc + 2 ? (int64_t)g->m->seq * h : vt * h;
+    }
+    int l = layer_index(pl, g->stage, c, pl->lpc + 1 - k);
+    return wl_layer_params(g->m, &pl->st, l) - layer_sharded(g->m, pl, l);
+}
+
+static void buckets_free(dp_buckets *b)
+{
+    free(b->params);
+    free(b->last_piece);
+    free(b->first);
+    memset(b, 0, sizeof *b);
+}
+
+static int bucket_close(dp_buckets *b, int64_t params, int piece)
+{
+    if (b->n == b->cap_n) {
+        int cap = b->cap_n ? 2 * b->cap_n : 16;
+        int64_t *p = realloc(b->params, sizeof *p * (size_t)cap);
+        if (p)
+            b->params = p;
+        int *l = realloc(b->last_piece, sizeof *l * (size_t)cap);
+        if (l)
+            b->last_piece = l;
+        if (!p || !l)
+            return -1;
+        b->cap_n = cap;
+    }
+    b->params[b->n] = params;
+    b->last_piece[b->n++] = piece;
+    return 0;
+}
+
+/* Builds the buckets of chunk c of the rank's stage into b. */
+static int buckets_build(gen *g, int c, dp_buckets *b)
+{
+    const plan *pl = g->pl;
+    memset(b, 0, sizeof *b);
+    int n = npieces(pl);
+    b->first = malloc(sizeof *b->first * (size_t)n);
+    if (!b->first)
+        return -1;
+    int64_t cap = bucket_cap(pl, g->stage, c);
+    cap = cap == INT64_MAX ? INT64_MAX : (cap + pl->gbytes - 1) / pl->gbytes; /* in parameters */
+    int64_t cur = 0;
+    int rc = 0;
+    for (int k = 0; k < n && !rc; k++) {
+        int alone;
+        int64_t x = piece_params(g, c, k, &alone);
+        b->first[k] = -1;
+        if (x == 0)
+            continue;
+        if (alone && cur > 0) {
+            rc = bucket_close(b, cur, k - 1);
+            cur = 0;
+        }
+        b->first[k] = b->n;
+        while (!rc && !alone && x >= cap - cur) {
+            x -= cap - cur;
+            rc = bucket_close(b, cap, k);
+            cur = 0;
+        }
+        cur += x;
+        if (!rc && alone && cur > 0) {
+            rc = bucket_close(b, cur, k);
+            cur = 0;
+        }
+    }
+    if (!rc && cur > 0)
+        rc = bucket_close(b, cur, n - 1);
+    return rc;
+}
+
+/* The gradient reduction of bucket i of chunk c on "dp", after op `dep`
+ * (all-reduce; reduce-scatter under ZeRO-1/2: Megatron's distributed
+ * optimizer, DeepSpeed ZeRO-2). */
+static uint32_t reduce_bucket(gen *g, int c, int i, uint32_t dep, sim_tags t)
 {
     sim_coll kind = g->pl->zero == 1 || g->pl->zero == 2 ? SIM_COLL_REDUCESCATTER : SIM_COLL_ALLREDUCE;
     const char *name = kind == SIM_COLL_ALLREDUCE ? "dp_allreduce" : "dp_reducescatter";
-    uint32_t dep = g->cur.last_comp;
-    g->last_dp = sim_sched_add(g->s, g->sdp, wl_pay_coll(g->s, name, kind, bytes < cap ? bytes : cap), g->dp_comm, t,
-                               &dep, 1);
+    g->last_dp = sim_sched_add(g->s, g->sdp, wl_pay_coll(g->s, name, kind, g->bk[c].params[i] * g->pl->gbytes),
+                               g->dp_comm, t, &dep, 1);
+    return g->last_dp;
 }
 
-static void grads_ready(gen *g, int64_t bytes, sim_tags t)
+/* Overlapped reduction (DDP's Reducer, Li et al. 2020 §3.2.3; Megatron's
+ * overlap-grad-reduce, register_grad_ready): the pieces up to k of chunk c
+ * have their gradients after the last kernel; every bucket they complete
+ * goes out on "dp" at once. */
+static void pieces_done(gen *g, int c, int k, sim_tags t)
 {
-    int64_t cap = g->pl->st.dp_bucket_bytes;
-    g->acc += bytes;
-    while (g->acc >= cap) {
-        dp_bucket(g, cap, cap, t);
-        g->acc -= cap;
-    }
+    const dp_buckets *b = &g->bk[c];
+    while (g->next_bucket < b->n && b->last_piece[g->next_bucket] <= k)
+        reduce_bucket(g, c, g->next_bucket++, g->cur.last_comp, t);
 }
 
-static void grads_flush(gen *g, sim_tags t)
+/* Megatron's --overlap-param-gather (distributed_data_parallel.py forward
+ * pre-hooks; param_and_grad_buffer.py start_param_sync/finish_param_sync):
+ * the distributed optimizer's updated parameters are all-gathered bucket by
+ * bucket while the next forward runs, in the reverse of the buckets' order
+ * (the first layers' bucket first), and a module's forward waits for its
+ * bucket.  The step simulated is a steady-state one: its all-gathers are
+ * those of the previous step's update, so they wait for nothing (the
+ * previous optimizer step ends at time 0) and the first forward of each
+ * chunk waits for them. */
+static void param_gathers(gen *g)
 {
-    if (g->acc > 0)
-        dp_bucket(g, g->acc, g->acc, t);
-    g->acc = 0;
+    const plan *pl = g->pl;
+    sim_tags t = tags(-1, 0, SIM_PHASE_FORWARD);
+    for (int c = 0; c < pl->v; c++)
+        for (int i = g->bk[c].n - 1; i >= 0; i--)
+            g->pg_op[g->pg[c] + (uint32_t)i] = sim_sched_add(
+                g->s, g->sdp, wl_pay_coll(g->s, "dp_param_allgather", SIM_COLL_ALLGATHER, g->bk[c].params[i] * pl->wbytes),
+                g->dp_comm, t, NULL, 0);
+}
+
+/* Under param_overlap, the first forward of chunk c waits for the
+ * all-gather of the bucket holding piece k's first parameter. */
+static void wait_param(gen *g, int c, int micro, int k)
+{
+    if (!g->pl->st.param_overlap || g->pl->zero != 1 || micro != 0 || g->bk[c].first[k] < 0)
+        return;
+    wl_cursor_pend(&g->cur, g->pg_op[g->pg[c] + (uint32_t)g->bk[c].first[k]]);
 }
 
 static int chunk_sharded(gen *g, int chunk)
@@ -681,6 +897,7 @@ static void forward(gen *g, int micro, int chunk)
     if (!first_v) {
         wl_cursor_pend(c, sim_sched_add(g->s, g->s_recv_prev, P->recv_act, g->prev, t0, NULL, 0));
     } else {
+        wait_param(g, chunk, micro, pl->lpc + 2); /* position (and word) embeddings */
         wl_cursor_comp(c, P->embed, t0);
         wl_cursor_tp_allreduce(c, pl->t, P->emb_red, t0); /* VocabParallelEmbedding */
     }
@@ -695,16 +912,20 @@ static void forward(gen *g, int micro, int chunk)
             release(g, first + j, micro, SIM_PHASE_FORWARD);
         }
     } else {
-        /* runs of layers with the same recomputation */
+        /* runs of layers with the same recomputation; one layer at a time
+         * where each waits for its parameters' all-gather */
+        int one = pl->st.param_overlap && micro == 0;
         for (int j = 0; j < pl->lpc;) {
             int e = j;
-            while (e < pl->lpc && layer_of(g, chunk, e) == layer_of(g, chunk, j))
+            while (e < pl->lpc && layer_of(g, chunk, e) == layer_of(g, chunk, j) && !(one && e > j))
                 e++;
+            wait_param(g, chunk, micro, pl->lpc + 1 - j);
             wl_layer_forward(layer_of(g, chunk, j), c, first + j, e - j, micro, 0);
             j = e;
         }
     }
     if (last_v) {
+        wait_param(g, chunk, micro, g->bk[chunk].first[0] >= 0 ? 0 : 1); /* output layer, final layer norm */
         wl_cursor_comp(c, P->final_ln, t0);
         if (P->out_ag != UINT32_MAX)
             wl_cursor_tp_allreduce(c, pl->t, P->out_ag, t0); /* gather_from_sequence_parallel_region */
@@ -731,13 +952,12 @@ static void backward(gen *g, int micro, int chunk, int step)
     sim_tags t0 = tags(-1, micro, SIM_PHASE_BACKWARD);
     int first_v = g->stage == 0 && chunk == 0, last_v = g->stage == pl->p - 1 && chunk == pl->v - 1;
     int first = layer_index(pl, g->stage, chunk, 0);
-    stage_params_split sp = split_params(g->m, pl, g->stage);
     /* gradients synchronised inside this backward: ZeRO-2 every micro-batch
      * (it keeps only its shard); DDP overlap in the chunk's last one (the
-     * others accumulate locally, DDP's no_sync) */
-    int sync = pl->d > 1 && sp.replicated > 0 &&
+     * others accumulate locally, DDP's no_sync; Megatron's is_last_microbatch) */
+    int sync = pl->d > 1 && g->bk[chunk].n > 0 &&
                (pl->zero == 2 || (pl->st.dp_overlap && g->last_bwd[chunk] == step));
-    int64_t root_grad = pl->zero == 3 ? 0 : sp.root * pl->gbytes;
+    g->next_bucket = 0;
     if (last_v) {
         wl_cursor_comp(c, P->loss_b, t0);
         wl_cursor_comp(c, P->logits_dg, t0);
@@ -745,8 +965,8 @@ static void backward(gen *g, int micro, int chunk, int step)
         wl_cursor_comp_overlap(c, P->logits_wg, t0);
         wl_cursor_mem(c, P->logits_free, t0);
         wl_cursor_comp(c, P->final_ln_b, t0);
-        if (sync && g->stage > 0)
-            grads_ready(g, root_grad, t0); /* output layer and final layer norm */
+        if (sync)
+            pieces_done(g, chunk, 1, t0); /* output layer and final layer norm */
     } else {
         wl_cursor_pend(c, sim_sched_add(g->s, g->s_recv_next, P->recv_grad, g->next, t0, NULL, 0));
     }
@@ -800,7 +1020,7 @@ static void backward(gen *g, int micro, int chunk, int step)
                 }
             }
             if (sync)
-                grads_ready(g, (wl_layer_params(g->m, &pl->st, l) - x) * pl->gbytes, t);
+                pieces_done(g, chunk, pl->lpc + 1 - j, t);
         }
     } else {
         /* runs of layers with the same recomputation, last first */
@@ -814,17 +1034,15 @@ static void backward(gen *g, int micro, int chunk, int step)
     }
     if (first_v) {
         wl_cursor_comp(c, P->embed_b, t0);
-        if (sync)
-            grads_ready(g, root_grad, t0); /* embeddings */
     } else {
         uint32_t dep = c->last_comp;
         sim_sched_add(g->s, g->s_send_prev, P->send_grad, g->prev, t0, &dep, 1);
     }
     if (sync)
-        grads_flush(g, t0);
+        pieces_done(g, chunk, npieces(pl), t0); /* embeddings: the last buckets */
 }
 
-static void generate_rank(gen *g, int rank, const comms *C)
+static int generate_rank(gen *g, int rank, const comms *C)
 {
     sim_schedule *s = g->s;
     const plan *pl = g->pl;
@@ -866,9 +1084,20 @@ static void generate_rank(gen *g, int rank, const comms *C)
         g->s_recv_prev = sim_sched_stream(s, rank, "pp-recv-prev");
         g->s_send_prev = sim_sched_stream(s, rank, "pp-send-prev");
     }
-    g->acc = 0;
     g->last_dp = g->last_rs = UINT32_MAX;
     g->gfree = 0;
+    int nb = 0;
+    for (int c = 0; c < pl->v; c++) {
+        buckets_free(&g->bk[c]);
+        if (buckets_build(g, c, &g->bk[c]))
+            return -1;
+        g->pg[c] = (uint32_t)nb;
+        nb += g->bk[c].n;
+    }
+    uint32_t *pg = realloc(g->pg_op, sizeof *pg * (size_t)(nb + 1));
+    if (!pg)
+        return -1;
+    g->pg_op = pg;
 
     /* recomputation: every layer under the strategy's mode, except with
      * Merak's schedules, which recompute the first ⌊ratio_k·n⌋ layers of
@@ -908,6 +1137,9 @@ static void generate_rank(gen *g, int rank, const comms *C)
                                               g->ag_comm, nt, &mem, 1));
     }
 
+    if (pl->st.param_overlap && pl->zero == 1)
+        param_gathers(g);
+
     /* the pipeline schedule's order of forward and backward passes */
     g->nsteps = wl_pipe_order(pl->st.pipeline, pl->p, pl->v, pl->nmb, stage, g->steps);
     for (int c = 0; c < pl->v; c++)
@@ -928,19 +1160,13 @@ static void generate_rank(gen *g, int rank, const comms *C)
     for (int c = 0; c < pl->v; c++) /* Tesseract's depth all-reduce of the weight gradients */
         wl_layer_step_sync(g->layer, &g->cur, layer_index(pl, stage, c, 0), pl->lpc, last_bwd, &tp_sync);
     sim_tags bt = tags(-1, -1, SIM_PHASE_BACKWARD);
-    int64_t bucket = pl->st.dp_bucket_bytes;
-    if (pl->d > 1 && sp.replicated > 0 && pl->zero != 2 && !pl->st.dp_overlap) {
+    if (pl->d > 1 && pl->zero != 2 && !pl->st.dp_overlap)
         /* end of step (the Oases benchmark's reduce_grad, DeepSpeed's and
-         * Merak's ReduceGrads after the flush, papers.md §2.3) */
-        int64_t bytes = sp.replicated * pl->gbytes;
-        sim_coll kind = pl->zero == 1 ? SIM_COLL_REDUCESCATTER : SIM_COLL_ALLREDUCE;
-        const char *name = pl->zero == 1 ? "dp_reducescatter" : "dp_allreduce";
-        uint32_t full_bucket = wl_pay_coll(s, name, kind, bucket);
-        for (int64_t off = 0; off < bytes; off += bucket) {
-            uint32_t p = bytes - off >= bucket ? full_bucket : wl_pay_coll(s, name, kind, bytes - off);
-            g->last_dp = sim_sched_add(s, g->sdp, p, g->dp_comm, bt, &last_bwd, 1);
-        }
-    }
+         * Merak's ReduceGrads after the flush, papers.md §2.3; Megatron's
+         * finalize_model_grads without overlap) */
+        for (int c = 0; c < pl->v; c++)
+            for (int i = 0; i < g->bk[c].n; i++)
+                reduce_bucket(g, c, i, last_bwd, bt);
     if (pl->p > 1 && (stage == 0 || last)) {
         uint32_t p = wl_pay_coll(s, "embed_allreduce", SIM_COLL_ALLREDUCE, pl->vp / pl->t * m->hidden * pl->gbytes);
         g->last_dp = sim_sched_add(s, g->sdp, p, g->emb_comm, bt, &last_bwd, 1);
@@ -968,16 +1194,16 @@ static void generate_rank(gen *g, int rank, const comms *C)
     if (g->last_rs != UINT32_MAX)
         deps[nd++] = g->last_rs;
     uint32_t opt_op = sim_sched_add(s, g->cur.sc, opt, -1, tags(-1, -1, SIM_PHASE_OPTIMIZER), deps, nd);
-    if (pl->zero == 1 || pl->zero == 2) {
-        /* ZeRO-1/2: every rank updated its shard; all-gather the new weights */
-        int64_t bytes = sp.all * pl->wbytes;
+    if ((pl->zero == 1 || pl->zero == 2) && !pl->st.param_overlap) {
+        /* ZeRO-1/2: every rank updated its shard; all-gather the new
+         * weights, bucket by bucket (Megatron's start_param_sync) */
         sim_tags ot = tags(-1, -1, SIM_PHASE_OPTIMIZER);
-        uint32_t full_bucket = wl_pay_coll(s, "dp_allgather", SIM_COLL_ALLGATHER, bucket);
-        for (int64_t off = 0; off < bytes; off += bucket) {
-            uint32_t p = bytes - off >= bucket ? full_bucket : wl_pay_coll(s, "dp_allgather", SIM_COLL_ALLGATHER, bytes - off);
-            sim_sched_add(s, g->sdp, p, g->dp_comm, ot, &opt_op, 1);
-        }
+        for (int c = 0; c < pl->v; c++)
+            for (int i = 0; i < g->bk[c].n; i++)
+                sim_sched_add(s, g->sdp, wl_pay_coll(s, "dp_allgather", SIM_COLL_ALLGATHER, g->bk[c].params[i] * pl->wbytes),
+                              g->dp_comm, ot, &opt_op, 1);
     }
+    return 0;
 }
 
 static void free_comms(comms *C)
@@ -1063,7 +1289,9 @@ static int gen_init(gen *g, sim_schedule *s, const wl_model *m, const plan *pl, 
     g->steps = malloc(sizeof *g->steps * (size_t)(2 * pl->nmb * pl->v));
     g->last_bwd = malloc(sizeof *g->last_bwd * (size_t)pl->v);
     g->ag_of = malloc(sizeof *g->ag_of * (size_t)m->layers);
-    if (!g->layer_nr || !g->steps || !g->last_bwd || !g->ag_of)
+    g->bk = calloc((size_t)pl->v, sizeof *g->bk);
+    g->pg = malloc(sizeof *g->pg * (size_t)pl->v);
+    if (!g->layer_nr || !g->steps || !g->last_bwd || !g->ag_of || !g->bk || !g->pg)
         return sim_errf(err, "out of memory");
     return 0;
 }
@@ -1076,6 +1304,11 @@ static void gen_free(gen *g)
     free(g->steps);
     free(g->last_bwd);
     free(g->ag_of);
+    for (int c = 0; g->bk && c < g->pl->v; c++)
+        buckets_free(&g->bk[c]);
+    free(g->bk);
+    free(g->pg);
+    free(g->pg_op);
 }
 
 /* ---- memory check ------------------------------------------------------- */
@@ -1099,7 +1332,10 @@ static int stage_peaks(const wl_model *m, const plan *pl, wl_memory *out, sim_er
     if (rc == 0) {
         for (int i = 0; i < pl->p; i++) {
             int rank = i * pl->t * pl->d;
-            generate_rank(&g, rank, &C);
+            if (generate_rank(&g, rank, &C)) {
+                rc = sim_errf(err, "out of memory");
+                break;
+            }
             wl_memory *w = &out[i];
             memset(w, 0, sizeof *w);
             w->stage = i;
@@ -1253,9 +1489,9 @@ sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const si
     int rc = make_comms(s, &pl, &C, err);
     if (rc == 0)
         rc = gen_init(&g, s, m, &pl, err);
-    if (rc == 0)
-        for (int r = 0; r < n; r++)
-            generate_rank(&g, r, &C);
+    for (int r = 0; rc == 0 && r < n; r++)
+        if (generate_rank(&g, r, &C))
+            rc = sim_errf(err, "out of memory");
     gen_free(&g);
     free_comms(&C);
     if (rc) {

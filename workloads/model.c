@@ -216,7 +216,8 @@ void wl_strategy_default(wl_strategy *s)
     s->gb = 0;
     s->dtype = SIM_DTYPE_TF32;
     s->recompute = WL_RECOMPUTE_NONE;
-    s->dp_bucket_bytes = 25ll << 20;
+    s->dp_bucket_bytes = 0; /* auto */
+    s->grad_reduce = SIM_DTYPE_COUNT; /* auto */
     s->pipeline = WL_PIPE_1F1B;
     s->vstages = 1;
     s->ckpt_ratio = -1;
@@ -234,8 +235,8 @@ void wl_strategy_default(wl_strategy *s)
 }
 
 #define KNOWN_KEYS                                                                                            \
-    "tp, pp, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, zero, osdp, osdp_split, schedule, sp, " \
-    "tp_overlap, tess_depth, tp_cut"
+    "tp, pp, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, " \
+    "grad_reduce, zero, osdp, osdp_split, schedule, sp, tp_overlap, tess_depth, tp_cut"
 
 static const char *const tp_schedule_names[WL_TP_SCHEDULE_COUNT] = {
     "megatron", "default_checkpoint", "optim_comm_checkpoint", "overlap_checkpoint", "oases", "merak", "tesseract"};
@@ -424,11 +425,15 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         return 0;
     }
     if (strcmp(key, "bucket") == 0) {
+        if (strcmp(val, "auto") == 0) {
+            s->dp_bucket_bytes = 0;
+            return 0;
+        }
         char *end;
         errno = 0;
         double v = strtod(val, &end);
         if (!*val || *end || errno || !(v > 0) || v > 1e9 || v * 1048576.0 < 1)
-            return sim_errf(err, "strategy: bucket: expected a positive size in MiB, got \"%s\"", val);
+            return sim_errf(err, "strategy: bucket: expected a positive size in MiB or auto, got \"%s\"", val);
         s->dp_bucket_bytes = llround(v * 1048576.0);
         return 0;
     }
@@ -456,6 +461,24 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
             return sim_errf(err, "strategy: dp_overlap: expected 0 (all-reduce after the flush) or 1 (buckets "
                             "all-reduced while backward runs), got \"%s\"", val);
         s->dp_overlap = val[0] - '0';
+        return 0;
+    }
+    if (strcmp(key, "param_overlap") == 0 || strcmp(key, "overlap-param-gather") == 0 ||
+        strcmp(key, "overlap_param_gather") == 0) {
+        if (strcmp(val, "0") && strcmp(val, "1"))
+            return sim_errf(err, "strategy: param_overlap: expected 0 (parameters all-gathered after the optimizer "
+                            "step) or 1 (all-gathered while the next forward runs), got \"%s\"", val);
+        s->param_overlap = val[0] - '0';
+        return 0;
+    }
+    if (strcmp(key, "grad_reduce") == 0) {
+        sim_dtype d;
+        if (strcmp(val, "auto") == 0)
+            d = SIM_DTYPE_COUNT;
+        else if (sim_dtype_parse(val, &d) || (d != SIM_DTYPE_FP32 && d != SIM_DTYPE_BF16 && d != SIM_DTYPE_FP16))
+            return sim_errf(err, "strategy: grad_reduce: expected auto, fp32, bf16 or fp16 (the dtype gradients are "
+                            "reduced in), got \"%s\"", val);
+        s->grad_reduce = d;
         return 0;
     }
     if (strcmp(key, "zero") == 0 || strcmp(key, "zero_stage") == 0 || strcmp(key, "zero-stage") == 0) {
@@ -559,7 +582,9 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         snprintf(gb, sizeof gb, "%d", s->gb);
     else
         snprintf(gb, sizeof gb, "auto");
-    if (s->dp_bucket_bytes % 1048576 == 0)
+    if (s->dp_bucket_bytes <= 0)
+        snprintf(bucket, sizeof bucket, "auto");
+    else if (s->dp_bucket_bytes % 1048576 == 0)
         snprintf(bucket, sizeof bucket, "%lld", (long long)(s->dp_bucket_bytes / 1048576));
     else
         snprintf(bucket, sizeof bucket, "%.17g", (double)s->dp_bucket_bytes / 1048576.0);
@@ -588,6 +613,10 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
     }
     if (s->dp_overlap)
         APPEND(",dp_overlap=1");
+    if (s->param_overlap)
+        APPEND(",param_overlap=1");
+    if (s->grad_reduce != SIM_DTYPE_COUNT)
+        APPEND(",grad_reduce=%s", sim_dtype_name(s->grad_reduce));
     if (s->zero)
         APPEND(",zero=%d", s->zero);
     if (s->osdp[0])

@@ -225,8 +225,17 @@ static void test_zero_memory(void)
     CHECK(wl_gpt_check(&m, &s, mach, &mem, &err) == 0);
     CHECK(mem.weights == 4 * P && mem.gradients == 4 * ceil(P / 4) && mem.optimizer == 8 * ceil(P / 4));
     CHECK(mem.buffers == 2 * 1048576.0);
-    /* mixed precision: K = 12 bytes of optimizer state per parameter, sharded */
+    /* mixed precision: K = 12 bytes of optimizer state per parameter,
+     * sharded; Megatron accumulates a bf16 model's gradients in fp32 (its
+     * distributed optimizer's 6 + 12/d bytes per parameter), an fp16
+     * model's in fp16, unless grad_reduce says otherwise */
     s = strat("dp=4,mb=1,gb=4,dtype=bf16,zero=1");
+    CHECK(wl_gpt_check(&m, &s, mach, &mem, &err) == 0);
+    CHECK(mem.weights == 2 * P && mem.gradients == 4 * P && mem.optimizer == 12 * ceil(P / 4));
+    s = strat("dp=4,mb=1,gb=4,dtype=bf16,zero=1,grad_reduce=bf16");
+    CHECK(wl_gpt_check(&m, &s, mach, &mem, &err) == 0);
+    CHECK(mem.gradients == 2 * P);
+    s = strat("dp=4,mb=1,gb=4,dtype=fp16,zero=1");
     CHECK(wl_gpt_check(&m, &s, mach, &mem, &err) == 0);
     CHECK(mem.weights == 2 * P && mem.gradients == 2 * P && mem.optimizer == 12 * ceil(P / 4));
     /* ZeRO-3: each rank owns a quarter of every unit; at the peak (the second
@@ -305,7 +314,7 @@ static void test_keys(void)
     s = strat("pp=4,pipeline=interleaved,vstages=2,dp_overlap=1,zero=fsdp");
     char buf[256];
     wl_strategy_format(&s, buf, sizeof buf);
-    CHECK_STR(buf, "tp=1,pp=4,dp=auto,mb=1,gb=auto,dtype=tf32,recompute=none,bucket=25,pipeline=interleaved,vstages=2,"
+    CHECK_STR(buf, "tp=1,pp=4,dp=auto,mb=1,gb=auto,dtype=tf32,recompute=none,bucket=auto,pipeline=interleaved,vstages=2,"
                    "dp_overlap=1,zero=3");
     wl_strategy back = strat(buf);
     char buf2[256];

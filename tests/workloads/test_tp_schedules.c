@@ -594,7 +594,7 @@ static void test_strategy_keys(void)
     CHECK(wl_strategy_parse("tp=4,schedule=oases", &s, &err) == 0);
     CHECK(s.schedule == WL_TP_OASES && s.recompute == WL_RECOMPUTE_OASES);
     wl_strategy_format(&s, buf, sizeof buf);
-    CHECK_STR(buf, "tp=4,pp=1,dp=auto,mb=1,gb=auto,dtype=tf32,recompute=oases,bucket=25,schedule=oases");
+    CHECK_STR(buf, "tp=4,pp=1,dp=auto,mb=1,gb=auto,dtype=tf32,recompute=oases,bucket=auto,schedule=oases");
     wl_strategy back;
     wl_strategy_default(&back);
     CHECK(wl_strategy_parse(buf, &back, &err) == 0 && memcmp(&back, &s, sizeof s) == 0);
@@ -614,7 +614,7 @@ static void test_strategy_keys(void)
     wl_strategy_default(&s);
     CHECK(wl_strategy_parse("tp=4,schedule=merak,tp_overlap=2,recompute=full,tp_cut=none", &s, &err) == 0);
     wl_strategy_format(&s, buf, sizeof buf);
-    CHECK_HAS(buf, "recompute=full,bucket=25,schedule=merak,tp_overlap=2");
+    CHECK_HAS(buf, "recompute=full,bucket=auto,schedule=merak,tp_overlap=2");
     wl_strategy_default(&s);
     CHECK(wl_strategy_parse("tp=4,schedule=oases,tp_cut=12:2", &s, &err) == 0);
     CHECK(s.tp_cut_layers == 12 && s.tp_cut_tp == 2);
