@@ -210,6 +210,9 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
             return sim_errf(err, "osdp_split=%d is modelled for schedule=megatron only (its GEMMs are split per "
                             "linear), got schedule=%s", st->osdp_split, wl_tp_schedule_name(st->schedule));
     }
+    if (st->tp_overlap_comm && st->osdp_split > 1)
+        return sim_errf(err, "tp_overlap_comm=1 splits the linears' GEMMs into ring and pipeline chunks, osdp_split=%d "
+                        "into weight slices: the two are not modelled together", st->osdp_split);
     if ((pl->zero == 3 || pl->osdp) &&
         (st->pipeline == WL_PIPE_MERAK_PRE || st->pipeline == WL_PIPE_MERAK_FCP))
         return sim_errf(err, "pipeline=%s recomputes ahead of the gradient, which would need every layer's sharded "

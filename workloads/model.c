@@ -236,7 +236,7 @@ void wl_strategy_default(wl_strategy *s)
 
 #define KNOWN_KEYS                                                                                            \
     "tp, pp, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, " \
-    "grad_reduce, zero, osdp, osdp_split, schedule, sp, tp_overlap, tess_depth, tp_cut"
+    "grad_reduce, zero, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut"
 
 static const char *const tp_schedule_names[WL_TP_SCHEDULE_COUNT] = {
     "megatron", "default_checkpoint", "optim_comm_checkpoint", "overlap_checkpoint", "oases", "merak", "tesseract"};
@@ -284,6 +284,10 @@ int wl_strategy_check_tp(const wl_strategy *s, sim_err *err)
     if (s->sp && s->schedule != WL_TP_MEGATRON)
         return sim_errf(err, "strategy: sp=1 (Megatron sequence parallelism) needs schedule=megatron, not schedule=%s",
                         wl_tp_schedule_name(s->schedule));
+    if (s->tp_overlap_comm && !s->sp)
+        return sim_errf(err, "strategy: tp_overlap_comm=1 overlaps sequence parallelism's all-gathers and "
+                        "reduce-scatters with the GEMMs (Megatron asserts --sequence-parallel with "
+                        "--tp-comm-overlap): give sp=1");
     if (s->sp && s->recompute == WL_RECOMPUTE_OASES)
         return sim_errf(err, "strategy: sp=1 does not combine with recompute=oases (Oases saves the all-reduced, "
                         "unsharded block outputs)");
@@ -394,6 +398,14 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         if (strcmp(val, "0") && strcmp(val, "1"))
             return sim_errf(err, "strategy: sp: expected 0 or 1, got \"%s\"", val);
         s->sp = val[0] == '1';
+        return 0;
+    }
+    if (strcmp(key, "tp_overlap_comm") == 0 || strcmp(key, "tp_comm_overlap") == 0 ||
+        strcmp(key, "tp-comm-overlap") == 0) {
+        if (strcmp(val, "0") && strcmp(val, "1"))
+            return sim_errf(err, "strategy: tp_overlap_comm: expected 0 or 1 (Megatron-Core's TP communication "
+                            "overlap), got \"%s\"", val);
+        s->tp_overlap_comm = val[0] == '1';
         return 0;
     }
     if (strcmp(key, "tp_overlap") == 0 || strcmp(key, "tp_overlapping_level") == 0) {
@@ -628,6 +640,8 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         APPEND(",schedule=%s", wl_tp_schedule_name(s->schedule));
     if (s->sp)
         APPEND(",sp=1");
+    if (s->tp_overlap_comm)
+        APPEND(",tp_overlap_comm=1");
     if (s->schedule == WL_TP_MERAK)
         APPEND(",tp_overlap=%d", s->tp_overlap);
     if (s->schedule == WL_TP_TESSERACT)

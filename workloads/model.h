@@ -72,6 +72,7 @@ typedef struct wl_strategy {
     /* tensor-parallel layer schedule (workloads/layer.c) */
     wl_tp_schedule schedule;
     int sp;              /* Megatron sequence parallelism (schedule=megatron only) */
+    int tp_overlap_comm; /* Megatron-Core --tp-comm-overlap (Transformer Engine userbuffers; needs sp) */
     int tp_overlap;      /* Merak tp_overlapping_level 1..3 */
     int tess_depth;      /* Tesseract depth d; tp = q*q*d */
     int tp_cut_layers;   /* Oases cut-point: the first tp_cut_layers layers run at */
