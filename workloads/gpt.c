@@ -13,8 +13,10 @@
  * overlap-param-gather, after megatron/core/distributed/
  * {distributed_data_parallel,param_and_grad_buffer,finalize_model_grads}.py
  * and megatron/core/optimizer/distrib_optimizer.py at NVIDIA/Megatron-LM
- * d98e8a64, read, not copied); ZeRO stages 1-3 / FSDP and OSDP's per-layer
- * sharding (papers.md §3.6); the per-GPU memory model.
+ * d98e8a64, read, not copied); ZeRO stages 1-3, PyTorch FSDP / HSDP
+ * (torch/distributed/fsdp and _composable/fsdp: sharding strategies,
+ * prefetch and mixed precision) and OSDP's per-layer sharding (papers.md
+ * §3.6); the per-GPU memory model.
  *
  * Streams per rank (each one in-order, as on a CUDA stream):
  *   "compute"        every kernel and every memory effect
@@ -24,8 +26,10 @@
  *                    after the optimizer, or at the start of the step with
  *                    param_overlap), then the embedding all-reduce between
  *                    first and last stage
- *   "fsdp-ag", "fsdp-rs"  ZeRO-3 / OSDP parameter all-gathers and gradient
- *                    reduce-scatters (own communicators over the DP group)
+ *   "fsdp-ag", "fsdp-rs"  ZeRO-3 / FSDP / OSDP parameter all-gathers and
+ *                    gradient reduce-scatters (own communicators over the DP
+ *                    group, or over a node's members under fsdp=hybrid, whose
+ *                    all-reduce over the nodes follows each reduce-scatter)
  *   "pp-send-next", "pp-recv-prev", "pp-send-prev", "pp-recv-next"
  *                    pipeline messages, one stream per direction and role so that
  *                    a blocked send never stops a receive (no deadlock).
@@ -69,6 +73,9 @@ typedef struct plan {
     int v, lpc;     /* model chunks per stage (interleaved), layers per chunk */
     int zero;       /* ZeRO stage; 0 when dp = 1 (nothing to shard over) */
     int osdp;       /* OSDP per-layer levels in st.osdp */
+    int ds;         /* ZeRO-3 / FSDP / OSDP shard group: dp, or the GPUs of a node under fsdp=hybrid */
+    int reshard;    /* ZeRO-3 / FSDP: gathered parameters are freed after the forward (not SHARD_GRAD_OP) */
+    int64_t sw, sg, so; /* bytes per sharded parameter of weights, gradients, optimizer state at rest */
 } plan;
 
 /* ---- checks ------------------------------------------------------------ */
@@ -80,13 +87,15 @@ typedef struct plan {
  * megatron/training/arguments.py; the distributed-optimizer guide,
  * docs/user-guide/features/dist_optimizer.md, counts 18 bytes per
  * parameter for "bf16 parameters, fp32 gradients"), an fp16 model's in
- * fp16; ZeRO-2/3 and OSDP keep the model's dtype.  An explicit 16-bit
+ * fp16; PyTorch FSDP (fsdp=) reduces in fp32 (torchtitan's
+ * mixed_precision_reduce and MosaicML's DEFAULT policy); ZeRO-2/3 and
+ * OSDP keep the model's dtype.  An explicit 16-bit
  * grad_reduce must be the model's own dtype. */
 static int grad_dtype(const wl_strategy *st, int64_t *gbytes, sim_err *err)
 {
     sim_dtype r = st->grad_reduce;
     if (r == SIM_DTYPE_COUNT) {
-        if (st->dtype == SIM_DTYPE_BF16 && st->zero <= 1 && !st->osdp[0])
+        if ((st->dtype == SIM_DTYPE_BF16 && st->zero <= 1 && !st->osdp[0]) || st->fsdp)
             *gbytes = 4;
         return 0;
     }
@@ -95,6 +104,66 @@ static int grad_dtype(const wl_strategy *st, int64_t *gbytes, sim_err *err)
                         sim_dtype_name(r), sim_dtype_name(st->dtype));
     *gbytes = r == SIM_DTYPE_FP32 ? 4 : 2;
     return 0;
+}
+
+/* fsdp=hybrid: the shard group is the members of a DP group that share a
+ * node; each node must hold one consecutive block of ds >= 2 of every DP
+ * group (Megatron rank order with the TP group inside a node). */
+static int hybrid_group(const sim_machine *mach, plan *pl, sim_err *err)
+{
+    if (!mach)
+        return sim_errf(err, "fsdp=hybrid shards over the GPUs of a node: it needs a platform to know the nodes");
+    int td = pl->t * pl->d, ds = 1;
+    while (ds < pl->d && mach->node[ds * pl->t] == mach->node[0])
+        ds++;
+    for (int p = 0; p < pl->p; p++)
+        for (int t = 0; t < pl->t; t++)
+            for (int i = 0; i < pl->d; i++) {
+                int r = p * td + i * pl->t + t, head = p * td + (i - i % ds) * pl->t + t;
+                int fresh = i % ds == 0 && i > 0 && mach->node[r] == mach->node[r - pl->t];
+                if (pl->d % ds || mach->node[r] != mach->node[head] || fresh)
+                    return sim_errf(err, "fsdp=hybrid shards over the GPUs of a node and replicates across nodes, "
+                                    "but the data-parallel group of rank %d does not fall into equal node-local "
+                                    "blocks (%d of its %d GPUs on rank 0's node)", p * td + t, ds, pl->d);
+            }
+    if (ds == 1)
+        return sim_errf(err, "fsdp=hybrid shards over the GPUs of a node, but each node holds one GPU of every "
+                        "data-parallel group (tp*pp = %d fills a node): use fsdp=full or zero=", pl->t * pl->p);
+    pl->ds = ds;
+    return 0;
+}
+
+/* PyTorch FSDP (fsdp=, torch/distributed/fsdp, FSDP1's ShardingStrategy
+ * and FSDP2's fully_shard as MosaicML, torchtitan and IBM's fms-fsdp run
+ * them): the ZeRO-3 machinery, one FSDP unit per transformer layer and a
+ * root unit, with FSDP's mixed precision — fp32 shards of the weights,
+ * gradients and Adam state at rest (4 + 4 + 8 bytes per sharded parameter),
+ * bf16/fp16 gathered copies, gradients reduced in grad_reduce's dtype —;
+ * grad_op (SHARD_GRAD_OP) keeps a layer's gathered parameters from its
+ * forward to its backward instead of gathering them again; hybrid
+ * (HYBRID_SHARD) shards over the GPUs of a node and all-reduces each
+ * reduce-scattered shard over the nodes. */
+static int resolve_fsdp(const wl_strategy *st, const sim_machine *mach, plan *pl, sim_err *err)
+{
+    pl->ds = pl->d;
+    pl->reshard = 1;
+    pl->sw = pl->wbytes;
+    pl->sg = pl->gbytes;
+    pl->so = pl->obytes;
+    if (st->fsdp == WL_FSDP_NONE)
+        return 0;
+    if (st->zero || st->osdp[0])
+        return sim_errf(err, "fsdp and %s both choose the sharding: give one of them", st->zero ? "zero" : "osdp");
+    if (st->fsdp == WL_FSDP_GRAD_OP && pl->p > 1)
+        return sim_errf(err, "fsdp=grad_op keeps each layer gathered from its forward to its backward; with pp=%d "
+                        "several micro-batches are in flight between the two: not modelled (use fsdp=full)", pl->p);
+    if (pl->d == 1)
+        return 0;
+    pl->zero = 3;
+    pl->reshard = st->fsdp != WL_FSDP_GRAD_OP;
+    pl->sw = pl->sg = 4;
+    pl->so = 8;
+    return st->fsdp == WL_FSDP_HYBRID ? hybrid_group(mach, pl, err) : 0;
 }
 
 static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *mach, plan *pl, sim_err *err)
@@ -202,6 +271,8 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
     pl->zero = pl->d > 1 ? st->zero : 0;
     if (pl->d == 1)
         pl->osdp = 0;
+    if (resolve_fsdp(st, mach, pl, err))
+        return -1;
     if (st->osdp_split > 1) {
         if (!st->osdp[0])
             return sim_errf(err, "osdp_split=%d splits the linears OSDP shards: it needs osdp=<levels> (zero=3 is osdp=3)",
@@ -337,10 +408,10 @@ static stage_params_split split_params(const wl_model *m, const plan *pl, int st
         for (int j = 0; j < pl->lpc; j++) {
             int64_t x = layer_sharded(m, pl, layer_index(pl, stage, c, j));
             sp.sharded += x;
-            sp.owned += shard(x, pl->d);
+            sp.owned += shard(x, pl->ds);
         }
     if (pl->zero == 3) {
-        sp.owned += shard(sp.root, pl->d);
+        sp.owned += shard(sp.root, pl->ds);
         sp.replicated = 0;
     } else {
         sp.replicated = sp.all - sp.sharded;
@@ -410,13 +481,16 @@ static void persistent_memory(const wl_model *m, const plan *pl, int stage, wl_m
         o = shard(sp.all, pl->d);
     if (pl->zero >= 2)
         g = shard(sp.all, pl->d);
-    if (pl->zero == 3 || pl->osdp)
-        w = g = o = sp.replicated + sp.owned;
     memset(mem, 0, sizeof *mem);
     mem->stage = stage;
     mem->weights = (double)(w * pl->wbytes);
     mem->gradients = (double)(g * pl->gbytes);
     mem->optimizer = (double)(o * pl->obytes);
+    if (pl->zero == 3 || pl->osdp) { /* the replicated parameters, and the shards at rest */
+        mem->weights = (double)(sp.replicated * pl->wbytes + sp.owned * pl->sw);
+        mem->gradients = (double)(sp.replicated * pl->gbytes + sp.owned * pl->sg);
+        mem->optimizer = (double)(sp.replicated * pl->obytes + sp.owned * pl->so);
+    }
     /* pipeline receive buffers, one per neighbour (both neighbours on every
      * stage when interleaved chunks wrap around) */
     int nbuf = pl->p == 1 ? 0 : pl->v > 1 ? 2 : (stage > 0) + !last;
@@ -460,7 +534,7 @@ typedef struct payloads {
 
 /* Communicators, one array per kind, indexed as in make_comms(). */
 typedef struct comms {
-    int *tp, *dp, *emb, *ag, *rs;
+    int *tp, *dp, *emb, *ag, *rs, *ar;
 } comms;
 
 /* The data-parallel buckets of one model chunk (see buckets_build). */
@@ -482,7 +556,7 @@ typedef struct gen {
     int rank, stage, prev, next;
     wl_cursor cur; /* compute and TP streams, pending dependencies */
     int sdp, s_send_next, s_recv_prev, s_send_prev, s_recv_next, s_ag, s_rs;
-    int dp_comm, emb_comm, ag_comm, rs_comm;
+    int dp_comm, emb_comm, ag_comm, rs_comm, ar_comm;
     int nrec;             /* layers of this stage (local index < nrec) recomputed */
     int pre_recompute;    /* Merak: recompute before waiting for the gradient */
     wl_pipe_step *steps;  /* this stage's pipeline order */
@@ -711,6 +785,25 @@ static uint32_t osdp_linear(wl_cursor *c, int layer, wl_linear lin, uint32_t pay
     return out;
 }
 
+/* FSDP's post-backward reduction of a unit's x gradients, after op `dep`:
+ * reduce-scatter over the shard group, and under fsdp=hybrid (HSDP) the
+ * all-reduce of the resulting shard over the replicas (the nodes), on the
+ * same stream.  Returns the reduce-scatter (the full gradients can go
+ * after it); g->last_rs is the last of the two. */
+static uint32_t reduce_shard(gen *g, int64_t x, uint32_t dep, sim_tags t)
+{
+    const plan *pl = g->pl;
+    uint32_t rs = sim_sched_add(g->s, g->s_rs, wl_pay_coll(g->s, "fsdp_reducescatter", SIM_COLL_REDUCESCATTER,
+                                                            x * pl->gbytes),
+                                g->rs_comm, t, &dep, 1);
+    g->last_rs = rs;
+    if (g->ar_comm >= 0)
+        g->last_rs = sim_sched_add(g->s, g->s_rs, wl_pay_coll(g->s, "hsdp_allreduce", SIM_COLL_ALLREDUCE,
+                                                               shard(x, pl->ds) * pl->gbytes),
+                                   g->ar_comm, t, NULL, 0);
+    return rs;
+}
+
 /* Frees the full gradients of the previous layer once its reduce-scatter is
  * done (the compute stream waits for it, as FSDP's memory limit does). */
 static void free_gradients(gen *g)
@@ -912,7 +1005,8 @@ static void forward(gen *g, int micro, int chunk)
                 gather(g, first + j + 1, micro, SIM_PHASE_FORWARD);
             use_gathered(g, first + j);
             wl_layer_forward(layer_of(g, chunk, j), c, first + j, 1, micro, 0);
-            release(g, first + j, micro, SIM_PHASE_FORWARD);
+            if (pl->reshard) /* SHARD_GRAD_OP keeps it for the backward */
+                release(g, first + j, micro, SIM_PHASE_FORWARD);
         }
     } else {
         /* runs of layers with the same recomputation; one layer at a time
@@ -996,30 +1090,26 @@ static void backward(gen *g, int micro, int chunk, int step)
             int l = first + j;
             int64_t x = layer_sharded(g->m, pl, l);
             sim_tags t = tags(l, micro, SIM_PHASE_BACKWARD);
-            if (sharded) {
+            if (sharded && pl->reshard) { /* gathered again, the next one prefetched (BACKWARD_PRE) */
                 if (j == pl->lpc - 1)
                     gather(g, l, micro, SIM_PHASE_BACKWARD);
                 if (j > 0)
                     gather(g, l - 1, micro, SIM_PHASE_BACKWARD);
                 use_gathered(g, l);
+            }
+            if (sharded) {
                 if (x > 0)
                     wl_cursor_mem(c, wl_pay_mem(g->s, "gathered_gradients", SIM_MEM_GRADIENTS, x * pl->gbytes), t);
             }
             wl_layer_backward(layer_of(g, chunk, j), c, l, 1, micro, j < nrc ? flags : 0);
             if (sharded) {
-                if (x > 0) {
-                    /* FSDP's post-backward reduce-scatter of the layer's gradients */
-                    uint32_t dep = c->last_comp;
-                    g->last_rs = sim_sched_add(
-                        g->s, g->s_rs, wl_pay_coll(g->s, "fsdp_reducescatter", SIM_COLL_REDUCESCATTER, x * pl->gbytes),
-                        g->rs_comm, t, &dep, 1);
-                }
+                uint32_t rs = x > 0 ? reduce_shard(g, x, c->last_comp, t) : UINT32_MAX;
                 release(g, l, micro, SIM_PHASE_BACKWARD);
                 free_gradients(g);
                 if (x > 0) {
                     g->gfree = 1;
                     g->gfree_pay = wl_pay_mem(g->s, "gathered_gradients", SIM_MEM_GRADIENTS, -x * pl->gbytes);
-                    g->gfree_dep = g->last_rs;
+                    g->gfree_dep = rs;
                 }
             }
             if (sync)
@@ -1059,8 +1149,10 @@ static int generate_rank(gen *g, int rank, const comms *C)
     g->prev = ((stage + pl->p - 1) % pl->p) * td + rank % td;
     g->next = ((stage + 1) % pl->p) * td + rank % td;
     g->dp_comm = C->dp[stage * pl->t + tpi];
-    g->ag_comm = C->ag[stage * pl->t + tpi];
-    g->rs_comm = C->rs[stage * pl->t + tpi];
+    int nsg = pl->d / pl->ds, fsdp = pl->zero == 3 || pl->osdp;
+    g->ag_comm = fsdp ? C->ag[(stage * pl->t + tpi) * nsg + dpi / pl->ds] : -1;
+    g->rs_comm = fsdp ? C->rs[(stage * pl->t + tpi) * nsg + dpi / pl->ds] : -1;
+    g->ar_comm = fsdp && nsg > 1 ? C->ar[(stage * pl->t + tpi) * pl->ds + dpi % pl->ds] : -1;
     g->emb_comm = pl->p > 1 ? C->emb[dpi * pl->t + tpi] : -1;
     memset(&g->cur, 0, sizeof g->cur);
     g->cur.s = s;
@@ -1074,7 +1166,6 @@ static int generate_rank(gen *g, int rank, const comms *C)
     }
     g->cur.stp = pl->t > 1 ? sim_sched_stream(s, rank, "tp") : -1;
     g->sdp = pl->d > 1 || (pl->p > 1 && (stage == 0 || last)) ? sim_sched_stream(s, rank, "dp") : -1;
-    int fsdp = pl->zero == 3 || pl->osdp;
     g->s_ag = fsdp ? sim_sched_stream(s, rank, "fsdp-ag") : -1;
     g->s_rs = fsdp ? sim_sched_stream(s, rank, "fsdp-rs") : -1;
     g->s_send_next = g->s_recv_next = g->s_send_prev = g->s_recv_prev = -1;
@@ -1175,13 +1266,10 @@ static int generate_rank(gen *g, int rank, const comms *C)
         g->last_dp = sim_sched_add(s, g->sdp, p, g->emb_comm, bt, &last_bwd, 1);
     }
     if (root_full > 0) {
-        uint32_t dep = g->last_dp != UINT32_MAX ? g->last_dp : last_bwd;
-        g->last_rs = sim_sched_add(s, g->s_rs, wl_pay_coll(s, "fsdp_reducescatter", SIM_COLL_REDUCESCATTER,
-                                                           root_full * pl->gbytes),
-                                   g->rs_comm, bt, &dep, 1);
+        uint32_t rs = reduce_shard(g, root_full, g->last_dp != UINT32_MAX ? g->last_dp : last_bwd, bt);
         wl_cursor_mem(&g->cur, wl_pay_mem(s, "gathered_weights", SIM_MEM_WEIGHTS, -root_full * pl->wbytes), bt);
         sim_sched_add(s, g->cur.sc, wl_pay_mem(s, "gathered_gradients", SIM_MEM_GRADIENTS, -root_full * pl->gbytes), -1,
-                      bt, &g->last_rs, 1);
+                      bt, &rs, 1);
     }
     /* Adam over the parameters this rank updates: reads p, g, m, v and
      * writes p, m, v (28 bytes/param in fp32; mixed precision reads a 2-byte
@@ -1216,7 +1304,40 @@ static void free_comms(comms *C)
     free(C->emb);
     free(C->ag);
     free(C->rs);
+    free(C->ar);
     memset(C, 0, sizeof *C);
+}
+
+/* ZeRO-3/OSDP/FSDP: for each (stage, TP index) the all-gather and
+ * reduce-scatter communicators of each shard group (the DP group, or under
+ * fsdp=hybrid each node's block of ds members), and under hybrid the
+ * all-reduce communicators over the replicas (members with the same index
+ * in every block). */
+static void shard_comms(sim_schedule *s, const plan *pl, comms *C, int *ranks)
+{
+    int td = pl->t * pl->d, nsg = pl->d / pl->ds;
+    char name[64];
+    for (int p = 0; p < pl->p; p++)
+        for (int t = 0; t < pl->t; t++) {
+            int at = p * pl->t + t;
+            for (int q = 0; q < nsg; q++) {
+                char sfx[16] = "";
+                if (nsg > 1)
+                    snprintf(sfx, sizeof sfx, ".n%d", q);
+                for (int k = 0; k < pl->ds; k++)
+                    ranks[k] = p * td + (q * pl->ds + k) * pl->t + t;
+                snprintf(name, sizeof name, "fsdp-ag.p%d.t%d%s", p, t, sfx);
+                C->ag[at * nsg + q] = sim_sched_comm(s, name, ranks, pl->ds);
+                snprintf(name, sizeof name, "fsdp-rs.p%d.t%d%s", p, t, sfx);
+                C->rs[at * nsg + q] = sim_sched_comm(s, name, ranks, pl->ds);
+            }
+            for (int k = 0; nsg > 1 && k < pl->ds; k++) {
+                for (int q = 0; q < nsg; q++)
+                    ranks[q] = p * td + (q * pl->ds + k) * pl->t + t;
+                snprintf(name, sizeof name, "hsdp-ar.p%d.t%d.k%d", p, t, k);
+                C->ar[at * pl->ds + k] = sim_sched_comm(s, name, ranks, nsg);
+            }
+        }
 }
 
 /* Communicators, ranks in Megatron order: rank = pp·(tp·dp) + dp·tp + tp.
@@ -1228,11 +1349,12 @@ static int make_comms(sim_schedule *s, const plan *pl, comms *C, sim_err *err)
     memset(C, 0, sizeof *C);
     C->tp = malloc(sizeof(int) * (size_t)(pl->p * pl->d));
     C->dp = malloc(sizeof(int) * (size_t)(pl->p * pl->t));
-    C->ag = malloc(sizeof(int) * (size_t)(pl->p * pl->t));
-    C->rs = malloc(sizeof(int) * (size_t)(pl->p * pl->t));
+    C->ag = malloc(sizeof(int) * (size_t)(pl->p * td));
+    C->rs = malloc(sizeof(int) * (size_t)(pl->p * td));
+    C->ar = malloc(sizeof(int) * (size_t)(pl->p * td));
     C->emb = malloc(sizeof(int) * (size_t)td);
     int *ranks = malloc(sizeof(int) * (size_t)(n > 2 ? n : 2));
-    if (!C->tp || !C->dp || !C->ag || !C->rs || !C->emb || !ranks) {
+    if (!C->tp || !C->dp || !C->ag || !C->rs || !C->ar || !C->emb || !ranks) {
         free_comms(C);
         free(ranks);
         return sim_errf(err, "out of memory");
@@ -1252,11 +1374,9 @@ static int make_comms(sim_schedule *s, const plan *pl, comms *C, sim_err *err)
                 ranks[d] = p * td + d * pl->t + t;
             snprintf(name, sizeof name, "dp.p%d.t%d", p, t);
             C->dp[p * pl->t + t] = pl->d > 1 ? sim_sched_comm(s, name, ranks, pl->d) : -1;
-            snprintf(name, sizeof name, "fsdp-ag.p%d.t%d", p, t);
-            C->ag[p * pl->t + t] = fsdp ? sim_sched_comm(s, name, ranks, pl->d) : -1;
-            snprintf(name, sizeof name, "fsdp-rs.p%d.t%d", p, t);
-            C->rs[p * pl->t + t] = fsdp ? sim_sched_comm(s, name, ranks, pl->d) : -1;
         }
+    if (fsdp)
+        shard_comms(s, pl, C, ranks);
     for (int d = 0; d < pl->d; d++)
         for (int t = 0; t < pl->t; t++) {
             ranks[0] = d * pl->t + t;

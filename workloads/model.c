@@ -236,11 +236,12 @@ void wl_strategy_default(wl_strategy *s)
 
 #define KNOWN_KEYS                                                                                            \
     "tp, pp, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, " \
-    "grad_reduce, zero, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut"
+    "grad_reduce, zero, fsdp, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut"
 
 static const char *const tp_schedule_names[WL_TP_SCHEDULE_COUNT] = {
     "megatron", "default_checkpoint", "optim_comm_checkpoint", "overlap_checkpoint", "oases", "merak", "tesseract"};
 static const char *const recompute_names[] = {"none", "full", "selective", "oases"};
+static const char *const fsdp_names[WL_FSDP_COUNT] = {"none", "full", "grad_op", "hybrid"};
 
 const char *wl_tp_schedule_name(wl_tp_schedule s)
 {
@@ -503,6 +504,16 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         s->zero = val[0] - '0';
         return 0;
     }
+    if (strcmp(key, "fsdp") == 0) {
+        static const char *const aliases[WL_FSDP_COUNT] = {"no_shard", "full_shard", "shard_grad_op", "hybrid_shard"};
+        for (int i = 0; i < WL_FSDP_COUNT; i++)
+            if (strcmp(val, fsdp_names[i]) == 0 || strcmp(val, aliases[i]) == 0) {
+                s->fsdp = (wl_fsdp)i;
+                return 0;
+            }
+        return sim_errf(err, "strategy: fsdp: expected none, full, grad_op or hybrid (PyTorch FSDP's FULL_SHARD, "
+                        "SHARD_GRAD_OP, HYBRID_SHARD), got \"%s\"", val);
+    }
     if (strcmp(key, "osdp_split") == 0) {
         char *end;
         long k = strtol(val, &end, 10);
@@ -631,6 +642,8 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         APPEND(",grad_reduce=%s", sim_dtype_name(s->grad_reduce));
     if (s->zero)
         APPEND(",zero=%d", s->zero);
+    if (s->fsdp)
+        APPEND(",fsdp=%s", fsdp_names[s->fsdp]);
     if (s->osdp[0])
         APPEND(",osdp=%s", s->osdp);
     if (s->osdp_split > 1)

@@ -51,6 +51,10 @@ typedef enum wl_tp_schedule {
     WL_TP_SCHEDULE_COUNT
 } wl_tp_schedule;
 
+/* PyTorch FSDP sharding strategies (torch.distributed.fsdp.ShardingStrategy;
+ * workloads/gpt.c): FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD. */
+typedef enum wl_fsdp { WL_FSDP_NONE, WL_FSDP_FULL, WL_FSDP_GRAD_OP, WL_FSDP_HYBRID, WL_FSDP_COUNT } wl_fsdp;
+
 typedef struct wl_strategy {
     int tp, pp, dp;
     int mb;             /* micro-batch size (sequences) */
@@ -67,6 +71,7 @@ typedef struct wl_strategy {
     sim_dtype grad_reduce;   /* dtype gradients are reduced (and, under Megatron, accumulated) in;
                                 SIM_DTYPE_COUNT = auto (gpt.c: the framework's default) */
     int zero;                /* ZeRO stage 0..3 (3 = FSDP) */
+    wl_fsdp fsdp;            /* PyTorch FSDP / HSDP sharding with mixed precision (instead of zero) */
     int osdp_split;             /* OSDP operator splitting: sharded linears gathered in this many slices (1 = whole units) */
     char osdp[WL_OSDP_MAX + 1]; /* OSDP per-layer sharding levels '0'..'3', one per layer; "" = off */
     /* tensor-parallel layer schedule (workloads/layer.c) */
