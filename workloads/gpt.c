@@ -133,9 +133,13 @@ static int hybrid_group(const sim_machine *mach, plan *pl, sim_err *err)
     return 0;
 }
 
-/* PyTorch FSDP (fsdp=, torch/distributed/fsdp, FSDP1's ShardingStrategy
- * and FSDP2's fully_shard as MosaicML, torchtitan and IBM's fms-fsdp run
- * them): the ZeRO-3 machinery, one FSDP unit per transformer layer and a
+/* PyTorch FSDP (fsdp=; pytorch/pytorch torch/distributed/fsdp:
+ * fully_sharded_data_parallel.py's defaults — backward_prefetch=BACKWARD_PRE,
+ * limit_all_gathers —, _runtime_utils.py's _unshard (the free-event queue
+ * that rate-limits all-gathers), _reshard and _post_backward_hook (the HSDP
+ * all-reduce), and FSDP2's _composable/fsdp fully_shard; read, not copied;
+ * as MosaicML, torchtitan and IBM's fms-fsdp run them): the ZeRO-3
+ * machinery, one FSDP unit per transformer layer and a
  * root unit, with FSDP's mixed precision — fp32 shards of the weights,
  * gradients and Adam state at rest (4 + 4 + 8 bytes per sharded parameter),
  * bf16/fp16 gathered copies, gradients reduced in grad_reduce's dtype —;
@@ -555,7 +559,7 @@ typedef struct gen {
     /* the rank being generated */
     int rank, stage, prev, next;
     wl_cursor cur; /* compute and TP streams, pending dependencies */
-    int sdp, s_send_next, s_recv_prev, s_send_prev, s_recv_next, s_ag, s_rs;
+    int sdp, s_send_next, s_recv_prev, s_send_prev, s_recv_next, s_ag, s_rs, s_ar;
     int dp_comm, emb_comm, ag_comm, rs_comm, ar_comm;
     int nrec;             /* layers of this stage (local index < nrec) recomputed */
     int pre_recompute;    /* Merak: recompute before waiting for the gradient */
@@ -568,7 +572,7 @@ typedef struct gen {
     int next_bucket;
     uint32_t *pg;         /* per chunk: first index into pg_op */
     uint32_t *pg_op;      /* the all-gathers at the start of the step, per chunk in bucket order */
-    uint32_t last_dp, last_rs; /* last op on "dp" / "fsdp-rs", UINT32_MAX = none */
+    uint32_t last_dp, last_rs, last_ar; /* last op on "dp" / "fsdp-rs" / "hsdp-ar", UINT32_MAX = none */
     /* ZeRO-3 / OSDP */
     uint32_t *ag_of;      /* per global layer: all-gather of its sharded parameters */
     int gfree;            /* a layer's full gradients wait to be freed after their reduce-scatter */
@@ -786,10 +790,11 @@ static uint32_t osdp_linear(wl_cursor *c, int layer, wl_linear lin, uint32_t pay
 }
 
 /* FSDP's post-backward reduction of a unit's x gradients, after op `dep`:
- * reduce-scatter over the shard group, and under fsdp=hybrid (HSDP) the
- * all-reduce of the resulting shard over the replicas (the nodes), on the
- * same stream.  Returns the reduce-scatter (the full gradients can go
- * after it); g->last_rs is the last of the two. */
+ * reduce-scatter over the shard group on "fsdp-rs", and under fsdp=hybrid
+ * (HSDP) the all-reduce of the resulting shard over the replicas (the
+ * nodes) on its own stream, as FSDP1's _all_reduce_stream
+ * (_runtime_utils.py _post_backward_hook).  Returns the reduce-scatter (the
+ * full gradients can go after it). */
 static uint32_t reduce_shard(gen *g, int64_t x, uint32_t dep, sim_tags t)
 {
     const plan *pl = g->pl;
@@ -798,9 +803,9 @@ static uint32_t reduce_shard(gen *g, int64_t x, uint32_t dep, sim_tags t)
                                 g->rs_comm, t, &dep, 1);
     g->last_rs = rs;
     if (g->ar_comm >= 0)
-        g->last_rs = sim_sched_add(g->s, g->s_rs, wl_pay_coll(g->s, "hsdp_allreduce", SIM_COLL_ALLREDUCE,
+        g->last_ar = sim_sched_add(g->s, g->s_ar, wl_pay_coll(g->s, "hsdp_allreduce", SIM_COLL_ALLREDUCE,
                                                                shard(x, pl->ds) * pl->gbytes),
-                                   g->ar_comm, t, NULL, 0);
+                                   g->ar_comm, t, &rs, 1);
     return rs;
 }
 
@@ -1168,6 +1173,7 @@ static int generate_rank(gen *g, int rank, const comms *C)
     g->sdp = pl->d > 1 || (pl->p > 1 && (stage == 0 || last)) ? sim_sched_stream(s, rank, "dp") : -1;
     g->s_ag = fsdp ? sim_sched_stream(s, rank, "fsdp-ag") : -1;
     g->s_rs = fsdp ? sim_sched_stream(s, rank, "fsdp-rs") : -1;
+    g->s_ar = g->ar_comm >= 0 ? sim_sched_stream(s, rank, "hsdp-ar") : -1;
     g->s_send_next = g->s_recv_next = g->s_send_prev = g->s_recv_prev = -1;
     int wrap = pl->v > 1;
     if (!last || wrap) {
@@ -1178,7 +1184,7 @@ static int generate_rank(gen *g, int rank, const comms *C)
         g->s_recv_prev = sim_sched_stream(s, rank, "pp-recv-prev");
         g->s_send_prev = sim_sched_stream(s, rank, "pp-send-prev");
     }
-    g->last_dp = g->last_rs = UINT32_MAX;
+    g->last_dp = g->last_rs = g->last_ar = UINT32_MAX;
     g->gfree = 0;
     int nb = 0;
     for (int c = 0; c < pl->v; c++) {
@@ -1276,7 +1282,7 @@ static int generate_rank(gen *g, int rank, const comms *C)
      * gradient and writes a 2-byte weight copy besides: also 28) */
     int64_t np = optimizer_params(m, pl, stage);
     uint32_t opt = wl_pay_kernel(s, "optimizer", SIM_KERNEL_OPTIMIZER, np, 0, 0, 0, 28 * np, SIM_DTYPE_FP32);
-    uint32_t deps[3];
+    uint32_t deps[4];
     int nd = 0;
     if (tp_sync != UINT32_MAX)
         deps[nd++] = tp_sync;
@@ -1284,6 +1290,8 @@ static int generate_rank(gen *g, int rank, const comms *C)
         deps[nd++] = g->last_dp;
     if (g->last_rs != UINT32_MAX)
         deps[nd++] = g->last_rs;
+    if (g->last_ar != UINT32_MAX)
+        deps[nd++] = g->last_ar;
     uint32_t opt_op = sim_sched_add(s, g->cur.sc, opt, -1, tags(-1, -1, SIM_PHASE_OPTIMIZER), deps, nd);
     if ((pl->zero == 1 || pl->zero == 2) && !pl->st.param_overlap) {
         /* ZeRO-1/2: every rank updated its shard; all-gather the new
