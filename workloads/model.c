@@ -342,6 +342,15 @@ static int parse_int(const char *key, const char *val, int allow_auto, int *out,
     return 0;
 }
 
+/* A 0/1 switch; `what` explains the two values in the error message. */
+static int parse_bool(const char *key, const char *val, const char *what, int *out, sim_err *err)
+{
+    if (strcmp(val, "0") && strcmp(val, "1"))
+        return sim_errf(err, "strategy: %s: expected 0 or 1%s, got \"%s\"", key, what, val);
+    *out = val[0] == '1';
+    return 0;
+}
+
 static void trim(char **b, char **e)
 {
     while (*b < *e && (**b == ' ' || **b == '\t' || **b == '\n' || **b == '\r'))
@@ -395,20 +404,12 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         return sim_errf(err, "strategy: schedule: expected megatron, default_checkpoint, optim_comm_checkpoint, "
                         "overlap_checkpoint, oases, merak or tesseract, got \"%s\"", val);
     }
-    if (strcmp(key, "sp") == 0 || strcmp(key, "sequence_parallel") == 0) {
-        if (strcmp(val, "0") && strcmp(val, "1"))
-            return sim_errf(err, "strategy: sp: expected 0 or 1, got \"%s\"", val);
-        s->sp = val[0] == '1';
-        return 0;
-    }
+    if (strcmp(key, "sp") == 0 || strcmp(key, "sequence_parallel") == 0)
+        return parse_bool("sp", val, "", &s->sp, err);
     if (strcmp(key, "tp_overlap_comm") == 0 || strcmp(key, "tp_comm_overlap") == 0 ||
-        strcmp(key, "tp-comm-overlap") == 0) {
-        if (strcmp(val, "0") && strcmp(val, "1"))
-            return sim_errf(err, "strategy: tp_overlap_comm: expected 0 or 1 (Megatron-Core's TP communication "
-                            "overlap), got \"%s\"", val);
-        s->tp_overlap_comm = val[0] == '1';
-        return 0;
-    }
+        strcmp(key, "tp-comm-overlap") == 0)
+        return parse_bool("tp_overlap_comm", val, " (Megatron-Core's TP communication overlap)", &s->tp_overlap_comm,
+                          err);
     if (strcmp(key, "tp_overlap") == 0 || strcmp(key, "tp_overlapping_level") == 0) {
         if (strcmp(val, "1") && strcmp(val, "2") && strcmp(val, "3"))
             return sim_errf(err, "strategy: tp_overlap: expected 1, 2 or 3 (Merak's tp_overlapping_level), got \"%s\"",
@@ -469,21 +470,13 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         return 0;
     }
     if (strcmp(key, "dp_overlap") == 0 || strcmp(key, "overlap-grad-reduce") == 0 ||
-        strcmp(key, "overlap_grad_reduce") == 0) {
-        if (strcmp(val, "0") && strcmp(val, "1"))
-            return sim_errf(err, "strategy: dp_overlap: expected 0 (all-reduce after the flush) or 1 (buckets "
-                            "all-reduced while backward runs), got \"%s\"", val);
-        s->dp_overlap = val[0] - '0';
-        return 0;
-    }
+        strcmp(key, "overlap_grad_reduce") == 0)
+        return parse_bool("dp_overlap", val, " (0: all-reduce after the flush, 1: buckets all-reduced while backward "
+                          "runs)", &s->dp_overlap, err);
     if (strcmp(key, "param_overlap") == 0 || strcmp(key, "overlap-param-gather") == 0 ||
-        strcmp(key, "overlap_param_gather") == 0) {
-        if (strcmp(val, "0") && strcmp(val, "1"))
-            return sim_errf(err, "strategy: param_overlap: expected 0 (parameters all-gathered after the optimizer "
-                            "step) or 1 (all-gathered while the next forward runs), got \"%s\"", val);
-        s->param_overlap = val[0] - '0';
-        return 0;
-    }
+        strcmp(key, "overlap_param_gather") == 0)
+        return parse_bool("param_overlap", val, " (0: parameters all-gathered after the optimizer step, 1: while "
+                          "the next forward runs)", &s->param_overlap, err);
     if (strcmp(key, "grad_reduce") == 0) {
         sim_dtype d;
         if (strcmp(val, "auto") == 0)

@@ -20,21 +20,9 @@
 #include "wl_test.h"
 #include "workloads/gpt.h"
 
-static wl_strategy strat(const char *text)
-{
-    wl_strategy s;
-    sim_err err;
-    wl_strategy_default(&s);
-    if (wl_strategy_parse(text, &s, &err)) {
-        fprintf(stderr, "%s: %s\n", text, err.msg);
-        abort();
-    }
-    return s;
-}
-
 static sim_schedule *gen(const wl_model *m, const char *text, const sim_machine *mach)
 {
-    wl_strategy s = strat(text);
+    wl_strategy s = wl_test_strategy(text);
     sim_err err;
     sim_schedule *sc = wl_gpt_generate(m, &s, mach, &err);
     if (!sc)
@@ -75,16 +63,16 @@ static int ops_named(const sim_schedule *s, const sim_stream *st, const char *na
 
 static void test_bucket_rule(void)
 {
-    wl_strategy s = strat("dp_overlap=1");
+    wl_strategy s = wl_test_strategy("dp_overlap=1");
     CHECK(wl_gpt_bucket_bytes(&s, 8, 4, 0, 0) == 40000000ll * 4);
     CHECK(wl_gpt_bucket_bytes(&s, 64, 2, 0, 0) == 64000000ll * 2); /* max(40M, 1M·dp) */
     CHECK(wl_gpt_bucket_bytes(&s, 8, 4, 1, 0) == INT64_MAX);       /* later stages: one bucket */
     CHECK(wl_gpt_bucket_bytes(&s, 8, 4, 0, 1) == INT64_MAX);       /* later model chunks */
-    s = strat("dp_overlap=0");
+    s = wl_test_strategy("dp_overlap=0");
     CHECK(wl_gpt_bucket_bytes(&s, 8, 4, 0, 0) == INT64_MAX); /* no overlap: the whole buffer */
-    s = strat("zero=2");
+    s = wl_test_strategy("zero=2");
     CHECK(wl_gpt_bucket_bytes(&s, 8, 2, 0, 0) == 500000000ll * 2);
-    s = strat("dp_overlap=1,bucket=25");
+    s = wl_test_strategy("dp_overlap=1,bucket=25");
     CHECK(wl_gpt_bucket_bytes(&s, 8, 4, 1, 1) == 25ll << 20);
 }
 
@@ -150,9 +138,7 @@ static void test_megatron_buckets(void)
  * the backward of layer 3-k. */
 static void test_overlap_order(void)
 {
-    wl_model m;
-    sim_err err;
-    CHECK(wl_model_from_json("{\"layers\":4,\"hidden\":64,\"heads\":4,\"seq\":32,\"vocab\":1024}", "t", &m, &err) == 0);
+    wl_model m = wl_test_tiny(4);
     sim_machine *mach = wl_test_machine(2, 0);
     double h = 64, layer = 12 * h * h + 13 * h;
     char text[128];
@@ -179,38 +165,6 @@ static void test_overlap_order(void)
     sim_machine_free(mach);
 }
 
-/* Uniform-layer model; kernels cost their FLOPs only. */
-static sim_machine *flops_machine(int n, double bw, double flops)
-{
-    sim_machine *m = star_machine(n, bw, 0, 1);
-    for (int dt = 0; dt < SIM_DTYPE_COUNT; dt++)
-        m->gpus[0].peak_flops[dt] = flops;
-    m->gpus[0].mem_bw = 1e18;
-    m->gpus[0].launch_s = 0;
-    return m;
-}
-
-static int run(const wl_model *m, const char *text, sim_machine *mach, sim_result *r, sim_schedule **keep)
-{
-    wl_strategy s = strat(text);
-    sim_err err;
-    sim_schedule *sc = wl_gpt_generate(m, &s, mach, &err);
-    if (!sc) {
-        printf("FAIL: %s: %s\n", text, err.msg);
-        return 1;
-    }
-    sim_options o;
-    sim_options_default(&o);
-    int rc = sim_run_isolated(sc, mach, &o, r, &err);
-    if (rc)
-        printf("FAIL: %s: %s\n", text, err.msg);
-    if (keep && !rc)
-        *keep = sc;
-    else
-        sim_sched_free(sc);
-    return rc;
-}
-
 static void fails_if_far(double got, double want, double rel, const char *what)
 {
     if (near(got, want, rel, what))
@@ -231,13 +185,13 @@ static void test_param_overlap(void)
     sim_err err;
     CHECK(wl_model_from_json("{\"layers\":8,\"hidden\":512,\"heads\":8,\"seq\":512,\"vocab\":4096}", "u", &m, &err) == 0);
     double bw = 2e11;
-    sim_machine *mach = flops_machine(2, bw, 50e12);
+    sim_machine *mach = star_flops_machine(2, bw, 50e12, 1);
     const char *base = "dp=2,mb=2,gb=8,dtype=fp32,zero=1,dp_overlap=1,bucket=3";
     char with[160];
     snprintf(with, sizeof with, "%s,param_overlap=1", base);
     sim_result r0, r1;
     sim_schedule *s1 = NULL;
-    if (run(&m, base, mach, &r0, NULL) || run(&m, with, mach, &r1, &s1)) {
+    if (wl_test_simulate(&m, base, mach, &r0, NULL) || wl_test_simulate(&m, with, mach, &r1, &s1)) {
         wl_test_failures++;
         sim_machine_free(mach);
         return;

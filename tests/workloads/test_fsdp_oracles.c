@@ -24,29 +24,6 @@
 #include "wl_test.h"
 #include "workloads/gpt.h"
 
-static wl_model tiny(void)
-{
-    wl_model m;
-    sim_err err;
-    if (wl_model_from_json("{\"name\":\"tiny\",\"layers\":4,\"hidden\":64,\"heads\":4,\"ffn\":256,\"seq\":32,"
-                           "\"vocab\":1000}",
-                           "tiny.json", &m, &err))
-        abort();
-    return m;
-}
-
-static wl_strategy strat(const char *text)
-{
-    wl_strategy s;
-    sim_err err;
-    wl_strategy_default(&s);
-    if (wl_strategy_parse(text, &s, &err)) {
-        fprintf(stderr, "%s: %s\n", text, err.msg);
-        abort();
-    }
-    return s;
-}
-
 static double owned_of(double layer, double root, int ds)
 {
     return 4 * ceil(layer / ds) + ceil(root / ds);
@@ -54,7 +31,7 @@ static double owned_of(double layer, double root, int ds)
 
 static void test_memory(void)
 {
-    wl_model m = tiny();
+    wl_model m = wl_test_tiny(4);
     sim_machine *mach = wl_test_machine(8, 0);
     sim_machine *m4 = wl_test_machine(4, 0);
     sim_err err;
@@ -66,7 +43,7 @@ static void test_memory(void)
     /* FULL_SHARD: at the peak (the second layer's backward) the root unit,
      * two layers' weights (current, prefetched) and two layers' full
      * gradients (current, being reduce-scattered) are gathered */
-    wl_strategy s = strat("dp=4,mb=1,gb=4,dtype=bf16,fsdp=full");
+    wl_strategy s = wl_test_strategy("dp=4,mb=1,gb=4,dtype=bf16,fsdp=full");
     CHECK(wl_gpt_check(&m, &s, m4, &mem, &err) == 0);
     double own = owned_of(layer, root, 4);
     CHECK(mem.optimizer == 8 * own);
@@ -76,14 +53,14 @@ static void test_memory(void)
     CHECK(mem.activations == 3 * A);
     /* the same model states as DeepSpeed-style zero=3 (16 bytes per owned
      * parameter), split fp32 shard / optimizer instead of bf16 / 12 */
-    wl_strategy z = strat("dp=4,mb=1,gb=4,dtype=bf16,zero=3");
+    wl_strategy z = wl_test_strategy("dp=4,mb=1,gb=4,dtype=bf16,zero=3");
     wl_memory zm;
     CHECK(wl_gpt_check(&m, &z, m4, &zm, &err) == 0);
     CHECK(zm.optimizer == 12 * own && zm.weights == 2 * own + 2 * root + 2 * 2 * layer);
 
     /* SHARD_GRAD_OP: at the peak three layers' weights are still gathered
      * from the forward (the top one was freed after its backward) */
-    s = strat("dp=4,mb=1,gb=4,dtype=bf16,fsdp=grad_op");
+    s = wl_test_strategy("dp=4,mb=1,gb=4,dtype=bf16,fsdp=grad_op");
     CHECK(wl_gpt_check(&m, &s, m4, &mem, &err) == 0);
     CHECK(mem.optimizer == 8 * own);
     CHECK(mem.weights == 4 * own + 2 * root + 3 * 2 * layer);
@@ -91,10 +68,10 @@ static void test_memory(void)
     CHECK(mem.activations == 3 * A);
 
     /* HYBRID_SHARD on 2 nodes of 4: sharded over the node (4), not dp (8) */
-    s = strat("dp=8,mb=1,gb=8,dtype=bf16,fsdp=hybrid");
+    s = wl_test_strategy("dp=8,mb=1,gb=8,dtype=bf16,fsdp=hybrid");
     CHECK(wl_gpt_check(&m, &s, mach, &mem, &err) == 0);
     CHECK(mem.optimizer == 8 * owned_of(layer, root, 4));
-    s = strat("dp=8,mb=1,gb=8,dtype=bf16,fsdp=full");
+    s = wl_test_strategy("dp=8,mb=1,gb=8,dtype=bf16,fsdp=full");
     CHECK(wl_gpt_check(&m, &s, mach, &mem, &err) == 0);
     CHECK(mem.optimizer == 8 * owned_of(layer, root, 8));
     sim_machine_free(mach);
@@ -121,14 +98,14 @@ static int colls(const sim_schedule *s, const char *name, double *bytes, int *me
 
 static void test_structure(void)
 {
-    wl_model m = tiny();
+    wl_model m = wl_test_tiny(4);
     sim_machine *mach = wl_test_machine(8, 0);
     sim_err err;
     double h = 64, layer = 12 * h * h + 13 * h, root = 1024 * h + 32 * h + 2 * h, bytes;
     int members = 0;
     /* grad_op, 2 micro-batches: each layer gathered once per micro-batch,
      * the root once; every layer and the root reduce-scattered in fp32 */
-    wl_strategy s = strat("dp=8,mb=1,gb=16,dtype=bf16,fsdp=grad_op");
+    wl_strategy s = wl_test_strategy("dp=8,mb=1,gb=16,dtype=bf16,fsdp=grad_op");
     sim_schedule *sc = wl_gpt_generate(&m, &s, mach, &err);
     CHECK(sc && sim_sched_check(sc, &err) == 0);
     CHECK(colls(sc, "fsdp_allgather", &bytes, &members) == 2 * 4 + 1);
@@ -138,7 +115,7 @@ static void test_structure(void)
     sim_sched_free(sc);
     /* hybrid on 2 nodes of 4: reduce-scatter over the node, then the
      * shard's all-reduce over the 2 nodes */
-    s = strat("dp=8,mb=1,gb=8,dtype=bf16,fsdp=hybrid");
+    s = wl_test_strategy("dp=8,mb=1,gb=8,dtype=bf16,fsdp=hybrid");
     sc = wl_gpt_generate(&m, &s, mach, &err);
     CHECK(sc && sim_sched_check(sc, &err) == 0);
     CHECK(colls(sc, "fsdp_reducescatter", &bytes, &members) == 5 && members == 4);
@@ -189,12 +166,8 @@ static void test_forward_oracle(void)
     double h = 512, layer = 12 * h * h + 13 * h, root = 512 * h + 512 * h + 2 * h;
     for (int k = 0; k < 2; k++) {
         double bw = k == 0 ? 4e11 : 1e9; /* all-gathers far below, far above a layer's compute */
-        sim_machine *mach = star_machine(2, bw, 0, 2);
-        for (int d = 0; d < SIM_DTYPE_COUNT; d++)
-            mach->gpus[0].peak_flops[d] = 100e12;
-        mach->gpus[0].mem_bw = 1e18;
-        mach->gpus[0].launch_s = 0;
-        wl_strategy s = strat("dp=2,mb=1,gb=2,dtype=bf16,fsdp=full");
+        sim_machine *mach = star_flops_machine(2, bw, 100e12, 2);
+        wl_strategy s = wl_test_strategy("dp=2,mb=1,gb=2,dtype=bf16,fsdp=full");
         sim_schedule *sc = wl_gpt_generate(&m, &s, mach, &err);
         CHECK(sc != NULL);
         if (!sc) {
@@ -242,7 +215,7 @@ static void test_forward_oracle(void)
 
 static void test_errors(void)
 {
-    wl_model m = tiny();
+    wl_model m = wl_test_tiny(4);
     sim_machine *m8 = wl_test_machine(8, 0);
     sim_err err;
     wl_memory mem;
@@ -254,7 +227,7 @@ static void test_errors(void)
         {"tp=4,dp=2,gb=8,fsdp=hybrid", "each node holds one GPU of every data-parallel group"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        wl_strategy s = strat(bad[i].s);
+        wl_strategy s = wl_test_strategy(bad[i].s);
         CHECK(wl_gpt_check(&m, &s, m8, &mem, &err) == -1);
         CHECK_HAS(err.msg, bad[i].want);
     }

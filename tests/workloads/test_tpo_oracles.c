@@ -36,16 +36,6 @@ static wl_model model(void)
     return m;
 }
 
-static sim_machine *machine(double bw)
-{
-    sim_machine *m = star_machine(4, bw, 0, 4);
-    for (int d = 0; d < SIM_DTYPE_COUNT; d++)
-        m->gpus[0].peak_flops[d] = 100e12;
-    m->gpus[0].mem_bw = 1e18;
-    m->gpus[0].launch_s = 0;
-    return m;
-}
-
 static sim_schedule *gen(const wl_model *m, const char *text, const sim_machine *mach)
 {
     wl_strategy s;
@@ -71,7 +61,7 @@ static const char *name_of(const sim_schedule *s, uint32_t op)
 static void test_structure(void)
 {
     wl_model m = model();
-    sim_machine *mach = machine(1e12);
+    sim_machine *mach = star_flops_machine(4, 1e12, 100e12, 4);
     sim_schedule *s = gen(&m, "tp=4,mb=1,gb=2,dtype=fp32,sp=1,tp_overlap_comm=1", mach);
     CHECK(s != NULL);
     if (!s) {
@@ -108,24 +98,6 @@ static void test_structure(void)
     sim_machine_free(mach);
 }
 
-static int simulate(const wl_model *m, const char *text, sim_machine *mach, sim_result *r, sim_schedule **keep)
-{
-    sim_schedule *s = gen(m, text, mach);
-    if (!s)
-        return 1;
-    sim_options o;
-    sim_options_default(&o);
-    sim_err err;
-    int rc = sim_run_isolated(s, mach, &o, r, &err);
-    if (rc)
-        fprintf(stderr, "%s: %s\n", text, err.msg);
-    if (keep && !rc)
-        *keep = s;
-    else
-        sim_sched_free(s);
-    return rc;
-}
-
 /* Rank 0's kernels named in `names`, priced by the cost model. */
 static double gemm_seconds(const sim_schedule *s, const sim_machine *mach, const char *const *names)
 {
@@ -148,9 +120,9 @@ static void test_regimes(void)
 
     /* compute-bound: a 1 MB ring step takes 0.1 us, a qkv chunk 4 us */
     double bw = 1e13;
-    sim_machine *mach = machine(bw);
+    sim_machine *mach = star_flops_machine(4, bw, 100e12, 4);
     sim_result r0, r1;
-    if (simulate(&m, base, mach, &r0, NULL) || simulate(&m, ovl, mach, &r1, NULL)) {
+    if (wl_test_simulate(&m, base, mach, &r0, NULL) || wl_test_simulate(&m, ovl, mach, &r1, NULL)) {
         wl_test_failures++;
     } else {
         double ag = 0.75 * S / bw, rs = ag, rs4 = ag / 4;
@@ -165,9 +137,9 @@ static void test_regimes(void)
 
     /* communication-bound: a ring step takes 1 ms */
     bw = 1e9;
-    mach = machine(bw);
+    mach = star_flops_machine(4, bw, 100e12, 4);
     sim_schedule *s0 = NULL;
-    if (simulate(&m, base, mach, &r0, &s0) || simulate(&m, ovl, mach, &r1, NULL)) {
+    if (wl_test_simulate(&m, base, mach, &r0, &s0) || wl_test_simulate(&m, ovl, mach, &r1, NULL)) {
         wl_test_failures++;
     } else {
         static const char *const overlapped[] = {"qkv", "proj", "fc1", "fc2", "fc2_dgrad", "proj_dgrad", NULL};
@@ -194,7 +166,7 @@ static void test_keys(void)
     wl_strategy_format(&s, buf, sizeof buf);
     CHECK_HAS(buf, ",sp=1,tp_overlap_comm=1");
     wl_model m = model();
-    sim_machine *mach = machine(1e12);
+    sim_machine *mach = star_flops_machine(4, 1e12, 100e12, 4);
     wl_model odd = m;
     odd.seq = 1000; /* not divisible by 4 x tp */
     wl_strategy_default(&s);
