@@ -242,8 +242,40 @@ static void test_param_overlap(void)
     sim_machine_free(mach);
 }
 
+/* The new keys print in the canonical form and read back the same. */
+static void test_keys(void)
+{
+    wl_strategy s = wl_test_strategy("tp=2,dtype=bf16,zero=1,dp_overlap=1,param_overlap=1,grad_reduce=bf16,sp=1,"
+                                     "tp_overlap_comm=1,bucket=auto");
+    char buf[256], buf2[256];
+    wl_strategy_format(&s, buf, sizeof buf);
+    CHECK_STR(buf, "tp=2,pp=1,dp=auto,mb=1,gb=auto,dtype=bf16,recompute=none,bucket=auto,dp_overlap=1,param_overlap=1,"
+                   "grad_reduce=bf16,zero=1,sp=1,tp_overlap_comm=1");
+    wl_strategy back = wl_test_strategy(buf);
+    wl_strategy_format(&back, buf2, sizeof buf2);
+    CHECK_STR(buf2, buf);
+    sim_err err;
+    wl_strategy_default(&s);
+    CHECK(wl_strategy_parse("grad_reduce=tf32", &s, &err) == -1);
+    CHECK_HAS(err.msg, "grad_reduce: expected auto, fp32, bf16 or fp16");
+    CHECK(wl_strategy_parse("param_overlap=yes", &s, &err) == -1);
+    CHECK_HAS(err.msg, "param_overlap: expected 0 or 1");
+    /* impossible combinations are explained */
+    wl_model m = wl_test_tiny(4);
+    sim_machine *mach = wl_test_machine(4, 0);
+    wl_memory mem;
+    s = wl_test_strategy("dp=4,gb=4,zero=1,param_overlap=1");
+    CHECK(wl_gpt_check(&m, &s, mach, &mem, &err) == -1);
+    CHECK_HAS(err.msg, "it needs zero=1 and dp_overlap=1");
+    s = wl_test_strategy("dp=4,gb=4,dtype=bf16,grad_reduce=fp16");
+    CHECK(wl_gpt_check(&m, &s, mach, &mem, &err) == -1);
+    CHECK_HAS(err.msg, "grad_reduce=fp16: gradients are reduced in fp32 or in the model's dtype (bf16)");
+    sim_machine_free(mach);
+}
+
 int main(void)
 {
+    test_keys();
     test_bucket_rule();
     test_megatron_buckets();
     test_overlap_order();
