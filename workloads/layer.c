@@ -286,7 +286,19 @@ typedef struct tess {
 typedef struct rank_comms {
     int row, col, dep;                         /* Tesseract */
     int small, trans;                          /* cut-point: the small TP group, the all-gather group */
+    int ring_send, ring_recv;                  /* TP overlap: ring-exchange streams (-2: not yet) */
 } rank_comms;
+
+enum { WL_TAG_TP_RING = 2 }; /* send/recv tag of the ring exchange (gpt.c's pipeline uses 0 and 1) */
+
+/* Megatron-Core's TP communication overlap (tp_overlap_comm): GEMM chunks
+ * and transfers, from the whole layer's payloads. */
+#define TPO_SPLITS 4 /* Transformer Engine's num_splits for its "pipeline" reduce-scatter */
+typedef struct tpo {
+    uint32_t qkv, fc1, fc2_dg, proj_dg;        /* ring-exchange GEMM chunks: s·b/t tokens */
+    uint32_t proj[TPO_SPLITS], fc2[TPO_SPLITS], rs[TPO_SPLITS]; /* pipelined GEMM chunks, their reduce-scatters */
+    uint32_t send, recv;                       /* one ring step: s·b·h·d/t bytes */
+} tpo;
 
 struct wl_layer {
     wl_model m;
@@ -294,6 +306,7 @@ struct wl_layer {
     int sub;                                   /* sub-batches per micro-batch (1 or 2) */
     opset main, main_h, cut, cut_h;            /* after / before the cut, whole and half batch */
     tess T;
+    tpo O;                                     /* tp_overlap_comm */
     int nranks;
     rank_comms *rc;                            /* [nranks], -2 = not created */
     int rc_shared;                             /* rc belongs to the parent layer */
@@ -413,6 +426,35 @@ static void build_tlin(sim_schedule *s, const char *name, int64_t M, int64_t K, 
     }
 }
 
+/* A GEMM payload with m rows instead of its own. */
+static uint32_t gemm_rows(sim_schedule *s, uint32_t whole, int64_t m)
+{
+    sim_payload p = s->payloads[whole];
+    p.m = m;
+    return sim_sched_payload(s, &p);
+}
+
+/* The chunks of tp_overlap_comm (Transformer Engine's defaults in
+ * initialize_ub): the ring-exchange GEMMs (qkv/fc1 forward, proj/fc2
+ * dgrad) in tp chunks of s·b/t tokens, the pipelined row-parallel GEMMs
+ * (proj/fc2 forward) in TPO_SPLITS chunks of tokens, each followed by the
+ * reduce-scatter of its output. */
+static void build_tpo(sim_schedule *s, const wl_model *m, const wl_strategy *st, const opset *o, tpo *O)
+{
+    int64_t sb = (int64_t)m->seq * st->mb, t = st->tp, sbhd = sb * m->hidden * wl_layer_act_bytes(st);
+    O->qkv = gemm_rows(s, o->qkv, sb / t);
+    O->fc1 = gemm_rows(s, o->fc1, sb / t);
+    O->fc2_dg = gemm_rows(s, o->fc2_dg, sb / t);
+    O->proj_dg = gemm_rows(s, o->proj_dg, sb / t);
+    for (int i = 0; i < TPO_SPLITS; i++) {
+        O->proj[i] = gemm_rows(s, o->proj, sb / TPO_SPLITS);
+        O->fc2[i] = gemm_rows(s, o->fc2, sb / TPO_SPLITS);
+        O->rs[i] = wl_pay_coll(s, "sp_reducescatter", SIM_COLL_REDUCESCATTER, sbhd / TPO_SPLITS);
+    }
+    O->send = wl_pay_p2p(s, SIM_OP_SEND, "tp_ring_send", sbhd / t, WL_TAG_TP_RING);
+    O->recv = wl_pay_p2p(s, SIM_OP_RECV, "tp_ring_recv", sbhd / t, WL_TAG_TP_RING);
+}
+
 wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st, sim_err *err)
 {
     if (!m || m->hidden < 1 || m->heads < 1 || m->ffn < 1 || m->seq < 1 || m->layers < 1) {
@@ -467,6 +509,12 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
             return NULL;
         }
     }
+    if (st->tp_overlap_comm && (int64_t)m->seq * st->mb % (TPO_SPLITS * t)) {
+        sim_errf(err, "strategy: tp_overlap_comm=1 splits each linear's s·b = %lld tokens into tp = %d ring chunks and "
+                 "%d pipelined reduce-scatter chunks: seq·mb must be divisible by %d", (long long)m->seq * st->mb, t,
+                 TPO_SPLITS, TPO_SPLITS * t);
+        return NULL;
+    }
     if (st->schedule == WL_TP_MERAK && st->tp_overlap == 1 && (int64_t)m->seq * st->mb % 2) {
         sim_errf(err, "strategy: schedule=merak,tp_overlap=1 splits each linear's rows in halves: seq·mb must be even");
         return NULL;
@@ -485,12 +533,14 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
     L->nranks = s->nranks;
     L->rc = rc;
     for (int r = 0; r < s->nranks; r++)
-        rc[r].row = rc[r].col = rc[r].dep = rc[r].small = rc[r].trans = -2;
+        rc[r].row = rc[r].col = rc[r].dep = rc[r].small = rc[r].trans = rc[r].ring_send = rc[r].ring_recv = -2;
     build_opset(s, m, st, st->mb, t, 1, &L->main);
     if (sub == 2)
         build_opset(s, m, st, st->mb / 2, t, 2, &L->main_h);
     else
         L->main_h = L->main;
+    if (st->tp_overlap_comm)
+        build_tpo(s, m, st, &L->main, &L->O);
     if (st->tp_cut_tp) {
         int64_t b2 = (int64_t)st->mb * st->tp_cut_tp / st->tp;
         build_opset(s, m, st, b2, st->tp_cut_tp, 1, &L->cut);
@@ -691,6 +741,78 @@ static void sync_coll(wl_cursor *c, const lctx *x, uint32_t pay, sim_tags t)
     wl_cursor_pend(c, launch(c, tp_stream(c), pay, x->comm, t));
 }
 
+/* ---- Megatron-Core TP communication overlap (tp_overlap_comm) -----------
+ * Megatron-Core's --tp-comm-overlap hands sequence parallelism's
+ * all-gathers and reduce-scatters to Transformer Engine's userbuffers
+ * (transformer_engine/pytorch/module/base.py initialize_ub and
+ * common/comm_gemm_overlap/comm_gemm_overlap.cpp at NVIDIA/TransformerEngine
+ * d0067d0d, read, not copied), with TE's default methods:
+ *  - ring exchange (qkv and fc1 forward, proj and fc2 input gradients:
+ *    the all-gather before a GEMM): the GEMM runs in tp chunks of s·b/t
+ *    tokens; in step i a rank multiplies the chunk it holds (its own at
+ *    step 0) while sending it to the next rank of the ring and receiving
+ *    the next one from the previous rank, so only what a transfer takes
+ *    beyond its GEMM chunk is exposed: time g + (tp-1)·max(g, c) for GEMM
+ *    chunks g and transfers c;
+ *  - pipeline (proj and fc2 forward: the reduce-scatter after a GEMM): the
+ *    GEMM in TPO_SPLITS chunks of tokens, each chunk's output
+ *    reduce-scattered while the next chunk computes; the last chunk's
+ *    reduce-scatter is exposed;
+ *  - bulk (qkv and fc1 backward): the input all-gather beside the dgrad
+ *    GEMM and the dgrad reduce-scatter beside the wgrad GEMM, which the
+ *    sequence-parallel backward already does (column_bwd).
+ * The GEMM chunks are priced as the smaller GEMMs they are; the transfers
+ * are sends and receives between ring neighbours (on their own streams) and
+ * reduce-scatters on "tp", slowed, and slowing the kernels beside them, by
+ * the engine's overlap interference.  Not modelled: TE's SM margin for the
+ * pipelined reduce-scatter (16 SMs taken from the GEMM) beyond that
+ * interference, its atomic-GEMM variants, and the wgrad GEMMs run as
+ * "external" GEMMs inside the dgrad's ring (here they follow it). */
+
+static int ring_stream(wl_layer *L, wl_cursor *c, size_t field, const char *name)
+{
+    int *slot = (int *)((char *)&L->rc[c->rank] + field);
+    if (*slot == -2)
+        *slot = sim_sched_stream(c->s, c->rank, name);
+    return *slot;
+}
+
+/* The all-gather before a GEMM as a ring exchange pipelined with the GEMM
+ * in tp chunks (payload `chunk`). */
+static void ring_ag_gemm(wl_layer *L, wl_cursor *c, uint32_t chunk, sim_tags t)
+{
+    int me;
+    const sim_comm *g = tp_group(c, &me);
+    int n = g->nranks, next = g->ranks[(me + 1) % n], prev = g->ranks[(me + n - 1) % n];
+    int ss = ring_stream(L, c, offsetof(rank_comms, ring_send), "tp-ring-send");
+    int sr = ring_stream(L, c, offsetof(rank_comms, ring_recv), "tp-ring-recv");
+    uint32_t held = c->last_comp, got = UINT32_MAX;
+    for (int i = 0; i < n; i++) {
+        if (i + 1 < n) { /* forward the chunk held, receive the next */
+            sim_sched_add(c->s, ss, L->O.send, next, t, &held, 1);
+            got = sim_sched_add(c->s, sr, L->O.recv, prev, t, NULL, 0);
+        }
+        wl_cursor_comp(c, chunk, t);
+        if (i + 1 < n) {
+            wl_cursor_pend(c, got);
+            held = got;
+        }
+    }
+}
+
+/* A row-parallel GEMM in TPO_SPLITS chunks, each chunk's output
+ * reduce-scattered on "tp" while the next computes; the next kernel waits
+ * for the last. */
+static void pipe_gemm_rs(wl_cursor *c, const lctx *x, const uint32_t *chunks, const uint32_t *rs, sim_tags t)
+{
+    uint32_t last = UINT32_MAX;
+    for (int i = 0; i < TPO_SPLITS; i++) {
+        wl_cursor_comp(c, chunks[i], t);
+        last = launch(c, tp_stream(c), rs[i], x->comm, t);
+    }
+    wl_cursor_pend(c, last);
+}
+
 /* Megatron ParallelTransformerLayer.forward (megatron/model/transformer.py);
  * with sp=1 the sequence-parallel form (Korthikanti et al. 2022 Sec. 4.2.2,
  * megatron/core/tensor_parallel/layers.py): layer norms and dropouts on s/t
@@ -701,10 +823,21 @@ static void megatron_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_ph
     lctx x = layer_ctx(L, c, layer, 0);
     const opset *o = x.o;
     sim_tags t = tg(layer, micro, -1, ph);
-    int sp = L->st.sp;
+    int sp = L->st.sp, ovl = L->st.tp_overlap_comm && x.t > 1;
     if (alloc)
         wl_cursor_mem(c, ph == SIM_PHASE_RECOMPUTE ? o->tr : o->keep, t);
     K(o->ln1);
+    if (ovl) {
+        ring_ag_gemm(L, c, L->O.qkv, t);
+        K(o->attn);
+        pipe_gemm_rs(c, &x, L->O.proj, L->O.rs, t);
+        K(o->post_attn);
+        ring_ag_gemm(L, c, L->O.fc1, t);
+        K(o->gelu);
+        pipe_gemm_rs(c, &x, L->O.fc2, L->O.rs, t);
+        K(o->post_mlp);
+        return;
+    }
     if (sp)
         sync_coll(c, &x, o->ag, t);
     LIN(WL_LIN_QKV, o->qkv);
@@ -764,20 +897,28 @@ static void megatron_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int re
     sim_tags t = tg(layer, micro, -1, SIM_PHASE_BACKWARD);
     sim_tags tr = tg(layer, micro, -1, SIM_PHASE_RECOMPUTE);
     wl_recompute rc = L->st.recompute;
-    int sp = L->st.sp;
+    int sp = L->st.sp, ovl = L->st.tp_overlap_comm && x.t > 1;
     if (rc == WL_RECOMPUTE_FULL && recompute)
         megatron_fwd(L, c, layer, micro, SIM_PHASE_RECOMPUTE, 1);
     K(o->post_mlp_b);
-    if (sp)
-        sync_coll(c, &x, o->ag, t); /* gradient of the reduce-scatter */
-    LIN(WL_LIN_FC2, o->fc2_dg);
+    if (ovl) {
+        ring_ag_gemm(L, c, L->O.fc2_dg, t); /* the gradient of the reduce-scatter, gathered in a ring */
+    } else {
+        if (sp)
+            sync_coll(c, &x, o->ag, t); /* gradient of the reduce-scatter */
+        LIN(WL_LIN_FC2, o->fc2_dg);
+    }
     K(o->fc2_wg);
     K(o->gelu_b);
     column_bwd(L, c, &x, o->fc1_dg, o->fc1_wg, t, layer, WL_LIN_FC1);
     K(o->post_attn_b);
-    if (sp)
-        sync_coll(c, &x, o->ag, t);
-    LIN(WL_LIN_PROJ, o->proj_dg);
+    if (ovl) {
+        ring_ag_gemm(L, c, L->O.proj_dg, t);
+    } else {
+        if (sp)
+            sync_coll(c, &x, o->ag, t);
+        LIN(WL_LIN_PROJ, o->proj_dg);
+    }
     K(o->proj_wg);
     if (rc == WL_RECOMPUTE_SELECTIVE && recompute) {
         /* selective: the attention core only (Korthikanti et al. 2022 Sec. 5) */

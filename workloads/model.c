@@ -216,7 +216,8 @@ void wl_strategy_default(wl_strategy *s)
     s->gb = 0;
     s->dtype = SIM_DTYPE_TF32;
     s->recompute = WL_RECOMPUTE_NONE;
-    s->dp_bucket_bytes = 25ll << 20;
+    s->dp_bucket_bytes = 0; /* auto */
+    s->grad_reduce = SIM_DTYPE_COUNT; /* auto */
     s->pipeline = WL_PIPE_1F1B;
     s->vstages = 1;
     s->ckpt_ratio = -1;
@@ -234,12 +235,13 @@ void wl_strategy_default(wl_strategy *s)
 }
 
 #define KNOWN_KEYS                                                                                            \
-    "tp, pp, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, zero, osdp, osdp_split, schedule, sp, " \
-    "tp_overlap, tess_depth, tp_cut"
+    "tp, pp, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, " \
+    "grad_reduce, zero, fsdp, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut"
 
 static const char *const tp_schedule_names[WL_TP_SCHEDULE_COUNT] = {
     "megatron", "default_checkpoint", "optim_comm_checkpoint", "overlap_checkpoint", "oases", "merak", "tesseract"};
 static const char *const recompute_names[] = {"none", "full", "selective", "oases"};
+static const char *const fsdp_names[WL_FSDP_COUNT] = {"none", "full", "grad_op", "hybrid"};
 
 const char *wl_tp_schedule_name(wl_tp_schedule s)
 {
@@ -283,6 +285,10 @@ int wl_strategy_check_tp(const wl_strategy *s, sim_err *err)
     if (s->sp && s->schedule != WL_TP_MEGATRON)
         return sim_errf(err, "strategy: sp=1 (Megatron sequence parallelism) needs schedule=megatron, not schedule=%s",
                         wl_tp_schedule_name(s->schedule));
+    if (s->tp_overlap_comm && !s->sp)
+        return sim_errf(err, "strategy: tp_overlap_comm=1 overlaps sequence parallelism's all-gathers and "
+                        "reduce-scatters with the GEMMs (Megatron asserts --sequence-parallel with "
+                        "--tp-comm-overlap): give sp=1");
     if (s->sp && s->recompute == WL_RECOMPUTE_OASES)
         return sim_errf(err, "strategy: sp=1 does not combine with recompute=oases (Oases saves the all-reduced, "
                         "unsharded block outputs)");
@@ -333,6 +339,15 @@ static int parse_int(const char *key, const char *val, int allow_auto, int *out,
         return sim_errf(err, "strategy: %s: expected a positive integer%s, got \"%s\"", key,
                         allow_auto ? " or auto" : "", val);
     *out = (int)v;
+    return 0;
+}
+
+/* A 0/1 switch; `what` explains the two values in the error message. */
+static int parse_bool(const char *key, const char *val, const char *what, int *out, sim_err *err)
+{
+    if (strcmp(val, "0") && strcmp(val, "1"))
+        return sim_errf(err, "strategy: %s: expected 0 or 1%s, got \"%s\"", key, what, val);
+    *out = val[0] == '1';
     return 0;
 }
 
@@ -389,12 +404,12 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         return sim_errf(err, "strategy: schedule: expected megatron, default_checkpoint, optim_comm_checkpoint, "
                         "overlap_checkpoint, oases, merak or tesseract, got \"%s\"", val);
     }
-    if (strcmp(key, "sp") == 0 || strcmp(key, "sequence_parallel") == 0) {
-        if (strcmp(val, "0") && strcmp(val, "1"))
-            return sim_errf(err, "strategy: sp: expected 0 or 1, got \"%s\"", val);
-        s->sp = val[0] == '1';
-        return 0;
-    }
+    if (strcmp(key, "sp") == 0 || strcmp(key, "sequence_parallel") == 0)
+        return parse_bool("sp", val, "", &s->sp, err);
+    if (strcmp(key, "tp_overlap_comm") == 0 || strcmp(key, "tp_comm_overlap") == 0 ||
+        strcmp(key, "tp-comm-overlap") == 0)
+        return parse_bool("tp_overlap_comm", val, " (Megatron-Core's TP communication overlap)", &s->tp_overlap_comm,
+                          err);
     if (strcmp(key, "tp_overlap") == 0 || strcmp(key, "tp_overlapping_level") == 0) {
         if (strcmp(val, "1") && strcmp(val, "2") && strcmp(val, "3"))
             return sim_errf(err, "strategy: tp_overlap: expected 1, 2 or 3 (Merak's tp_overlapping_level), got \"%s\"",
@@ -424,11 +439,15 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         return 0;
     }
     if (strcmp(key, "bucket") == 0) {
+        if (strcmp(val, "auto") == 0) {
+            s->dp_bucket_bytes = 0;
+            return 0;
+        }
         char *end;
         errno = 0;
         double v = strtod(val, &end);
         if (!*val || *end || errno || !(v > 0) || v > 1e9 || v * 1048576.0 < 1)
-            return sim_errf(err, "strategy: bucket: expected a positive size in MiB, got \"%s\"", val);
+            return sim_errf(err, "strategy: bucket: expected a positive size in MiB or auto, got \"%s\"", val);
         s->dp_bucket_bytes = llround(v * 1048576.0);
         return 0;
     }
@@ -451,11 +470,21 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         return 0;
     }
     if (strcmp(key, "dp_overlap") == 0 || strcmp(key, "overlap-grad-reduce") == 0 ||
-        strcmp(key, "overlap_grad_reduce") == 0) {
-        if (strcmp(val, "0") && strcmp(val, "1"))
-            return sim_errf(err, "strategy: dp_overlap: expected 0 (all-reduce after the flush) or 1 (buckets "
-                            "all-reduced while backward runs), got \"%s\"", val);
-        s->dp_overlap = val[0] - '0';
+        strcmp(key, "overlap_grad_reduce") == 0)
+        return parse_bool("dp_overlap", val, " (0: all-reduce after the flush, 1: buckets all-reduced while backward "
+                          "runs)", &s->dp_overlap, err);
+    if (strcmp(key, "param_overlap") == 0 || strcmp(key, "overlap-param-gather") == 0 ||
+        strcmp(key, "overlap_param_gather") == 0)
+        return parse_bool("param_overlap", val, " (0: parameters all-gathered after the optimizer step, 1: while "
+                          "the next forward runs)", &s->param_overlap, err);
+    if (strcmp(key, "grad_reduce") == 0) {
+        sim_dtype d;
+        if (strcmp(val, "auto") == 0)
+            d = SIM_DTYPE_COUNT;
+        else if (sim_dtype_parse(val, &d) || (d != SIM_DTYPE_FP32 && d != SIM_DTYPE_BF16 && d != SIM_DTYPE_FP16))
+            return sim_errf(err, "strategy: grad_reduce: expected auto, fp32, bf16 or fp16 (the dtype gradients are "
+                            "reduced in), got \"%s\"", val);
+        s->grad_reduce = d;
         return 0;
     }
     if (strcmp(key, "zero") == 0 || strcmp(key, "zero_stage") == 0 || strcmp(key, "zero-stage") == 0) {
@@ -467,6 +496,16 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
             return sim_errf(err, "strategy: zero: expected 0, 1, 2, 3 (or fsdp = 3), got \"%s\"", val);
         s->zero = val[0] - '0';
         return 0;
+    }
+    if (strcmp(key, "fsdp") == 0) {
+        static const char *const aliases[WL_FSDP_COUNT] = {"no_shard", "full_shard", "shard_grad_op", "hybrid_shard"};
+        for (int i = 0; i < WL_FSDP_COUNT; i++)
+            if (strcmp(val, fsdp_names[i]) == 0 || strcmp(val, aliases[i]) == 0) {
+                s->fsdp = (wl_fsdp)i;
+                return 0;
+            }
+        return sim_errf(err, "strategy: fsdp: expected none, full, grad_op or hybrid (PyTorch FSDP's FULL_SHARD, "
+                        "SHARD_GRAD_OP, HYBRID_SHARD), got \"%s\"", val);
     }
     if (strcmp(key, "osdp_split") == 0) {
         char *end;
@@ -559,7 +598,9 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         snprintf(gb, sizeof gb, "%d", s->gb);
     else
         snprintf(gb, sizeof gb, "auto");
-    if (s->dp_bucket_bytes % 1048576 == 0)
+    if (s->dp_bucket_bytes <= 0)
+        snprintf(bucket, sizeof bucket, "auto");
+    else if (s->dp_bucket_bytes % 1048576 == 0)
         snprintf(bucket, sizeof bucket, "%lld", (long long)(s->dp_bucket_bytes / 1048576));
     else
         snprintf(bucket, sizeof bucket, "%.17g", (double)s->dp_bucket_bytes / 1048576.0);
@@ -588,8 +629,14 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
     }
     if (s->dp_overlap)
         APPEND(",dp_overlap=1");
+    if (s->param_overlap)
+        APPEND(",param_overlap=1");
+    if (s->grad_reduce != SIM_DTYPE_COUNT)
+        APPEND(",grad_reduce=%s", sim_dtype_name(s->grad_reduce));
     if (s->zero)
         APPEND(",zero=%d", s->zero);
+    if (s->fsdp)
+        APPEND(",fsdp=%s", fsdp_names[s->fsdp]);
     if (s->osdp[0])
         APPEND(",osdp=%s", s->osdp);
     if (s->osdp_split > 1)
@@ -599,6 +646,8 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         APPEND(",schedule=%s", wl_tp_schedule_name(s->schedule));
     if (s->sp)
         APPEND(",sp=1");
+    if (s->tp_overlap_comm)
+        APPEND(",tp_overlap_comm=1");
     if (s->schedule == WL_TP_MERAK)
         APPEND(",tp_overlap=%d", s->tp_overlap);
     if (s->schedule == WL_TP_TESSERACT)

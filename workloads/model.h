@@ -51,23 +51,33 @@ typedef enum wl_tp_schedule {
     WL_TP_SCHEDULE_COUNT
 } wl_tp_schedule;
 
+/* PyTorch FSDP sharding strategies (torch.distributed.fsdp.ShardingStrategy;
+ * workloads/gpt.c): FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD. */
+typedef enum wl_fsdp { WL_FSDP_NONE, WL_FSDP_FULL, WL_FSDP_GRAD_OP, WL_FSDP_HYBRID, WL_FSDP_COUNT } wl_fsdp;
+
 typedef struct wl_strategy {
     int tp, pp, dp;
     int mb;             /* micro-batch size (sequences) */
     int gb;             /* global batch size (sequences) */
     sim_dtype dtype;    /* fp32, tf32 (fp32 with TF32 matmuls), fp16, bf16 (mixed precision) */
     wl_recompute recompute;
-    int64_t dp_bucket_bytes; /* data-parallel gradient bucket size */
+    int64_t dp_bucket_bytes; /* data-parallel gradient bucket size in bytes; 0 = auto (the
+                                framework's own rule, wl_gpt_bucket_bytes in gpt.h) */
     wl_pipeline pipeline;    /* pipeline schedule (pipeline.h) */
     int vstages;             /* model chunks per stage (interleaved), 1 otherwise */
     double ckpt_ratio;       /* Merak's activation_checkpoint_ratio r0 in [0, 1]; <0: 1 */
     int dp_overlap;          /* 1: gradient buckets all-reduced while backward runs (DDP) */
+    int param_overlap;       /* 1: Megatron --overlap-param-gather (needs zero=1, dp_overlap=1) */
+    sim_dtype grad_reduce;   /* dtype gradients are reduced (and, under Megatron, accumulated) in;
+                                SIM_DTYPE_COUNT = auto (gpt.c: the framework's default) */
     int zero;                /* ZeRO stage 0..3 (3 = FSDP) */
+    wl_fsdp fsdp;            /* PyTorch FSDP / HSDP sharding with mixed precision (instead of zero) */
     int osdp_split;             /* OSDP operator splitting: sharded linears gathered in this many slices (1 = whole units) */
     char osdp[WL_OSDP_MAX + 1]; /* OSDP per-layer sharding levels '0'..'3', one per layer; "" = off */
     /* tensor-parallel layer schedule (workloads/layer.c) */
     wl_tp_schedule schedule;
     int sp;              /* Megatron sequence parallelism (schedule=megatron only) */
+    int tp_overlap_comm; /* Megatron-Core --tp-comm-overlap (Transformer Engine userbuffers; needs sp) */
     int tp_overlap;      /* Merak tp_overlapping_level 1..3 */
     int tess_depth;      /* Tesseract depth d; tp = q*q*d */
     int tp_cut_layers;   /* Oases cut-point: the first tp_cut_layers layers run at */
@@ -83,7 +93,7 @@ int wl_strategy_check_tp(const wl_strategy *s, sim_err *err);
 
 /* Defaults: tp=pp=1, dp=0 ("auto": filled from the GPU count by
  * wl_gpt_check), mb=1, gb=0 ("auto": mb*dp), dtype tf32, recompute none,
- * 25 MiB buckets, pipeline 1f1b, vstages 1, end-of-step DP, no ZeRO, no
+ * buckets and gradient reduction dtype auto, pipeline 1f1b, vstages 1, end-of-step DP, no ZeRO, no
  * OSDP, schedule megatron, sp 0, tp_overlap 3, tess_depth 1, no cut. */
 void wl_strategy_default(wl_strategy *s);
 /* Parses "tp=4,pp=2,dp=4,mb=2,gb=64,dtype=bf16,recompute=full" on top of *s.

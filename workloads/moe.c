@@ -22,6 +22,7 @@
  * the vocabulary-parallel loss all-reduces (a few bytes) are left out.
  * Pipeline orders come from pipeline.h (1f1b, gpipe, eager). */
 #include "workloads/moe.h"
+#include "workloads/gpt.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -748,7 +749,7 @@ static void generate_rank(gen *g, int m_micro)
     double dense, expert;
     rank_params(g, &dense, &expert);
     int gbytes = sim_dtype_bytes(g->dt) >= 4 ? 4 : 2;
-    int64_t bucket = g->st->base.dp_bucket_bytes;
+    int64_t bucket = wl_gpt_bucket_bytes(&g->st->base, g->dp, gbytes, 0, 0);
     uint32_t lastdp = NONE;
     if (g->dp > 1) {
         g->c_dp = sim_sched_stream(s, g->rank, "dp");
