@@ -1,0 +1,68 @@
+# trainsim validate, end-to-end groups without simulating: every row of
+# the 406 is either expressible or listed with its reasons (--unexpressed),
+# the JSON carries the same, and the threshold rules for groups of rows
+# ("cases" minimum, cases without limits) fail --check as they should.
+set -u
+D="$SRC/validation/data"
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+G=$("$TRAINSIM" validate --list | awk '/^e2e-/ {print $1}' | paste -sd, -)
+[ "$(echo "$G" | tr , '\n' | wc -l)" -eq 9 ] || fail "expected 9 e2e groups, got: $G"
+
+"$TRAINSIM" validate --group "$G" --data "$D" --unexpressed > "$T/u.txt" || fail "--unexpressed run"
+"$TRAINSIM" validate --group "$G" --data "$D" --unexpressed > "$T/u2.txt" || fail "second --unexpressed run"
+cmp -s "$T/u.txt" "$T/u2.txt" || fail "two --unexpressed runs differ"
+# rows in the data add up to the 406 of the data set, each listed or expressible
+awk '/rows in the data/ {d += $1; e += $6; n += $8} END {print d, e, n}' "$T/u.txt" > "$T/counts"
+read -r inall expr notexpr < "$T/counts"
+[ "$inall" -eq 406 ] || fail "rows in the data: $inall, expected 406"
+[ $((expr + notexpr)) -eq 406 ] || fail "expressible $expr + not $notexpr != 406"
+listed=$(grep -cE '^  [a-z0-9]+-[0-9]{3} ' "$T/u.txt")
+[ "$listed" -eq "$notexpr" ] || fail "$listed rows listed, $notexpr not expressible"
+# reasons name what is missing: a strategy key, a model field, a GPU, a column
+grep -q 'attn=flash: unknown key "attn"' "$T/u.txt" || fail "no attn reason"
+grep -q 'unknown GPU model "GB200"' "$T/u.txt" || fail "no GB200 reason"
+grep -q 'micro_batch_size not stated' "$T/u.txt" || fail "no missing-column reason"
+grep -q 'upper bound' "$T/u.txt" || fail "OPT's bound not flagged"
+# the fallbacks: FSDP FULL_SHARD is zero=3 where fsdp= is unknown, attn=unfused is left out
+grep -E '^  mosaic-' "$T/u.txt" | grep -q 'fsdp=full' && fail "fsdp=full reported although zero=3 expresses it"
+grep -E '^  dlperf-' "$T/u.txt" && fail "a DLPerf row is not expressible"
+
+# JSON: rows and not_simulated per group
+"$TRAINSIM" validate --group e2e-bloom,e2e-large --data "$D" --json > "$T/a.json" || fail "json run"
+if command -v python3 >/dev/null; then
+  python3 - "$T/a.json" <<'PY' || fail "JSON content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+g = {x["name"]: x for x in d["groups"]}
+b = g["e2e-bloom"]
+assert b["rows"] == {"in_data": 18, "expressible": b["rows"]["expressible"], "simulated": len(b["cases"])}, b["rows"]
+assert len(b.get("not_simulated", [])) == 18 - b["rows"]["expressible"]
+for x in b.get("not_simulated", []):
+    assert x["row"].startswith("bloom-") and x["reason"] and x["kind"], x
+PY
+fi
+
+# --check with groups of rows: a "cases" minimum the group misses fails, as
+# does a group with cases and no limit; a group of 0 expected cases passes
+printf '{"groups": {"e2e-large": {"cases": 0}}}\n' > "$T/t0.json"
+"$TRAINSIM" validate --group e2e-large --data "$D" --check --thresholds "$T/t0.json" > /dev/null 2> "$T/err" \
+  || fail "cases 0 with no expressible row: $(cat "$T/err")"
+printf '{"groups": {"e2e-large": {"cases": 1}}}\n' > "$T/t1.json"
+"$TRAINSIM" validate --group e2e-large --data "$D" --check --thresholds "$T/t1.json" > /dev/null 2> "$T/err"; rc=$?
+[ $rc -eq 1 ] && grep -q 'e2e-large produced 0 cases, thresholds.json expects at least 1' "$T/err" \
+  || fail "cases minimum: exit $rc $(cat "$T/err")"
+printf '{"groups": {"e2e-large": {"mape": 1}}}\n' > "$T/t2.json"
+"$TRAINSIM" validate --group e2e-large --data "$D" --check --thresholds "$T/t2.json" > /dev/null 2> "$T/err"; rc=$?
+[ $rc -eq 1 ] && grep -q 'group e2e-large produced no cases' "$T/err" || fail "no cases: exit $rc $(cat "$T/err")"
+
+# bad inputs
+"$TRAINSIM" validate --group e2e-large --fidelity warp > /dev/null 2> "$T/err"; rc=$?
+[ $rc -eq 2 ] && grep -q 'fidelity: expected auto, full or fast, got "warp"' "$T/err" || fail "bad --fidelity"
+"$TRAINSIM" validate --group e2e-large --unexpressed --json > /dev/null 2> "$T/err"; rc=$?
+[ $rc -eq 2 ] || fail "--unexpressed with --json: exit $rc"
+mkdir -p "$T/bad/end-to-end"
+head -1 "$D/end-to-end/large_public_runs.csv" | sed 's/micro_batch_size/mbs/' > "$T/bad/end-to-end/large_public_runs.csv"
+"$TRAINSIM" validate --group e2e-large --data "$T/bad" > /dev/null 2> "$T/err"; rc=$?
+[ $rc -ne 0 ] && grep -q 'no column "micro_batch_size"' "$T/err" || fail "missing column: $(cat "$T/err")"
+echo "ok"
