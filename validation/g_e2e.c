@@ -44,7 +44,7 @@
 typedef struct prepared {
     e2e_map map;
     char strategy[512];
-    char model_json[2048];
+    char model_json[2112]; /* "{" model ", " fields "}" */
     wl_model model;
     double est_full;   /* estimated engine operations of a whole simulation */
     double cost;       /* of the fidelity it will run at */
@@ -162,6 +162,13 @@ static void resolve_items(const e2e_item *it, int n, int model, const char *base
     }
 }
 
+/* "refused: <the message's first clause>", one kind for a refusal. */
+static void refusal_kind(const char *msg, char *k, size_t n)
+{
+    const char *m = strncmp(msg, "strategy: ", 10) ? msg : msg + 10;
+    snprintf(k, n, "refused: %.*s", (int)(strcspn(m, ":(,") < 50 ? strcspn(m, ":(,") : 50), m);
+}
+
 /* A machine for the row (its cluster JSON), or NULL with err. */
 static sim_machine *row_machine(const e2e_map *m, sim_err *err) { return plat_from_json(m->cluster, "cluster", err); }
 
@@ -200,8 +207,7 @@ static int express(prepared *p, char *kind, size_t nk, char *reason, size_t nr)
     wl_strategy_default(&st);
     if (ok && (wl_strategy_parse(p->strategy, &st, &e) < 0 || wl_gpt_resolve(&p->model, &st, mach, &res, &e) < 0)) {
         char k[64];
-        const char *msg = strncmp(e.msg, "strategy: ", 10) ? e.msg : e.msg + 10;
-        snprintf(k, sizeof k, "refused: %.*s", (int)strcspn(msg, ":(,"), msg);
+        refusal_kind(e.msg, k, sizeof k);
         add_reason(kind, nk, reason, nr, k, e.msg);
         ok = 0;
     }
@@ -230,14 +236,13 @@ static void memory_note(prepared *p, sim_machine *mach, const wl_strategy *st)
 
 /* Operations of the schedule of (layers, micro-batches) rounds. */
 static double ops_at(const prepared *p, const wl_strategy *st, const sim_machine *mach, int layers, int rounds,
-                     int round)
+                     int round, sim_err *e)
 {
     wl_model m = p->model;
     m.layers = layers;
     wl_strategy s = *st;
     s.gb = st->mb * st->dp * round * rounds;
-    sim_err e;
-    sim_schedule *sch = wl_gpt_generate(&m, &s, mach, &e);
+    sim_schedule *sch = wl_gpt_generate(&m, &s, mach, e);
     double n = sch ? (double)sch->nops : -1;
     sim_sched_free(sch);
     return n;
@@ -247,13 +252,13 @@ static double ops_at(const prepared *p, const wl_strategy *st, const sim_machine
  * p->est_full, and of the fast fidelity's reduced simulations in *fast
  * (about three of them, at two layers' rounds when layers add up and at
  * most three rounds of micro-batches: planner/eval.c). */
-static int estimate(prepared *p, const wl_strategy *st, const sim_machine *mach, double *fast)
+static int estimate(prepared *p, const wl_strategy *st, const sim_machine *mach, double *fast, sim_err *e)
 {
     int u = st->pp * st->vstages, round = st->pipeline == WL_PIPE_INTERLEAVED ? st->pp : 1;
     double o[2][2];
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++)
-            if ((o[i][j] = ops_at(p, st, mach, (i + 1) * u, j + 1, round)) < 0)
+            if ((o[i][j] = ops_at(p, st, mach, (i + 1) * u, j + 1, round, e)) < 0)
                 return -1;
     double a = o[0][0], b = o[1][0] - a, c = o[0][1] - a, d = o[1][1] - o[1][0] - o[0][1] + a;
     double L = (double)p->model.layers / u, M = (double)st->gb / ((double)st->mb * st->dp * round);
@@ -264,7 +269,8 @@ static int estimate(prepared *p, const wl_strategy *st, const sim_machine *mach,
 }
 
 /* Maps and expresses one row; 1 = ready to simulate (cost estimated unless
- * map_only), 0 = not expressible (kind, reason). */
+ * map_only), 0 = not expressible (kind, reason): also what wl_gpt_check
+ * refuses besides memory (interleaving conditions and the like). */
 static int prepare(const val_ctx *ctx, prepared *p, char *kind, size_t nk, char *reason, size_t nr)
 {
     if (!express(p, kind, nk, reason, nr))
@@ -272,20 +278,19 @@ static int prepare(const val_ctx *ctx, prepared *p, char *kind, size_t nk, char 
     sim_err e = {{0}};
     sim_machine *mach = row_machine(&p->map, &e);
     wl_strategy st, res;
+    wl_memory peak;
     wl_strategy_default(&st);
     int rc = mach && wl_strategy_parse(p->strategy, &st, &e) == 0 && wl_gpt_resolve(&p->model, &st, mach, &res, &e) == 0;
     if (rc) {
-        memory_note(p, mach, &res);
+        memory_note(p, mach, &res); /* the capacity check off when the memory model refuses */
         double fast = 0;
-        if (!ctx->map_only && estimate(p, &res, mach, &fast) < 0) {
-            snprintf(e.msg, sizeof e.msg, "the schedule could not be generated");
-            rc = 0;
-        }
+        rc = wl_gpt_check(&p->model, &res, mach, &peak, &e) == 0 &&
+             (ctx->map_only || estimate(p, &res, mach, &fast, &e) == 0);
         p->fast = ctx->fidelity == 2 || (ctx->fidelity == 0 && p->est_full > FULL_BUDGET);
         p->cost = p->fast ? fast : p->est_full;
     }
     if (!rc) {
-        snprintf(kind, nk, "internal");
+        refusal_kind(e.msg, kind, nk);
         reason[0] = 0;
         append(reason, nr, e.msg);
     }
@@ -353,11 +358,24 @@ static int by_cost(const void *a, const void *b)
     return strcmp(x->map.row, y->map.row);
 }
 
+/* Is row id in the comma-separated list (NULL = every row)? */
+static int row_selected(const char *list, const char *id)
+{
+    size_t n = strlen(id);
+    for (const char *q = list; q && *q;) {
+        size_t len = strcspn(q, ",");
+        if (len == n && !strncmp(q, id, n))
+            return 1;
+        q += len + (q[len] == ',');
+    }
+    return !list;
+}
+
 /* The default (ctest) subset: the cheapest rows whose estimated costs add
  * up to the family's budget, at least one; every row with --all. */
 static void choose(const val_ctx *ctx, prepared **ok, int n, double budget)
 {
-    if (ctx->all || ctx->map_only) {
+    if (ctx->all || ctx->map_only || ctx->rows) {
         for (int i = 0; i < n; i++)
             ok[i]->chosen = 1;
         return;
@@ -378,7 +396,7 @@ static void choose(const val_ctx *ctx, prepared **ok, int n, double budget)
 /* The case of a simulated row. */
 static int add_case(val_set *out, const prepared *p, double T, const double part[3], sim_err *err)
 {
-    char name[128], note[96];
+    char name[128], note[192];
     const char *st = p->strategy;
     /* tp, pp, dp, mb, gb are the first five items */
     int comma = 0;
@@ -431,6 +449,8 @@ static int run_family(const char *group, const val_ctx *ctx, val_set *out, sim_e
         if (k < 0)
             goto done;
         if (k == 0)
+            continue;
+        if (!row_selected(ctx->rows, p[in].map.row))
             continue;
         prepared *q = &p[in++];
         char kind[256], reason[768];

@@ -750,24 +750,29 @@ static const char *dtype_of(row *r)
     return b ? "bf16" : h ? "fp16" : NULL;
 }
 
-/* Sharding from a zero_or_fsdp cell (the family's default when empty). */
-static void map_sharding(const e2e_family *f, row *r, double params)
+/* Sharding from a zero_or_fsdp cell (the family's default when empty).
+ * Returns 1 for FSDP-style sharding (its gradients are reduce-scattered
+ * layer by layer: no DDP bucket overlap to add). */
+static int map_sharding(const e2e_family *f, row *r, double params)
 {
     e2e_map *m = r->m;
     const char *z = *S(r, C_ZERO) ? S(r, C_ZERO) : f->sharding;
     if (!z) {
         gap(m, "sharding not stated", "zero_or_fsdp not stated");
-        return;
+        return 0;
     }
     int per_size = f->hsdp_below > 0 && (has(z, "per size") || has(z, "not restated"));
-    if (per_size ? params < f->hsdp_below : has(z, "HSDP")) {
+    if (has(z, "SHARD_GRAD_OP")) {
+        STRAT("fsdp=grad_op");
+        return 1;
+    } else if (per_size ? params < f->hsdp_below : has(z, "HSDP")) {
         STRAT("fsdp=hybrid");
+        return 1;
     } else if (per_size || has(z, "FULL_SHARD") || has(z, "PyTorch FSDP") || has(z, "Megatron-FSDP")) {
         /* FSDP FULL_SHARD: before the fsdp key, zero=3 is the same (one
          * unit per layer, gathered before forward and backward, resharded) */
         item(m->strat, &m->nstrat, 2, "zero=3", "fsdp=full");
-    } else if (has(z, "SHARD_GRAD_OP")) {
-        STRAT("fsdp=grad_op");
+        return 1;
     } else if (has(z, "ZeRO-1") || has(z, "distributed optimizer")) {
         STRAT("zero=1");
         if (f->mcore_overlaps)
@@ -777,6 +782,7 @@ static void map_sharding(const e2e_family *f, row *r, double params)
     } else if (!has(z, "none")) {
         gap(m, "sharding not understood", "zero_or_fsdp \"%.60s\" not understood", z);
     }
+    return 0;
 }
 
 static void map_recompute(const e2e_family *f, row *r)
@@ -841,9 +847,9 @@ static void map_strategy(const e2e_family *f, row *r, double params)
         STRAT("sp=1");
     if (f->mcore_overlaps && sp && tp > 1)
         STRAT("tp_overlap_comm=1");
-    map_sharding(f, r, params);
+    int fsdp = map_sharding(f, r, params);
     int ov = f->dp_overlap < 0 ? framework_overlaps(r) : f->dp_overlap;
-    if (ov && dp > 1)
+    if (ov && dp > 1 && !fsdp)
         STRAT("dp_overlap=1");
     const char *fl = S(r, C_FLASH);
     const char *attn = has(fl, "yes") || has(fl, "fused attention") || has(fl, "flash") ? "flash"

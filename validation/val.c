@@ -35,6 +35,20 @@ void val_set_free(val_set *s)
     free(s);
 }
 
+/* Room for one more element in an array of n of cap (doubling). */
+static int grow(void **arr, int *cap, int n, size_t elem)
+{
+    if (n < *cap)
+        return 0;
+    int c = *cap ? 2 * *cap : 32;
+    void *v = realloc(*arr, (size_t)c * elem);
+    if (!v)
+        return -1;
+    *arr = v;
+    *cap = c;
+    return 0;
+}
+
 int val_add(val_set *s, const char *subset, const char *name, double measured, double simulated, const char *unit,
             double x, sim_err *err)
 {
@@ -42,14 +56,8 @@ int val_add(val_set *s, const char *subset, const char *name, double measured, d
         return sim_errf(err, "case \"%s\": measured value %g is not a positive number", name, measured);
     if (!isfinite(simulated) || simulated < 0)
         return sim_errf(err, "case \"%s\": simulated value %g is not a non-negative number", name, simulated);
-    if (s->n == s->cap) {
-        int c = s->cap ? 2 * s->cap : 32;
-        val_case *v = realloc(s->v, (size_t)c * sizeof *v);
-        if (!v)
-            return sim_errf(err, "out of memory");
-        s->v = v;
-        s->cap = c;
-    }
+    if (grow((void **)&s->v, &s->cap, s->n, sizeof *s->v) < 0)
+        return sim_errf(err, "out of memory");
     val_case *k = &s->v[s->n++];
     memset(k, 0, sizeof *k);
     snprintf(k->name, sizeof k->name, "%s", name);
@@ -74,14 +82,8 @@ void val_case_detail(val_set *s, double compute_s, double exposed_s, double bubb
 
 int val_skip(val_set *s, const char *subset, const char *name, const char *kind, const char *reason, sim_err *err)
 {
-    if (s->nskip == s->capskip) {
-        int c = s->capskip ? 2 * s->capskip : 32;
-        val_skipped *v = realloc(s->skip, (size_t)c * sizeof *v);
-        if (!v)
-            return sim_errf(err, "out of memory");
-        s->skip = v;
-        s->capskip = c;
-    }
+    if (grow((void **)&s->skip, &s->capskip, s->nskip, sizeof *s->skip) < 0)
+        return sim_errf(err, "out of memory");
     val_skipped *k = &s->skip[s->nskip++];
     snprintf(k->name, sizeof k->name, "%s", name);
     snprintf(k->subset, sizeof k->subset, "%s", subset ? subset : "");

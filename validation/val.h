@@ -33,7 +33,7 @@ typedef struct val_case {
      * simulated time went, means over GPUs in seconds (all 0 = not given),
      * and a short note (how it was simulated, what the memory model said). */
     double compute_s, exposed_s, bubble_s;
-    char note[96];
+    char note[192];
 } val_case;
 
 /* A row of a group's data that was not simulated, and why: `kind` holds
@@ -95,8 +95,10 @@ typedef struct val_ctx {
      * row, not only the subset ctest checks; map_only = map the rows and
      * record what cannot be expressed, simulate nothing (--unexpressed);
      * fidelity: 0 = each row as its cost estimate decides, 1 = every row
-     * simulated whole, 2 = every row by the planner's fast fidelity. */
+     * simulated whole, 2 = every row by the planner's fast fidelity; rows:
+     * "ID,ID,..." only these rows (NULL = all). */
     int all, map_only, fidelity;
+    const char *rows;
 } val_ctx;
 
 /* Returns the malloc'd path data_dir/rel. */

@@ -23,7 +23,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: trainsim validate [--group NAME[,NAME...]] [--json | --csv] [--svg FILE] [--check]\n"
             "                         [--data DIR] [--thresholds FILE] [--list]\n"
-            "                         [--all] [--fidelity auto|full|fast] [--unexpressed]\n"
+            "                         [--all] [--rows ID,...] [--fidelity auto|full|fast] [--unexpressed]\n"
             "       trainsim validate --trace FILE   what the Kineto reader extracts from a PyTorch-profiler trace\n"
             "\n"
             "  --group G       run only these groups (default: all; --list shows them)\n"
@@ -34,6 +34,7 @@ static void usage(FILE *f)
             "  --thresholds F  thresholds file (default: DIR/../thresholds.json)\n"
             "  end-to-end groups (e2e-*: published training runs, one row per configuration):\n"
             "  --all           every expressible row, not only the subset ctest checks\n"
+            "  --rows ID,...   only these rows (row_id), whatever their cost\n"
             "  --fidelity F    auto (default: whole simulation unless a row's cost estimate exceeds the\n"
             "                  per-row budget, then the planner's fast fidelity), full or fast for every row\n"
             "  --unexpressed   list the rows that cannot be simulated and why (simulates nothing)\n",
@@ -70,7 +71,8 @@ static int trace_summary(const char *path)
 
 int val_cli_main(int argc, char **argv)
 {
-    const char *groups = NULL, *svg = NULL, *data = NULL, *thr_path = NULL, *trace = NULL, *fidelity = NULL;
+    const char *groups = NULL, *svg = NULL, *data = NULL, *thr_path = NULL, *trace = NULL, *fidelity = NULL,
+               *rows = NULL;
     int json = 0, csv = 0, check = 0, list = 0, all = 0, unexpressed = 0;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
@@ -100,6 +102,8 @@ int val_cli_main(int argc, char **argv)
             continue;
         } else if (!strcmp(o, "--fidelity")) {
             slot = &fidelity;
+        } else if (!strcmp(o, "--rows")) {
+            slot = &rows;
         } else if (!strcmp(o, "--group")) {
             slot = &groups;
         } else if (!strcmp(o, "--svg")) {
@@ -194,6 +198,7 @@ int val_cli_main(int argc, char **argv)
     ctx.all = all;
     ctx.map_only = unexpressed;
     ctx.fidelity = fid < 0 ? 0 : fid;
+    ctx.rows = rows;
 
     val_result *res = calloc((size_t)ng, sizeof *res);
     int nres = 0, failed = 0;

@@ -56,6 +56,23 @@ printf '{"groups": {"e2e-large": {"mape": 1}}}\n' > "$T/t2.json"
 "$TRAINSIM" validate --group e2e-large --data "$D" --check --thresholds "$T/t2.json" > /dev/null 2> "$T/err"; rc=$?
 [ $rc -eq 1 ] && grep -q 'group e2e-large produced no cases' "$T/err" || fail "no cases: exit $rc $(cat "$T/err")"
 
+# a refused row and a row the memory model refuses but that ran: the first
+# is listed with the refusal, the second simulated with a note
+mkdir -p "$T/craft/end-to-end"
+python3 - "$D/end-to-end/oneflow_dlperf_megatron_v100.csv" "$T/craft/end-to-end/oneflow_dlperf_megatron_v100.csv" <<'PY' || fail "crafting rows"
+import csv, sys
+r = list(csv.DictReader(open(sys.argv[1])))
+a = dict(r[5]); a.update(row_id="craft-001", tp="3")                       # tp=3 divides no head count
+b = dict(r[0]); b.update(row_id="craft-002", num_layers="2", hidden_size="8192", num_heads="64",
+                         num_kv_heads="64", ffn_hidden_size="32768")          # 1.6 B parameters on a 16 GB V100
+w = csv.DictWriter(open(sys.argv[2], "w"), fieldnames=list(r[0].keys())); w.writeheader(); w.writerow(a); w.writerow(b)
+PY
+"$TRAINSIM" validate --group e2e-dlperf-v100 --data "$T/craft" --unexpressed > "$T/c.txt" || fail "crafted --unexpressed"
+grep -q '^  craft-001 .*tp\*pp\*dp = 3\*1\*1 = 3 GPUs' "$T/c.txt" || fail "refused row: $(cat "$T/c.txt")"
+grep -q 'craft-002' "$T/c.txt" && fail "the memory-refused row is listed as inexpressible"
+"$TRAINSIM" validate --group e2e-dlperf-v100 --data "$T/craft" > "$T/c2.txt" 2>&1
+grep -q '^  craft-002 .*full (whole: .*memory model: [0-9.]* GB > 16 GB' "$T/c2.txt" || fail "memory note: $(cat "$T/c2.txt")"
+
 # bad inputs
 "$TRAINSIM" validate --group e2e-large --fidelity warp > /dev/null 2> "$T/err"; rc=$?
 [ $rc -eq 2 ] && grep -q 'fidelity: expected auto, full or fast, got "warp"' "$T/err" || fail "bad --fidelity"
