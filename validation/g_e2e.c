@@ -107,59 +107,82 @@ static void kind_of_item(const char *text, char *kind, size_t n)
         snprintf(v, n - (size_t)(v - kind), "N");
 }
 
-/* Is one model field accepted by this build (on the row's base fields)? */
-static int model_field_ok(const char *base, const char *field, sim_err *e)
+/* Does this build accept these items together (model fields on the row's
+ * base fields, or strategy keys)?  texts[i] NULL = left out. */
+static int accepted(int model, const char *base, const char *const *texts, int n, sim_err *e)
 {
-    char json[2048];
-    wl_model m;
-    snprintf(json, sizeof json, "{%s%s%s}", base, field[0] ? ", " : "", field);
-    return wl_model_from_json(json, "model", &m, e) == 0;
-}
-
-static int strat_key_ok(const char *text, sim_err *e)
-{
+    char buf[2112] = "";
+    if (model)
+        append(buf, sizeof buf, base);
+    for (int i = 0; i < n; i++)
+        if (texts[i]) {
+            append(buf, sizeof buf, buf[0] ? (model ? ", " : ",") : "");
+            append(buf, sizeof buf, texts[i]);
+        }
+    if (model) {
+        char json[2200];
+        wl_model m;
+        snprintf(json, sizeof json, "{%s}", buf);
+        return wl_model_from_json(json, "model", &m, e) == 0;
+    }
     wl_strategy s;
     wl_strategy_default(&s);
-    return wl_strategy_parse(text, &s, e) == 0;
+    return wl_strategy_parse(buf, &s, e) == 0;
+}
+
+/* The reason an item was not accepted: "item: message" (without the parser's
+ * "model: " / "strategy: " source and list of known keys). */
+static void item_reason(const e2e_item *it, sim_err *e, char *kind, size_t nk, char *reason, size_t nr)
+{
+    char k[64], why[300] = "";
+    kind_of_item(it->text, k, sizeof k);
+    trim_known(e->msg);
+    append(why, sizeof why, it->text);
+    append(why, sizeof why, ": ");
+    const char *msg = strchr(e->msg, ':');
+    append(why, sizeof why, msg && msg[1] == ' ' ? msg + 2 : e->msg);
+    add_reason(kind, nk, reason, nr, k, why);
 }
 
 /* Resolves the items of one kind (model fields or strategy keys) into out
- * (joined with sep), falling back as each item says; reasons for the rest. */
+ * (joined with sep, in their order), falling back as each item says;
+ * reasons for the rest.  An item is first tried alone, then, if refused,
+ * beside every item accepted alone: a key whose parser checks its partners
+ * (tp_overlap_comm=1 needs sp=1) is known to the build all the same. */
 static void resolve_items(const e2e_item *it, int n, int model, const char *base, char *out, size_t nout,
                           const char *sep, char *fallbacks, size_t nf, char *kind, size_t nk, char *reason, size_t nr)
 {
+    const char *use[E2E_MAX_ITEMS] = {0}, *one[1];
+    sim_err e = {{0}};
     for (int i = 0; i < n; i++) {
-        sim_err e = {{0}};
-        const char *use = it[i].text;
-        int ok = model ? model_field_ok(base, use, &e) : strat_key_ok(use, &e);
-        if (!ok && it[i].fallback_kind == 1)
-            continue;
-        if (!ok && it[i].fallback_kind == 2) {
-            sim_err e2 = {{0}};
-            use = it[i].fallback;
-            ok = model ? model_field_ok(base, use, &e2) : strat_key_ok(use, &e2);
-            if (ok) {
-                append(fallbacks, nf, fallbacks[0] ? ", " : "");
-                append(fallbacks, nf, use);
-                append(fallbacks, nf, " for ");
-                append(fallbacks, nf, it[i].text);
-            }
-        }
-        if (!ok) {
-            char k[64], why[300];
-            kind_of_item(it[i].text, k, sizeof k);
-            trim_known(e.msg);
-            why[0] = 0;
-            append(why, sizeof why, it[i].text);
-            append(why, sizeof why, ": ");
-            const char *msg = strchr(e.msg, ':'); /* without the "model: " / "strategy: " source */
-            append(why, sizeof why, msg && msg[1] == ' ' ? msg + 2 : e.msg);
-            add_reason(kind, nk, reason, nr, k, why);
-            continue;
-        }
-        size_t l = strlen(out);
-        snprintf(out + l, nout - l, "%s%s", l ? sep : "", use);
+        one[0] = it[i].text;
+        if (accepted(model, base, one, 1, &e))
+            use[i] = it[i].text;
     }
+    for (int i = 0; i < n; i++) {
+        if (use[i])
+            continue;
+        use[i] = it[i].text;
+        if (accepted(model, base, use, n, &e))
+            continue;
+        sim_err why = e;
+        use[i] = it[i].fallback_kind == 2 ? it[i].fallback : NULL;
+        if (use[i] && accepted(model, base, use, n, &e)) {
+            append(fallbacks, nf, fallbacks[0] ? ", " : "");
+            append(fallbacks, nf, use[i]);
+            append(fallbacks, nf, " for ");
+            append(fallbacks, nf, it[i].text);
+            continue;
+        }
+        use[i] = NULL;
+        if (it[i].fallback_kind != 1)
+            item_reason(&it[i], &why, kind, nk, reason, nr);
+    }
+    for (int i = 0; i < n; i++)
+        if (use[i]) {
+            append(out, nout, out[0] ? sep : "");
+            append(out, nout, use[i]);
+        }
 }
 
 /* "refused: <the message's first clause>", one kind for a refusal. */

@@ -753,7 +753,7 @@ static const char *dtype_of(row *r)
 /* Sharding from a zero_or_fsdp cell (the family's default when empty).
  * Returns 1 for FSDP-style sharding (its gradients are reduce-scattered
  * layer by layer: no DDP bucket overlap to add). */
-static int map_sharding(const e2e_family *f, row *r, double params)
+static int map_sharding(const e2e_family *f, row *r, double params, int dp)
 {
     e2e_map *m = r->m;
     const char *z = *S(r, C_ZERO) ? S(r, C_ZERO) : f->sharding;
@@ -775,7 +775,7 @@ static int map_sharding(const e2e_family *f, row *r, double params)
         return 1;
     } else if (has(z, "ZeRO-1") || has(z, "distributed optimizer")) {
         STRAT("zero=1");
-        if (f->mcore_overlaps)
+        if (f->mcore_overlaps && dp > 1) /* the all-gather of the updated shards, overlapped */
             STRAT("param_overlap=1");
     } else if (has(z, "stage not stated")) {
         gap(m, "ZeRO stage not stated", "zero_or_fsdp \"%.60s\"", z);
@@ -847,7 +847,7 @@ static void map_strategy(const e2e_family *f, row *r, double params)
         STRAT("sp=1");
     if (f->mcore_overlaps && sp && tp > 1)
         STRAT("tp_overlap_comm=1");
-    int fsdp = map_sharding(f, r, params);
+    int fsdp = map_sharding(f, r, params, dp);
     int ov = f->dp_overlap < 0 ? framework_overlaps(r) : f->dp_overlap;
     if (ov && dp > 1 && !fsdp)
         STRAT("dp_overlap=1");
