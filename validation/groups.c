@@ -30,6 +30,24 @@ static const val_group GROUPS[] = {
     {"hbm-stream", "BabelStream Copy/Mul/Add/Triad on Azure ND A100 v4, ND H100 v5, ND H200 v5: time per kernel",
      "bytes", val_group_hbm_stream},
     {"oases-3090-blocks", "Oases RTX 3090 per-block profile: attention/MLP fwd/bwd kernels (no TP comm) and the 32-GPU world all-reduce", "message bytes", val_group_oases_blocks},
+    /* end-to-end: one published training run per row, iteration time (g_e2e.c) */
+    {"e2e-mosaicml-a100", "MosaicML llm-foundry MPT on A100 40/80 GB (PyTorch FSDP): iteration time per run", NULL,
+     val_group_e2e_mosaicml_a100},
+    {"e2e-mosaicml-h100", "MosaicML llm-foundry MPT on H100 (PyTorch FSDP, bf16 and fp8): iteration time per run", NULL,
+     val_group_e2e_mosaicml_h100},
+    {"e2e-nemo-h100", "NVIDIA NeMo / Megatron-Bridge recipes on DGX-H100 (fp8): iteration time per run", NULL,
+     val_group_e2e_nemo_h100},
+    {"e2e-nemo-blackwell", "NeMo / Megatron-Bridge recipes on DGX-B200, GB200 and GB300 NVL72: iteration time per run",
+     NULL, val_group_e2e_nemo_blackwell},
+    {"e2e-dlperf-v100", "OneFlow DLPerf Megatron-LM GPT on 1-4 x 8 V100 (TP/PP/DP ablations): iteration time per run",
+     NULL, val_group_e2e_dlperf_v100},
+    {"e2e-bloom", "BigScience BLOOM-176B and its layout variants on 384 A100 (Megatron-DeepSpeed): iteration time", NULL,
+     val_group_e2e_bloom},
+    {"e2e-ibm-fsdp", "IBM fms-fsdp Llama 2 7B-70B on 96-464 A100/H100 (PyTorch FSDP/HSDP): iteration time per run",
+     NULL, val_group_e2e_ibm_fsdp},
+    {"e2e-commodity", "RTX 4090 / 3090, RTX A6000, A40 runs (Megatron-LM, nanoGPT DDP, TinyLlama HF): iteration time",
+     NULL, val_group_e2e_commodity},
+    {"e2e-large", "MT-NLG 530B on 2,240-3,360 A100 and OPT-175B: iteration time", NULL, val_group_e2e_large},
 };
 
 const val_group *val_groups(int *n)
