@@ -63,6 +63,7 @@ typedef struct plan {
     int v, lpc;     /* model chunks per stage (interleaved), layers per chunk */
     int zero;       /* ZeRO stage; 0 when dp = 1 (nothing to shard over) */
     int osdp;       /* OSDP per-layer levels in st.osdp */
+    int tied;       /* the output layer shares the word embeddings (all-reduced between first and last stage) */
 } plan;
 
 /* ---- checks ------------------------------------------------------------ */
@@ -108,6 +109,14 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
         return sim_errf(err, "tp=%d does not divide the hidden size %d of %s", st->tp, m->hidden, m->name);
     if (st->schedule != WL_TP_TESSERACT && m->ffn % st->tp)
         return sim_errf(err, "tp=%d does not divide the FFN size %d of %s", st->tp, m->ffn, m->name);
+    /* Megatron-Core splits the query groups over the TP ranks
+     * (megatron/core/transformer/attention.py: divide(num_query_groups,
+     * world_size) asserts it); it does not replicate K/V heads as inference
+     * engines do */
+    if (st->schedule != WL_TP_TESSERACT && wl_model_kv_heads(m) % st->tp)
+        return sim_errf(err, "tp=%d does not divide the %d K/V heads (kv_heads) of %s: Megatron-Core splits the query "
+                        "groups over the TP ranks and requires it; use a tp that divides %d", st->tp,
+                        wl_model_kv_heads(m), m->name, wl_model_kv_heads(m));
     if (m->layers % st->pp)
         return sim_errf(err, "pp=%d does not divide the %d layers of %s", st->pp, m->layers, m->name);
     long long mbdp = (long long)st->mb * pl->st.dp;
@@ -126,6 +135,7 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
     pl->lp = m->layers / st->pp;
     int64_t mult = 128ll * st->tp;
     pl->vp = ((int64_t)m->vocab + mult - 1) / mult * mult;
+    pl->tied = !m->untied;
     int fp32 = st->dtype == SIM_DTYPE_FP32 || st->dtype == SIM_DTYPE_TF32;
     pl->ab = fp32 ? 4 : 2;
     /* 16 bytes per parameter in every precision: fp32 keeps weights 4 +
@@ -197,15 +207,18 @@ static int layer_index(const plan *pl, int stage, int chunk, int j)
     return (chunk * pl->p + stage) * pl->lpc + j;
 }
 
-/* Embeddings, final layer norm and the output layer's copy of the word
- * embeddings: what the stage holds besides its layers. */
+/* Embeddings, final norm and the output layer: what the stage holds besides
+ * its layers.  The first stage: its vocab/tp slice of the word embeddings,
+ * the position table (learned positions) and BLOOM's embedding norm; the last
+ * stage: the final norm and the output layer, its own weights when untied,
+ * else, when pp > 1, its copy of the tied word embeddings. */
 static int64_t root_params(const wl_model *m, const plan *pl, int stage)
 {
-    int64_t h = m->hidden, t = pl->t, n = 0;
+    int64_t h = m->hidden, t = pl->t, n = 0, np = wl_model_norm_params(m);
     if (stage == 0)
-        n += pl->vp / t * h + (int64_t)m->seq * h;
+        n += pl->vp / t * h + (m->position == WL_POS_LEARNED ? (int64_t)m->seq * h : 0) + (m->embed_norm ? np : 0);
     if (stage == pl->p - 1)
-        n += 2 * h + (pl->p > 1 ? pl->vp / t * h : 0);
+        n += np + (pl->p > 1 || m->untied ? pl->vp / t * h : 0);
     return n;
 }
 
@@ -223,19 +236,20 @@ static int64_t stage_params(const wl_model *m, const plan *pl, int stage)
 
 /* A layer's parameters on one TP rank by FSDP/OSDP unit (OSDP shards the
  * attention linears and the MLP linears separately, papers.md §3.6):
- * attention = LN1 2h + QKV (3h² + 3h)/t + projection h²/t + its bias h;
- * MLP = LN2 2h + fc1 (hf + f)/t + fc2 fh/t + its bias h.  Together they are
- * stage_params()' per-layer count. */
+ * attention = LN1 + QKV weight and bias /t + projection /t + its bias;
+ * MLP = LN2 + fc1 weight and bias /t + fc2 /t + its bias (for GPT: (4h² +
+ * 3h)/t + 3h and (2hf + f)/t + 3h).  Together they are stage_params()'
+ * per-layer count. */
 static int64_t attn_megatron(const wl_model *m, const plan *pl)
 {
-    int64_t h = m->hidden, t = pl->t;
-    return (4 * h * h + 3 * h) / t + 3 * h;
+    wl_layer_param_split p = wl_model_layer_params(m);
+    return p.attn_split / pl->t + p.attn_rep;
 }
 
 static int64_t mlp_megatron(const wl_model *m, const plan *pl)
 {
-    int64_t h = m->hidden, f = m->ffn, t = pl->t;
-    return (2 * h * f + f) / t + 3 * h;
+    wl_layer_param_split p = wl_model_layer_params(m);
+    return p.mlp_split / pl->t + p.mlp_rep;
 }
 
 /* The MLP unit of a layer: exactly the Megatron count above under 1-D TP;
@@ -352,18 +366,27 @@ static void persistent_memory(const wl_model *m, const plan *pl, int stage, wl_m
     mem->context = (double)CONTEXT_BYTES;
 }
 
-/* Narayanan et al. 2021, Eq. 3 without recomputation:
- * 72·B·s·L·h²·(1 + s/(6h) + V/(12·L·h)).  Per layer the forward pass does
- * 2·B·s·h·(3h + h + 2·ffn) GEMM FLOPs (QKV, projection, fc1, fc2) and
- * 4·B·s²·h in attention (QKᵀ and attention×V); the logits add 2·B·s·h·V; the
- * backward pass doubles each.  So in general
- *   3·L·B·s·h·(8h + 4·ffn + 4s) + 6·B·s·h·V,
- * which is Eq. 3 for ffn = 4h.  V is the model's vocabulary as given. */
+/* Model FLOPs as Megatron-LM counts them (num_floating_point_operations in
+ * megatron/training/training.py; Narayanan et al. 2021, Eq. 3 and App.),
+ * without recomputation: every GEMM 3 times (forward, dgrad, wgrad) at 2 FLOPs
+ * per multiply-add.  Per layer the forward does 2·B·s·h·(qkv + h + fc1 + ffn)
+ * in the QKV (h + 2·kv_heads·head_dim wide), projection, fc1 (2·ffn wide with
+ * swiglu) and fc2 GEMMs, and 4·B·s²·h in attention (QKᵀ and attention×V over
+ * the whole s×s matrix: no causal halving, as Megatron counts); the logits
+ * add 2·B·s·h·V:
+ *   3·L·B·s·h·(2·(qkv + h + fc1 + ffn) + 4s) + 6·B·s·h·V,
+ * which for GPT (qkv = 3h, fc1 = ffn = 4h) is Eq. 3,
+ * 72·B·s·L·h²·(1 + s/(6h) + V/(12·L·h)).  It is the "6N + attention" count
+ * (PaLM's 6N + 12·L·h·s per token, Chowdhery et al. 2022 App. B) with N the
+ * GEMM weights: biases, norms and the input embedding lookup do not count, the
+ * output layer does, tied or not.  V is the model's vocabulary as given
+ * (Megatron uses the padded one). */
 double wl_gpt_model_flops(const wl_model *m, const wl_strategy *st)
 {
     double B = st->gb > 0 ? st->gb : (double)st->mb * (st->dp > 0 ? st->dp : 1);
     double s = m->seq, h = m->hidden, f = m->ffn, L = m->layers, V = m->vocab;
-    return 3.0 * L * B * s * h * (8 * h + 4 * f + 4 * s) + 6.0 * B * s * h * V;
+    double qkv = (double)wl_model_qkv_out(m), fc1 = (double)wl_model_fc1_out(m, m->ffn);
+    return 3.0 * L * B * s * h * (2 * (qkv + h + fc1 + f) + 4 * s) + 6.0 * B * s * h * V;
 }
 
 /* ---- generation -------------------------------------------------------- */
@@ -432,7 +455,9 @@ static void build_payloads(gen *g)
     P->logits_free = wl_pay_mem(s, "logits", SIM_MEM_ACTIVATIONS, -logits_bytes);
 
     /* forward */
-    P->embed = wl_pay_elem(s, "embed", 3 * sbhd, dt); /* word row + position row → sum */
+    /* word row (+ position row) -> sum (+ BLOOM's embedding norm) */
+    P->embed = wl_pay_elem(s, "embed", (m->position == WL_POS_LEARNED ? 3 : 2) * sbhd + (m->embed_norm ? 2 * sbhd : 0),
+                           dt);
     P->final_ln = wl_pay_elem(s, "final_ln", 2 * sbhd / rt, dt);
     P->logits = wl_pay_gemm(s, "logits", sb, vt, h, dt);
     P->loss = wl_pay_elem(s, "loss", 2 * logits_bytes, SIM_DTYPE_FP32); /* vocab-parallel cross-entropy, fp32 */
@@ -442,7 +467,8 @@ static void build_payloads(gen *g)
     P->logits_dg = wl_pay_gemm(s, "logits_dgrad", sb, h, vt, dt);
     P->logits_wg = wl_pay_gemm(s, "logits_wgrad", vt, h, sb, dt);
     P->final_ln_b = wl_pay_elem(s, "final_ln_bwd", 3 * sbhd / rt, dt);
-    P->embed_b = wl_pay_elem(s, "embed_bwd", 3 * sbhd, dt);
+    P->embed_b = wl_pay_elem(s, "embed_bwd", (m->position == WL_POS_LEARNED ? 3 : 2) * sbhd +
+                                                 (m->embed_norm ? 3 * sbhd : 0), dt);
 
     P->tp_ar = wl_pay_coll(s, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd);
     /* vocab-parallel cross-entropy: max, predicted logit and sum of exp over
@@ -537,7 +563,8 @@ static int64_t linear_sharded(gen *g, int layer, wl_linear lin)
     if (!(lv & (attn ? 1 : 2)))
         return 0;
     int64_t x = attn ? attn_params(g->m, g->pl, layer) : mlp_params(g->m, g->pl, layer);
-    int64_t first = attn ? x * 3 / 4 : x / 2;
+    int64_t h = g->m->hidden, qkv = wl_model_qkv_out(g->m), fc1 = wl_model_fc1_out(g->m, g->m->ffn);
+    int64_t first = attn ? x * qkv / (qkv + h) : x * fc1 / (fc1 + g->m->ffn);
     return lin == WL_LIN_QKV || lin == WL_LIN_FC1 ? first : x - first;
 }
 
@@ -840,7 +867,7 @@ static void generate_rank(gen *g, int rank, const comms *C)
     g->dp_comm = C->dp[stage * pl->t + tpi];
     g->ag_comm = C->ag[stage * pl->t + tpi];
     g->rs_comm = C->rs[stage * pl->t + tpi];
-    g->emb_comm = pl->p > 1 ? C->emb[dpi * pl->t + tpi] : -1;
+    g->emb_comm = C->emb[dpi * pl->t + tpi];
     memset(&g->cur, 0, sizeof g->cur);
     g->cur.s = s;
     g->cur.rank = rank;
@@ -852,7 +879,7 @@ static void generate_rank(gen *g, int rank, const comms *C)
         g->cur.linear_ctx = g;
     }
     g->cur.stp = pl->t > 1 ? sim_sched_stream(s, rank, "tp") : -1;
-    g->sdp = pl->d > 1 || (pl->p > 1 && (stage == 0 || last)) ? sim_sched_stream(s, rank, "dp") : -1;
+    g->sdp = pl->d > 1 || (pl->p > 1 && !m->untied && (stage == 0 || last)) ? sim_sched_stream(s, rank, "dp") : -1;
     int fsdp = pl->zero == 3 || pl->osdp;
     g->s_ag = fsdp ? sim_sched_stream(s, rank, "fsdp-ag") : -1;
     g->s_rs = fsdp ? sim_sched_stream(s, rank, "fsdp-rs") : -1;
@@ -941,7 +968,7 @@ static void generate_rank(gen *g, int rank, const comms *C)
             g->last_dp = sim_sched_add(s, g->sdp, p, g->dp_comm, bt, &last_bwd, 1);
         }
     }
-    if (pl->p > 1 && (stage == 0 || last)) {
+    if (pl->p > 1 && !m->untied && (stage == 0 || last)) {
         uint32_t p = wl_pay_coll(s, "embed_allreduce", SIM_COLL_ALLREDUCE, pl->vp / pl->t * m->hidden * pl->gbytes);
         g->last_dp = sim_sched_add(s, g->sdp, p, g->emb_comm, bt, &last_bwd, 1);
     }
@@ -1033,7 +1060,7 @@ static int make_comms(sim_schedule *s, const plan *pl, comms *C, sim_err *err)
             ranks[0] = d * pl->t + t;
             ranks[1] = (pl->p - 1) * td + d * pl->t + t;
             snprintf(name, sizeof name, "embed.d%d.t%d", d, t);
-            C->emb[d * pl->t + t] = pl->p > 1 ? sim_sched_comm(s, name, ranks, 2) : -1;
+            C->emb[d * pl->t + t] = pl->p > 1 && pl->tied ? sim_sched_comm(s, name, ranks, 2) : -1;
         }
     free(ranks);
     return 0;

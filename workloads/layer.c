@@ -150,11 +150,15 @@ static actsz act_sizes(const wl_model *m, int64_t b, int64_t t, int sharded, int
 {
     int64_t s = m->seq, h = m->hidden, f = m->ffn, a = m->heads;
     int64_t sbh = s * b * h, rt = sharded ? t : 1;
+    /* Q, K, V (K and V at kv_heads) and the projection input; the FFN's
+     * activation input (fc1's output, gate and up with swiglu) and fc2's
+     * input */
+    int64_t qkvp = wl_model_qkv_out(m) + h, ffn_io = wl_model_fc1_out(m, f) + f;
     actsz z;
     z.sbhd = sbh * d;
     z.core = a * s * s * b * (2 * d + 1) / t;
-    z.attn = sbh * (2 * d + 1) / rt + 4 * d * sbh / t + z.core;
-    z.mlp = sbh * (2 * d + 1) / rt + 2 * d * s * b * f / t;
+    z.attn = sbh * (2 * d + 1) / rt + d * s * b * qkvp / t + z.core;
+    z.mlp = sbh * (2 * d + 1) / rt + d * s * b * ffn_io / t;
     z.full = z.attn + z.mlp;
     z.input = sbh * d / rt;
     return z;
@@ -232,21 +236,33 @@ int64_t wl_layer_transient_bytes(const wl_model *m, const wl_strategy *st)
     return tr;
 }
 
+/* A layer's weights (linear matrices), linear biases and norm parameters,
+ * for Tesseract's [in/q, out/q] blocks. */
+static void layer_param_parts(const wl_model *m, int64_t *w, int64_t *bias, int64_t *norms)
+{
+    int64_t h = m->hidden, f = m->ffn, qkv = wl_model_qkv_out(m), fc1 = wl_model_fc1_out(m, f);
+    *w = h * qkv + h * h + h * fc1 + f * h;
+    *bias = m->no_bias ? 0 : qkv + h + fc1 + h;
+    *norms = 2 * wl_model_norm_params(m);
+}
+
 int64_t wl_layer_params(const wl_model *m, const wl_strategy *st, int layer)
 {
-    int64_t t, b, h = m->hidden, f = m->ffn;
+    int64_t t, b;
     layer_shape(st, layer, &t, &b);
     if (st->schedule == WL_TP_TESSERACT) {
         /* weights and biases as [in/q, out/q] and [out/q] blocks, replicated
          * over depth; layer norms [h/q] (papers.md Sec. 4.2) */
-        int64_t q = 1;
+        int64_t q = 1, w, bias, norms;
         while (q * q * st->tess_depth < t)
             q++;
-        return (4 * h * h + 2 * h * f) / (q * q) + (3 * h + f + 2 * h) / q + 4 * h / q;
+        layer_param_parts(m, &w, &bias, &norms);
+        return w / (q * q) + bias / q + norms / q;
     }
     /* QKV weight and bias, projection weight, fc1 weight and bias, fc2 weight
-     * split over t; the row-parallel biases and the layer norms replicated */
-    return (4 * h * h + 2 * h * f + 3 * h + f) / t + 6 * h;
+     * split over t; the row-parallel biases and the norms replicated */
+    wl_layer_param_split p = wl_model_layer_params(m);
+    return (p.attn_split + p.mlp_split) / t + p.attn_rep + p.mlp_rep;
 }
 
 /* ---- the layer --------------------------------------------------------- */
@@ -301,32 +317,54 @@ struct wl_layer {
                                                 * (WL_LAYER_NO_RECOMPUTE), or NULL */
 };
 
+/* The FFN activation's element-wise kernels, in elements of s·b·ffn/t read
+ * plus written: gelu and squared-relu read fc1's output and write fc2's input
+ * (2), their backward reads the input and the gradient and writes the
+ * gradient (3); swiglu reads gate and up and writes their product (3), its
+ * backward reads gate, up and the gradient and writes both gradients (5). */
+typedef struct ffn_act {
+    const char *name, *bwd_name;
+    int64_t fwd, bwd;
+} ffn_act;
+
+static ffn_act ffn_act_of(const wl_model *m)
+{
+    static const ffn_act acts[WL_FFN_COUNT] = {
+        [WL_FFN_GELU] = {"gelu", "gelu_bwd", 2, 3},
+        [WL_FFN_SWIGLU] = {"swiglu", "swiglu_bwd", 3, 5},
+        [WL_FFN_SQRELU] = {"squared_relu", "squared_relu_bwd", 2, 3},
+    };
+    return acts[(unsigned)m->ffn_type < WL_FFN_COUNT ? m->ffn_type : WL_FFN_GELU];
+}
+
 static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *st, int64_t b, int64_t t,
                         int sub, opset *o)
 {
     sim_dtype dt = st->dtype;
     int64_t sb = (int64_t)m->seq * b, h = m->hidden, f = m->ffn, d = wl_layer_act_bytes(st);
     int64_t sbhd = sb * h * d, rt = st->sp ? t : 1; /* sequence parallel: element-wise work on s/t tokens */
+    int64_t qkv = wl_model_qkv_out(m), fc1 = wl_model_fc1_out(m, f);
+    ffn_act act = ffn_act_of(m);
     memset(o, 0, sizeof *o);
     o->t = t;
     o->b = b;
     o->ln1 = wl_pay_elem(s, "ln1", 2 * sbhd / rt, dt);
-    o->qkv = wl_pay_gemm(s, "qkv", sb, 3 * h / t, h, dt);
+    o->qkv = wl_pay_gemm(s, "qkv", sb, qkv / t, h, dt);
     /* attention core per TP rank: batch=b, m=heads/t, n=s, k=head_dim */
     o->attn = wl_pay_kernel(s, "attn", SIM_KERNEL_ATTENTION, m->heads / t, m->seq, h / m->heads, b, 0, dt);
     o->proj = wl_pay_gemm(s, "proj", sb, h, h / t, dt);
     o->post_attn = wl_pay_elem(s, "post_attn", 6 * sbhd / rt, dt); /* bias + dropout + residual + LN2 */
-    o->fc1 = wl_pay_gemm(s, "fc1", sb, f / t, h, dt);
-    o->gelu = wl_pay_elem(s, "gelu", 2 * sb * (f / t) * d, dt);
+    o->fc1 = wl_pay_gemm(s, "fc1", sb, fc1 / t, h, dt);
+    o->gelu = wl_pay_elem(s, act.name, act.fwd * sb * (f / t) * d, dt);
     o->fc2 = wl_pay_gemm(s, "fc2", sb, h, f / t, dt);
     o->post_mlp = wl_pay_elem(s, "post_mlp", 4 * sbhd / rt, dt); /* bias + dropout + residual */
 
     o->post_mlp_b = wl_pay_elem(s, "post_mlp_bwd", 4 * sbhd / rt, dt);
     o->fc2_dg = wl_pay_gemm(s, "fc2_dgrad", sb, f / t, h, dt);
     o->fc2_wg = wl_pay_gemm(s, "fc2_wgrad", f / t, h, sb, dt);
-    o->gelu_b = wl_pay_elem(s, "gelu_bwd", 3 * sb * (f / t) * d, dt);
-    o->fc1_dg = wl_pay_gemm(s, "fc1_dgrad", sb, h, f / t, dt);
-    o->fc1_wg = wl_pay_gemm(s, "fc1_wgrad", h, f / t, sb, dt);
+    o->gelu_b = wl_pay_elem(s, act.bwd_name, act.bwd * sb * (f / t) * d, dt);
+    o->fc1_dg = wl_pay_gemm(s, "fc1_dgrad", sb, h, fc1 / t, dt);
+    o->fc1_wg = wl_pay_gemm(s, "fc1_wgrad", h, fc1 / t, sb, dt);
     o->post_attn_b = wl_pay_elem(s, "post_attn_bwd", 8 * sbhd / rt, dt);
     o->proj_dg = wl_pay_gemm(s, "proj_dgrad", sb, h / t, h, dt);
     o->proj_wg = wl_pay_gemm(s, "proj_wgrad", h / t, h, sb, dt);
@@ -334,8 +372,8 @@ static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *s
      * d(probabilities) (two more): twice the forward's FLOPs, expressed as the
      * forward shape with the batch doubled. */
     o->attn_b = wl_pay_kernel(s, "attn_bwd", SIM_KERNEL_ATTENTION, m->heads / t, m->seq, h / m->heads, 2 * b, 0, dt);
-    o->qkv_dg = wl_pay_gemm(s, "qkv_dgrad", sb, h, 3 * h / t, dt);
-    o->qkv_wg = wl_pay_gemm(s, "qkv_wgrad", h, 3 * h / t, sb, dt);
+    o->qkv_dg = wl_pay_gemm(s, "qkv_dgrad", sb, h, qkv / t, dt);
+    o->qkv_wg = wl_pay_gemm(s, "qkv_wgrad", h, qkv / t, sb, dt);
     o->ln1_b = wl_pay_elem(s, "ln1_bwd", 3 * sbhd / rt, dt);
 
     o->ar = wl_pay_coll(s, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd);
@@ -343,8 +381,8 @@ static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *s
     o->rs = wl_pay_coll(s, "sp_reducescatter", SIM_COLL_REDUCESCATTER, sbhd);
     o->proj_h = wl_pay_gemm(s, "proj", sb / 2, h, h / t, dt);
     o->fc2_h = wl_pay_gemm(s, "fc2", sb / 2, h, f / t, dt);
-    o->qkv_dg_h = wl_pay_gemm(s, "qkv_dgrad", sb / 2, h, 3 * h / t, dt);
-    o->fc1_dg_h = wl_pay_gemm(s, "fc1_dgrad", sb / 2, h, f / t, dt);
+    o->qkv_dg_h = wl_pay_gemm(s, "qkv_dgrad", sb / 2, h, qkv / t, dt);
+    o->fc1_dg_h = wl_pay_gemm(s, "fc1_dgrad", sb / 2, h, fc1 / t, dt);
     o->ar_h = wl_pay_coll(s, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd / 2);
     o->gather = wl_pay_coll(s, "cut_allgather", SIM_COLL_ALLGATHER, sbhd);
 
@@ -434,6 +472,11 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
             return NULL;
         }
         int dq = q * st->tess_depth;
+        if (wl_model_kv_heads(m) % q) {
+            sim_errf(err, "strategy: schedule=tesseract with q=%d: q must divide the %d K/V heads of %s (each grid "
+                     "column holds whole K/V heads)", q, wl_model_kv_heads(m), m->name);
+            return NULL;
+        }
         if (m->heads % q || m->hidden % q || m->ffn % q || st->mb % dq) {
             sim_errf(err, "strategy: schedule=tesseract with q=%d, tess_depth=%d: q must divide the %d heads, hidden "
                      "%d and ffn %d of %s, and q·tess_depth = %d the micro-batch mb=%d (each depth slice and grid row "
@@ -444,6 +487,11 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
     } else if (m->heads % t || m->hidden % t || m->ffn % t) {
         sim_errf(err, "tp=%d does not divide the heads (%d), hidden size (%d) and FFN size (%d) of %s", t, m->heads,
                  m->hidden, m->ffn, m->name);
+        return NULL;
+    } else if (wl_model_kv_heads(m) % t) {
+        sim_errf(err, "tp=%d does not divide the %d K/V heads of %s: Megatron-Core splits the query groups over "
+                 "TP ranks and requires this (num_query_groups / tp, megatron/core/transformer/attention.py); "
+                 "use a tp that divides %d", t, wl_model_kv_heads(m), m->name, wl_model_kv_heads(m));
         return NULL;
     }
     int sub = uses_subbatches(st) ? 2 : 1;
@@ -507,15 +555,17 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
         int64_t M = (int64_t)m->seq * st->mb, h = m->hidden, f = m->ffn, d = wl_layer_act_bytes(st);
         T->q = q;
         T->d = st->tess_depth;
-        build_tlin(s, "qkv", M, h, 3 * h, q, T->d, st->dtype, d, &T->qkv);
+        build_tlin(s, "qkv", M, h, wl_model_qkv_out(m), q, T->d, st->dtype, d, &T->qkv);
         build_tlin(s, "proj", M, h, h, q, T->d, st->dtype, d, &T->proj);
-        build_tlin(s, "fc1", M, h, f, q, T->d, st->dtype, d, &T->fc1);
+        build_tlin(s, "fc1", M, h, wl_model_fc1_out(m, f), q, T->d, st->dtype, d, &T->fc1);
         build_tlin(s, "fc2", M, f, h, q, T->d, st->dtype, d, &T->fc2);
         /* LayerNorm2p5D: sum x and sum x² over the hidden split in ROW, one
          * value per local token */
         T->ln_ar = wl_pay_coll(s, "ln_allreduce", SIM_COLL_ALLREDUCE, M / ((int64_t)T->d * q) * d);
+        int64_t pw, pb, pn;
+        layer_param_parts(m, &pw, &pb, &pn);
         T->grad_ar = wl_pay_coll(s, "tess_grad_allreduce", SIM_COLL_ALLREDUCE,
-                                 ((4 * h * h + 2 * h * f) / ((int64_t)q * q) + (3 * h + f + 2 * h + 4 * h) / q) *
+                                 (pw / ((int64_t)q * q) + (pb + pn) / q) *
                                      (st->dtype == SIM_DTYPE_FP32 || st->dtype == SIM_DTYPE_TF32 ? 4 : 2));
         /* the element-wise work and the attention core on the local block */
         opset *o = &L->main;
@@ -526,10 +576,11 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
         o->attn_b =
             wl_pay_kernel(s, "attn_bwd", SIM_KERNEL_ATTENTION, m->heads / q, m->seq, h / m->heads, 2 * bl, 0, st->dtype);
         o->post_attn = wl_pay_elem(s, "post_attn", 6 * sbhd, st->dtype);
-        o->gelu = wl_pay_elem(s, "gelu", 2 * Mq * (f / q) * d, st->dtype);
+        ffn_act act = ffn_act_of(m);
+        o->gelu = wl_pay_elem(s, act.name, act.fwd * Mq * (f / q) * d, st->dtype);
         o->post_mlp = wl_pay_elem(s, "post_mlp", 4 * sbhd, st->dtype);
         o->post_mlp_b = wl_pay_elem(s, "post_mlp_bwd", 4 * sbhd, st->dtype);
-        o->gelu_b = wl_pay_elem(s, "gelu_bwd", 3 * Mq * (f / q) * d, st->dtype);
+        o->gelu_b = wl_pay_elem(s, act.bwd_name, act.bwd * Mq * (f / q) * d, st->dtype);
         o->post_attn_b = wl_pay_elem(s, "post_attn_bwd", 8 * sbhd, st->dtype);
         o->ln1_b = wl_pay_elem(s, "ln1_bwd", 3 * sbhd, st->dtype);
         int64_t kept, tr;

@@ -9,7 +9,24 @@
 #include "sim/machine.h"
 #include "workloads/pipeline.h"
 
-/* A GPT-style decoder. */
+struct cJSON;
+
+/* The FFN's activation: gelu (GPT-2/3: fc1 -> GeLU -> fc2), swiglu (Llama:
+ * gate and up projections, SiLU(gate)*up -> down; ffn is the intermediate
+ * size, fc1 carries gate and up fused as Megatron-Core's linear_fc1 does),
+ * squared-relu (Primer / Nemotron: relu(x)^2, shaped as gelu). */
+typedef enum wl_ffn_type { WL_FFN_GELU, WL_FFN_SWIGLU, WL_FFN_SQRELU, WL_FFN_COUNT } wl_ffn_type;
+typedef enum wl_norm { WL_NORM_LAYERNORM, WL_NORM_RMSNORM, WL_NORM_COUNT } wl_norm;
+/* learned: a position-embedding table of seq x hidden (GPT-2/3); rope:
+ * rotary embeddings applied to Q and K in every layer (Llama); alibi: a
+ * per-head linear bias added to the attention scores (BLOOM, MPT). */
+typedef enum wl_position { WL_POS_LEARNED, WL_POS_ROPE, WL_POS_ALIBI, WL_POS_COUNT } wl_position;
+
+/* A decoder-only transformer.  Every architecture field's zero value is the
+ * GPT-2/3 default (gelu, layernorm with bias, learned positions, tied
+ * embeddings, biased linears, kv_heads = heads), so a struct filled field by
+ * field, or read from a file without those keys, is the model it always
+ * was. */
 typedef struct wl_model {
     char name[64];
     int layers;
@@ -19,13 +36,50 @@ typedef struct wl_model {
     int seq;
     int vocab;
     int moe;   /* the file has a "moe" object: mixture-of-experts FFN layers (workloads/moe.h) */
+    /* architecture (workloads/README.md, "Architectures") */
+    int kv_heads;          /* K/V heads (GQA, MQA = 1); 0 = heads (use wl_model_kv_heads) */
+    wl_ffn_type ffn_type;
+    wl_norm norm;
+    int norm_no_bias;      /* a layernorm without its bias vector (MPT's no_bias) */
+    wl_position position;
+    int untied;            /* the output layer has its own weights (tie_embeddings: false) */
+    int no_bias;           /* the linear layers have no biases (bias: false) */
+    int embed_norm;        /* a norm after the word embeddings (BLOOM's word_embeddings_layernorm) */
 } wl_model;
 
-/* Loads a model by built-in name ("gpt-3072", see workloads/models/) or JSON path. */
+/* Loads a model by built-in name ("gpt-3072", see workloads/models/) or JSON
+ * path; a Hugging Face config.json (it has "architectures" or "model_type")
+ * is translated (workloads/README.md, "Hugging Face configs"). */
 int wl_model_load(const char *spec, wl_model *out, sim_err *err);
 int wl_model_from_json(const char *text, const char *source, wl_model *out, sim_err *err);
-/* Parameters of the whole model (embeddings included, tied output). */
+/* Parameters of the whole model (embeddings, and the output layer when
+ * untied, included; a "moe" model's experts are counted by moe.c). */
 double wl_model_params(const wl_model *m);
+/* A model's description for --json results: its dimensions, architecture
+ * fields and parameter count (caller frees with cJSON_Delete). */
+struct cJSON *wl_model_describe(const wl_model *m);
+
+/* Shape helpers, the one place the architecture fields turn into sizes. */
+int wl_model_kv_heads(const wl_model *m);
+/* Output width of the fused QKV projection: hidden + 2 * kv_heads * head_dim. */
+int64_t wl_model_qkv_out(const wl_model *m);
+/* Output width of fc1 for an FFN of inner size ffn (2 * ffn with swiglu). */
+int64_t wl_model_fc1_out(const wl_model *m, int64_t ffn);
+/* Parameters of one norm (hidden, or 2 * hidden with a layernorm bias). */
+int64_t wl_model_norm_params(const wl_model *m);
+/* A layer's parameters as tensor parallelism splits them: the column- and
+ * row-parallel weights and the column-parallel biases (split), and what every
+ * TP rank holds whole (the row-parallel bias and the block's norm). */
+typedef struct wl_layer_param_split {
+    int64_t attn_split, attn_rep; /* QKV and projection weights, QKV bias | projection bias, norm 1 */
+    int64_t mlp_split, mlp_rep;   /* fc1 and fc2 weights, fc1 bias | fc2 bias, norm 2 */
+} wl_layer_param_split;
+wl_layer_param_split wl_model_layer_params(const wl_model *m);
+/* Parameters of one FFN of inner size ffn (a dense FFN or one expert). */
+double wl_model_ffn_params(const wl_model *m, int64_t ffn);
+const char *wl_ffn_type_name(wl_ffn_type t);
+const char *wl_norm_name(wl_norm n);
+const char *wl_position_name(wl_position p);
 
 #define WL_OSDP_MAX 512 /* most layers an osdp= mask may describe */
 

@@ -126,8 +126,8 @@ double wl_moe_total_params(const char *spec, const wl_model *m)
     if (!m->moe || wl_moe_model_load(spec, &x, &moe, &err) < 0)
         return p;
     /* each MoE layer trades its dense FFN for E experts and a gate */
-    double h = m->hidden, dense_ffn = 2 * h * m->ffn + m->ffn + h;
-    double expert = 2 * h * moe.expert_ffn + moe.expert_ffn + h;
+    double h = m->hidden, dense_ffn = wl_model_ffn_params(m, m->ffn);
+    double expert = wl_model_ffn_params(m, moe.expert_ffn);
     int n = wl_moe_count(&moe, m->layers);
     return p + n * (moe.experts * expert - dense_ffn + h * moe.experts);
 }
@@ -285,6 +285,18 @@ int wl_moe_resolve(const wl_model *m, const wl_moe *moe, wl_moe_strategy *st, co
 {
     wl_strategy *b = &st->base;
     int tp = b->tp, pp = b->pp;
+    /* this generator emits GPT-shaped layers (MHA, gelu experts with biases,
+     * learned positions, tied embeddings): a model of another architecture
+     * would be simulated as something it is not */
+    char arch[160] = "";
+    snprintf(arch, sizeof arch, "%s%s%s%s%s%s", m->kv_heads ? " kv_heads" : "",
+             m->ffn_type != WL_FFN_GELU ? " ffn_type" : "", m->position != WL_POS_LEARNED ? " position" : "",
+             m->untied ? " tie_embeddings" : "", m->no_bias ? " bias" : "",
+             m->norm != WL_NORM_LAYERNORM || m->norm_no_bias || m->embed_norm ? " norm" : "");
+    if (arch[0])
+        return sim_errf(err, "model %s: `trainsim moe` simulates GPT-style MoE layers only (multi-head attention, gelu "
+                        "experts with biases, layernorm, learned positions, tied embeddings); not modelled there yet:"
+                        "%s", m->name, arch);
     if (b->dp == 0) {
         if (mach->ngpus % (tp * pp))
             return sim_errf(err, "strategy: dp=auto needs tp·pp = %d to divide the platform's %d GPUs", tp * pp,
