@@ -281,6 +281,8 @@ typedef struct opset {
     uint32_t unboth;                           /* both at once */
     uint32_t blk_attn, unblk_attn, blk_mlp, unblk_mlp; /* recompute=oases: one block rebuilt */
     uint32_t gather;                           /* cut-point: all-gather of the layer input along the batch */
+    int rope;                                  /* rotary embeddings: rope_f before the core, rope_b after */
+    uint32_t rope_f, rope_b;
 } opset;
 
 /* Tesseract (papers.md Sec. 4): per linear, the q SUMMA steps' payloads. */
@@ -337,6 +339,21 @@ static ffn_act ffn_act_of(const wl_model *m)
     return acts[(unsigned)m->ffn_type < WL_FFN_COUNT ? m->ffn_type : WL_FFN_GELU];
 }
 
+/* Rotary position embeddings (Su et al. 2021; Megatron-Core's
+ * apply_rotary_pos_emb): Q and K rotated after the QKV projection, read and
+ * written once (qk = elements of Q and K on this rank), and the same on
+ * their gradients in backward.  ALiBi needs no kernel of its own: its bias
+ * is added inside the attention scores' GEMM (BLOOM's baddbmm over a
+ * [b·heads, 1, s] bias) or the fused kernel, a negligible b·heads·s read. */
+static void rope_payloads(sim_schedule *s, const wl_model *m, int64_t qk, int64_t d, sim_dtype dt, opset *o)
+{
+    o->rope = m->position == WL_POS_ROPE;
+    if (!o->rope)
+        return;
+    o->rope_f = wl_pay_elem(s, "rope", 2 * qk * d, dt);
+    o->rope_b = wl_pay_elem(s, "rope_bwd", 2 * qk * d, dt);
+}
+
 static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *st, int64_t b, int64_t t,
                         int sub, opset *o)
 {
@@ -372,6 +389,7 @@ static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *s
      * d(probabilities) (two more): twice the forward's FLOPs, expressed as the
      * forward shape with the batch doubled. */
     o->attn_b = wl_pay_kernel(s, "attn_bwd", SIM_KERNEL_ATTENTION, m->heads / t, m->seq, h / m->heads, 2 * b, 0, dt);
+    rope_payloads(s, m, sb * (qkv - h) / 2 / t + sb * h / t, d, dt, o);
     o->qkv_dg = wl_pay_gemm(s, "qkv_dgrad", sb, h, qkv / t, dt);
     o->qkv_wg = wl_pay_gemm(s, "qkv_wgrad", h, qkv / t, sb, dt);
     o->ln1_b = wl_pay_elem(s, "ln1_bwd", 3 * sbhd / rt, dt);
@@ -575,6 +593,7 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
         o->attn = wl_pay_kernel(s, "attn", SIM_KERNEL_ATTENTION, m->heads / q, m->seq, h / m->heads, bl, 0, st->dtype);
         o->attn_b =
             wl_pay_kernel(s, "attn_bwd", SIM_KERNEL_ATTENTION, m->heads / q, m->seq, h / m->heads, 2 * bl, 0, st->dtype);
+        rope_payloads(s, m, Mq * ((wl_model_qkv_out(m) - h) / 2 + h) / q, d, st->dtype, o);
         o->post_attn = wl_pay_elem(s, "post_attn", 6 * sbhd, st->dtype);
         ffn_act act = ffn_act_of(m);
         o->gelu = wl_pay_elem(s, act.name, act.fwd * Mq * (f / q) * d, st->dtype);
@@ -683,8 +702,25 @@ static void cut_comms(wl_layer *L, wl_cursor *c, int *small, int *trans)
 /* ---- emit helpers ------------------------------------------------------ */
 
 #define K(pay) wl_cursor_comp(c, (pay), t)
+/* The attention core with what sits against it (RoPE on Q and K) */
+#define ATTN(o) attn_core(c, (o), t)
+#define ATTN_BWD(o) attn_core_bwd(c, (o), t)
 /* A GEMM that reads a linear's weights: through the cursor's hook if any */
 #define LIN(lin, pay) (c->linear ? c->linear(c, layer, (lin), (pay), t) : K(pay))
+
+static void attn_core(wl_cursor *c, const opset *o, sim_tags t)
+{
+    if (o->rope)
+        K(o->rope_f);
+    K(o->attn);
+}
+
+static void attn_core_bwd(wl_cursor *c, const opset *o, sim_tags t)
+{
+    K(o->attn_b);
+    if (o->rope)
+        K(o->rope_b);
+}
 
 /* Launches a collective of what the last kernel produced on stream `stream`;
  * nothing waits for it yet. */
@@ -759,7 +795,7 @@ static void megatron_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_ph
     if (sp)
         sync_coll(c, &x, o->ag, t);
     LIN(WL_LIN_QKV, o->qkv);
-    K(o->attn);
+    ATTN(o);
     LIN(WL_LIN_PROJ, o->proj);
     sync_coll(c, &x, sp ? o->rs : o->ar, t); /* RowParallelLinear: reduce_from_tensor_model_parallel_region */
     K(o->post_attn);
@@ -835,7 +871,7 @@ static void megatron_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int re
         wl_cursor_mem(c, o->tr, tr);
         wl_cursor_comp(c, o->attn, tr);
     }
-    K(o->attn_b);
+    ATTN_BWD(o);
     column_bwd(L, c, &x, o->qkv_dg, o->qkv_wg, t, layer, WL_LIN_QKV);
     K(o->ln1_b);
     wl_cursor_mem(c, rc == WL_RECOMPUTE_FULL || rc == WL_RECOMPUTE_SELECTIVE ? o->unboth : o->unkeep, t);
@@ -874,12 +910,12 @@ static void rb_attn(wl_cursor *c, const opset *o, int layer, int micro, int k)
     wl_cursor_mem(c, o->blk_attn, t);
     K(o->ln1);
     K(o->qkv);
-    K(o->attn);
+    ATTN(o);
     K(o->proj);
     t.phase = SIM_PHASE_BACKWARD;
     K(o->proj_dg);
     K(o->proj_wg);
-    K(o->attn_b);
+    ATTN_BWD(o);
     K(o->qkv_dg);
     K(o->qkv_wg);
     wl_cursor_mem(c, o->unblk_attn, t);
@@ -914,7 +950,7 @@ static void blk_A(wl_cursor *c, const opset *o, int layer, int micro, int k, sim
     sim_tags t = tg(layer, micro, k, ph);
     K(o->ln1);
     K(o->qkv);
-    K(o->attn);
+    ATTN(o);
     K(o->proj);
 }
 
@@ -1117,7 +1153,7 @@ static void overlap_ckpt_bwd_layer(wl_layer *L, wl_cursor *c, int l, int micro, 
         K(o->post_attn_b);
         K(o->proj_dg);
         K(o->proj_wg);
-        K(o->attn_b);
+        ATTN_BWD(o);
         K(o->qkv_dg);
         K(o->qkv_wg);
         wait_launch(c, &f, &x, o->ar, t);
@@ -1216,7 +1252,7 @@ static void merak_l1_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_ph
         wl_cursor_mem(c, ph == SIM_PHASE_RECOMPUTE ? o->tr : o->keep, t);
     K(o->ln1);
     K(o->qkv);
-    K(o->attn);
+    ATTN(o);
     merak_row_l1(c, &x, o->proj_h, t);
     K(o->post_attn);
     K(o->fc1);
@@ -1246,7 +1282,7 @@ static void merak_l1_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int re
         wl_cursor_mem(c, o->tr, tr);
         wl_cursor_comp(c, o->attn, tr);
     }
-    K(o->attn_b);
+    ATTN_BWD(o);
     merak_col_l1(c, &x, o->qkv_dg_h, o->qkv_wg, t);
     K(o->ln1_b);
     wl_cursor_mem(c, o->unkeep, t);
@@ -1355,7 +1391,7 @@ static void merak_bwd(wl_layer *L, wl_cursor *c, int first, int n, int micro, in
                     wl_cursor_mem(c, xf.o->tr, tr);
                 wl_cursor_comp(c, o->attn, tr);
             }
-            K(o->attn_b);
+            ATTN_BWD(o);
             K(o->qkv_dg);
             K(o->qkv_wg);
             if (k == 1)
@@ -1479,7 +1515,7 @@ static void tess_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_phase 
         wl_cursor_mem(c, ph == SIM_PHASE_RECOMPUTE ? o->tr : o->keep, t);
     tess_ln(L, c, &x, o->ln1, t);
     tess_ab(L, c, &x, &L->T.qkv, t);
-    K(o->attn);
+    ATTN(o);
     tess_ab(L, c, &x, &L->T.proj, t);
     tess_ln(L, c, &x, o->post_attn, t); /* bias + dropout + residual + LN2 */
     tess_ab(L, c, &x, &L->T.fc1, t);
@@ -1507,7 +1543,7 @@ static void tess_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int recomp
         wl_cursor_mem(c, o->tr, tr);
         wl_cursor_comp(c, o->attn, tr);
     }
-    K(o->attn_b);
+    ATTN_BWD(o);
     tess_bwd_lin(L, c, &x, &L->T.qkv, t);
     tess_ln(L, c, &x, o->ln1_b, t);
     wl_cursor_mem(c, o->unkeep, t);

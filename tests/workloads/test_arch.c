@@ -287,7 +287,7 @@ static void test_kernels(void)
     sim_err err;
     sim_schedule *sc = wl_gpt_generate(&l, &s, mach, &err);
     CHECK(sc != NULL);
-    int qkv = 0, fc1 = 0, act = 0, emb = 0, gelu = 0;
+    int qkv = 0, fc1 = 0, act = 0, emb = 0, gelu = 0, rope = 0, rope_b = 0;
     for (uint32_t i = 0; sc && i < sc->nops; i++) {
         const sim_payload *p = sim_sched_payload_of(sc, i);
         const char *n = sim_sched_strname(sc, p->name);
@@ -298,8 +298,12 @@ static void test_kernels(void)
         act += !strcmp(n, "swiglu") && p->bytes == 3 * 32 * 48 * 2;
         gelu += !strcmp(n, "gelu");
         emb += !strcmp(n, "embed_allreduce");
+        /* Q (64/2 wide) and K (16/2) of 32 tokens, read and written, 2 bytes */
+        rope += !strcmp(n, "rope") && p->bytes == 2 * 32 * (32 + 8) * 2;
+        rope_b += !strcmp(n, "rope_bwd") && p->bytes == 2 * 32 * (32 + 8) * 2;
     }
     CHECK(qkv > 0 && fc1 > 0 && act > 0 && gelu == 0 && emb == 0);
+    CHECK(rope == 4 * 2 && rope_b == 4 * 2); /* 4 ranks, one layer each, 2 micro-batches */
     CHECK(sc && sim_sched_check(sc, &err) == 0);
     sim_sched_free(sc);
     l.untied = 0;
