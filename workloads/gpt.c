@@ -75,9 +75,15 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
                         m ? m->name : "(null)");
     if (m->hidden % m->heads)
         return sim_errf(err, "model %s: hidden %d is not divisible by heads %d", m->name, m->hidden, m->heads);
-    if (m->moe)
-        return sim_errf(err, "model %s has mixture-of-experts layers, which this dense GPT generator does not "
-                        "model: simulate it with `trainsim moe` (workloads/moe.c)", m->name);
+    if (m->moe) {
+        int gpt = !m->kv_heads && m->ffn_type == WL_FFN_GELU && m->position == WL_POS_LEARNED && !m->untied &&
+                  !m->no_bias && m->norm == WL_NORM_LAYERNORM && !m->embed_norm;
+        return sim_errf(err, "model %s has mixture-of-experts layers, which this dense generator does not model "
+                        "(expert parallelism in `trainsim run` is not implemented yet): %s", m->name,
+                        gpt ? "simulate it with `trainsim moe` (workloads/moe.c)"
+                            : "`trainsim moe` simulates GPT-style MoE models only (gelu experts, multi-head "
+                              "attention), so this one cannot be simulated yet");
+    }
     if (st->tp < 1 || st->pp < 1 || st->dp < 0 || st->mb < 1 || st->gb < 0)
         return sim_errf(err, "strategy: tp, pp and mb must be positive, dp and gb positive or auto (got tp=%d, "
                         "pp=%d, dp=%d, mb=%d, gb=%d)", st->tp, st->pp, st->dp, st->mb, st->gb);

@@ -242,7 +242,7 @@ static void layer_param_parts(const wl_model *m, int64_t *w, int64_t *bias, int6
 {
     int64_t h = m->hidden, f = m->ffn, qkv = wl_model_qkv_out(m), fc1 = wl_model_fc1_out(m, f);
     *w = h * qkv + h * h + h * fc1 + f * h;
-    *bias = m->no_bias ? 0 : qkv + h + fc1 + h;
+    *bias = m->no_bias ? (m->qkv_bias ? qkv : 0) : qkv + h + fc1 + h;
     *norms = 2 * wl_model_norm_params(m);
 }
 

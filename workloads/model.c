@@ -24,11 +24,11 @@
 static const char *const model_keys[] = {"name",     "layers",    "hidden",   "heads",          "ffn",
                                          "seq",      "vocab",     "description", "source",       "moe",
                                          "kv_heads", "ffn_type",  "norm",     "norm_bias",      "position",
-                                         "tie_embeddings", "bias", "embedding_norm"};
+                                         "tie_embeddings", "bias", "embedding_norm", "qkv_bias"};
 #define NMODEL_KEYS ((int)(sizeof model_keys / sizeof model_keys[0]))
 #define MODEL_KEYS_TEXT                                                                                        \
     "name, layers, hidden, heads, ffn, seq, vocab, description, source, moe, kv_heads, ffn_type, norm, "         \
-    "norm_bias, position, tie_embeddings, bias, embedding_norm"
+    "norm_bias, position, tie_embeddings, bias, embedding_norm, qkv_bias"
 
 static const char *const ffn_type_names[WL_FFN_COUNT] = {"gelu", "swiglu", "squared-relu"};
 static const char *const norm_names[WL_NORM_COUNT] = {"layernorm", "rmsnorm"};
@@ -127,15 +127,20 @@ static int get_bool(const cJSON *root, const char *key, int *out, const char *so
 static int read_architecture(const cJSON *root, wl_model *m, const char *source, sim_err *err)
 {
     int ffn_type = WL_FFN_GELU, norm = WL_NORM_LAYERNORM, pos = WL_POS_LEARNED;
-    int tie = 1, bias = 1, norm_bias = -1, embed_norm = 0;
+    int tie = 1, bias = 1, norm_bias = -1, embed_norm = 0, qkv_bias = -1;
     if (get_posint(root, "kv_heads", 0, &m->kv_heads, source, err) ||
         get_enum(root, "ffn_type", ffn_type_names, WL_FFN_COUNT, &ffn_type, source, err) ||
         get_enum(root, "norm", norm_names, WL_NORM_COUNT, &norm, source, err) ||
         get_enum(root, "position", position_names, WL_POS_COUNT, &pos, source, err) ||
         get_bool(root, "tie_embeddings", &tie, source, err) || get_bool(root, "bias", &bias, source, err) ||
         get_bool(root, "norm_bias", &norm_bias, source, err) ||
-        get_bool(root, "embedding_norm", &embed_norm, source, err))
+        get_bool(root, "embedding_norm", &embed_norm, source, err) ||
+        get_bool(root, "qkv_bias", &qkv_bias, source, err))
         return -1;
+    if (qkv_bias == 0 && bias)
+        return sim_errf(err, "%s: qkv_bias: false with bias: true (every linear biased but QKV) is not modelled "
+                        "(expected qkv_bias: true, or bias: false)", source);
+    m->qkv_bias = !bias && qkv_bias == 1;
     m->ffn_type = (wl_ffn_type)ffn_type;
     m->norm = (wl_norm)norm;
     m->position = (wl_position)pos;
@@ -169,24 +174,44 @@ static void line_col(const char *text, size_t off, int *line, int *col)
     }
 }
 
-int wl_model_from_json(const char *text, const char *source, wl_model *out, sim_err *err)
+cJSON *wl_model_parse(const char *text, const char *source, sim_err *err)
 {
     if (!source)
         source = "model";
-    if (!text)
-        return sim_errf(err, "%s: no text", source);
+    if (!text) {
+        sim_errf(err, "%s: no text", source);
+        return NULL;
+    }
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &end, 0);
     if (!root) {
         int line, col;
         size_t off = end ? (size_t)(end - text) : 0;
         line_col(text, off, &line, &col);
-        return sim_errf(err, "%s:%d:%d: malformed JSON", source, line, col);
+        sim_errf(err, "%s:%d:%d: malformed JSON", source, line, col);
+        return NULL;
     }
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
-        return sim_errf(err, "%s: expected a JSON object {\"name\": ..., \"layers\": ..., ...}", source);
+        sim_errf(err, "%s: expected a JSON object {\"name\": ..., \"layers\": ..., ...}", source);
+        return NULL;
     }
+    /* a Hugging Face config.json names its class or its model type */
+    if (cJSON_GetObjectItemCaseSensitive(root, "architectures") || cJSON_GetObjectItemCaseSensitive(root, "model_type")) {
+        cJSON *native = wl_hf_translate(root, source, err);
+        cJSON_Delete(root);
+        return native;
+    }
+    return root;
+}
+
+int wl_model_from_json(const char *text, const char *source, wl_model *out, sim_err *err)
+{
+    if (!source)
+        source = "model";
+    cJSON *root = wl_model_parse(text, source, err);
+    if (!root)
+        return -1;
     for (const cJSON *it = root->child; it; it = it->next) {
         int known = 0;
         for (int i = 0; i < NMODEL_KEYS && !known; i++)
@@ -315,7 +340,7 @@ wl_layer_param_split wl_model_layer_params(const wl_model *m)
     int64_t h = m->hidden, f = m->ffn, qkv = wl_model_qkv_out(m), fc1 = wl_model_fc1_out(m, f);
     int64_t b = !m->no_bias, np = wl_model_norm_params(m);
     wl_layer_param_split p;
-    p.attn_split = h * qkv + h * h + b * qkv;
+    p.attn_split = h * qkv + h * h + (b || m->qkv_bias) * qkv;
     p.attn_rep = b * h + np;
     p.mlp_split = h * fc1 + f * h + b * fc1;
     p.mlp_rep = b * h + np;
@@ -358,6 +383,7 @@ cJSON *wl_model_describe(const wl_model *m)
     cJSON_AddStringToObject(o, "position", wl_position_name(m->position));
     cJSON_AddBoolToObject(o, "tie_embeddings", !m->untied);
     cJSON_AddBoolToObject(o, "bias", !m->no_bias);
+    cJSON_AddBoolToObject(o, "qkv_bias", !m->no_bias || m->qkv_bias);
     cJSON_AddNumberToObject(o, "seq", m->seq);
     cJSON_AddNumberToObject(o, "vocab", m->vocab);
     cJSON_AddNumberToObject(o, "parameters", wl_model_params(m));

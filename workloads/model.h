@@ -45,6 +45,7 @@ typedef struct wl_model {
     int untied;            /* the output layer has its own weights (tie_embeddings: false) */
     int no_bias;           /* the linear layers have no biases (bias: false) */
     int embed_norm;        /* a norm after the word embeddings (BLOOM's word_embeddings_layernorm) */
+    int qkv_bias;          /* with no_bias: the QKV projection keeps its bias (Qwen2) */
 } wl_model;
 
 /* Loads a model by built-in name ("gpt-3072", see workloads/models/) or JSON
@@ -52,6 +53,13 @@ typedef struct wl_model {
  * is translated (workloads/README.md, "Hugging Face configs"). */
 int wl_model_load(const char *spec, wl_model *out, sim_err *err);
 int wl_model_from_json(const char *text, const char *source, wl_model *out, sim_err *err);
+/* Parses a model file's text: trainsim's own object as it is, a Hugging Face
+ * config.json translated into one (workloads/hf_config.c).  Errors name the
+ * source, line and column, or the field.  The caller cJSON_Deletes it. */
+struct cJSON *wl_model_parse(const char *text, const char *source, sim_err *err);
+/* The Hugging Face translation itself: NULL with err set for an unsupported
+ * architecture or field. */
+struct cJSON *wl_hf_translate(const struct cJSON *config, const char *source, sim_err *err);
 /* Parameters of the whole model (embeddings, and the output layer when
  * untied, included; a "moe" model's experts are counted by moe.c). */
 double wl_model_params(const wl_model *m);

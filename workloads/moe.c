@@ -48,7 +48,7 @@ static int moe_int(const cJSON *o, const char *key, int def, int min, int *out, 
 
 static int moe_from_json(const char *text, const char *src, const wl_model *m, wl_moe *out, sim_err *err)
 {
-    cJSON *root = cJSON_Parse(text);
+    cJSON *root = wl_model_parse(text, src, NULL); /* a Hugging Face config translated (Mixtral's experts) */
     const cJSON *o = root ? cJSON_GetObjectItemCaseSensitive(root, "moe") : NULL;
     int rc = 0;
     wl_moe x;
@@ -291,7 +291,7 @@ int wl_moe_resolve(const wl_model *m, const wl_moe *moe, wl_moe_strategy *st, co
     char arch[160] = "";
     snprintf(arch, sizeof arch, "%s%s%s%s%s%s", m->kv_heads ? " kv_heads" : "",
              m->ffn_type != WL_FFN_GELU ? " ffn_type" : "", m->position != WL_POS_LEARNED ? " position" : "",
-             m->untied ? " tie_embeddings" : "", m->no_bias ? " bias" : "",
+             m->untied ? " tie_embeddings" : "", m->no_bias || m->qkv_bias ? " bias" : "",
              m->norm != WL_NORM_LAYERNORM || m->norm_no_bias || m->embed_norm ? " norm" : "");
     if (arch[0])
         return sim_errf(err, "model %s: `trainsim moe` simulates GPT-style MoE layers only (multi-head attention, gelu "
