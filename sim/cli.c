@@ -388,9 +388,14 @@ static void print_models(void)
         snprintf(name, sizeof name, "%.*s", (int)(len - strlen(dir) - 5), p + strlen(dir));
         wl_model m;
         sim_err err;
-        if (wl_model_load(name, &m, &err) == 0)
-            printf("  %-12s hidden %5d, %3d layers, %3d heads, ffn %6d, seq %5d, vocab %6d, %.2fB parameters\n", name,
-                   m.hidden, m.layers, m.heads, m.ffn, m.seq, m.vocab, wl_moe_total_params(name, &m) / 1e9);
+        if (wl_model_load(name, &m, &err) != 0)
+            continue;
+        char active[48] = "";
+        if (m.moe)
+            snprintf(active, sizeof active, " (%.2fB active)", wl_moe_active_params(name, &m) / 1e9);
+        printf("  %-14s hidden %5d, %3d layers, %3d heads (%3d K/V), ffn %6d %-6s, seq %5d, vocab %6d, %.2fB "
+               "parameters%s\n", name, m.hidden, m.layers, m.heads, wl_model_kv_heads(&m), m.ffn,
+               wl_ffn_type_name(m.ffn_type), m.seq, m.vocab, wl_moe_total_params(name, &m) / 1e9, active);
     }
 }
 

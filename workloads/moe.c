@@ -117,7 +117,9 @@ int wl_moe_model_load(const char *spec, wl_model *m, wl_moe *moe, sim_err *err)
     return rc;
 }
 
-double wl_moe_total_params(const char *spec, const wl_model *m)
+/* The dense count with each MoE layer's FFN traded for `experts` experts and
+ * a gate (router) of h x E. */
+static double moe_params(const char *spec, const wl_model *m, int active)
 {
     wl_model x;
     wl_moe moe;
@@ -125,11 +127,20 @@ double wl_moe_total_params(const char *spec, const wl_model *m)
     double p = wl_model_params(m);
     if (!m->moe || wl_moe_model_load(spec, &x, &moe, &err) < 0)
         return p;
-    /* each MoE layer trades its dense FFN for E experts and a gate */
     double h = m->hidden, dense_ffn = wl_model_ffn_params(m, m->ffn);
     double expert = wl_model_ffn_params(m, moe.expert_ffn);
     int n = wl_moe_count(&moe, m->layers);
-    return p + n * (moe.experts * expert - dense_ffn + h * moe.experts);
+    return p + n * ((active ? moe.top_k : moe.experts) * expert - dense_ffn + h * moe.experts);
+}
+
+double wl_moe_total_params(const char *spec, const wl_model *m)
+{
+    return moe_params(spec, m, 0);
+}
+
+double wl_moe_active_params(const char *spec, const wl_model *m)
+{
+    return moe_params(spec, m, 1);
 }
 
 int wl_moe_is_layer(const wl_moe *moe, int layer)
