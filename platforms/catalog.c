@@ -125,6 +125,30 @@ static int parse_curve(const cJSON *obj, sim_curve *c, const char *what, sim_err
     return 0;
 }
 
+/* "flash_attention": {"fwd": {curve}, "bwd": {curve}, "causal": factor,
+ * "source": ...}: fused attention's efficiency by log10 sequence length and
+ * the factor a causal kernel runs at, the GPU's own or the defaults'
+ * (platforms/README.md, "Calibration"). */
+static int parse_flash(const cJSON *e, const cJSON *defaults, sim_gpu *g, sim_err *err)
+{
+    const cJSON *own = cJSON_GetObjectItemCaseSensitive(e, "flash_attention");
+    const cJSON *fa = own ? own : cJSON_GetObjectItemCaseSensitive(defaults, "flash_attention");
+    if (!fa)
+        return 0; /* no curve: sim_curve_eval gives 1 (an ideal kernel) */
+    char what[96];
+    snprintf(what, sizeof what, "%s.flash_attention.fwd", own ? g->model : "defaults");
+    if (parse_curve(cJSON_GetObjectItemCaseSensitive(fa, "fwd"), &g->flash_fwd_eff, what, err))
+        return -1;
+    snprintf(what, sizeof what, "%s.flash_attention.bwd", own ? g->model : "defaults");
+    if (parse_curve(cJSON_GetObjectItemCaseSensitive(fa, "bwd"), &g->flash_bwd_eff, what, err))
+        return -1;
+    g->flash_causal = num(fa, "causal", 1);
+    if (!(g->flash_causal > 0 && g->flash_causal <= 1))
+        return sim_errf(err, "%s: %s.flash_attention.causal: expected a factor in (0, 1]", GPUS_JSON,
+                        own ? g->model : "defaults");
+    return 0;
+}
+
 /* "nccl": {"base_us": {"LL":, "LL128":, "Simple":}, "step_us": {...},
  * "efficiency": {...}}: each protocol from the GPU's own object, else the
  * defaults' (see sim_collparams). */
@@ -193,6 +217,12 @@ static int fill_gpu(const cJSON *e, const cJSON *defaults, sim_gpu *g, plat_gpu_
         if (parse_curve(c, curves[i].c, what, err))
             return -1;
     }
+
+    if (parse_flash(e, defaults, g, err))
+        return -1;
+    /* FlashAttention-2 needs sm80+ (Ampere, Ada, Hopper): the GPUs with
+     * bf16 tensor cores, which came with sm80 (V100 and Turing have none) */
+    g->flash_attn = num(t, "bf16", 0) > 0;
 
     if (parse_nccl(cJSON_GetObjectItemCaseSensitive(e, "nccl"), cJSON_GetObjectItemCaseSensitive(defaults, "nccl"),
                    &g->coll, g->model, err))

@@ -37,6 +37,9 @@ int val_fit_gemm(const char *data_dir, val_fitted *out, int max, FILE *logf, sim
 int val_fit_oases_nic(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
 
 int val_fit_kernels_3090(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
+/* Fused attention (FlashAttention) curves: H100 from FA3's figures, the
+ * catalogue default (FA2 on Ampere) from FA2's (validation/fit_flash.c). */
+int val_fit_flash(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
 
 /* The four Oases blocks of one layer (attn_fwd, attn_bwd, mlp_fwd, mlp_bwd)
  * at hidden h, TP tp, batch b: one schedule each, the kernels workloads/

@@ -35,7 +35,7 @@ int val_fit_cli_main(int argc, char **argv)
         snprintf(def, sizeof def, "%s/validation/data", TRAINSIM_SOURCE_DIR);
         data = def;
     }
-    val_fitted f[64];
+    val_fitted f[128];
     int n = 0, bad = 0;
     sim_err err;
     FILE *log = quiet ? NULL : stdout;
@@ -58,6 +58,12 @@ int val_fit_cli_main(int argc, char **argv)
     }
     n += k;
     k = val_fit_oases_nic(data, f + n, 64 - n, log, &err);
+    if (k < 0) {
+        fprintf(stderr, "trainsim calibrate: %s\n", err.msg);
+        return 1;
+    }
+    n += k;
+    k = val_fit_flash(data, f + n, 128 - n, log, &err);
     if (k < 0) {
         fprintf(stderr, "trainsim calibrate: %s\n", err.msg);
         return 1;

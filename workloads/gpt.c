@@ -68,6 +68,32 @@ typedef struct plan {
 
 /* ---- checks ------------------------------------------------------------ */
 
+/* attn=auto is what the training stacks run (Megatron-Core through
+ * Transformer Engine, PyTorch's scaled_dot_product_attention): fused
+ * FlashAttention kernels in fp16/bf16 (fp8 runs attention in bf16) on GPUs
+ * FlashAttention-2 supports (sm80+: Ampere, Ada, Hopper), the unfused core
+ * in fp32/tf32 and on older GPUs (V100).  attn=flash where it cannot run is
+ * an error saying why. */
+static int resolve_attn(const wl_strategy *st, const sim_machine *mach, int *flash, sim_err *err)
+{
+    int dtype_ok = st->dtype == SIM_DTYPE_FP16 || st->dtype == SIM_DTYPE_BF16 || st->dtype == SIM_DTYPE_FP8;
+    const char *old_gpu = NULL;
+    for (int i = 0; mach && i < mach->nmodels && !old_gpu; i++)
+        if (!mach->gpus[i].flash_attn)
+            old_gpu = mach->gpus[i].model;
+    *flash = 0;
+    if (st->attn == WL_ATTN_UNFUSED)
+        return 0;
+    if (st->attn == WL_ATTN_FLASH && !dtype_ok)
+        return sim_errf(err, "strategy: attn=flash: FlashAttention computes in fp16 or bf16 (fp8 training keeps "
+                        "attention in bf16), not dtype=%s; use attn=unfused or a 16-bit dtype", sim_dtype_name(st->dtype));
+    if (st->attn == WL_ATTN_FLASH && old_gpu)
+        return sim_errf(err, "strategy: attn=flash: the %s is not supported by FlashAttention-2, which needs an sm80+ "
+                        "GPU (Ampere, Ada, Hopper: the ones with bf16 tensor cores); use attn=unfused", old_gpu);
+    *flash = dtype_ok && !old_gpu;
+    return 0;
+}
+
 static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *mach, plan *pl, sim_err *err)
 {
     if (!m || m->layers < 1 || m->hidden < 1 || m->heads < 1 || m->ffn < 1 || m->seq < 1 || m->vocab < 1)
@@ -95,6 +121,8 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
         return sim_errf(err, "strategy: dtype: expected fp32, tf32, fp16 or bf16, got %s", sim_dtype_name(st->dtype));
     memset(pl, 0, sizeof *pl);
     pl->st = *st;
+    if (resolve_attn(st, mach, &pl->st.flash, err))
+        return -1;
     long long tpp = (long long)st->tp * st->pp;
     if (st->dp == 0) {
         if (!mach)
@@ -1209,8 +1237,13 @@ static int check_plan(const wl_model *m, const plan *pl, const sim_machine *mach
     if (peak)
         *peak = best;
     if (worst >= 0) {
-        char hint[160] = "", gathered[96] = "";
+        char hint[200] = "", gathered[96] = "";
         size_t k = 0;
+        wl_strategy fused = pl->st;
+        fused.attn = WL_ATTN_FLASH;
+        int can_flash = 0;
+        if (!pl->st.flash && resolve_attn(&fused, mach, &can_flash, NULL) == 0 && can_flash)
+            k += (size_t)snprintf(hint + k, sizeof hint - k, "attn=flash (no s x s scores kept), ");
         if (pl->st.recompute == WL_RECOMPUTE_NONE)
             k += (size_t)snprintf(hint + k, sizeof hint - k, "recompute=full, ");
         if (pl->st.mb > 1)

@@ -146,7 +146,7 @@ typedef struct actsz {
     int64_t sbhd;   /* s·b·h·d, unsharded */
 } actsz;
 
-static actsz act_sizes(const wl_model *m, int64_t b, int64_t t, int sharded, int64_t d)
+static actsz act_sizes(const wl_model *m, int64_t b, int64_t t, int sharded, int flash, int64_t d)
 {
     int64_t s = m->seq, h = m->hidden, f = m->ffn, a = m->heads;
     int64_t sbh = s * b * h, rt = sharded ? t : 1;
@@ -156,7 +156,10 @@ static actsz act_sizes(const wl_model *m, int64_t b, int64_t t, int sharded, int
     int64_t qkvp = wl_model_qkv_out(m) + h, ffn_io = wl_model_fc1_out(m, f) + f;
     actsz z;
     z.sbhd = sbh * d;
-    z.core = a * s * s * b * (2 * d + 1) / t;
+    /* the core keeps the s x s softmax output, its dropout mask and output;
+     * a fused kernel keeps only the softmax statistics, one fp32 log-sum-exp
+     * per query row and head (it regenerates dropout from the RNG state) */
+    z.core = flash ? 4 * a * s * b / t : a * s * s * b * (2 * d + 1) / t;
     z.attn = sbh * (2 * d + 1) / rt + d * s * b * qkvp / t + z.core;
     z.mlp = sbh * (2 * d + 1) / rt + d * s * b * ffn_io / t;
     z.full = z.attn + z.mlp;
@@ -193,7 +196,7 @@ void wl_layer_memory(const wl_model *m, const wl_strategy *st, int layer, int64_
 {
     int64_t t, b, d = wl_layer_act_bytes(st);
     layer_shape(st, layer, &t, &b);
-    actsz z = act_sizes(m, b, t, sharded_acts(st), d);
+    actsz z = act_sizes(m, b, t, sharded_acts(st), st->flash, d);
     int64_t k = z.full, tr = 0;
     switch (st->recompute) {
     case WL_RECOMPUTE_NONE:
@@ -211,7 +214,7 @@ void wl_layer_memory(const wl_model *m, const wl_strategy *st, int layer, int64_
          * after its all-reduce, residual): 4·s·b·h elements (papers.md Sec.
          * 1.3); one block rebuilt at a time, per sub-batch under oases */
         k = 4 * z.sbhd;
-        actsz r = uses_subbatches(st) ? act_sizes(m, b / 2, t, 0, d) : z;
+        actsz r = uses_subbatches(st) ? act_sizes(m, b / 2, t, 0, st->flash, d) : z;
         tr = r.attn > r.mlp ? r.attn : r.mlp;
         break;
     }
@@ -339,6 +342,42 @@ static ffn_act ffn_act_of(const wl_model *m)
     return acts[(unsigned)m->ffn_type < WL_FFN_COUNT ? m->ffn_type : WL_FFN_GELU];
 }
 
+/* The attention core of b sequences with `heads` query and `kvh` K/V heads
+ * on this rank: unfused (Megatron's baddbmm, softmax, dropout and bmm; the
+ * backward as the forward shape with the batch doubled: dQ, dK, dV and
+ * d(probabilities) are twice the forward's FLOPs), or fused FlashAttention
+ * kernels (causal: a decoder's mask; HBM traffic of the forward: Q, K, V,
+ * O and the fp32 log-sum-exp; of the backward: Q, K, V, O, dO read, dQ, dK,
+ * dV written, the log-sum-exp and the dO·O row sums). */
+static void attn_payloads(sim_schedule *s, const wl_strategy *st, int64_t b, int64_t heads, int64_t kvh,
+                          int64_t seq, int64_t hd, opset *o)
+{
+    sim_dtype dt = st->dtype;
+    if (!st->flash) {
+        o->attn = wl_pay_kernel(s, "attn", SIM_KERNEL_ATTENTION, heads, seq, hd, b, 0, dt);
+        o->attn_b = wl_pay_kernel(s, "attn_bwd", SIM_KERNEL_ATTENTION, heads, seq, hd, 2 * b, 0, dt);
+        return;
+    }
+    int64_t e = 2, qo = b * seq * heads * hd * e, kv = b * seq * kvh * hd * e, rows = b * heads * seq * 4;
+    sim_payload p;
+    memset(&p, 0, sizeof p);
+    p.kind = SIM_OP_COMPUTE;
+    p.dtype = (uint8_t)dt;
+    p.m = heads;
+    p.n = seq;
+    p.k = hd;
+    p.batch = b;
+    p.tag = 1; /* causal */
+    p.sub = SIM_KERNEL_FLASH_FWD;
+    p.name = sim_sched_str(s, "flash_attn");
+    p.bytes = 2 * qo + 2 * kv + rows;
+    o->attn = sim_sched_payload(s, &p);
+    p.sub = SIM_KERNEL_FLASH_BWD;
+    p.name = sim_sched_str(s, "flash_attn_bwd");
+    p.bytes = 4 * qo + 4 * kv + 3 * rows;
+    o->attn_b = sim_sched_payload(s, &p);
+}
+
 /* Rotary position embeddings (Su et al. 2021; Megatron-Core's
  * apply_rotary_pos_emb): Q and K rotated after the QKV projection, read and
  * written once (qk = elements of Q and K on this rank), and the same on
@@ -368,7 +407,7 @@ static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *s
     o->ln1 = wl_pay_elem(s, "ln1", 2 * sbhd / rt, dt);
     o->qkv = wl_pay_gemm(s, "qkv", sb, qkv / t, h, dt);
     /* attention core per TP rank: batch=b, m=heads/t, n=s, k=head_dim */
-    o->attn = wl_pay_kernel(s, "attn", SIM_KERNEL_ATTENTION, m->heads / t, m->seq, h / m->heads, b, 0, dt);
+    attn_payloads(s, st, b, m->heads / t, wl_model_kv_heads(m) / t, m->seq, h / m->heads, o);
     o->proj = wl_pay_gemm(s, "proj", sb, h, h / t, dt);
     o->post_attn = wl_pay_elem(s, "post_attn", 6 * sbhd / rt, dt); /* bias + dropout + residual + LN2 */
     o->fc1 = wl_pay_gemm(s, "fc1", sb, fc1 / t, h, dt);
@@ -385,10 +424,6 @@ static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *s
     o->post_attn_b = wl_pay_elem(s, "post_attn_bwd", 8 * sbhd / rt, dt);
     o->proj_dg = wl_pay_gemm(s, "proj_dgrad", sb, h / t, h, dt);
     o->proj_wg = wl_pay_gemm(s, "proj_wgrad", h / t, h, sb, dt);
-    /* The attention backward computes dQ, dK (two s×s×hd GEMMs) and dV,
-     * d(probabilities) (two more): twice the forward's FLOPs, expressed as the
-     * forward shape with the batch doubled. */
-    o->attn_b = wl_pay_kernel(s, "attn_bwd", SIM_KERNEL_ATTENTION, m->heads / t, m->seq, h / m->heads, 2 * b, 0, dt);
     rope_payloads(s, m, sb * (qkv - h) / 2 / t + sb * h / t, d, dt, o);
     o->qkv_dg = wl_pay_gemm(s, "qkv_dgrad", sb, h, qkv / t, dt);
     o->qkv_wg = wl_pay_gemm(s, "qkv_wgrad", h, qkv / t, sb, dt);
@@ -412,7 +447,7 @@ static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *s
     one.tp_cut_tp = one.tp_cut_layers = 0;
     int64_t kept, tr;
     wl_layer_memory(m, &one, 0, &kept, &tr);
-    actsz z = act_sizes(m, b, t, 0, d);
+    actsz z = act_sizes(m, b, t, 0, st->flash, d);
     o->keep = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, kept);
     o->unkeep = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -kept);
     o->tr = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, tr);
@@ -590,9 +625,7 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
         int64_t Mq = M / ((int64_t)T->d * q), sbhd = Mq * (h / q) * d;
         int64_t bl = st->mb / ((int64_t)T->d * q);
         o->ln1 = wl_pay_elem(s, "ln1", 2 * sbhd, st->dtype);
-        o->attn = wl_pay_kernel(s, "attn", SIM_KERNEL_ATTENTION, m->heads / q, m->seq, h / m->heads, bl, 0, st->dtype);
-        o->attn_b =
-            wl_pay_kernel(s, "attn_bwd", SIM_KERNEL_ATTENTION, m->heads / q, m->seq, h / m->heads, 2 * bl, 0, st->dtype);
+        attn_payloads(s, st, bl, m->heads / q, wl_model_kv_heads(m) / q, m->seq, h / m->heads, o);
         rope_payloads(s, m, Mq * ((wl_model_qkv_out(m) - h) / 2 + h) / q, d, st->dtype, o);
         o->post_attn = wl_pay_elem(s, "post_attn", 6 * sbhd, st->dtype);
         ffn_act act = ffn_act_of(m);

@@ -421,11 +421,12 @@ void wl_strategy_default(wl_strategy *s)
 
 #define KNOWN_KEYS                                                                                            \
     "tp, pp, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, zero, osdp, osdp_split, schedule, sp, " \
-    "tp_overlap, tess_depth, tp_cut"
+    "tp_overlap, tess_depth, tp_cut, attn"
 
 static const char *const tp_schedule_names[WL_TP_SCHEDULE_COUNT] = {
     "megatron", "default_checkpoint", "optim_comm_checkpoint", "overlap_checkpoint", "oases", "merak", "tesseract"};
 static const char *const recompute_names[] = {"none", "full", "selective", "oases"};
+static const char *const attn_names[WL_ATTN_COUNT] = {"auto", "flash", "unfused"};
 
 const char *wl_tp_schedule_name(wl_tp_schedule s)
 {
@@ -590,6 +591,16 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
     }
     if (strcmp(key, "tess_depth") == 0)
         return parse_int("tess_depth", val, 0, &s->tess_depth, err);
+    if (strcmp(key, "attn") == 0 || strcmp(key, "attention") == 0 || strcmp(key, "attention-backend") == 0 ||
+        strcmp(key, "attention_backend") == 0) {
+        for (int i = 0; i < WL_ATTN_COUNT; i++)
+            if (strcmp(val, attn_names[i]) == 0) {
+                s->attn = (wl_attn)i;
+                return 0;
+            }
+        return sim_errf(err, "strategy: attn: expected auto (fused FlashAttention in fp16/bf16/fp8 on sm80+ GPUs, "
+                        "unfused otherwise), flash or unfused, got \"%s\"", val);
+    }
     if (strcmp(key, "tp_cut") == 0) {
         if (strcmp(val, "none") == 0) {
             s->tp_cut_layers = s->tp_cut_tp = 0;
@@ -791,5 +802,7 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         APPEND(",tess_depth=%d", s->tess_depth);
     if (s->tp_cut_tp)
         APPEND(",tp_cut=%d:%d", s->tp_cut_layers, s->tp_cut_tp);
+    if (s->attn != WL_ATTN_AUTO)
+        APPEND(",attn=%s", attn_names[s->attn]);
 #undef APPEND
 }

@@ -113,6 +113,14 @@ typedef enum wl_tp_schedule {
     WL_TP_SCHEDULE_COUNT
 } wl_tp_schedule;
 
+/* Attention kernels (strategy key attn): auto = what the training stacks
+ * run (Megatron-Core with Transformer Engine, PyTorch SDPA): fused
+ * FlashAttention kernels in fp16/bf16 (and fp8, whose attention stays bf16)
+ * on the GPUs FlashAttention-2 supports (sm80+), the unfused core (two
+ * batched GEMMs, softmax, dropout; s x s scores kept) otherwise; flash or
+ * unfused force one. */
+typedef enum wl_attn { WL_ATTN_AUTO, WL_ATTN_FLASH, WL_ATTN_UNFUSED, WL_ATTN_COUNT } wl_attn;
+
 typedef struct wl_strategy {
     int tp, pp, dp;
     int mb;             /* micro-batch size (sequences) */
@@ -134,6 +142,8 @@ typedef struct wl_strategy {
     int tess_depth;      /* Tesseract depth d; tp = q*q*d */
     int tp_cut_layers;   /* Oases cut-point: the first tp_cut_layers layers run at */
     int tp_cut_tp;       /* TP degree tp_cut_tp (0 = no cut), the rest at tp */
+    wl_attn attn;        /* attention kernels asked for */
+    int flash;           /* resolved by wl_gpt_resolve: 1 = fused FlashAttention kernels, 0 = unfused */
 } wl_strategy;
 
 /* Name of a TP schedule as written in strategies ("megatron", "oases"...). */
