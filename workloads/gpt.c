@@ -43,6 +43,7 @@
 #include "workloads/layer.h"
 #include "workloads/pipeline.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,7 @@ typedef struct plan {
     int v, lpc;     /* model chunks per stage (interleaved), layers per chunk */
     int zero;       /* ZeRO stage; 0 when dp = 1 (nothing to shard over) */
     int osdp;       /* OSDP per-layer levels in st.osdp */
+    int fp8;        /* dtype=fp8: FP8 GEMMs in the layers, bf16 elsewhere (Transformer Engine) */
     int tied;       /* the output layer shares the word embeddings (all-reduced between first and last stage) */
 } plan;
 
@@ -117,8 +119,17 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
         return sim_errf(err, "strategy: bucket: expected a positive size, got %lld bytes",
                         (long long)st->dp_bucket_bytes);
     if (st->dtype != SIM_DTYPE_FP32 && st->dtype != SIM_DTYPE_TF32 && st->dtype != SIM_DTYPE_FP16 &&
-        st->dtype != SIM_DTYPE_BF16)
-        return sim_errf(err, "strategy: dtype: expected fp32, tf32, fp16 or bf16, got %s", sim_dtype_name(st->dtype));
+        st->dtype != SIM_DTYPE_BF16 && st->dtype != SIM_DTYPE_FP8)
+        return sim_errf(err, "strategy: dtype: expected fp32, tf32, fp16, bf16 or fp8, got %s",
+                        sim_dtype_name(st->dtype));
+    /* FP8 GEMMs need FP8 tensor cores (Ada, Hopper and newer): the catalogue
+     * gives those an fp8 rate above the 16-bit ones (it fills a missing fp8
+     * rate with the bf16 or fp16 one) */
+    for (int i = 0; mach && st->dtype == SIM_DTYPE_FP8 && i < mach->nmodels; i++)
+        if (!(mach->gpus[i].peak_flops[SIM_DTYPE_FP8] >
+              fmax(mach->gpus[i].peak_flops[SIM_DTYPE_BF16], mach->gpus[i].peak_flops[SIM_DTYPE_FP16])))
+            return sim_errf(err, "strategy: dtype=fp8: the %s has no FP8 tensor cores (FP8 training needs Ada, Hopper "
+                            "or newer); use dtype=bf16", mach->gpus[i].model);
     memset(pl, 0, sizeof *pl);
     pl->st = *st;
     if (resolve_attn(st, mach, &pl->st.flash, err))
@@ -177,6 +188,7 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
      * gradients 2 + fp32 master weights, m, v 12 (Rajbhandari et al. 2020,
      * ZeRO, Sec. 3.1).  Megatron's fp32 main-grad accumulation buffer (+2) is
      * not counted. */
+    pl->fp8 = st->dtype == SIM_DTYPE_FP8;
     pl->wbytes = fp32 ? 4 : 2;
     pl->gbytes = fp32 ? 4 : 2;
     pl->obytes = fp32 ? 8 : 12;
@@ -357,6 +369,17 @@ static stage_params_split split_params(const wl_model *m, const plan *pl, int st
     return sp;
 }
 
+/* The layer parameters (not embeddings nor output layer) a rank holds
+ * across the step: what FP8 training casts and keeps in FP8. */
+static int64_t fp8_layer_params(const plan *pl, const stage_params_split *sp)
+{
+    if (pl->zero == 3)
+        return sp->owned - shard(sp->root, pl->d);
+    if (pl->osdp)
+        return sp->replicated + sp->owned - sp->root;
+    return sp->all - sp->root;
+}
+
 /* Parameters the optimizer step of a rank updates. */
 static int64_t optimizer_params(const wl_model *m, const plan *pl, int stage)
 {
@@ -386,6 +409,12 @@ static void persistent_memory(const wl_model *m, const plan *pl, int stage, wl_m
     memset(mem, 0, sizeof *mem);
     mem->stage = stage;
     mem->weights = (double)(w * pl->wbytes);
+    /* FP8 (Transformer Engine): the layers' weights also as an FP8 workspace
+     * kept across the step's micro-batches, the weight and its transpose
+     * (Hopper's FP8 GEMMs take one layout), 2 bytes per layer parameter; the
+     * embeddings and the output layer stay bf16 */
+    if (pl->fp8)
+        mem->weights += 2.0 * (double)fp8_layer_params(pl, &sp);
     mem->gradients = (double)(g * pl->gbytes);
     mem->optimizer = (double)(o * pl->obytes);
     /* pipeline receive buffers, one per neighbour (both neighbours on every
@@ -479,7 +508,9 @@ static void build_payloads(gen *g)
     const wl_model *m = g->m;
     const plan *pl = g->pl;
     payloads *P = &g->P;
-    sim_dtype dt = pl->st.dtype;
+    /* FP8 runs the layers' GEMMs in FP8; the embedding, output layer and loss
+     * stay bf16 (Megatron-Core's TE layers are the transformer layers') */
+    sim_dtype dt = pl->fp8 ? SIM_DTYPE_BF16 : pl->st.dtype;
     int64_t t = pl->t, sb = (int64_t)m->seq * pl->st.mb, h = m->hidden, d = pl->ab;
     int64_t sbhd = sb * h * d, vt = pl->vp / t;
     int64_t logits_bytes = sb * vt * 4;
@@ -1029,6 +1060,7 @@ static void generate_rank(gen *g, int rank, const comms *C)
     if (g->last_rs != UINT32_MAX)
         deps[nd++] = g->last_rs;
     uint32_t opt_op = sim_sched_add(s, g->cur.sc, opt, -1, tags(-1, -1, SIM_PHASE_OPTIMIZER), deps, nd);
+    uint32_t last_ag = opt_op; /* the last op the updated weights wait for */
     if (pl->zero == 1 || pl->zero == 2) {
         /* ZeRO-1/2: every rank updated its shard; all-gather the new weights */
         int64_t bytes = sp.all * pl->wbytes;
@@ -1036,8 +1068,16 @@ static void generate_rank(gen *g, int rank, const comms *C)
         uint32_t full_bucket = wl_pay_coll(s, "dp_allgather", SIM_COLL_ALLGATHER, bucket);
         for (int64_t off = 0; off < bytes; off += bucket) {
             uint32_t p = bytes - off >= bucket ? full_bucket : wl_pay_coll(s, "dp_allgather", SIM_COLL_ALLGATHER, bytes - off);
-            sim_sched_add(s, g->sdp, p, g->dp_comm, ot, &opt_op, 1);
+            last_ag = sim_sched_add(s, g->sdp, p, g->dp_comm, ot, &opt_op, 1);
         }
+    }
+    if (pl->fp8) {
+        /* Transformer Engine casts the updated weights to FP8 once per step
+         * (at the first micro-batch, cached for the others): read bf16, write
+         * the FP8 weight and its transpose, 4 bytes per layer parameter */
+        int64_t n = fp8_layer_params(pl, &sp);
+        sim_sched_add(s, g->cur.sc, wl_pay_elem(s, "fp8_weight_cast", 4 * n, SIM_DTYPE_BF16), -1,
+                      tags(-1, -1, SIM_PHASE_OPTIMIZER), &last_ag, 1);
     }
 }
 

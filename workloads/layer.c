@@ -124,6 +124,12 @@ int64_t wl_layer_act_bytes(const wl_strategy *st)
     return st->dtype == SIM_DTYPE_FP32 || st->dtype == SIM_DTYPE_TF32 ? 4 : 2;
 }
 
+/* The dtype of everything but the layers' GEMMs: bf16 under fp8. */
+static sim_dtype elem_dtype(const wl_strategy *st)
+{
+    return st->dtype == SIM_DTYPE_FP8 ? SIM_DTYPE_BF16 : st->dtype;
+}
+
 /* Activation sizes of one layer for b sequences at TP degree t, in bytes.
  * Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
  * Transformer Models", Sec. 4.1-4.2, with d bytes per element and 1-byte
@@ -146,8 +152,10 @@ typedef struct actsz {
     int64_t sbhd;   /* s·b·h·d, unsharded */
 } actsz;
 
-static actsz act_sizes(const wl_model *m, int64_t b, int64_t t, int sharded, int flash, int64_t d)
+static actsz act_sizes(const wl_model *m, int64_t b, int64_t t, int sharded, const wl_strategy *st)
 {
+    int64_t d = wl_layer_act_bytes(st);
+    int flash = st->flash;
     int64_t s = m->seq, h = m->hidden, f = m->ffn, a = m->heads;
     int64_t sbh = s * b * h, rt = sharded ? t : 1;
     /* Q, K, V (K and V at kv_heads) and the projection input; the FFN's
@@ -162,6 +170,14 @@ static actsz act_sizes(const wl_model *m, int64_t b, int64_t t, int sharded, int
     z.core = flash ? 4 * a * s * b / t : a * s * s * b * (2 * d + 1) / t;
     z.attn = sbh * (2 * d + 1) / rt + d * s * b * qkvp / t + z.core;
     z.mlp = sbh * (2 * d + 1) / rt + d * s * b * ffn_io / t;
+    if (st->dtype == SIM_DTYPE_FP8) {
+        /* Transformer Engine keeps the inputs of the FP8 GEMMs it saved for
+         * the weight gradients in FP8, 1 byte: QKV's and fc1's inputs (the
+         * norms' outputs) and fc2's (the projection's input is also the
+         * attention's saved output, kept in bf16) */
+        z.attn = sbh * (d + 2) / rt + d * s * b * qkvp / t + z.core;
+        z.mlp = sbh * (d + 2) / rt + (d * s * b * wl_model_fc1_out(m, f) + s * b * f) / t;
+    }
     z.full = z.attn + z.mlp;
     z.input = sbh * d / rt;
     return z;
@@ -194,9 +210,9 @@ static int uses_subbatches(const wl_strategy *st)
 
 void wl_layer_memory(const wl_model *m, const wl_strategy *st, int layer, int64_t *kept, int64_t *transient)
 {
-    int64_t t, b, d = wl_layer_act_bytes(st);
+    int64_t t, b;
     layer_shape(st, layer, &t, &b);
-    actsz z = act_sizes(m, b, t, sharded_acts(st), st->flash, d);
+    actsz z = act_sizes(m, b, t, sharded_acts(st), st);
     int64_t k = z.full, tr = 0;
     switch (st->recompute) {
     case WL_RECOMPUTE_NONE:
@@ -214,7 +230,7 @@ void wl_layer_memory(const wl_model *m, const wl_strategy *st, int layer, int64_
          * after its all-reduce, residual): 4·s·b·h elements (papers.md Sec.
          * 1.3); one block rebuilt at a time, per sub-batch under oases */
         k = 4 * z.sbhd;
-        actsz r = uses_subbatches(st) ? act_sizes(m, b / 2, t, 0, st->flash, d) : z;
+        actsz r = uses_subbatches(st) ? act_sizes(m, b / 2, t, 0, st) : z;
         tr = r.attn > r.mlp ? r.attn : r.mlp;
         break;
     }
@@ -286,6 +302,8 @@ typedef struct opset {
     uint32_t gather;                           /* cut-point: all-gather of the layer input along the batch */
     int rope;                                  /* rotary embeddings: rope_f before the core, rope_b after */
     uint32_t rope_f, rope_b;
+    int fp8;                                   /* FP8 casts: cast_f after the core, cast_b after its backward */
+    uint32_t cast_f, cast_b;
 } opset;
 
 /* Tesseract (papers.md Sec. 4): per linear, the q SUMMA steps' payloads. */
@@ -352,7 +370,7 @@ static ffn_act ffn_act_of(const wl_model *m)
 static void attn_payloads(sim_schedule *s, const wl_strategy *st, int64_t b, int64_t heads, int64_t kvh,
                           int64_t seq, int64_t hd, opset *o)
 {
-    sim_dtype dt = st->dtype;
+    sim_dtype dt = elem_dtype(st); /* fp8 training keeps attention in bf16 */
     if (!st->flash) {
         o->attn = wl_pay_kernel(s, "attn", SIM_KERNEL_ATTENTION, heads, seq, hd, b, 0, dt);
         o->attn_b = wl_pay_kernel(s, "attn_bwd", SIM_KERNEL_ATTENTION, heads, seq, hd, 2 * b, 0, dt);
@@ -393,10 +411,28 @@ static void rope_payloads(sim_schedule *s, const wl_model *m, int64_t qk, int64_
     o->rope_b = wl_pay_elem(s, "rope_bwd", 2 * qk * d, dt);
 }
 
+/* FP8 training (Transformer Engine, per-tensor scaling): the tensors entering
+ * an FP8 GEMM are cast with their amax taken, 2 bytes read and 1 + 1 written
+ * (the FP8 tensor and its transpose for the other GEMM of the pair).  TE
+ * fuses the casts of the norm outputs (QKV's and fc1's inputs) and of the
+ * activation's output (fc2's input) into those kernels, which then write FP8
+ * instead of bf16: no extra traffic.  Two casts stand alone: the attention
+ * output before the projection (forward, `in` elements) and the attention's
+ * input gradient before the QKV dgrad (backward, `qkv_grad` elements). */
+static void fp8_payloads(sim_schedule *s, const wl_strategy *st, int64_t in, int64_t qkv_grad, opset *o)
+{
+    o->fp8 = st->dtype == SIM_DTYPE_FP8;
+    if (!o->fp8)
+        return;
+    o->cast_f = wl_pay_elem(s, "fp8_cast", 4 * in, SIM_DTYPE_BF16);
+    o->cast_b = wl_pay_elem(s, "fp8_cast_grad", 4 * qkv_grad, SIM_DTYPE_BF16);
+}
+
 static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *st, int64_t b, int64_t t,
                         int sub, opset *o)
 {
-    sim_dtype dt = st->dtype;
+    /* dtype=fp8 (Transformer Engine): the GEMMs in FP8, everything else bf16 */
+    sim_dtype gdt = st->dtype, dt = elem_dtype(st);
     int64_t sb = (int64_t)m->seq * b, h = m->hidden, f = m->ffn, d = wl_layer_act_bytes(st);
     int64_t sbhd = sb * h * d, rt = st->sp ? t : 1; /* sequence parallel: element-wise work on s/t tokens */
     int64_t qkv = wl_model_qkv_out(m), fc1 = wl_model_fc1_out(m, f);
@@ -405,37 +441,44 @@ static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *s
     o->t = t;
     o->b = b;
     o->ln1 = wl_pay_elem(s, "ln1", 2 * sbhd / rt, dt);
-    o->qkv = wl_pay_gemm(s, "qkv", sb, qkv / t, h, dt);
+    o->qkv = wl_pay_gemm(s, "qkv", sb, qkv / t, h, gdt);
     /* attention core per TP rank: batch=b, m=heads/t, n=s, k=head_dim */
     attn_payloads(s, st, b, m->heads / t, wl_model_kv_heads(m) / t, m->seq, h / m->heads, o);
-    o->proj = wl_pay_gemm(s, "proj", sb, h, h / t, dt);
+    o->proj = wl_pay_gemm(s, "proj", sb, h, h / t, gdt);
     o->post_attn = wl_pay_elem(s, "post_attn", 6 * sbhd / rt, dt); /* bias + dropout + residual + LN2 */
-    o->fc1 = wl_pay_gemm(s, "fc1", sb, fc1 / t, h, dt);
+    o->fc1 = wl_pay_gemm(s, "fc1", sb, fc1 / t, h, gdt);
     o->gelu = wl_pay_elem(s, act.name, act.fwd * sb * (f / t) * d, dt);
-    o->fc2 = wl_pay_gemm(s, "fc2", sb, h, f / t, dt);
+    o->fc2 = wl_pay_gemm(s, "fc2", sb, h, f / t, gdt);
     o->post_mlp = wl_pay_elem(s, "post_mlp", 4 * sbhd / rt, dt); /* bias + dropout + residual */
 
-    o->post_mlp_b = wl_pay_elem(s, "post_mlp_bwd", 4 * sbhd / rt, dt);
-    o->fc2_dg = wl_pay_gemm(s, "fc2_dgrad", sb, f / t, h, dt);
-    o->fc2_wg = wl_pay_gemm(s, "fc2_wgrad", f / t, h, sb, dt);
+    /* FP8: the gradients entering fc2's and the projection's backward are cast
+     * (and transposed) for their FP8 GEMMs, read 2 bytes and written 1 + 1,
+     * fused here into the kernels that produce them (TE fuses them with the
+     * dgelu and norm backwards likewise); the activation's backward writes
+     * fc1's gradient in FP8 in place of bf16 */
+    int64_t cast = st->dtype == SIM_DTYPE_FP8 ? 2 * sbhd : 0;
+    o->post_mlp_b = wl_pay_elem(s, "post_mlp_bwd", 4 * sbhd / rt + cast, dt);
+    o->fc2_dg = wl_pay_gemm(s, "fc2_dgrad", sb, f / t, h, gdt);
+    o->fc2_wg = wl_pay_gemm(s, "fc2_wgrad", f / t, h, sb, gdt);
     o->gelu_b = wl_pay_elem(s, act.bwd_name, act.bwd * sb * (f / t) * d, dt);
-    o->fc1_dg = wl_pay_gemm(s, "fc1_dgrad", sb, h, fc1 / t, dt);
-    o->fc1_wg = wl_pay_gemm(s, "fc1_wgrad", h, fc1 / t, sb, dt);
-    o->post_attn_b = wl_pay_elem(s, "post_attn_bwd", 8 * sbhd / rt, dt);
-    o->proj_dg = wl_pay_gemm(s, "proj_dgrad", sb, h / t, h, dt);
-    o->proj_wg = wl_pay_gemm(s, "proj_wgrad", h / t, h, sb, dt);
+    o->fc1_dg = wl_pay_gemm(s, "fc1_dgrad", sb, h, fc1 / t, gdt);
+    o->fc1_wg = wl_pay_gemm(s, "fc1_wgrad", h, fc1 / t, sb, gdt);
+    o->post_attn_b = wl_pay_elem(s, "post_attn_bwd", 8 * sbhd / rt + cast, dt);
+    o->proj_dg = wl_pay_gemm(s, "proj_dgrad", sb, h / t, h, gdt);
+    o->proj_wg = wl_pay_gemm(s, "proj_wgrad", h / t, h, sb, gdt);
     rope_payloads(s, m, sb * (qkv - h) / 2 / t + sb * h / t, d, dt, o);
-    o->qkv_dg = wl_pay_gemm(s, "qkv_dgrad", sb, h, qkv / t, dt);
-    o->qkv_wg = wl_pay_gemm(s, "qkv_wgrad", h, qkv / t, sb, dt);
+    fp8_payloads(s, st, sb * h / t, sb * qkv / t, o);
+    o->qkv_dg = wl_pay_gemm(s, "qkv_dgrad", sb, h, qkv / t, gdt);
+    o->qkv_wg = wl_pay_gemm(s, "qkv_wgrad", h, qkv / t, sb, gdt);
     o->ln1_b = wl_pay_elem(s, "ln1_bwd", 3 * sbhd / rt, dt);
 
     o->ar = wl_pay_coll(s, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd);
     o->ag = wl_pay_coll(s, "sp_allgather", SIM_COLL_ALLGATHER, sbhd);
     o->rs = wl_pay_coll(s, "sp_reducescatter", SIM_COLL_REDUCESCATTER, sbhd);
-    o->proj_h = wl_pay_gemm(s, "proj", sb / 2, h, h / t, dt);
-    o->fc2_h = wl_pay_gemm(s, "fc2", sb / 2, h, f / t, dt);
-    o->qkv_dg_h = wl_pay_gemm(s, "qkv_dgrad", sb / 2, h, qkv / t, dt);
-    o->fc1_dg_h = wl_pay_gemm(s, "fc1_dgrad", sb / 2, h, fc1 / t, dt);
+    o->proj_h = wl_pay_gemm(s, "proj", sb / 2, h, h / t, gdt);
+    o->fc2_h = wl_pay_gemm(s, "fc2", sb / 2, h, f / t, gdt);
+    o->qkv_dg_h = wl_pay_gemm(s, "qkv_dgrad", sb / 2, h, qkv / t, gdt);
+    o->fc1_dg_h = wl_pay_gemm(s, "fc1_dgrad", sb / 2, h, fc1 / t, gdt);
     o->ar_h = wl_pay_coll(s, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd / 2);
     o->gather = wl_pay_coll(s, "cut_allgather", SIM_COLL_ALLGATHER, sbhd);
 
@@ -447,7 +490,7 @@ static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *s
     one.tp_cut_tp = one.tp_cut_layers = 0;
     int64_t kept, tr;
     wl_layer_memory(m, &one, 0, &kept, &tr);
-    actsz z = act_sizes(m, b, t, 0, st->flash, d);
+    actsz z = act_sizes(m, b, t, 0, st);
     o->keep = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, kept);
     o->unkeep = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -kept);
     o->tr = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, tr);
@@ -624,17 +667,18 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
         opset *o = &L->main;
         int64_t Mq = M / ((int64_t)T->d * q), sbhd = Mq * (h / q) * d;
         int64_t bl = st->mb / ((int64_t)T->d * q);
-        o->ln1 = wl_pay_elem(s, "ln1", 2 * sbhd, st->dtype);
+        o->ln1 = wl_pay_elem(s, "ln1", 2 * sbhd, elem_dtype(st));
         attn_payloads(s, st, bl, m->heads / q, wl_model_kv_heads(m) / q, m->seq, h / m->heads, o);
-        rope_payloads(s, m, Mq * ((wl_model_qkv_out(m) - h) / 2 + h) / q, d, st->dtype, o);
-        o->post_attn = wl_pay_elem(s, "post_attn", 6 * sbhd, st->dtype);
+        rope_payloads(s, m, Mq * ((wl_model_qkv_out(m) - h) / 2 + h) / q, d, elem_dtype(st), o);
+        fp8_payloads(s, st, Mq * (h / q), Mq * (wl_model_qkv_out(m) / q), o);
+        o->post_attn = wl_pay_elem(s, "post_attn", 6 * sbhd, elem_dtype(st));
         ffn_act act = ffn_act_of(m);
-        o->gelu = wl_pay_elem(s, act.name, act.fwd * Mq * (f / q) * d, st->dtype);
-        o->post_mlp = wl_pay_elem(s, "post_mlp", 4 * sbhd, st->dtype);
-        o->post_mlp_b = wl_pay_elem(s, "post_mlp_bwd", 4 * sbhd, st->dtype);
-        o->gelu_b = wl_pay_elem(s, act.bwd_name, act.bwd * Mq * (f / q) * d, st->dtype);
-        o->post_attn_b = wl_pay_elem(s, "post_attn_bwd", 8 * sbhd, st->dtype);
-        o->ln1_b = wl_pay_elem(s, "ln1_bwd", 3 * sbhd, st->dtype);
+        o->gelu = wl_pay_elem(s, act.name, act.fwd * Mq * (f / q) * d, elem_dtype(st));
+        o->post_mlp = wl_pay_elem(s, "post_mlp", 4 * sbhd, elem_dtype(st));
+        o->post_mlp_b = wl_pay_elem(s, "post_mlp_bwd", 4 * sbhd, elem_dtype(st));
+        o->gelu_b = wl_pay_elem(s, act.bwd_name, act.bwd * Mq * (f / q) * d, elem_dtype(st));
+        o->post_attn_b = wl_pay_elem(s, "post_attn_bwd", 8 * sbhd, elem_dtype(st));
+        o->ln1_b = wl_pay_elem(s, "ln1_bwd", 3 * sbhd, elem_dtype(st));
         int64_t kept, tr;
         wl_layer_memory(m, st, m->layers - 1, &kept, &tr);
         o->keep = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, kept);
@@ -735,7 +779,7 @@ static void cut_comms(wl_layer *L, wl_cursor *c, int *small, int *trans)
 /* ---- emit helpers ------------------------------------------------------ */
 
 #define K(pay) wl_cursor_comp(c, (pay), t)
-/* The attention core with what sits against it (RoPE on Q and K) */
+/* The attention core with what sits against it (RoPE on Q and K, FP8 casts) */
 #define ATTN(o) attn_core(c, (o), t)
 #define ATTN_BWD(o) attn_core_bwd(c, (o), t)
 /* A GEMM that reads a linear's weights: through the cursor's hook if any */
@@ -746,6 +790,8 @@ static void attn_core(wl_cursor *c, const opset *o, sim_tags t)
     if (o->rope)
         K(o->rope_f);
     K(o->attn);
+    if (o->fp8)
+        K(o->cast_f);
 }
 
 static void attn_core_bwd(wl_cursor *c, const opset *o, sim_tags t)
@@ -753,6 +799,8 @@ static void attn_core_bwd(wl_cursor *c, const opset *o, sim_tags t)
     K(o->attn_b);
     if (o->rope)
         K(o->rope_b);
+    if (o->fp8)
+        K(o->cast_b);
 }
 
 /* Launches a collective of what the last kernel produced on stream `stream`;

@@ -545,8 +545,8 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         return parse_int("gb", val, 1, &s->gb, err);
     if (strcmp(key, "dtype") == 0) {
         sim_dtype d;
-        if (sim_dtype_parse(val, &d) || d == SIM_DTYPE_FP8)
-            return sim_errf(err, "strategy: dtype: expected fp32, tf32, fp16 or bf16, got \"%s\"", val);
+        if (sim_dtype_parse(val, &d))
+            return sim_errf(err, "strategy: dtype: expected fp32, tf32, fp16, bf16 or fp8, got \"%s\"", val);
         s->dtype = d;
         return 0;
     }

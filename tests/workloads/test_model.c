@@ -139,7 +139,7 @@ static void test_strategy(void)
     CHECK(wl_strategy_parse("mb=2.5", &s, &err) == -1);
     CHECK_STR(err.msg, "strategy: mb: expected a positive integer, got \"2.5\"");
     CHECK(wl_strategy_parse("dtype=int8", &s, &err) == -1);
-    CHECK_STR(err.msg, "strategy: dtype: expected fp32, tf32, fp16 or bf16, got \"int8\"");
+    CHECK_STR(err.msg, "strategy: dtype: expected fp32, tf32, fp16, bf16 or fp8, got \"int8\"");
     CHECK(wl_strategy_parse("recompute=some", &s, &err) == -1);
     CHECK_STR(err.msg, "strategy: recompute: expected none, full, selective or oases, got \"some\"");
     CHECK(wl_strategy_parse("bucket=-1", &s, &err) == -1);
