@@ -23,18 +23,6 @@ static wl_model load(const char *json)
     return m;
 }
 
-static wl_strategy strat(const char *text)
-{
-    wl_strategy s;
-    sim_err err;
-    wl_strategy_default(&s);
-    if (wl_strategy_parse(text, &s, &err)) {
-        fprintf(stderr, "%s\n", err.msg);
-        abort();
-    }
-    return s;
-}
-
 #define LLAMA_TINY                                                                                             \
     "{\"name\":\"llama-tiny\",\"layers\":3,\"hidden\":64,\"heads\":8,\"kv_heads\":2,\"ffn\":96,\"seq\":32,"        \
     "\"vocab\":1024,\"ffn_type\":\"swiglu\",\"norm\":\"rmsnorm\",\"position\":\"rope\",\"tie_embeddings\":false,"   \
@@ -91,12 +79,12 @@ static void test_errors(void)
     /* tp must divide kv_heads (Megatron-Core), even when it divides heads */
     wl_model l = load(LLAMA_TINY);
     sim_machine *m4 = wl_test_machine(4, 0);
-    wl_strategy s = strat("tp=4");
+    wl_strategy s = wl_test_strategy("tp=4");
     sim_err err;
     CHECK(wl_gpt_check(&l, &s, m4, NULL, &err) == -1);
     CHECK_HAS(err.msg, "tp=4 does not divide the 2 K/V heads (kv_heads) of llama-tiny");
     CHECK_HAS(err.msg, "Megatron-Core");
-    s = strat("tp=2,dp=2");
+    s = wl_test_strategy("tp=2,dp=2");
     CHECK(wl_gpt_check(&l, &s, m4, NULL, &err) == 0);
     sim_machine_free(m4);
 }
@@ -177,7 +165,7 @@ static void test_rank_params(void)
             sim_machine *mach = wl_test_machine(pp, 0);
             char text[64];
             snprintf(text, sizeof text, "pp=%d,dtype=bf16", pp);
-            wl_strategy s = strat(text);
+            wl_strategy s = wl_test_strategy(text);
             wl_memory per[2];
             sim_err err;
             CHECK(wl_gpt_memory(&m, &s, mach, per, &err) == 0);
@@ -192,7 +180,7 @@ static void test_rank_params(void)
         }
         /* tp = 2: one rank holds the split tensors' half and the replicated ones whole */
         sim_machine *mach = wl_test_machine(2, 0);
-        wl_strategy s = strat("tp=2,dtype=bf16");
+        wl_strategy s = wl_test_strategy("tp=2,dtype=bf16");
         wl_memory mem;
         sim_err err;
         CHECK(wl_gpt_memory(&m, &s, mach, &mem, &err) == 0);
@@ -214,7 +202,7 @@ static void test_rank_params(void)
 static double schedule_flops(const wl_model *m, const char *text)
 {
     sim_machine *mach = wl_test_machine(1, 0);
-    wl_strategy s = strat(text);
+    wl_strategy s = wl_test_strategy(text);
     sim_err err;
     sim_schedule *sc = wl_gpt_generate(m, &s, mach, &err);
     sim_machine_free(mach);
@@ -239,7 +227,7 @@ static void test_flops(void)
                             "\"kv_heads\":1,\"ffn_type\":\"squared-relu\",\"position\":\"alibi\"}"};
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
         wl_model m = load(models[i]);
-        wl_strategy s = strat("gb=2,mb=2");
+        wl_strategy s = wl_test_strategy("gb=2,mb=2");
         double want = wl_gpt_model_flops(&m, &s), got = schedule_flops(&m, "gb=2,mb=2");
         if (got != want)
             fprintf(stderr, "%s: kernels %.0f FLOPs, model FLOPs %.0f\n", m.name, got, want);
@@ -249,7 +237,7 @@ static void test_flops(void)
      * 2*64*96, projection 2*64*64, fc1 (gate and up) 2*64*192, fc2 2*96*64,
      * attention 4*32*64; logits 2*64*1024; training = 3 x forward */
     wl_model l = load(LLAMA_TINY);
-    wl_strategy s = strat("gb=1");
+    wl_strategy s = wl_test_strategy("gb=1");
     double per_token = 3 * (2.0 * 64 * 96 + 2.0 * 64 * 64 + 2.0 * 64 * 192 + 2.0 * 96 * 64 + 4.0 * 32 * 64) +
                        2.0 * 64 * 1024;
     CHECK(wl_gpt_model_flops(&l, &s) == 3 * 32 * per_token);
@@ -267,7 +255,7 @@ static void test_flops(void)
 static void test_activations(void)
 {
     wl_model l = load(LLAMA_TINY);
-    wl_strategy s = strat("mb=1");
+    wl_strategy s = wl_test_strategy("mb=1");
     int64_t d = 4, sh = 32 * 64, core = 9 * 8 * 32 * 32;
     int64_t want = sh * 9 + d * 32 * (96 + 64) + core + sh * 9 + d * 32 * (192 + 96);
     CHECK(wl_layer_kept_bytes(&l, &s) == want);
@@ -283,7 +271,7 @@ static void test_kernels(void)
     wl_model l = load(LLAMA_TINY);
     l.layers = 2;
     sim_machine *mach = wl_test_machine(4, 0);
-    wl_strategy s = strat("tp=2,pp=2,mb=1,gb=2,dtype=bf16");
+    wl_strategy s = wl_test_strategy("tp=2,pp=2,mb=1,gb=2,dtype=bf16");
     sim_err err;
     sim_schedule *sc = wl_gpt_generate(&l, &s, mach, &err);
     CHECK(sc != NULL);

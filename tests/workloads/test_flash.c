@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "platforms/catalog.h"
 #include "sim/costmodel.h"
 #include "validation/val_csv.h"
 #include "wl_test.h"
@@ -92,16 +91,6 @@ static void test_rates(void)
     CHECK(fabs(sim_cost_flops(&b) / sim_cost_kernel(&g, &b) / 312e12 - 0.63) < 0.01);
 }
 
-/* A machine of n GPUs of a catalogue model. */
-static sim_machine *machine_of(const char *gpu, int n)
-{
-    sim_machine *m = wl_test_machine(n, 80e9);
-    sim_err err;
-    if (plat_gpu_lookup_info(gpu, &m->gpus[0], NULL, &err))
-        abort();
-    return m;
-}
-
 static int resolved_flash(const wl_model *m, const char *text, sim_machine *mach, sim_err *err)
 {
     wl_strategy s, r;
@@ -129,8 +118,8 @@ static void test_strategy(void)
 
     wl_model m;
     CHECK(wl_model_load("gpt-1024", &m, &err) == 0);
-    sim_machine *h100 = machine_of("H100-SXM", 1), *a100 = machine_of("A100-SXM-80GB", 1);
-    sim_machine *v100 = machine_of("V100-SXM2-32GB", 1), *r3090 = machine_of("RTX3090", 1);
+    sim_machine *h100 = wl_test_gpu_machine("H100-SXM", 1), *a100 = wl_test_gpu_machine("A100-SXM-80GB", 1);
+    sim_machine *v100 = wl_test_gpu_machine("V100-SXM2-32GB", 1), *r3090 = wl_test_gpu_machine("RTX3090", 1);
     /* auto: fused in 16-bit on sm80+, unfused in fp32/tf32 and on V100 */
     CHECK(resolved_flash(&m, "dtype=bf16", h100, &err) == 1);
     CHECK(resolved_flash(&m, "dtype=fp16", a100, &err) == 1);
@@ -158,7 +147,7 @@ static void test_schedule(void)
     CHECK(wl_model_from_json("{\"name\":\"g\",\"layers\":2,\"hidden\":256,\"heads\":8,\"kv_heads\":2,\"ffn\":512,"
                              "\"seq\":512,\"vocab\":1024,\"ffn_type\":\"swiglu\",\"position\":\"rope\"}",
                              "g.json", &m, &err) == 0);
-    sim_machine *mach = machine_of("H100-SXM", 2);
+    sim_machine *mach = wl_test_gpu_machine("H100-SXM", 2);
     wl_strategy s, r;
     wl_strategy_default(&s);
     CHECK(wl_strategy_parse("tp=2,mb=2,gb=4,dtype=bf16,recompute=selective", &s, &err) == 0);
@@ -232,7 +221,7 @@ static void test_long_sequence(void)
     sim_err err;
     CHECK(wl_model_from_json("{\"name\":\"g4k\",\"layers\":24,\"hidden\":2048,\"heads\":16,\"ffn\":8192,"
                              "\"seq\":4096,\"vocab\":50257}", "g.json", &m, &err) == 0);
-    sim_machine *mach = machine_of("H100-SXM", 2);
+    sim_machine *mach = wl_test_gpu_machine("H100-SXM", 2);
     wl_strategy s;
     wl_strategy_default(&s);
     CHECK(wl_strategy_parse("tp=2,mb=4,dtype=bf16,attn=unfused", &s, &err) == 0);

@@ -5,32 +5,10 @@
  * GEMM inputs kept in FP8; refused on GPUs without FP8 tensor cores. */
 #include <stdio.h>
 
-#include "platforms/catalog.h"
 #include "sim/costmodel.h"
 #include "wl_test.h"
 #include "workloads/gpt.h"
 #include "workloads/layer.h"
-
-static sim_machine *machine_of(const char *gpu, int n)
-{
-    sim_machine *m = wl_test_machine(n, 80e9);
-    sim_err err;
-    if (plat_gpu_lookup_info(gpu, &m->gpus[0], NULL, &err))
-        abort();
-    return m;
-}
-
-static wl_strategy strat(const char *text)
-{
-    wl_strategy s;
-    sim_err err;
-    wl_strategy_default(&s);
-    if (wl_strategy_parse(text, &s, &err)) {
-        fprintf(stderr, "%s\n", err.msg);
-        abort();
-    }
-    return s;
-}
 
 static wl_model model(void)
 {
@@ -49,7 +27,7 @@ static void test_gpus(void)
     wl_model m = model();
     sim_err err;
     char buf[256];
-    wl_strategy s = strat("dtype=fp8");
+    wl_strategy s = wl_test_strategy("dtype=fp8");
     CHECK(s.dtype == SIM_DTYPE_FP8);
     wl_strategy_format(&s, buf, sizeof buf);
     CHECK_HAS(buf, "dtype=fp8");
@@ -59,7 +37,7 @@ static void test_gpus(void)
     } gpus[] = {{"H100-SXM", 1}, {"H100-PCIe", 1}, {"RTX4090", 1}, {"A100-SXM-80GB", 0}, {"RTX3090", 0},
                 {"V100-SXM2-32GB", 0}};
     for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++) {
-        sim_machine *mach = machine_of(gpus[i].gpu, 1);
+        sim_machine *mach = wl_test_gpu_machine(gpus[i].gpu, 1);
         int rc = wl_gpt_check(&m, &s, mach, NULL, &err);
         if ((rc == 0) != gpus[i].ok)
             fprintf(stderr, "%s: rc %d: %s\n", gpus[i].gpu, rc, rc ? err.msg : "");
@@ -89,8 +67,8 @@ static void test_gpus(void)
 static void test_schedule(void)
 {
     wl_model m = model();
-    sim_machine *mach = machine_of("H100-SXM", 4);
-    wl_strategy s = strat("tp=2,pp=2,mb=2,gb=4,dtype=fp8");
+    sim_machine *mach = wl_test_gpu_machine("H100-SXM", 4);
+    wl_strategy s = wl_test_strategy("tp=2,pp=2,mb=2,gb=4,dtype=fp8");
     sim_err err;
     sim_schedule *sc = wl_gpt_generate(&m, &s, mach, &err);
     CHECK(sc != NULL);
@@ -135,9 +113,9 @@ static void test_schedule(void)
 static void test_memory(void)
 {
     wl_model m = model();
-    sim_machine *mach = machine_of("H100-SXM", 2);
+    sim_machine *mach = wl_test_gpu_machine("H100-SXM", 2);
     sim_err err;
-    wl_strategy s8 = strat("tp=2,mb=2,dtype=fp8"), s16 = strat("tp=2,mb=2,dtype=bf16");
+    wl_strategy s8 = wl_test_strategy("tp=2,mb=2,dtype=fp8"), s16 = wl_test_strategy("tp=2,mb=2,dtype=bf16");
     wl_memory m8, m16;
     CHECK(wl_gpt_memory(&m, &s8, mach, &m8, &err) == 0);
     CHECK(wl_gpt_memory(&m, &s16, mach, &m16, &err) == 0);

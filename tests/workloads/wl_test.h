@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "platforms/catalog.h"
 #include "sim/machine.h"
+#include "workloads/model.h"
 
 static int wl_test_failures;
 
@@ -52,6 +54,32 @@ static inline sim_machine *wl_test_machine(int n, double mem_capacity)
     for (int i = 0; i < n; i++)
         m->node[i] = i / 4;
     return m;
+}
+
+/* n GPUs of a catalogue model (its peaks, curves, FlashAttention support),
+ * 80 GB each, 4 per node. */
+static inline sim_machine *wl_test_gpu_machine(const char *gpu, int n)
+{
+    sim_machine *m = wl_test_machine(n, 80e9);
+    sim_err err;
+    if (plat_gpu_lookup_info(gpu, &m->gpus[0], NULL, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        abort();
+    }
+    return m;
+}
+
+/* The default strategy with text parsed on top (aborts on a bad string). */
+static inline wl_strategy wl_test_strategy(const char *text)
+{
+    wl_strategy s;
+    sim_err err;
+    wl_strategy_default(&s);
+    if (wl_strategy_parse(text, &s, &err)) {
+        fprintf(stderr, "%s: %s\n", text, err.msg);
+        abort();
+    }
+    return s;
 }
 
 static inline int wl_test_done(void)
