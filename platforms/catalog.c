@@ -125,6 +125,30 @@ static int parse_curve(const cJSON *obj, sim_curve *c, const char *where, const 
     return 0;
 }
 
+/* "flash_attention": {"fwd": {curve}, "bwd": {curve}, "causal": factor,
+ * "source": ...}: fused attention's efficiency by log10 sequence length and
+ * the factor a causal kernel runs at, the GPU's own or the defaults'
+ * (platforms/README.md, "Calibration"). */
+static int parse_flash(const cJSON *e, const cJSON *defaults, const char *where, sim_gpu *g, sim_err *err)
+{
+    const cJSON *own = cJSON_GetObjectItemCaseSensitive(e, "flash_attention");
+    const cJSON *fa = own ? own : cJSON_GetObjectItemCaseSensitive(defaults, "flash_attention");
+    if (!fa)
+        return 0; /* no curve: sim_curve_eval gives 1 (an ideal kernel) */
+    char what[96];
+    snprintf(what, sizeof what, "%s.flash_attention.fwd", own ? g->model : "defaults");
+    if (parse_curve(cJSON_GetObjectItemCaseSensitive(fa, "fwd"), &g->flash_fwd_eff, own ? where : GPUS_JSON, what, err))
+        return -1;
+    snprintf(what, sizeof what, "%s.flash_attention.bwd", own ? g->model : "defaults");
+    if (parse_curve(cJSON_GetObjectItemCaseSensitive(fa, "bwd"), &g->flash_bwd_eff, own ? where : GPUS_JSON, what, err))
+        return -1;
+    g->flash_causal = num(fa, "causal", 1);
+    if (!(g->flash_causal > 0 && g->flash_causal <= 1))
+        return sim_errf(err, "%s: %s.flash_attention.causal: expected a factor in (0, 1]", own ? where : GPUS_JSON,
+                        own ? g->model : "defaults");
+    return 0;
+}
+
 /* "nccl": {"base_us": {"LL":, "LL128":, "Simple":}, "step_us": {...},
  * "efficiency": {...}}: each protocol from the GPU's own object, else the
  * defaults' (see sim_collparams). */
@@ -160,7 +184,8 @@ static int parse_nccl(const cJSON *own, const cJSON *dflt, sim_collparams *cp, c
  * belongs here too. */
 static const char *const GPU_KEYS[] = {"model", "aliases", "tflops", "memory_GB", "memory_GBps", "pcie_gen", "p2p",
                                        "nvlink", "power_W", "price_USD", "source", "gemm", "attention", "memory",
-                                       "launch_s", "kernel_min_s", "gemm_scale", "nccl", "overlap", "note", NULL};
+                                       "launch_s", "kernel_min_s", "gemm_scale", "flash_attention", "nccl", "overlap",
+                                       "note", NULL};
 
 /* A number field of obj within [lo, hi] (or absent: dflt); -1 with a message naming where.key. */
 static int field(const cJSON *obj, const char *key, double dflt, double lo, double hi, const char *where,
@@ -188,7 +213,7 @@ static int check_gpu_keys(const cJSON *e, const char *where, const char *model, 
         if (!ok)
             return sim_errf(err, "%s: %s: unknown field \"%s\"; known: model, aliases, tflops, memory_GB, memory_GBps, "
                             "pcie_gen, p2p, nvlink, power_W, price_USD, source, gemm, attention, memory, launch_s, "
-                            "kernel_min_s, gemm_scale, nccl, overlap, note, *_source", where, model, it->string);
+                            "kernel_min_s, gemm_scale, flash_attention, nccl, overlap, note, *_source", where, model, it->string);
     }
     return 0;
 }
@@ -255,6 +280,12 @@ static int fill_gpu(const cJSON *e, const cJSON *defaults, const char *where, si
                         what, err))
             return -1;
     }
+
+    if (parse_flash(e, defaults, where, g, err))
+        return -1;
+    /* FlashAttention-2 needs sm80+ (Ampere, Ada, Hopper): the GPUs with
+     * bf16 tensor cores, which came with sm80 (V100 and Turing have none) */
+    g->flash_attn = num(t, "bf16", 0) > 0;
 
     if (parse_nccl(cJSON_GetObjectItemCaseSensitive(e, "nccl"), cJSON_GetObjectItemCaseSensitive(defaults, "nccl"),
                    &g->coll, where, g->model, err))

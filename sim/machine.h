@@ -65,6 +65,10 @@ typedef struct sim_gpu {
     double gemm_scale[SIM_DTYPE_COUNT]; /* a dtype's GEMMs reach gemm_eff x this (0 or 1: as the curve) */
     sim_curve attn_eff;                 /* attention core: fraction of peak vs log10 FLOPs */
     sim_curve mem_eff;                  /* memory-bound kernels: fraction of mem_bw vs log10 bytes */
+    sim_curve flash_fwd_eff;            /* fused attention (FlashAttention) forward and backward: fraction */
+    sim_curve flash_bwd_eff;            /* of the fp16/bf16 peak vs log10 sequence length (costmodel.c) */
+    double flash_causal;                /* a causal kernel's efficiency: this x the curve at s/2 (0 = 1) */
+    int flash_attn;                     /* FlashAttention-2 runs on it (sm80+: Ampere, Ada, Hopper) */
     sim_collparams coll;                /* NCCL protocol latencies and efficiencies */
     double overlap_compute;             /* compute slowdown (>= 1) while a collective or p2p of the
                                            same GPU is in flight (shared SMs and memory bandwidth) */

@@ -39,6 +39,9 @@ int val_fit_oases_nic(const char *data_dir, val_fitted *out, int max, FILE *logf
 int val_fit_kernels_3090(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
 /* Memory-bound curves and launch_s of A100/V100/H100/H200 (fit_memory.c). */
 int val_fit_memory(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
+/* Fused attention (FlashAttention) curves: H100 from FA3's figures, the
+ * catalogue default (FA2 on Ampere) from FA2's (validation/fit_flash.c). */
+int val_fit_flash(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
 
 /* The four Oases blocks of one layer (attn_fwd, attn_bwd, mlp_fwd, mlp_bwd)
  * at hidden h, TP tp, batch b: one schedule each, the kernels workloads/

@@ -53,6 +53,7 @@
 #include "workloads/layer.h"
 #include "workloads/pipeline.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,8 @@ typedef struct plan {
     int ds;         /* ZeRO-3 / FSDP / OSDP shard group: dp, or the GPUs of a node under fsdp=hybrid */
     int reshard;    /* ZeRO-3 / FSDP: gathered parameters are freed after the forward (not SHARD_GRAD_OP) */
     int64_t sw, sg, so; /* bytes per sharded parameter of weights, gradients, optimizer state at rest */
+    int fp8;        /* dtype=fp8: FP8 GEMMs in the layers, bf16 elsewhere (Transformer Engine) */
+    int tied;       /* the output layer shares the word embeddings (all-reduced between first and last stage) */
 } plan;
 
 /* ---- checks ------------------------------------------------------------ */
@@ -90,18 +93,20 @@ typedef struct plan {
  * fp16; PyTorch FSDP (fsdp=) reduces in fp32 (torchtitan's
  * mixed_precision_reduce and MosaicML's DEFAULT policy); ZeRO-2/3 and
  * OSDP keep the model's dtype.  An explicit 16-bit
- * grad_reduce must be the model's own dtype. */
+ * grad_reduce must be the model's own dtype.  FP8 training keeps bf16
+ * parameters and gradients (Transformer Engine casts only inside the GEMMs),
+ * so it follows bf16. */
 static int grad_dtype(const wl_strategy *st, int64_t *gbytes, sim_err *err)
 {
-    sim_dtype r = st->grad_reduce;
+    sim_dtype r = st->grad_reduce, own = st->dtype == SIM_DTYPE_FP8 ? SIM_DTYPE_BF16 : st->dtype;
     if (r == SIM_DTYPE_COUNT) {
-        if ((st->dtype == SIM_DTYPE_BF16 && st->zero <= 1 && !st->osdp[0]) || st->fsdp)
+        if ((own == SIM_DTYPE_BF16 && st->zero <= 1 && !st->osdp[0]) || st->fsdp)
             *gbytes = 4;
         return 0;
     }
-    if (r != SIM_DTYPE_FP32 && r != st->dtype)
+    if (r != SIM_DTYPE_FP32 && r != own)
         return sim_errf(err, "strategy: grad_reduce=%s: gradients are reduced in fp32 or in the model's dtype (%s)",
-                        sim_dtype_name(r), sim_dtype_name(st->dtype));
+                        sim_dtype_name(r), sim_dtype_name(own));
     *gbytes = r == SIM_DTYPE_FP32 ? 4 : 2;
     return 0;
 }
@@ -170,6 +175,32 @@ static int resolve_fsdp(const wl_strategy *st, const sim_machine *mach, plan *pl
     return st->fsdp == WL_FSDP_HYBRID ? hybrid_group(mach, pl, err) : 0;
 }
 
+/* attn=auto is what the training stacks run (Megatron-Core through
+ * Transformer Engine, PyTorch's scaled_dot_product_attention): fused
+ * FlashAttention kernels in fp16/bf16 (fp8 runs attention in bf16) on GPUs
+ * FlashAttention-2 supports (sm80+: Ampere, Ada, Hopper), the unfused core
+ * in fp32/tf32 and on older GPUs (V100).  attn=flash where it cannot run is
+ * an error saying why. */
+static int resolve_attn(const wl_strategy *st, const sim_machine *mach, int *flash, sim_err *err)
+{
+    int dtype_ok = st->dtype == SIM_DTYPE_FP16 || st->dtype == SIM_DTYPE_BF16 || st->dtype == SIM_DTYPE_FP8;
+    const char *old_gpu = NULL;
+    for (int i = 0; mach && i < mach->nmodels && !old_gpu; i++)
+        if (!mach->gpus[i].flash_attn)
+            old_gpu = mach->gpus[i].model;
+    *flash = 0;
+    if (st->attn == WL_ATTN_UNFUSED)
+        return 0;
+    if (st->attn == WL_ATTN_FLASH && !dtype_ok)
+        return sim_errf(err, "strategy: attn=flash: FlashAttention computes in fp16 or bf16 (fp8 training keeps "
+                        "attention in bf16), not dtype=%s; use attn=unfused or a 16-bit dtype", sim_dtype_name(st->dtype));
+    if (st->attn == WL_ATTN_FLASH && old_gpu)
+        return sim_errf(err, "strategy: attn=flash: the %s is not supported by FlashAttention-2, which needs an sm80+ "
+                        "GPU (Ampere, Ada, Hopper: the ones with bf16 tensor cores); use attn=unfused", old_gpu);
+    *flash = dtype_ok && !old_gpu;
+    return 0;
+}
+
 static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *mach, plan *pl, sim_err *err)
 {
     if (!m || m->layers < 1 || m->hidden < 1 || m->heads < 1 || m->ffn < 1 || m->seq < 1 || m->vocab < 1)
@@ -177,9 +208,15 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
                         m ? m->name : "(null)");
     if (m->hidden % m->heads)
         return sim_errf(err, "model %s: hidden %d is not divisible by heads %d", m->name, m->hidden, m->heads);
-    if (m->moe)
-        return sim_errf(err, "model %s has mixture-of-experts layers, which this dense GPT generator does not "
-                        "model: simulate it with `trainsim moe` (workloads/moe.c)", m->name);
+    if (m->moe) {
+        int gpt = !m->kv_heads && m->ffn_type == WL_FFN_GELU && m->position == WL_POS_LEARNED && !m->untied &&
+                  !m->no_bias && m->norm == WL_NORM_LAYERNORM && !m->embed_norm;
+        return sim_errf(err, "model %s has mixture-of-experts layers, which this dense generator does not model "
+                        "(expert parallelism in `trainsim run` is not implemented yet): %s", m->name,
+                        gpt ? "simulate it with `trainsim moe` (workloads/moe.c)"
+                            : "`trainsim moe` simulates GPT-style MoE models only (gelu experts, multi-head "
+                              "attention), so this one cannot be simulated yet");
+    }
     if (st->tp < 1 || st->pp < 1 || st->dp < 0 || st->mb < 1 || st->gb < 0)
         return sim_errf(err, "strategy: tp, pp and mb must be positive, dp and gb positive or auto (got tp=%d, "
                         "pp=%d, dp=%d, mb=%d, gb=%d)", st->tp, st->pp, st->dp, st->mb, st->gb);
@@ -187,10 +224,21 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
         return sim_errf(err, "strategy: bucket: expected a positive size or auto, got %lld bytes",
                         (long long)st->dp_bucket_bytes);
     if (st->dtype != SIM_DTYPE_FP32 && st->dtype != SIM_DTYPE_TF32 && st->dtype != SIM_DTYPE_FP16 &&
-        st->dtype != SIM_DTYPE_BF16)
-        return sim_errf(err, "strategy: dtype: expected fp32, tf32, fp16 or bf16, got %s", sim_dtype_name(st->dtype));
+        st->dtype != SIM_DTYPE_BF16 && st->dtype != SIM_DTYPE_FP8)
+        return sim_errf(err, "strategy: dtype: expected fp32, tf32, fp16, bf16 or fp8, got %s",
+                        sim_dtype_name(st->dtype));
+    /* FP8 GEMMs need FP8 tensor cores (Ada, Hopper and newer): the catalogue
+     * gives those an fp8 rate above the 16-bit ones (it fills a missing fp8
+     * rate with the bf16 or fp16 one) */
+    for (int i = 0; mach && st->dtype == SIM_DTYPE_FP8 && i < mach->nmodels; i++)
+        if (!(mach->gpus[i].peak_flops[SIM_DTYPE_FP8] >
+              fmax(mach->gpus[i].peak_flops[SIM_DTYPE_BF16], mach->gpus[i].peak_flops[SIM_DTYPE_FP16])))
+            return sim_errf(err, "strategy: dtype=fp8: the %s has no FP8 tensor cores (FP8 training needs Ada, Hopper "
+                            "or newer); use dtype=bf16", mach->gpus[i].model);
     memset(pl, 0, sizeof *pl);
     pl->st = *st;
+    if (resolve_attn(st, mach, &pl->st.flash, err))
+        return -1;
     long long tpp = (long long)st->tp * st->pp;
     if (st->dp == 0) {
         if (!mach)
@@ -211,6 +259,14 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
         return sim_errf(err, "tp=%d does not divide the hidden size %d of %s", st->tp, m->hidden, m->name);
     if (st->schedule != WL_TP_TESSERACT && m->ffn % st->tp)
         return sim_errf(err, "tp=%d does not divide the FFN size %d of %s", st->tp, m->ffn, m->name);
+    /* Megatron-Core splits the query groups over the TP ranks
+     * (megatron/core/transformer/attention.py: divide(num_query_groups,
+     * world_size) asserts it); it does not replicate K/V heads as inference
+     * engines do */
+    if (st->schedule != WL_TP_TESSERACT && wl_model_kv_heads(m) % st->tp)
+        return sim_errf(err, "tp=%d does not divide the %d K/V heads (kv_heads) of %s: Megatron-Core splits the query "
+                        "groups over the TP ranks and requires it; use a tp that divides %d", st->tp,
+                        wl_model_kv_heads(m), m->name, wl_model_kv_heads(m));
     if (m->layers % st->pp)
         return sim_errf(err, "pp=%d does not divide the %d layers of %s", st->pp, m->layers, m->name);
     long long mbdp = (long long)st->mb * pl->st.dp;
@@ -229,6 +285,7 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
     pl->lp = m->layers / st->pp;
     int64_t mult = 128ll * st->tp;
     pl->vp = ((int64_t)m->vocab + mult - 1) / mult * mult;
+    pl->tied = !m->untied;
     int fp32 = st->dtype == SIM_DTYPE_FP32 || st->dtype == SIM_DTYPE_TF32;
     pl->ab = fp32 ? 4 : 2;
     /* 16 bytes per parameter in every precision: fp32 keeps weights 4 +
@@ -236,6 +293,7 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
      * gradients 2 + fp32 master weights, m, v 12 (Rajbhandari et al. 2020,
      * ZeRO, Sec. 3.1).  Megatron's fp32 main-grad accumulation buffer (+2) is
      * not counted. */
+    pl->fp8 = st->dtype == SIM_DTYPE_FP8;
     pl->wbytes = fp32 ? 4 : 2;
     pl->gbytes = fp32 ? 4 : 2;
     pl->obytes = fp32 ? 8 : 12;
@@ -311,15 +369,18 @@ static int layer_index(const plan *pl, int stage, int chunk, int j)
     return (chunk * pl->p + stage) * pl->lpc + j;
 }
 
-/* Embeddings, final layer norm and the output layer's copy of the word
- * embeddings: what the stage holds besides its layers. */
+/* Embeddings, final norm and the output layer: what the stage holds besides
+ * its layers.  The first stage: its vocab/tp slice of the word embeddings,
+ * the position table (learned positions) and BLOOM's embedding norm; the last
+ * stage: the final norm and the output layer, its own weights when untied,
+ * else, when pp > 1, its copy of the tied word embeddings. */
 static int64_t root_params(const wl_model *m, const plan *pl, int stage)
 {
-    int64_t h = m->hidden, t = pl->t, n = 0;
+    int64_t h = m->hidden, t = pl->t, n = 0, np = wl_model_norm_params(m);
     if (stage == 0)
-        n += pl->vp / t * h + (int64_t)m->seq * h;
+        n += pl->vp / t * h + (m->position == WL_POS_LEARNED ? (int64_t)m->seq * h : 0) + (m->embed_norm ? np : 0);
     if (stage == pl->p - 1)
-        n += 2 * h + (pl->p > 1 ? pl->vp / t * h : 0);
+        n += np + (pl->p > 1 || m->untied ? pl->vp / t * h : 0);
     return n;
 }
 
@@ -337,19 +398,20 @@ static int64_t stage_params(const wl_model *m, const plan *pl, int stage)
 
 /* A layer's parameters on one TP rank by FSDP/OSDP unit (OSDP shards the
  * attention linears and the MLP linears separately, papers.md §3.6):
- * attention = LN1 2h + QKV (3h² + 3h)/t + projection h²/t + its bias h;
- * MLP = LN2 2h + fc1 (hf + f)/t + fc2 fh/t + its bias h.  Together they are
- * stage_params()' per-layer count. */
+ * attention = LN1 + QKV weight and bias /t + projection /t + its bias;
+ * MLP = LN2 + fc1 weight and bias /t + fc2 /t + its bias (for GPT: (4h² +
+ * 3h)/t + 3h and (2hf + f)/t + 3h).  Together they are stage_params()'
+ * per-layer count. */
 static int64_t attn_megatron(const wl_model *m, const plan *pl)
 {
-    int64_t h = m->hidden, t = pl->t;
-    return (4 * h * h + 3 * h) / t + 3 * h;
+    wl_layer_param_split p = wl_model_layer_params(m);
+    return p.attn_split / pl->t + p.attn_rep;
 }
 
 static int64_t mlp_megatron(const wl_model *m, const plan *pl)
 {
-    int64_t h = m->hidden, f = m->ffn, t = pl->t;
-    return (2 * h * f + f) / t + 3 * h;
+    wl_layer_param_split p = wl_model_layer_params(m);
+    return p.mlp_split / pl->t + p.mlp_rep;
 }
 
 /* The MLP unit of a layer: exactly the Megatron count above under 1-D TP;
@@ -423,6 +485,17 @@ static stage_params_split split_params(const wl_model *m, const plan *pl, int st
     return sp;
 }
 
+/* The layer parameters (not embeddings nor output layer) a rank holds
+ * across the step: what FP8 training casts and keeps in FP8. */
+static int64_t fp8_layer_params(const plan *pl, const stage_params_split *sp)
+{
+    if (pl->zero == 3)
+        return sp->owned - shard(sp->root, pl->d);
+    if (pl->osdp)
+        return sp->replicated + sp->owned - sp->root;
+    return sp->all - sp->root;
+}
+
 /* Parameters the optimizer step of a rank updates. */
 static int64_t optimizer_params(const wl_model *m, const plan *pl, int stage)
 {
@@ -488,6 +561,12 @@ static void persistent_memory(const wl_model *m, const plan *pl, int stage, wl_m
     memset(mem, 0, sizeof *mem);
     mem->stage = stage;
     mem->weights = (double)(w * pl->wbytes);
+    /* FP8 (Transformer Engine): the layers' weights also as an FP8 workspace
+     * kept across the step's micro-batches, the weight and its transpose
+     * (Hopper's FP8 GEMMs take one layout), 2 bytes per layer parameter; the
+     * embeddings and the output layer stay bf16 */
+    if (pl->fp8)
+        mem->weights += 2.0 * (double)fp8_layer_params(pl, &sp);
     mem->gradients = (double)(g * pl->gbytes);
     mem->optimizer = (double)(o * pl->obytes);
     if (pl->zero == 3 || pl->osdp) { /* the replicated parameters, and the shards at rest */
@@ -507,18 +586,27 @@ static void persistent_memory(const wl_model *m, const plan *pl, int stage, wl_m
     mem->context = (double)CONTEXT_BYTES;
 }
 
-/* Narayanan et al. 2021, Eq. 3 without recomputation:
- * 72·B·s·L·h²·(1 + s/(6h) + V/(12·L·h)).  Per layer the forward pass does
- * 2·B·s·h·(3h + h + 2·ffn) GEMM FLOPs (QKV, projection, fc1, fc2) and
- * 4·B·s²·h in attention (QKᵀ and attention×V); the logits add 2·B·s·h·V; the
- * backward pass doubles each.  So in general
- *   3·L·B·s·h·(8h + 4·ffn + 4s) + 6·B·s·h·V,
- * which is Eq. 3 for ffn = 4h.  V is the model's vocabulary as given. */
+/* Model FLOPs as Megatron-LM counts them (num_floating_point_operations in
+ * megatron/training/training.py; Narayanan et al. 2021, Eq. 3 and App.),
+ * without recomputation: every GEMM 3 times (forward, dgrad, wgrad) at 2 FLOPs
+ * per multiply-add.  Per layer the forward does 2·B·s·h·(qkv + h + fc1 + ffn)
+ * in the QKV (h + 2·kv_heads·head_dim wide), projection, fc1 (2·ffn wide with
+ * swiglu) and fc2 GEMMs, and 4·B·s²·h in attention (QKᵀ and attention×V over
+ * the whole s×s matrix: no causal halving, as Megatron counts); the logits
+ * add 2·B·s·h·V:
+ *   3·L·B·s·h·(2·(qkv + h + fc1 + ffn) + 4s) + 6·B·s·h·V,
+ * which for GPT (qkv = 3h, fc1 = ffn = 4h) is Eq. 3,
+ * 72·B·s·L·h²·(1 + s/(6h) + V/(12·L·h)).  It is the "6N + attention" count
+ * (PaLM's 6N + 12·L·h·s per token, Chowdhery et al. 2022 App. B) with N the
+ * GEMM weights: biases, norms and the input embedding lookup do not count, the
+ * output layer does, tied or not.  V is the model's vocabulary as given
+ * (Megatron uses the padded one). */
 double wl_gpt_model_flops(const wl_model *m, const wl_strategy *st)
 {
     double B = st->gb > 0 ? st->gb : (double)st->mb * (st->dp > 0 ? st->dp : 1);
     double s = m->seq, h = m->hidden, f = m->ffn, L = m->layers, V = m->vocab;
-    return 3.0 * L * B * s * h * (8 * h + 4 * f + 4 * s) + 6.0 * B * s * h * V;
+    double qkv = (double)wl_model_qkv_out(m), fc1 = (double)wl_model_fc1_out(m, m->ffn);
+    return 3.0 * L * B * s * h * (2 * (qkv + h + fc1 + f) + 4 * s) + 6.0 * B * s * h * V;
 }
 
 /* ---- generation -------------------------------------------------------- */
@@ -589,7 +677,9 @@ static void build_payloads(gen *g)
     const wl_model *m = g->m;
     const plan *pl = g->pl;
     payloads *P = &g->P;
-    sim_dtype dt = pl->st.dtype;
+    /* FP8 runs the layers' GEMMs in FP8; the embedding, output layer and loss
+     * stay bf16 (Megatron-Core's TE layers are the transformer layers') */
+    sim_dtype dt = pl->fp8 ? SIM_DTYPE_BF16 : pl->st.dtype;
     int64_t t = pl->t, sb = (int64_t)m->seq * pl->st.mb, h = m->hidden, d = pl->ab;
     int64_t sbhd = sb * h * d, vt = pl->vp / t;
     int64_t logits_bytes = sb * vt * 4;
@@ -599,7 +689,9 @@ static void build_payloads(gen *g)
     P->logits_free = wl_pay_mem(s, "logits", SIM_MEM_ACTIVATIONS, -logits_bytes);
 
     /* forward */
-    P->embed = wl_pay_elem(s, "embed", 3 * sbhd, dt); /* word row + position row → sum */
+    /* word row (+ position row) -> sum (+ BLOOM's embedding norm) */
+    P->embed = wl_pay_elem(s, "embed", (m->position == WL_POS_LEARNED ? 3 : 2) * sbhd + (m->embed_norm ? 2 * sbhd : 0),
+                           dt);
     P->final_ln = wl_pay_elem(s, "final_ln", 2 * sbhd / rt, dt);
     P->logits = wl_pay_gemm(s, "logits", sb, vt, h, dt);
     P->loss = wl_pay_elem(s, "loss", 2 * logits_bytes, SIM_DTYPE_FP32); /* vocab-parallel cross-entropy, fp32 */
@@ -609,7 +701,8 @@ static void build_payloads(gen *g)
     P->logits_dg = wl_pay_gemm(s, "logits_dgrad", sb, h, vt, dt);
     P->logits_wg = wl_pay_gemm(s, "logits_wgrad", vt, h, sb, dt);
     P->final_ln_b = wl_pay_elem(s, "final_ln_bwd", 3 * sbhd / rt, dt);
-    P->embed_b = wl_pay_elem(s, "embed_bwd", 3 * sbhd, dt);
+    P->embed_b = wl_pay_elem(s, "embed_bwd", (m->position == WL_POS_LEARNED ? 3 : 2) * sbhd +
+                                                 (m->embed_norm ? 3 * sbhd : 0), dt);
 
     P->tp_ar = wl_pay_coll(s, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd);
     /* vocab-parallel cross-entropy: max, predicted logit and sum of exp over
@@ -704,7 +797,8 @@ static int64_t linear_sharded(gen *g, int layer, wl_linear lin)
     if (!(lv & (attn ? 1 : 2)))
         return 0;
     int64_t x = attn ? attn_params(g->m, g->pl, layer) : mlp_params(g->m, g->pl, layer);
-    int64_t first = attn ? x * 3 / 4 : x / 2;
+    int64_t h = g->m->hidden, qkv = wl_model_qkv_out(g->m), fc1 = wl_model_fc1_out(g->m, g->m->ffn);
+    int64_t first = attn ? x * qkv / (qkv + h) : x * fc1 / (fc1 + g->m->ffn);
     return lin == WL_LIN_QKV || lin == WL_LIN_FC1 ? first : x - first;
 }
 
@@ -1170,7 +1264,7 @@ static int generate_rank(gen *g, int rank, const comms *C)
         g->cur.linear_ctx = g;
     }
     g->cur.stp = pl->t > 1 ? sim_sched_stream(s, rank, "tp") : -1;
-    g->sdp = pl->d > 1 || (pl->p > 1 && (stage == 0 || last)) ? sim_sched_stream(s, rank, "dp") : -1;
+    g->sdp = pl->d > 1 || (pl->p > 1 && !m->untied && (stage == 0 || last)) ? sim_sched_stream(s, rank, "dp") : -1;
     g->s_ag = fsdp ? sim_sched_stream(s, rank, "fsdp-ag") : -1;
     g->s_rs = fsdp ? sim_sched_stream(s, rank, "fsdp-rs") : -1;
     g->s_ar = g->ar_comm >= 0 ? sim_sched_stream(s, rank, "hsdp-ar") : -1;
@@ -1267,7 +1361,7 @@ static int generate_rank(gen *g, int rank, const comms *C)
         for (int c = 0; c < pl->v; c++)
             for (int i = 0; i < g->bk[c].n; i++)
                 reduce_bucket(g, c, i, last_bwd, bt);
-    if (pl->p > 1 && (stage == 0 || last)) {
+    if (pl->p > 1 && !m->untied && (stage == 0 || last)) {
         uint32_t p = wl_pay_coll(s, "embed_allreduce", SIM_COLL_ALLREDUCE, pl->vp / pl->t * m->hidden * pl->gbytes);
         g->last_dp = sim_sched_add(s, g->sdp, p, g->emb_comm, bt, &last_bwd, 1);
     }
@@ -1293,14 +1387,24 @@ static int generate_rank(gen *g, int rank, const comms *C)
     if (g->last_ar != UINT32_MAX)
         deps[nd++] = g->last_ar;
     uint32_t opt_op = sim_sched_add(s, g->cur.sc, opt, -1, tags(-1, -1, SIM_PHASE_OPTIMIZER), deps, nd);
+    uint32_t last_ag = opt_op; /* the last op the updated weights wait for */
     if ((pl->zero == 1 || pl->zero == 2) && !pl->st.param_overlap) {
         /* ZeRO-1/2: every rank updated its shard; all-gather the new
          * weights, bucket by bucket (Megatron's start_param_sync) */
         sim_tags ot = tags(-1, -1, SIM_PHASE_OPTIMIZER);
         for (int c = 0; c < pl->v; c++)
             for (int i = 0; i < g->bk[c].n; i++)
-                sim_sched_add(s, g->sdp, wl_pay_coll(s, "dp_allgather", SIM_COLL_ALLGATHER, g->bk[c].params[i] * pl->wbytes),
-                              g->dp_comm, ot, &opt_op, 1);
+                last_ag = sim_sched_add(s, g->sdp,
+                                        wl_pay_coll(s, "dp_allgather", SIM_COLL_ALLGATHER, g->bk[c].params[i] * pl->wbytes),
+                                        g->dp_comm, ot, &opt_op, 1);
+    }
+    if (pl->fp8) {
+        /* Transformer Engine casts the updated weights to FP8 once per step
+         * (at the first micro-batch, cached for the others): read bf16, write
+         * the FP8 weight and its transpose, 4 bytes per layer parameter */
+        int64_t n = fp8_layer_params(pl, &sp);
+        sim_sched_add(s, g->cur.sc, wl_pay_elem(s, "fp8_weight_cast", 4 * n, SIM_DTYPE_BF16), -1,
+                      tags(-1, -1, SIM_PHASE_OPTIMIZER), &last_ag, 1);
     }
     return 0;
 }
@@ -1390,7 +1494,7 @@ static int make_comms(sim_schedule *s, const plan *pl, comms *C, sim_err *err)
             ranks[0] = d * pl->t + t;
             ranks[1] = (pl->p - 1) * td + d * pl->t + t;
             snprintf(name, sizeof name, "embed.d%d.t%d", d, t);
-            C->emb[d * pl->t + t] = pl->p > 1 ? sim_sched_comm(s, name, ranks, 2) : -1;
+            C->emb[d * pl->t + t] = pl->p > 1 && pl->tied ? sim_sched_comm(s, name, ranks, 2) : -1;
         }
     free(ranks);
     return 0;
@@ -1543,8 +1647,13 @@ static int check_plan(const wl_model *m, const plan *pl, const sim_machine *mach
     if (peak)
         *peak = best;
     if (worst >= 0) {
-        char hint[160] = "", gathered[96] = "";
+        char hint[200] = "", gathered[96] = "";
         size_t k = 0;
+        wl_strategy fused = pl->st;
+        fused.attn = WL_ATTN_FLASH;
+        int can_flash = 0;
+        if (!pl->st.flash && resolve_attn(&fused, mach, &can_flash, NULL) == 0 && can_flash)
+            k += (size_t)snprintf(hint + k, sizeof hint - k, "attn=flash (no s x s scores kept), ");
         if (pl->st.recompute == WL_RECOMPUTE_NONE)
             k += (size_t)snprintf(hint + k, sizeof hint - k, "recompute=full, ");
         if (pl->st.mb > 1)

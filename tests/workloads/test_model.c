@@ -130,7 +130,7 @@ static void test_strategy(void)
 
     wl_strategy before = s;
     CHECK(wl_strategy_parse("tp=2,foo=1", &s, &err) == -1);
-    CHECK_STR(err.msg, "strategy: unknown key \"foo\" (known: tp, pp, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, grad_reduce, zero, fsdp, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut)");
+    CHECK_STR(err.msg, "strategy: unknown key \"foo\" (known: tp, pp, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, grad_reduce, zero, fsdp, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn)");
     CHECK(memcmp(&s, &before, sizeof s) == 0); /* unchanged on error */
     CHECK(wl_strategy_parse("tp=x", &s, &err) == -1);
     CHECK_STR(err.msg, "strategy: tp: expected a positive integer, got \"x\"");
@@ -139,7 +139,7 @@ static void test_strategy(void)
     CHECK(wl_strategy_parse("mb=2.5", &s, &err) == -1);
     CHECK_STR(err.msg, "strategy: mb: expected a positive integer, got \"2.5\"");
     CHECK(wl_strategy_parse("dtype=int8", &s, &err) == -1);
-    CHECK_STR(err.msg, "strategy: dtype: expected fp32, tf32, fp16 or bf16, got \"int8\"");
+    CHECK_STR(err.msg, "strategy: dtype: expected fp32, tf32, fp16, bf16 or fp8, got \"int8\"");
     CHECK(wl_strategy_parse("recompute=some", &s, &err) == -1);
     CHECK_STR(err.msg, "strategy: recompute: expected none, full, selective or oases, got \"some\"");
     CHECK(wl_strategy_parse("bucket=-1", &s, &err) == -1);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "platforms/catalog.h"
 #include "sim/engine.h"
 #include "sim/machine.h"
 #include "workloads/gpt.h"
@@ -54,6 +55,19 @@ static inline sim_machine *wl_test_machine(int n, double mem_capacity)
     m->nnodes = (n + 3) / 4;
     for (int i = 0; i < n; i++)
         m->node[i] = i / 4;
+    return m;
+}
+
+/* n GPUs of a catalogue model (its peaks, curves, FlashAttention support),
+ * 80 GB each, 4 per node. */
+static inline sim_machine *wl_test_gpu_machine(const char *gpu, int n)
+{
+    sim_machine *m = wl_test_machine(n, 80e9);
+    sim_err err;
+    if (plat_gpu_lookup_info(gpu, &m->gpus[0], NULL, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        abort();
+    }
     return m;
 }
 
