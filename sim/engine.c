@@ -594,7 +594,7 @@ int sim_run(const sim_schedule *s, const sim_machine *m, const sim_options *opt_
     E.kern_busy = calloc((size_t)nr, sizeof *E.kern_busy);
     E.bg = calloc((size_t)nr, sizeof *E.bg);
     E.mem_kind = calloc((size_t)nr * SIM_MEM_KIND_COUNT, sizeof *E.mem_kind);
-    if (sim_coll_setup(err) < 0)
+    if (sim_coll_setup(err) < 0 || sim_staging_setup(err) < 0)
         goto fail;
     if (E.opt.trace_path) {
         E.trace = fopen(E.opt.trace_path, "w");
@@ -665,6 +665,7 @@ int sim_run(const sim_schedule *s, const sim_machine *m, const sim_options *opt_
         fclose(memlog);
     memlog = NULL;
     sim_coll_teardown();
+    sim_staging_teardown();
     for (int r = 0; r < nr; r++) {
         free(E.compute[r].v);
         free(E.comm[r].v);
@@ -684,6 +685,7 @@ int sim_run(const sim_schedule *s, const sim_machine *m, const sim_options *opt_
     free(E.hosts);
     return 0;
 fail:
+    sim_staging_teardown();
     if (E.trace)
         fclose(E.trace);
     E.trace = NULL;
