@@ -11,8 +11,12 @@
  *       "socket_link_GBps": 40,                UPI / Infinity Fabric between sockets
  *       "pcie": {"gen": 4, "width": 16},       GPU slot link (gen from the catalogue)
  *       "p2p": false,                          PCIe peer-to-peer + GPUDirect RDMA (catalogue)
- *       "host_staging_GBps": 20,               host-memory bounce path, one per socket
- *       "switches": [{"socket": 0, "gpus": [0,1], "uplink": {"gen": 4, "width": 16}}],
+ *       "p2p_level": "SYS",                    NCCL_P2P_LEVEL: LOC, PIX, PXB, PHB or SYS
+ *       "host_staging_GBps": 20,               host DRAM for staged bytes, one link per socket
+ *       "host_read_GBps": 9,                   a GPU reading staged data (read_efficiency x slot)
+ *       "host_cache_MB": 0,                    per socket: cache absorbing staged buffers
+ *       "switches": [{"socket": 0, "gpus": [0,1], "uplink": {"gen": 4, "width": 16},
+ *                     "p2p_GBps": 8}],         P2P inside the switch, both directions (none)
  *                                              default: GPUs split evenly over the sockets'
  *                                              root ports (no switch, no uplink link)
  *       "nvlink": {"pairs": [[0,1],[2,3]], "GBps": 56.25} | {"nvswitch": true, "GBps": 300},
@@ -30,15 +34,22 @@
  * explicit symmetrical="NO" route for every ordered GPU pair and for GPU <->
  * gateway, each listing the physical links with their direction:
  *   - NVLink pair: its bridge link only; NVSwitch: both GPUs' NVLink links.
- *   - PCIe with P2P, same switch: the two slot links; other switch: slot,
- *     switch uplink(s), socket link, ... (through the root complex).
- *   - without P2P (GeForce): slot, uplink, n<k>-mem<socket> (host staging,
- *     SHARED because reads and writes of the bounce buffer share DRAM and
- *     the CPU), socket link if crossing, uplink, n<k>-gpu<b>-hostrd (the
- *     receiving GPU's reads of the staged buffer: non-posted PCIe reads reach
- *     only a fraction of the slot, catalogue host_staging.read_efficiency or
+ *   - PCIe P2P (node.p2p and the path within node.p2p_level, as NCCL's
+ *     ncclTopoCheckP2p decides), same switch: the two slot links (and the
+ *     switch's SHARED p2p link when given); other switch: slot, switch
+ *     uplink(s), socket link, ... (through the root complex).
+ *   - otherwise NCCL's SHM transport: slot, uplink, socket link if crossing,
+ *     n<k>-mem<socket of b> (the receiver creates the buffer; SHARED because
+ *     writes and reads of it share DRAM; its cache is the engine's,
+ *     sim/staging.c), uplink, n<k>-gpu<b>-hostrd (the receiving GPU's reads
+ *     of the staged buffer: non-posted PCIe reads reach only a fraction of
+ *     the slot, catalogue host_staging.read_efficiency or
  *     node.host_read_GBps), slot.  A NIC's data for a GPU without GPUDirect
  *     is staged the same way (the GPU reads it from host memory).
+ * The node's ring order (NVLink partners adjacent, as NCCL's search puts
+ * them) and whether its rings run both ways reach the engine in sim_machine
+ * (ring_pos, ring_bidir), with the host-memory links and their caches
+ * (stage); the XML carries them as properties.
  *   - GPU -> gateway: the PCIe path to its NIC (direct when P2P and the NIC
  *     sits on the GPU's switch, i.e. GPUDirect RDMA; else through host
  *     memory), then the NIC link.  Each NIC link carries half the catalogue's
@@ -146,7 +157,9 @@ static int get_int(jctx *c, const cJSON *obj, const char *path, const char *key,
     return 0;
 }
 
-static int get_pos(jctx *c, const cJSON *obj, const char *path, const char *key, double dflt, double *out)
+/* A finite number, > 0 (or >= 0 with zero_ok); absent gives dflt. */
+static int get_num(jctx *c, const cJSON *obj, const char *path, const char *key, double dflt, int zero_ok,
+                   double *out)
 {
     char p[256];
     join(p, sizeof p, path, key);
@@ -155,26 +168,15 @@ static int get_pos(jctx *c, const cJSON *obj, const char *path, const char *key,
         *out = dflt;
         return 0;
     }
-    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || !isfinite(v->valuedouble))
-        return jerr(c, p, "a positive number", v);
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || !(v->valuedouble > 0 || (zero_ok && v->valuedouble == 0)))
+        return jerr(c, p, zero_ok ? "a number >= 0" : "a positive number", v);
     *out = v->valuedouble;
     return 0;
 }
 
-/* A number >= 0; absent gives dflt. */
-static int get_nonneg(jctx *c, const cJSON *obj, const char *path, const char *key, double dflt, double *out)
+static int get_pos(jctx *c, const cJSON *obj, const char *path, const char *key, double dflt, double *out)
 {
-    char p[256];
-    join(p, sizeof p, path, key);
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!v) {
-        *out = dflt;
-        return 0;
-    }
-    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || !isfinite(v->valuedouble))
-        return jerr(c, p, "a number >= 0", v);
-    *out = v->valuedouble;
-    return 0;
+    return get_num(c, obj, path, key, dflt, 0, out);
 }
 
 static int get_bool(jctx *c, const cJSON *obj, const char *path, const char *key, int dflt, int *out)
@@ -469,7 +471,7 @@ static int parse_node(jctx *c, const cJSON *node, int nnodes, const plat_default
     if (get_p2p_level(c, node, &ns->p2p_level))
         return -1;
     double cache_mb;
-    if (get_nonneg(c, node, "node", "host_cache_MB", 0, &cache_mb))
+    if (get_num(c, node, "node", "host_cache_MB", 0, 1, &cache_mb))
         return -1;
     ns->cache_bytes = cache_mb * 1048576.0;
     const cJSON *pcie = cJSON_GetObjectItemCaseSensitive(node, "pcie");

@@ -39,30 +39,17 @@ int val_fit_cli_main(int argc, char **argv)
     int n = 0, bad = 0;
     sim_err err;
     FILE *log = quiet ? NULL : stdout;
-    int k = val_fit_nccl_a100(data, f + n, 64 - n, log, &err);
-    if (k < 0) {
-        fprintf(stderr, "trainsim calibrate: %s\n", err.msg);
-        return 1;
+    typedef int (*fit_fn)(const char *, val_fitted *, int, FILE *, sim_err *);
+    static const fit_fn fits[] = {val_fit_nccl_a100, val_fit_gemm, val_fit_kernels_3090, val_fit_oases_nic,
+                                  val_fit_galvatron};
+    for (size_t i = 0; i < sizeof fits / sizeof *fits; i++) {
+        int k = fits[i](data, f + n, 64 - n, log, &err);
+        if (k < 0) {
+            fprintf(stderr, "trainsim calibrate: %s\n", err.msg);
+            return 1;
+        }
+        n += k;
     }
-    n += k;
-    k = val_fit_gemm(data, f + n, 64 - n, log, &err);
-    if (k < 0) {
-        fprintf(stderr, "trainsim calibrate: %s\n", err.msg);
-        return 1;
-    }
-    n += k;
-    k = val_fit_kernels_3090(data, f + n, 64 - n, log, &err);
-    if (k < 0) {
-        fprintf(stderr, "trainsim calibrate: %s\n", err.msg);
-        return 1;
-    }
-    n += k;
-    k = val_fit_oases_nic(data, f + n, 64 - n, log, &err);
-    if (k < 0) {
-        fprintf(stderr, "trainsim calibrate: %s\n", err.msg);
-        return 1;
-    }
-    n += k;
     printf("%-48s %12s %12s\n", "parameter", "fitted", "catalogue");
     for (int i = 0; i < n; i++) {
         double rel = fabs(f[i].value - f[i].stored) / fmax(fabs(f[i].value), 1e-12);

@@ -91,12 +91,5 @@ int main(int argc, char **argv)
               "bridged ring order 0 2 1 3, both ways, no cache");
         sim_machine_free(b);
     }
-    if (sh_load(m, argv[0]))
-        return 1;
-    sg_actor_create("scenario", sg_host_by_name("n0-gpu0"), scenario, 0, NULL);
-    simgrid_run();
-    sim_machine_free(m);
-    if (failures)
-        fprintf(stderr, "%d failure(s)\n", failures);
-    return failures != 0;
+    return sh_main(NULL, m, argv[0], scenario);
 }
