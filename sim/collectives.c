@@ -344,10 +344,9 @@ static void ring_run(uint32_t stream, ring *R, int pos, int steps, double chunk,
  * NCCL's FIFO on each hop holds about two steps' chunks, at most its two
  * channels' 4 MiB buffers.  sign +1 when the collective starts, -1 when it
  * ends. */
-#define STAGE_FIFO_BYTES (2.0 * 4194304.0)
 static void stage_hold_hop(ring *R, int pos, int to, double chunk, double sign)
 {
-    sim_staging_hold(R->rank[pos], R->rank[to], sign * fmin(2 * chunk, STAGE_FIFO_BYTES));
+    sim_staging_hold(R->rank[pos], R->rank[to], sign * fmin(2 * chunk, SIM_STAGE_FIFO_BYTES));
 }
 
 static void stage_hold(sim_comm_rt *C, int me, int pos, int algo, int sub, double S, int one_node, double sign)

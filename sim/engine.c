@@ -364,10 +364,13 @@ static void stream_main(int argc, char **argv)
             send_note *note = malloc(sizeof *note);
             note->posted = t0;
             comm_begin(rank);
+            double staged = fmin((double)p->bytes, SIM_STAGE_FIFO_BYTES);
+            sim_staging_hold(rank, o->arg, staged);
             sg_comm_t c = sg_mailbox_put_async(p2p_mailbox(rank, o->arg, p->tag), note,
                                                (long)((double)p->bytes * sim_engine_comm_factor(rank)));
             E.flows++;
             sg_comm_wait(c);
+            sim_staging_hold(rank, o->arg, -staged);
             comm_end(rank);
             ivl_add(&E.comm[rank], t0, simgrid_get_clock());
             sim_engine_trace_transfer(st, o->arg, (double)p->bytes, t0, simgrid_get_clock());

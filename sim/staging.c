@@ -13,7 +13,8 @@
  * a ring step moves a chunk of S/n bytes through a per-channel FIFO of 4
  * MiB (NCCL_BUFFSIZE) filled two slices deep, so a hop holds about 2S/n
  * bytes, at most 8 MiB with NCCL's two channels (collectives.c adds them
- * while a collective runs).  With F bytes in flight through a memory of
+ * while a collective runs; engine.c adds a send's bytes, up to the same
+ * 8 MiB, while it is in flight).  With F bytes in flight through a memory of
  * cache C, the spilled fraction is f = 1 - C/F (0 when F <= C) and the link
  * carries staged bytes at DRAM / f: the per-byte cost of a large staged
  * collective is higher than a small one's, which is what the RTX 3090
@@ -53,6 +54,16 @@ static int nstages;
 static route_slot *table;
 static size_t table_cap, table_used;
 
+static void restage(stage_rt *st)
+{
+    double F = st->inflight, spill = F > st->cache_bytes ? 1 - st->cache_bytes / F : 0;
+    /* spill -> 0: the cache takes everything; a finite cap keeps SimGrid's
+     * solver well-conditioned (a million times DRAM never binds) */
+    double bw = st->dram_Bps / fmax(spill, 1e-6);
+    if (bw != sg_link_get_bandwidth(st->link))
+        sg_link_set_bandwidth(st->link, bw);
+}
+
 int sim_staging_setup(sim_err *err)
 {
     nstages = 0;
@@ -66,6 +77,7 @@ int sim_staging_setup(sim_err *err)
         if (!l)
             return sim_errf(err, "platform \"%s\": no host-memory link \"%s\"", E.m->name, E.m->stage[i].link);
         stages[nstages++] = (stage_rt){l, sg_link_get_bandwidth(l), E.m->stage[i].cache_bytes, 0};
+        restage(&stages[nstages - 1]); /* nothing in flight: the cache holds it all */
     }
     return 0;
 }
@@ -130,16 +142,6 @@ static const route_slot *route_stages(int a, int b)
     }
     xbt_dynar_free(&links);
     return s;
-}
-
-static void restage(stage_rt *st)
-{
-    double F = st->inflight, spill = F > st->cache_bytes ? 1 - st->cache_bytes / F : 0;
-    /* spill -> 0: the cache takes everything; a finite cap keeps SimGrid's
-     * solver well-conditioned (a million times DRAM never binds) */
-    double bw = st->dram_Bps / fmax(spill, 1e-6);
-    if (bw != sg_link_get_bandwidth(st->link))
-        sg_link_set_bandwidth(st->link, bw);
 }
 
 void sim_staging_hold(int a, int b, double bytes)
