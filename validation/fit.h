@@ -60,6 +60,10 @@ double val_fit_unbound(double v, double lo, double hi);
  * start can settle on a local optimum. */
 int val_fit_starts(val_fit_fn f, void *user, int n, int p, const double *lo, const double *hi, const double *starts,
                    int nstarts, double *v, double *rms, sim_err *err);
+/* on: val_fit_starts uses its first start only (`calibrate --check`, whose
+ * first start is the stored values: they must sit at a local optimum; plain
+ * `calibrate` tries every start and would show a better one). */
+void val_fit_first_start_only(int on);
 
 int val_fit_galvatron(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
 

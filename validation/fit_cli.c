@@ -1,7 +1,9 @@
 /* fit_cli.c — `trainsim calibrate`: re-runs every fit (fit.h) on the data in
  * validation/data and prints the fitted device parameters beside the values
- * stored in platforms/catalog/; --check exits 1 when a stored value is more
- * than 2 % away from its refit (the catalogue must be what the data give). */
+ * stored in platforms/catalog/ and the calibrated clusters; --check exits 1
+ * when a stored value is more than 2 % away from its refit (the catalogue
+ * must be what the data give), refitting from the stored values only (the
+ * fits that try several starts try the others without --check). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +41,7 @@ int val_fit_cli_main(int argc, char **argv)
     int n = 0, bad = 0;
     sim_err err;
     FILE *log = quiet ? NULL : stdout;
+    val_fit_first_start_only(check);
     typedef int (*fit_fn)(const char *, val_fitted *, int, FILE *, sim_err *);
     static const fit_fn fits[] = {val_fit_nccl_a100, val_fit_gemm, val_fit_kernels_3090, val_fit_oases_nic,
                                   val_fit_galvatron};

@@ -100,9 +100,15 @@ double val_fit_unbound(double v, double lo, double hi)
     return log(f / (1 - f));
 }
 
+static int only_first_start;
+
+void val_fit_first_start_only(int on) { only_first_start = on; }
+
 int val_fit_starts(val_fit_fn f, void *user, int n, int p, const double *lo, const double *hi, const double *starts,
                    int nstarts, double *v, double *rms, sim_err *err)
 {
+    if (only_first_start)
+        nstarts = 1;
     double x[32], y[32], r;
     *rms = INFINITY;
     if (p > 32)
