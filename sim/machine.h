@@ -77,6 +77,18 @@ typedef struct sim_gpu {
     double price_usd;                   /* street price, for cost what-ifs; 0 = unknown */
 } sim_gpu;
 
+/* A host-memory link through which transfers are staged (NCCL's SHM
+ * transport, and the network without GPUDirect RDMA), and the cache that
+ * absorbs them: while the staged bytes in flight through this memory fit in
+ * cache_bytes (the last-level cache's I/O share, Intel DDIO), they never
+ * reach DRAM; beyond, the fraction that spills loads the link, whose
+ * platform bandwidth is the DRAM's capacity for staged bytes (the engine
+ * raises the link's capacity by 1 / spilled fraction: sim/staging.c). */
+typedef struct sim_stage {
+    char link[48];        /* SimGrid link name */
+    double cache_bytes;
+} sim_stage;
+
 typedef struct sim_machine {
     char name[128];
     int ngpus;
@@ -87,6 +99,16 @@ typedef struct sim_machine {
     int nmodels;
     sim_gpu *gpus;        /* [nmodels] */
     int nnodes;
+    /* How NCCL's topology search lays rings out inside a node (NULL / 0 /
+     * none when the platform does not say: rank order, one direction, no
+     * cache).  Filled by platforms/ from the node's links. */
+    int *ring_pos;        /* [ngpus] or NULL: position of the rank in its node's ring order
+                             (NVLink-bridged pairs next to each other) */
+    int ring_bidir;       /* 1: a ring inside one node runs as two channels in opposite
+                             directions, half the bytes each (bridged pairs: each GPU then
+                             receives half through its bridge, half through PCIe) */
+    int nstage;
+    sim_stage *stage;     /* [nstage] host-memory links of host-staged transfers with a cache */
 } sim_machine;
 
 /* Neutral collective parameters: no protocol latency, full efficiency (what

@@ -100,6 +100,13 @@ int main(void)
     bad_json("{\"nodes\": 2, \"node\": {\"gpu\": \"RTX3090\", \"gpus_per_node\": 4, \"nic\": \"100GbE\"}, "
              "\"fabric\": {\"type\": \"fat-tree\", \"nodes_per_leaf\": 0}}",
              "fabric.nodes_per_leaf", "positive integer", NULL);
+    bad_json(NODE("\"gpu\": \"RTX3090\", \"gpus_per_node\": 4, \"nic\": \"100GbE\", \"p2p_level\": \"NVB\""),
+             "node.p2p_level", "\"PXB\"", "NVB");
+    bad_json(NODE("\"gpu\": \"RTX3090\", \"gpus_per_node\": 4, \"nic\": \"100GbE\", \"host_cache_MB\": -1"),
+             "node.host_cache_MB", "a number >= 0", "-1");
+    bad_json(NODE("\"gpu\": \"RTX3090\", \"gpus_per_node\": 4, \"nic\": \"100GbE\", \"switches\": "
+                  "[{\"socket\": 0, \"gpus\": [0, 1, 2, 3], \"p2p_GBps\": 0}]"),
+             "node.switches[0].p2p_GBps", "a positive number", NULL);
     bad_json("{\"nodes\": 2}", "node", "missing", NULL);
     bad_json("[1, 2]", "expected an object", NULL, NULL);
 
@@ -127,6 +134,15 @@ int main(void)
           f);
     fclose(f);
     bad_file(xpath, "host \"g0\"", "unknown GPU model \"TPUv4\"");
+
+    /* XML with a bad cache property on a link. */
+    f = fopen(xpath, "w");
+    fputs("<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\"><host id=\"g0\" speed=\"1Gf\">"
+          "<prop id=\"trainsim:gpu\" value=\"RTX3090\"/></host><link id=\"m\" bandwidth=\"1GBps\">"
+          "<prop id=\"trainsim:cache_bytes\" value=\"lots\"/></link></zone></platform>\n",
+          f);
+    fclose(f);
+    bad_file(xpath, "trainsim:cache_bytes", "\"lots\"");
     remove(xpath);
 
     if (failures)
