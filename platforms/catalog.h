@@ -36,6 +36,11 @@ typedef struct plat_nic {
 
 /* GPU lookup with attachment details; info may be NULL. */
 int plat_gpu_lookup_info(const char *model, sim_gpu *out, plat_gpu_info *info, sim_err *err);
+/* A GPU given as a JSON object with the catalogue's fields (a cluster's
+ * inline "gpu"): the same checks and defaults as a built-in entry; errors
+ * start with `where` ("mycluster.json: node.gpu"). */
+struct cJSON;
+int plat_gpu_from_json(const struct cJSON *entry, const char *where, sim_gpu *out, plat_gpu_info *info, sim_err *err);
 /* NIC lookup by model or alias (case-insensitive, '-' and '_' ignored). */
 int plat_nic_lookup(const char *model, plat_nic *out, sim_err *err);
 /* Effective per-direction PCIe bandwidth in bytes/s of a gen/width slot,

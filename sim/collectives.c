@@ -1,8 +1,14 @@
 /* collectives.c — collectives as NCCL runs them, decomposed into flows.
  *
- * Rings are built in topology order (members sorted by node, then rank), so
- * a ring crosses each node boundary once in each direction, as NCCL's rings
- * do.  Algorithms:
+ * Rings are built in topology order (members sorted by node, then by the
+ * node's ring order from the platform, sim_machine.ring_pos, in which NCCL's
+ * search puts NVLink-bridged pairs next to each other, then by rank), so a
+ * ring crosses each node boundary once in each direction, as NCCL's rings
+ * do.
+ * Every ring runs as a set of channels built by one builder (rings_build,
+ * "Channels" below): one or several NICs across nodes, one or two
+ * directions inside a node.
+ * Algorithms:
  *   ring all-reduce       2(N-1) steps of S/N (reduce-scatter then all-gather)
  *   ring all-gather /     N-1 steps of S/N
  *     reduce-scatter
@@ -41,27 +47,44 @@
  * node rings win).  The numbers are per GPU model (sim_collparams), fitted in
  * validation/fit_nccl.c.
  *
- * Channels and rails (NCCL src/graph/search.cc, connect.cc; read, not
- * copied).  NCCL's topology search builds several channels, each a ring (and
- * a tree) whose node-crossing hops leave through a different NIC: a channel
- * enters a node at the GPU next to its NIC (its rail), runs through all the
- * node's members and leaves for the next node; the bytes are split evenly
- * over the channels.  trainsim builds one channel per NIC that the members
- * of every node reach (each GPU's NIC is sim_machine.nic: its own under a
- * DGX-like PCIe switch, the shared one on a commodity node, where there is
- * then one channel and nothing changes), at most sim_options.max_channels
- * (NCCL_MAX_NCHANNELS); a communicator with one GPU per node (data
- * parallelism at tp = 8) has one channel on that GPU's rail.  Channel c's
- * chain in a node starts at the member on the node's c-th NIC and goes round
- * in rank order; with several channels odd nodes run it the other way from
- * the member before, as NCCL alternates its cross-NIC rings, so the member
- * leaving node k and the one entering node k + 1 are on the same rail.
+ * Channels (NCCL src/graph/search.cc, connect.cc; read, not copied).
+ * NCCL runs a collective over several channels, each a ring (and a tree)
+ * carrying an even share of the bytes.  trainsim builds every ring phase as
+ * a set of channels over the topology order (struct rings, rings_build),
+ * and chooses their orders in one place:
+ *   across nodes   one channel per NIC that the members of every node reach
+ *                  (each GPU's NIC is sim_machine.nic: its own under a
+ *                  DGX-like PCIe switch, the shared one on a commodity node,
+ *                  where there is then one channel: the topology order).
+ *                  NCCL's channels leave through different NICs: a channel
+ *                  enters a node at the GPU next to its NIC (its rail), runs
+ *                  through all the node's members and leaves for the next
+ *                  node.  Channel c's chain in a node starts at the member
+ *                  on the node's c-th NIC and goes round in the node's ring
+ *                  order; with several channels odd nodes run it the other
+ *                  way from the member before, as NCCL alternates its
+ *                  cross-NIC rings, so the member leaving node k and the one
+ *                  entering node k + 1 are on the same rail.  A
+ *                  communicator with one GPU per node (data parallelism at
+ *                  tp = 8) has one channel on that GPU's rail.
+ *   inside a node  one channel in ring order, or on a machine with
+ *                  ring_bidir (NVLink-bridged pairs) two: the ring and its
+ *                  reverse, half the bytes each (NCCL's reverse-order
+ *                  channels), so a GPU takes half its bytes through its
+ *                  bridge and half through PCIe, where one direction would
+ *                  push all of them through PCIe at every other GPU.  Rings
+ *                  across nodes on such machines stay one-way (one NIC: one
+ *                  channel, NCCL's duplicate in the same order).
+ *   hierarchical   the rings within each node are built as inside a node
+ *                  (both ways under ring_bidir), the rings across nodes (one
+ *                  per local index) with one channel.
+ * At most sim_options.max_channels (NCCL_MAX_NCHANNELS) in every case.
  * Each ring step moves S/N/nch per channel; a member's channel edges to the
  * same successor are one flow (the same route), so on an NVSwitch node a
  * GPU sends nch - 1 channels' chunks over NVLink in one flow and one over
- * its NIC: a flow per distinct successor (2 on a DGX node), not per
- * channel, in step and aggregated mode alike (so channels do not multiply
- * the flows, nor the wall time, by nch).
+ * its NIC: a flow per distinct successor (2 on a DGX node, 2 on a bridged
+ * node's two-way ring), not per channel, in step and aggregated mode alike
+ * (so channels do not multiply the flows, nor the wall time, by nch).
  * Trees run per channel as well (2 nch trees of S / (2 nch), each channel's
  * node chains headed by its rail's GPU).  A hop between nodes runs at the
  * protocol's NCCL prior efficiency (sim_collparams.net_eff): a GPU's fitted
@@ -91,9 +114,15 @@
  * balanced all-to-all, so it is not modelled (a skewed all-to-allv and a
  * rail-optimised fabric would differ).
  *
- * Mailboxes: one inbox per ring position and direction (per channel edge),
- * so each inbox has a single sender and SimGrid's FIFO matching is the
- * collective's order. */
+ * Host staging (staging.c): while a member's part of a collective runs,
+ * each of its ring edges holds NCCL's in-flight FIFO bytes in the host
+ * memories its route stages through (stage_hold): two steps' chunk per
+ * channel, at most SIM_STAGE_FIFO_BYTES each.
+ *
+ * Mailboxes: one inbox per ring edge (per channel edge for the ring sets,
+ * per position and direction for the broadcast / reduce chain), so each
+ * inbox has a single sender and SimGrid's FIFO matching is the collective's
+ * order. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,8 +148,8 @@ typedef struct ring {
 
 #define MAX_CH 16 /* channels per collective: at most one per NIC of a node (MAX_NICS in platform.c) */
 
-/* One channel's ring: the nodes in node order, each node's members in a
- * chain from the member on the channel's NIC (channel_order). */
+/* One channel's ring over a ring set's members (channel_order,
+ * node_orders). */
 typedef struct chan {
     int *member;            /* [n] member at each position */
     int *rank;              /* [n] rank at each position */
@@ -137,19 +166,28 @@ typedef struct edge {
     double lat, bw;         /* route, <0 = not measured yet (out edges) */
 } edge;
 
-typedef struct sim_comm_rt {
-    int built;
-    int n;
-    ring full;
-    int *pos_full;          /* member -> position in full */
-    int nch;                /* channels (NCCL's search channels: one per NIC the members reach) */
+/* The channels one ring phase runs at once, over the same members: the
+ * communicator's (one per NIC across nodes, one or two ways within a node)
+ * or a hierarchical all-reduce's ring within a node or across nodes. */
+typedef struct rings {
+    int n, whole_n;         /* members; size for step-or-aggregated (a folded communicator's whole ring) */
+    int *rank;              /* [n] rank of each member */
+    int nch;                /* channels */
     chan ch[MAX_CH];
     edge *out, *in;         /* [n * nch]: each member's successors and predecessors over the channels */
     int *nout, *nin;        /* [n] */
+} rings;
+
+typedef struct sim_comm_rt {
+    int built;
+    int n;
+    ring full;              /* the topology order: broadcast / reduce chains, node groups */
+    int *pos_full;          /* member -> position in full */
+    rings rs;               /* the communicator's channels; members are the schedule's (cm->ranks) */
     const int *ranks;       /* [n] rank of each member (the schedule's) */
     int hier;               /* 1: hierarchical all-reduce possible */
     int nnodes, per_node;
-    ring *intra, *inter;    /* [nnodes] rings within a node, [per_node] across nodes */
+    rings *intra, *inter;   /* [nnodes] rings within a node, [per_node] across nodes */
     int *intra_of, *inter_of, *pos_intra, *pos_inter; /* per member */
     sg_mailbox_t *pair;     /* [n*n] lazily: inbox of dst from src (all-to-all) */
     int has_path;           /* path computed */
@@ -208,7 +246,7 @@ static double ring_bw(ring *R, int pos)
 static const sim_comm *comm_of(int c) { return &E.s->comms[c]; }
 
 typedef struct member_order {
-    int node, rank, member;
+    int node, pos, rank, member; /* pos: place in the node's ring order */
 } member_order;
 
 static int cmp_member(const void *x, const void *y)
@@ -216,14 +254,16 @@ static int cmp_member(const void *x, const void *y)
     const member_order *a = x, *b = y;
     if (a->node != b->node)
         return a->node < b->node ? -1 : 1;
+    if (a->pos != b->pos)
+        return a->pos < b->pos ? -1 : 1;
     return a->rank < b->rank ? -1 : a->rank > b->rank;
 }
 
-/* How many channels NCCL would get bandwidth from: the NICs that the
- * members of a node reach (each GPU its own, machine.h), the fewest over the
- * nodes, within sim_options.max_channels; one inside a single node, where
- * NCCL's extra channels ride the same links.  seg[k] is node k's first
- * member in the sorted order, seg[nseg] = n. */
+/* How many channels NCCL would get bandwidth from across nodes: the NICs
+ * that the members of a node reach (each GPU its own, machine.h), the fewest
+ * over the nodes, within sim_options.max_channels; one for a single node
+ * (whose channels are node_orders').  seg[k] is node k's first member in
+ * the sorted order, seg[nseg] = n. */
 static int channel_count(const member_order *ord, const int *seg, int nseg)
 {
     if (nseg < 2)
@@ -247,7 +287,7 @@ static int channel_count(const member_order *ord, const int *seg, int nseg)
 }
 
 /* Offset in node segment [s, e) of its first member on the segment's c-th
- * NIC (NICs counted in the members' rank order). */
+ * NIC (NICs counted in the members' topology order). */
 static int first_on_nic(const member_order *ord, int s, int e, int c)
 {
     int seen[MAX_CH], d = 0;
@@ -266,12 +306,13 @@ static int first_on_nic(const member_order *ord, int s, int e, int c)
 
 /* Channel c's ring, as NCCL's search builds it (src/graph/search.cc): in
  * each node a chain through all its members that enters at the member on
- * the channel's NIC (the rail) and goes round in rank order; the chain's
- * last member sends to the next node.  With several channels, odd nodes run
- * their chains the other way from the member before the rail's (NCCL's
- * ring alternation in connect.cc), so the member leaving node k and the one
- * entering node k + 1 sit on the same rail.  One channel is the sorted
- * order itself. */
+ * the channel's NIC (the rail) and goes round in the node's ring order
+ * (the topology order); the chain's last member sends to the next node.
+ * With several channels, odd nodes run their chains the other way from the
+ * member before the rail's (NCCL's ring alternation in connect.cc), so the
+ * member leaving node k and the one entering node k + 1 sit on the same
+ * rail.  One channel is the topology order itself.  Writes the members,
+ * position by position, to out. */
 static void channel_order(const member_order *ord, const int *seg, int nseg, int c, int nch, int *out)
 {
     for (int k = 0; k < nseg; k++) {
@@ -283,51 +324,150 @@ static void channel_order(const member_order *ord, const int *seg, int nseg, int
     }
 }
 
-/* Adds the edge a -> b of one channel: one more channel on an existing
- * edge, else a new edge with its own inbox. */
-static void add_edge(int comm, sim_comm_rt *C, int a, int b)
+/* Within one node: order[0..n) holds the node's ring; with the platform's
+ * ring_bidir (NVLink-bridged pairs: NCCL's reverse-order channels) and more
+ * than two members, a second channel runs it the other way round, unless
+ * sim_options.max_channels (NCCL_MAX_NCHANNELS) allows one.  Writes the
+ * reverse at order[n..2n); returns the channels. */
+static int node_orders(int *order, int n)
 {
-    const sim_comm *cm = comm_of(comm);
-    edge *o = &C->out[(size_t)a * C->nch], *in = &C->in[(size_t)b * C->nch];
-    for (int j = 0; j < C->nout[a]; j++)
+    if (!E.m->ring_bidir || n < 3 || E.opt.max_channels == 1)
+        return 1;
+    for (int i = 0; i < n; i++)
+        order[n + i] = order[n - 1 - i];
+    return 2;
+}
+
+/* Adds the edge a -> b of one channel: one more channel on an existing
+ * edge, else a new edge with its own inbox (named prefix/e<b><<a>). */
+static void add_edge(rings *R, const char *prefix, int a, int b)
+{
+    edge *o = &R->out[(size_t)a * R->nch], *in = &R->in[(size_t)b * R->nch];
+    for (int j = 0; j < R->nout[a]; j++)
         if (o[j].peer == b) {
             o[j].k++;
-            for (int q = 0; q < C->nin[b]; q++)
+            for (int q = 0; q < R->nin[b]; q++)
                 in[q].k += in[q].peer == a;
             return;
         }
-    char name[64];
-    snprintf(name, sizeof name, "c%d/e%d<%d", comm, b, a);
-    int cross = E.m->node[cm->ranks[a]] != E.m->node[cm->ranks[b]];
+    char name[96];
+    snprintf(name, sizeof name, "%s/e%d<%d", prefix, b, a);
+    int cross = E.m->node[R->rank[a]] != E.m->node[R->rank[b]];
     sg_mailbox_t box = sg_mailbox_by_name(name);
-    o[C->nout[a]++] = (edge){b, cm->ranks[b], 1, cross, box, -1, -1};
-    in[C->nin[b]++] = (edge){a, cm->ranks[a], 1, cross, box, -1, -1};
+    o[R->nout[a]++] = (edge){b, R->rank[b], 1, cross, box, -1, -1};
+    in[R->nin[b]++] = (edge){a, R->rank[a], 1, cross, box, -1, -1};
 }
 
-/* The channels of a communicator whose members are sorted by node then rank
- * (ord, node segments seg). */
-static void build_channels(int comm, sim_comm_rt *C, const member_order *ord, const int *seg, int nseg)
+/* The one ring builder: R's nch channels over n members of ranks rank[],
+ * channel c visiting the members order[c * n + 0 .. n), and each member's
+ * edges over them.  Inboxes are named c<comm>/<kind><index>/... */
+static void rings_build(rings *R, int comm, const char *kind, int index, const int *rank, int n, int nch,
+                        const int *order)
 {
-    int n = C->n;
-    const sim_comm *cm = comm_of(comm);
-    C->nch = channel_count(ord, seg, nseg);
-    C->out = calloc((size_t)n * (size_t)C->nch, sizeof *C->out);
-    C->in = calloc((size_t)n * (size_t)C->nch, sizeof *C->in);
-    C->nout = calloc((size_t)n, sizeof *C->nout);
-    C->nin = calloc((size_t)n, sizeof *C->nin);
-    for (int c = 0; c < C->nch; c++) {
-        chan *h = &C->ch[c];
+    char prefix[48];
+    snprintf(prefix, sizeof prefix, "c%d/%s%d", comm, kind, index);
+    R->n = R->whole_n = n;
+    R->nch = nch;
+    R->rank = malloc((size_t)n * sizeof *R->rank);
+    memcpy(R->rank, rank, (size_t)n * sizeof *rank);
+    R->out = calloc((size_t)n * (size_t)nch, sizeof *R->out);
+    R->in = calloc((size_t)n * (size_t)nch, sizeof *R->in);
+    R->nout = calloc((size_t)n, sizeof *R->nout);
+    R->nin = calloc((size_t)n, sizeof *R->nin);
+    for (int c = 0; c < nch; c++) {
+        chan *h = &R->ch[c];
         h->member = malloc((size_t)n * sizeof *h->member);
         h->rank = malloc((size_t)n * sizeof *h->rank);
         h->pos = malloc((size_t)n * sizeof *h->pos);
-        channel_order(ord, seg, nseg, c, C->nch, h->member);
+        memcpy(h->member, order + (size_t)c * (size_t)n, (size_t)n * sizeof *order);
         for (int p = 0; p < n; p++) {
-            h->rank[p] = cm->ranks[h->member[p]];
+            h->rank[p] = rank[h->member[p]];
             h->pos[h->member[p]] = p;
         }
         for (int p = 0; n > 1 && p < n; p++)
-            add_edge(comm, C, h->member[p], h->member[(p + 1) % n]);
+            add_edge(R, prefix, h->member[p], h->member[(p + 1) % n]);
     }
+}
+
+static void rings_free(rings *R)
+{
+    for (int c = 0; c < R->nch; c++) {
+        free(R->ch[c].member);
+        free(R->ch[c].rank);
+        free(R->ch[c].pos);
+    }
+    free(R->rank);
+    free(R->out);
+    free(R->in);
+    free(R->nout);
+    free(R->nin);
+}
+
+/* The communicator's channels, members sorted by node then ring order (ord,
+ * node segments seg): across nodes one per NIC (channel_count,
+ * channel_order); on one node (a folded communicator: when the ring it
+ * stands for is) the node's ring, both ways under ring_bidir. */
+static void comm_channels(sim_comm_rt *C, int comm, const member_order *ord, const int *seg, int nseg)
+{
+    int n = C->n, folded = C->full.whole_n > n, nch = 1;
+    int *order = malloc((size_t)n * MAX_CH * sizeof *order);
+    if (nseg == 1 && (!folded || E.opt.fold_nodes[comm] <= 1)) {
+        for (int i = 0; i < n; i++)
+            order[i] = ord[i].member;
+        nch = node_orders(order, n);
+    } else {
+        nch = channel_count(ord, seg, nseg);
+        for (int c = 0; c < nch; c++)
+            channel_order(ord, seg, nseg, c, nch, order + (size_t)c * (size_t)n);
+    }
+    rings_build(&C->rs, comm, "r", 0, C->ranks, n, nch, order);
+    C->rs.whole_n = C->full.whole_n;
+    free(order);
+}
+
+/* The hierarchical all-reduce's rings, when every node holds the same
+ * number (> 1) of members and there is more than one node: per node a ring
+ * of its members in ring order (both ways under ring_bidir, node_orders),
+ * per local index a ring over the nodes. */
+static void hier_rings(sim_comm_rt *C, int comm, const member_order *ord, const int *seg, int nnodes)
+{
+    int n = C->n, per = n / nnodes, ok = nnodes > 1 && per > 1;
+    for (int k = 0; k < nnodes && ok; k++)
+        ok = seg[k + 1] - seg[k] == per;
+    C->hier = ok;
+    if (!ok)
+        return;
+    C->nnodes = nnodes;
+    C->per_node = per;
+    C->intra = calloc((size_t)nnodes, sizeof *C->intra);
+    C->inter = calloc((size_t)per, sizeof *C->inter);
+    C->intra_of = malloc((size_t)n * sizeof(int));
+    C->inter_of = malloc((size_t)n * sizeof(int));
+    C->pos_intra = malloc((size_t)n * sizeof(int));
+    C->pos_inter = malloc((size_t)n * sizeof(int));
+    int most = nnodes > per ? nnodes : per;
+    int *tmp = malloc((size_t)most * sizeof *tmp), *order = malloc(2 * (size_t)most * sizeof *order);
+    for (int g = 0; g < nnodes; g++) {
+        for (int l = 0; l < per; l++) {
+            int m = ord[g * per + l].member;
+            tmp[l] = ord[g * per + l].rank;
+            order[l] = l;
+            C->intra_of[m] = g;
+            C->pos_intra[m] = l;
+            C->inter_of[m] = l;
+            C->pos_inter[m] = g;
+        }
+        rings_build(&C->intra[g], comm, "i", g, tmp, per, node_orders(order, per), order);
+    }
+    for (int l = 0; l < per; l++) {
+        for (int g = 0; g < nnodes; g++) {
+            tmp[g] = ord[g * per + l].rank;
+            order[g] = g;
+        }
+        rings_build(&C->inter[l], comm, "x", l, tmp, nnodes, 1, order);
+    }
+    free(tmp);
+    free(order);
 }
 
 /* Builds the rings of a communicator (once, from sim_coll_setup). */
@@ -343,7 +483,8 @@ static sim_comm_rt *comm_rt(int c)
     C->ranks = cm->ranks;
     member_order *ord = malloc((size_t)n * sizeof *ord);
     for (int i = 0; i < n; i++)
-        ord[i] = (member_order){E.m->node[cm->ranks[i]], cm->ranks[i], i};
+        ord[i] = (member_order){E.m->node[cm->ranks[i]], E.m->ring_pos ? E.m->ring_pos[cm->ranks[i]] : 0,
+                                cm->ranks[i], i};
     qsort(ord, (size_t)n, sizeof *ord, cmp_member);
     int *ranks = malloc((size_t)n * sizeof *ranks);
     C->pos_full = malloc((size_t)n * sizeof *C->pos_full);
@@ -355,8 +496,8 @@ static sim_comm_rt *comm_rt(int c)
     if (E.opt.fold_members && E.opt.fold_members[c] > n)
         C->full.whole_n = E.opt.fold_members[c];
 
-    /* node segments of the sorted order, then the channels over them */
-    int nnodes = 1, per = 0, ok = 1;
+    /* node segments of the sorted order, then the rings over them */
+    int nnodes = 1;
     for (int i = 1; i < n; i++)
         if (ord[i].node != ord[i - 1].node)
             nnodes++;
@@ -365,48 +506,12 @@ static sim_comm_rt *comm_rt(int c)
         if (i == 0 || ord[i].node != ord[i - 1].node)
             seg[k++] = i;
     seg[nnodes] = n;
-    build_channels(c, C, ord, seg, nnodes);
-    free(seg);
+    comm_channels(C, c, ord, seg, nnodes);
+    hier_rings(C, c, ord, seg, nnodes);
     C->nvls = n > 1 && E.m->nvswitch[cm->ranks[0]] >= 0;
     for (int i = 1; i < n; i++)
         C->nvls &= E.m->nvswitch[cm->ranks[i]] == E.m->nvswitch[cm->ranks[0]];
-
-    /* hierarchical needs >1 node and the same number (>1) of members on each */
-    per = n / nnodes;
-    for (int i = 0, node_start = 0; i <= n && ok; i++)
-        if (i == n || (i > 0 && ord[i].node != ord[i - 1].node)) {
-            ok = (i - node_start) == per;
-            node_start = i;
-        }
-    C->hier = ok && nnodes > 1 && per > 1;
-    if (C->hier) {
-        C->nnodes = nnodes;
-        C->per_node = per;
-        C->intra = calloc((size_t)nnodes, sizeof *C->intra);
-        C->inter = calloc((size_t)per, sizeof *C->inter);
-        C->intra_of = malloc((size_t)n * sizeof(int));
-        C->inter_of = malloc((size_t)n * sizeof(int));
-        C->pos_intra = malloc((size_t)n * sizeof(int));
-        C->pos_inter = malloc((size_t)n * sizeof(int));
-        int *tmp = malloc((size_t)(nnodes > per ? nnodes : per) * sizeof *tmp);
-        for (int g = 0; g < nnodes; g++) {
-            for (int l = 0; l < per; l++) {
-                int m = ord[g * per + l].member;
-                tmp[l] = ord[g * per + l].rank;
-                C->intra_of[m] = g;
-                C->pos_intra[m] = l;
-                C->inter_of[m] = l;
-                C->pos_inter[m] = g;
-            }
-            ring_init(&C->intra[g], c, "i", g, tmp, per);
-        }
-        for (int l = 0; l < per; l++) {
-            for (int g = 0; g < nnodes; g++)
-                tmp[g] = ord[g * per + l].rank;
-            ring_init(&C->inter[l], c, "x", l, tmp, nnodes);
-        }
-        free(tmp);
-    }
+    free(seg);
     free(ranks);
     free(ord);
     return C;
@@ -432,20 +537,12 @@ void sim_coll_teardown(void)
             continue;
         ring_free(&C->full);
         free(C->pos_full);
-        for (int k = 0; k < C->nch; k++) {
-            free(C->ch[k].member);
-            free(C->ch[k].rank);
-            free(C->ch[k].pos);
-        }
-        free(C->out);
-        free(C->in);
-        free(C->nout);
-        free(C->nin);
+        rings_free(&C->rs);
         if (C->hier) {
             for (int g = 0; g < C->nnodes; g++)
-                ring_free(&C->intra[g]);
+                rings_free(&C->intra[g]);
             for (int l = 0; l < C->per_node; l++)
-                ring_free(&C->inter[l]);
+                rings_free(&C->inter[l]);
             free(C->intra);
             free(C->inter);
             free(C->intra_of);
@@ -458,6 +555,7 @@ void sim_coll_teardown(void)
     free(E.comms);
     E.comms = NULL;
 }
+
 
 /* ---- primitives --------------------------------------------------------- */
 
@@ -474,10 +572,11 @@ static void exchange(uint32_t stream, sg_mailbox_t to, int to_rank, sg_mailbox_t
     sg_comm_wait(r);
 }
 
-static int aggregated(const ring *R)
+/* Aggregated or step by step, for a ring of whole_n members. */
+static int aggregated(int whole_n)
 {
     return E.opt.coll_mode == SIM_COLLMODE_AGGREGATED ||
-           (E.opt.coll_mode == SIM_COLLMODE_AUTO && R->whole_n > E.opt.step_max_ring);
+           (E.opt.coll_mode == SIM_COLLMODE_AUTO && whole_n > E.opt.step_max_ring);
 }
 
 /* How a collective runs: the protocol's step latency and efficiency. */
@@ -490,28 +589,6 @@ typedef struct proto_run {
 static double eff_of(const proto_run *pr, int rank_a, int rank_b)
 {
     return E.m->node[rank_a] != E.m->node[rank_b] ? pr->eff_net : pr->eff;
-}
-
-/* `steps` ring steps of `chunk` payload bytes each: every position sends to
- * its successor and receives from its predecessor, in lock step. */
-static void ring_steps(uint32_t stream, ring *R, int pos, int steps, double chunk, const proto_run *pr)
-{
-    if (R->n < 2 || steps < 1)
-        return;
-    int succ = (pos + 1) % R->n;
-    double wire = chunk / eff_of(pr, R->rank[pos], R->rank[succ]);
-    if (aggregated(R)) {
-        exchange(stream, R->from_prev[succ], R->rank[succ], R->from_prev[pos], wire * steps);
-        double extra = (steps - 1) * ring_lat(R, pos) + steps * pr->step_s;
-        if (extra > 0)
-            sg_actor_sleep_for(extra);
-        return;
-    }
-    for (int s = 0; s < steps; s++) {
-        exchange(stream, R->from_prev[succ], R->rank[succ], R->from_prev[pos], wire);
-        if (pr->step_s > 0)
-            sg_actor_sleep_for(pr->step_s);
-    }
 }
 
 static void edge_route(edge *e, int rank)
@@ -530,12 +607,6 @@ static double wire_of(const edge *e, double chunk, const proto_run *pr)
     return chunk * e->k / (e->cross ? pr->eff_net : pr->eff);
 }
 
-/* `steps` ring steps of `chunk` payload bytes per channel over all the
- * channels at once: in every channel a member sends to its successor and
- * receives from its predecessor, in lock step; channels with the same
- * successor move their chunks as one flow.  Aggregated mode sends each
- * edge's whole traffic as one flow and sleeps the latency terms the steps
- * would have paid (on its slowest edge). */
 /* One round of a member's ring edges: a flow to each successor, one from
  * each predecessor, all at once.  A single edge each way is exchange();
  * several are waited for in turn, or as they end when a trace records each
@@ -575,18 +646,18 @@ static void exchange_edges(uint32_t stream, const edge *out, int no, const edge 
     }
 }
 
-/* `steps` ring steps of `chunk` payload bytes per channel over all the
+/* `steps` ring steps of `chunk` payload bytes per channel over all of R's
  * channels at once: in every channel a member sends to its successor and
  * receives from its predecessor, in lock step; channels with the same
  * successor move their chunks as one flow.  Aggregated mode sends each
  * edge's whole traffic as one flow and sleeps the latency terms the steps
  * would have paid (on its slowest edge). */
-static void ring_phase(uint32_t stream, sim_comm_rt *C, int me, int steps, double chunk, const proto_run *pr)
+static void ring_phase(uint32_t stream, rings *R, int me, int steps, double chunk, const proto_run *pr)
 {
-    if (C->n < 2 || steps < 1)
+    if (R->n < 2 || steps < 1)
         return;
-    edge *out = &C->out[(size_t)me * C->nch], *in = &C->in[(size_t)me * C->nch];
-    int no = C->nout[me], ni = C->nin[me], agg = aggregated(&C->full);
+    edge *out = &R->out[(size_t)me * R->nch], *in = &R->in[(size_t)me * R->nch];
+    int no = R->nout[me], ni = R->nin[me], agg = aggregated(R->whole_n);
     for (int round = 0; round < (agg ? 1 : steps); round++) {
         exchange_edges(stream, out, no, in, ni, chunk, agg ? steps : 1, pr);
         if (!agg && pr->step_s > 0)
@@ -596,7 +667,7 @@ static void ring_phase(uint32_t stream, sim_comm_rt *C, int me, int steps, doubl
         return;
     double lat = 0;
     for (int j = 0; j < no; j++) {
-        edge_route(&out[j], C->ranks[me]);
+        edge_route(&out[j], R->rank[me]);
         lat = fmax(lat, out[j].lat);
     }
     double extra = (steps - 1) * lat + steps * pr->step_s;
@@ -608,6 +679,34 @@ static int chunks_for(double bytes)
 {
     double c = ceil(bytes / (E.opt.chunk_bytes > 0 ? E.opt.chunk_bytes : 4194304.0));
     return c < 1 ? 1 : c > 1024 ? 1024 : (int)c;
+}
+
+/* Host-staged bytes in flight while a member's part runs (staging.c): on
+ * each of its edges in R, NCCL's FIFO holds about two steps' chunks per
+ * channel, at most SIM_STAGE_FIFO_BYTES (its duplicated channels' 4 MiB
+ * buffers).  sign +1 when the collective starts, -1 when it ends. */
+static void stage_hold_edges(const rings *R, int me, double chunk, double sign)
+{
+    const edge *out = &R->out[(size_t)me * R->nch];
+    for (int j = 0; j < R->nout[me]; j++)
+        sim_staging_hold(R->rank[me], out[j].peer_rank, sign * out[j].k * fmin(2 * chunk, SIM_STAGE_FIFO_BYTES));
+}
+
+/* What a collective holds on its member's edges: a ring step's chunk per
+ * channel (trees hold what the ring would), a broadcast or reduce chain's
+ * pipelined chunk, each hierarchical phase's own; nothing for all-to-all. */
+static void stage_hold(sim_comm_rt *C, int me, int algo, int sub, double S, double sign)
+{
+    if (sub == SIM_COLL_ALLTOALL || sub == SIM_COLL_ALLTOALLV || C->n < 2)
+        return;
+    if (sub == SIM_COLL_ALLREDUCE && algo == SIM_ALGO_HIERARCHICAL) {
+        rings *in = &C->intra[C->intra_of[me]];
+        stage_hold_edges(in, C->pos_intra[me], S / C->per_node / in->nch, sign);
+        stage_hold_edges(&C->inter[C->inter_of[me]], C->pos_inter[me], S / C->per_node / C->nnodes, sign);
+        return;
+    }
+    double chunk = sub == SIM_COLL_BROADCAST || sub == SIM_COLL_REDUCE ? S / chunks_for(S) : S / C->rs.whole_n;
+    stage_hold_edges(&C->rs, me, chunk / C->rs.nch, sign);
 }
 
 /* Pipelined chain along the ring.  toward_root = 0: broadcast from the root
@@ -631,7 +730,7 @@ static void chain(uint32_t stream, ring *R, int pos, int root_pos, double payloa
      * counting different chunks deadlock */
     int C = chunks_for(payload);
     double chunk = bytes / C;
-    if (aggregated(R)) {
+    if (aggregated(R->whole_n)) {
         void *data;
         double t0 = simgrid_get_clock();
         sg_comm_t s = sends ? sg_mailbox_put_async(out, &token, (long)bytes) : NULL;
@@ -806,7 +905,7 @@ static int tree_steps_of(int n, int nnodes)
  * d = 1; each of the 2 nch trees carries bytes / (2 nch). */
 static void tree_allreduce(uint32_t stream, int c, sim_comm_rt *C, int me_member, double bytes, const proto_run *pr)
 {
-    int n = C->n, nt = 2 * C->nch;
+    int n = C->n, nt = 2 * C->rs.nch;
     if (n < 2)
         return;
     double tc = E.opt.tree_chunk_bytes > 0 ? E.opt.tree_chunk_bytes : 524288.0;
@@ -820,7 +919,7 @@ static void tree_allreduce(uint32_t stream, int c, sim_comm_rt *C, int me_member
     node_groups(C, C->pos_full[me_member], &g, &ng, &start, &size, &starts);
     for (int t = 0; t < nt; t++) {
         memset(&T[t], 0, sizeof T[t]);
-        pos[t] = C->ch[t / 2].pos[me_member];
+        pos[t] = C->rs.ch[t / 2].pos[me_member];
         tree_links(C, t % 2, pos[t], &T[t]);
     }
     enum { SLOTS = 2 * TREE_KIDS + 2 };
@@ -831,7 +930,7 @@ static void tree_allreduce(uint32_t stream, int c, sim_comm_rt *C, int me_member
         int who[2 * MAX_CH * SLOTS], nh = 0;
         for (int t = 0; t < nt; t++) {
             tree_side *x = &T[t];
-            const int *rk = C->ch[t / 2].rank;
+            const int *rk = C->rs.ch[t / 2].rank;
             for (int q = 0; q < x->nkids; q++)
                 if (!x->rup[q] && x->got_up[q] < nchunk)
                     x->rup[q] = sg_mailbox_get_async(tree_box(c, t, 'u', pos[t], x->kids[q]), &junk);
@@ -873,7 +972,7 @@ static void tree_allreduce(uint32_t stream, int c, sim_comm_rt *C, int me_member
             break;
         int t = who[k] / SLOTS, w = who[k] % SLOTS;
         tree_side *x = &T[t];
-        const int *rk = C->ch[t / 2].rank;
+        const int *rk = C->rs.ch[t / 2].rank;
         double now = simgrid_get_clock();
         if (w < TREE_KIDS) {
             x->rup[w] = NULL;
@@ -1019,8 +1118,8 @@ static void comm_path(sim_comm_rt *C, coll_path *P)
         C->path_bw = C->path_bw_net = INFINITY;
         C->path_lat = 0;
         for (int m = 0; m < C->n; m++)
-            for (int j = 0; j < C->nout[m]; j++) {
-                edge *e = &C->out[(size_t)m * C->nch + j];
+            for (int j = 0; j < C->rs.nout[m]; j++) {
+                edge *e = &C->rs.out[(size_t)m * C->rs.nch + j];
                 edge_route(e, C->ranks[m]);
                 double b = e->bw > 0 ? e->bw : INFINITY;
                 C->path_lat = fmax(C->path_lat, e->lat);
@@ -1033,7 +1132,7 @@ static void comm_path(sim_comm_rt *C, coll_path *P)
             C->path_bw = 1e12;
         C->has_path = 1;
     }
-    *P = (coll_path){C->path_bw, C->path_bw_net, C->path_lat, C->nch};
+    *P = (coll_path){C->path_bw, C->path_bw_net, C->path_lat, C->rs.nch};
 }
 
 /* The algorithm that runs: the schedule's, else for an all-reduce the one
@@ -1094,17 +1193,18 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
     /* a kernel running beside the NCCL kernel slows it (sim_engine_comm_factor) */
     double f = sim_engine_comm_factor(rank);
     proto_run pr = {cp->step_s[proto], cp->eff[proto] / f, cp->net_eff[proto] / f};
+    stage_hold(C, me, algo, p->sub, S, +1);
     if (cp->base_s[proto] > 0)
         sg_actor_sleep_for(cp->base_s[proto]);
-    double per_ch = S / n / C->nch; /* a ring step's chunk in each channel */
+    double per_ch = S / n / C->rs.nch; /* a ring step's chunk in each channel */
     switch (p->sub) {
     case SIM_COLL_ALLREDUCE:
         if (algo == SIM_ALGO_HIERARCHICAL) {
             int G = C->per_node, N = C->nnodes;
-            ring *in = &C->intra[C->intra_of[me]], *x = &C->inter[C->inter_of[me]];
-            ring_steps(stream, in, C->pos_intra[me], G - 1, S / G, &pr);
-            ring_steps(stream, x, C->pos_inter[me], 2 * (N - 1), S / G / N, &pr);
-            ring_steps(stream, in, C->pos_intra[me], G - 1, S / G, &pr);
+            rings *in = &C->intra[C->intra_of[me]], *x = &C->inter[C->inter_of[me]];
+            ring_phase(stream, in, C->pos_intra[me], G - 1, S / G / in->nch, &pr);
+            ring_phase(stream, x, C->pos_inter[me], 2 * (N - 1), S / G / N, &pr);
+            ring_phase(stream, in, C->pos_intra[me], G - 1, S / G / in->nch, &pr);
         } else if (algo == SIM_ALGO_TREE && folded) {
             /* two servers cannot stand for a tree over all of them: its
              * uncontended time (trees are chosen for latency-bound sizes,
@@ -1115,12 +1215,12 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
         } else if (algo == SIM_ALGO_TREE) {
             tree_allreduce(stream, c, C, me, S, &pr);
         } else {
-            ring_phase(stream, C, me, 2 * (n - 1), per_ch, &pr);
+            ring_phase(stream, &C->rs, me, 2 * (n - 1), per_ch, &pr);
         }
         break;
     case SIM_COLL_ALLGATHER:
     case SIM_COLL_REDUCESCATTER:
-        ring_phase(stream, C, me, n - 1, per_ch, &pr);
+        ring_phase(stream, &C->rs, me, n - 1, per_ch, &pr);
         break;
     case SIM_COLL_BROADCAST:
         chain(stream, &C->full, pos, C->pos_full[p->root], S, 0, &pr);
@@ -1135,4 +1235,5 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
         alltoall(stream, c, C, me, S, sim_sched_sizes_of(E.s, p), &pr);
         break;
     }
+    stage_hold(C, me, algo, p->sub, S, -1);
 }

@@ -24,7 +24,8 @@ typedef struct sim_options {
     double chunk_bytes;  /* pipelining chunk of broadcast and reduce chains */
     double tree_chunk_bytes; /* pipelining chunk of the tree all-reduce (NCCL's tree moves small chunks) */
     int max_channels;    /* at most this many channels per collective (NCCL_MAX_NCHANNELS on the
-                            search's channels); 0 = one per NIC the members reach, as NCCL */
+                            search's channels); 0 = as NCCL: one per NIC the members reach across
+                            nodes, both ring directions inside a ring_bidir node */
     const char *trace_path; /* Chrome trace (Perfetto) output, or NULL */
     const char *memory_path; /* per-GPU memory timeline (CSV, one line per memory effect), or NULL */
     /* A folded schedule (the planner's fast fidelity, planner/fold.c):

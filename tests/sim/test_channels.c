@@ -31,6 +31,16 @@ static double run_coll(const sim_machine *m, sim_coll coll, sim_algo algo, const
     return t;
 }
 
+/* A built-in cluster, or NULL after printing why. */
+static sim_machine *load(const char *name)
+{
+    sim_err e;
+    sim_machine *m = plat_load(name, &e);
+    if (!m)
+        printf("FAIL: %s\n", e.msg);
+    return m;
+}
+
 static double busbw(int n, double bytes, double t) { return 2.0 * (n - 1) / n * bytes / t; }
 
 static int at_least(double got, double lo, double hi, const char *what)
@@ -51,12 +61,9 @@ static int at_least(double got, double lo, double hi, const char *what)
  * protocol's step latency: platforms/README.md, "Channels and rails"). */
 static int two_node_allreduce(const char *platform, double per_nic, const char *label)
 {
-    sim_err e;
-    sim_machine *m = plat_load(platform, &e);
-    if (!m) {
-        printf("FAIL: %s\n", e.msg);
+    sim_machine *m = load(platform);
+    if (!m)
         return 1;
-    }
     int fails = 0, ranks[16];
     for (int i = 0; i < 16; i++)
         ranks[i] = i;
@@ -91,12 +98,9 @@ static int two_node_allreduce(const char *platform, double per_nic, const char *
  * S/2 / (per-NIC bandwidth), not 8 times that. */
 static int alltoall_spread(void)
 {
-    sim_err e;
-    sim_machine *m = plat_load("a100-sxm-128n", &e);
-    if (!m) {
-        printf("FAIL: %s\n", e.msg);
+    sim_machine *m = load("a100-sxm-128n");
+    if (!m)
         return 1;
-    }
     int ranks[16];
     for (int i = 0; i < 16; i++)
         ranks[i] = i;
@@ -116,12 +120,9 @@ static int alltoall_spread(void)
  * gets one NIC (NCCL's channels of one peer share the GPU's NIC). */
 static int pipeline_sends(void)
 {
-    sim_err e;
-    sim_machine *m = plat_load("a100-sxm-128n", &e);
-    if (!m) {
-        printf("FAIL: %s\n", e.msg);
+    sim_machine *m = load("a100-sxm-128n");
+    if (!m)
         return 1;
-    }
     int fails = 0;
     double S = 256.0 * (1 << 20), per_nic = 24e9;
     int counts[3] = {1, 8, 8}, shifts[3] = {0, 0, 3};
@@ -151,12 +152,9 @@ static int pipeline_sends(void)
  * faster of ring and NVLS. */
 static int nvls_choice(void)
 {
-    sim_err e;
-    sim_machine *m = plat_load("azure-nd-h100-v5", &e);
-    if (!m) {
-        printf("FAIL: %s\n", e.msg);
+    sim_machine *m = load("azure-nd-h100-v5");
+    if (!m)
         return 1;
-    }
     int fails = 0, ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     double sizes[2] = {4096, 256.0 * (1 << 20)};
     for (int k = 0; k < 2; k++) {
