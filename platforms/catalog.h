@@ -36,6 +36,13 @@ typedef struct plat_nic {
 
 /* GPU lookup with attachment details; info may be NULL. */
 int plat_gpu_lookup_info(const char *model, sim_gpu *out, plat_gpu_info *info, sim_err *err);
+/* A copy (free with cJSON_Delete) of the entry of array ("gpus", "nics")
+ * in the embedded catalogue file (GPUS_JSON, NICS_JSON) whose model or an
+ * alias is name; NULL with err listing the known models. */
+struct cJSON;
+struct cJSON *plat_catalog_entry(const char *file, const char *array, const char *name, sim_err *err);
+#define PLAT_GPUS_JSON "platforms/catalog/gpus.json"
+#define PLAT_NICS_JSON "platforms/catalog/nics.json"
 /* NIC lookup by model or alias (case-insensitive, '-' and '_' ignored). */
 int plat_nic_lookup(const char *model, plat_nic *out, sim_err *err);
 /* Effective per-direction PCIe bandwidth in bytes/s of a gen/width slot,
