@@ -132,6 +132,11 @@ typedef void (*plan_done_fn)(void *arg, int job, const plan_result *r);
 int plan_pool_run(const int *jobs, int n, int nproc, plan_job_fn fn, void *arg, plan_done_fn done, void *done_arg,
                   sim_err *err);
 int plan_ncpus(void);
+/* Runs fn(arg, out) in one forked child and copies its n bytes at out back
+ * here (out must hold no pointers): the child's SimGrid state (a preloaded
+ * platform: one per process) and a crash stay there.  -1 with err when the
+ * child dies or cannot start. */
+int plan_fork_call(void (*fn)(void *arg, void *out), void *arg, void *out, size_t n, sim_err *err);
 
 /* ---- progress (pool.c) ---- */
 typedef struct plan_progress {
@@ -210,6 +215,9 @@ void plan_svg_begin(FILE *f, double width, double height, const char *title);
 /* Axes, five y grid lines with labels, the axis titles; xticks: label five x
  * values too (a numeric x axis), else the caller labels its categories. */
 void plan_svg_axes(FILE *f, const plan_svg_panel *p, const char *xlabel, const char *ylabel, int xticks);
+/* The smallest 5 x {1, 2, 2.5, 5, 10} x 10^k at or above v: an axis maximum
+ * whose five grid lines fall on round values. */
+double plan_svg_nice(double v);
 /* Text with <, & and > escaped. */
 void plan_svg_text(FILE *f, const char *s);
 /* Closes the document; -1 with err when the file could not be written. */

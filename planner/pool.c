@@ -165,6 +165,38 @@ int plan_pool_run(const int *jobs, int n, int nproc, plan_job_fn fn, void *arg, 
     return rc;
 }
 
+int plan_fork_call(void (*fn)(void *arg, void *out), void *arg, void *out, size_t n, sim_err *err)
+{
+    int fds[2];
+    if (pipe(fds) < 0)
+        return sim_errf(err, "cannot create a pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return sim_errf(err, "cannot fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        fn(arg, out);
+        fflush(NULL);
+        _exit(sim_write_all(fds[1], out, n) == 0 ? 0 : 1);
+    }
+    close(fds[1]);
+    int got = sim_read_all(fds[0], out, n) == 0;
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (got)
+        return 0;
+    if (WIFSIGNALED(status))
+        return sim_errf(err, "the evaluation process died with signal %d", WTERMSIG(status));
+    return sim_errf(err, "the evaluation process exited with status %d without a result",
+                    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
 /* ---- progress bar (stderr, only on a terminal) ---- */
 
 void plan_progress_start(plan_progress *p, int total, int enabled)

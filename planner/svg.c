@@ -4,6 +4,7 @@
  * comparison's bars and lines in purchase_cli.c) draw their marks with
  * plan_svg_x / plan_svg_y.  Writing a file the user asked for is the
  * front ends' business; these helpers only format into the FILE given. */
+#include <math.h>
 #include <stdio.h>
 
 #include "planner/plan.h"
@@ -16,6 +17,15 @@ double plan_svg_x(const plan_svg_panel *p, double v)
 double plan_svg_y(const plan_svg_panel *p, double v)
 {
     return p->top + p->height - v / p->ymax * p->height;
+}
+
+double plan_svg_nice(double v)
+{
+    if (!(v > 0))
+        return 1;
+    double step = v / 5, mag = pow(10, floor(log10(step))), f = step / mag;
+    f = f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10;
+    return 5 * f * mag;
 }
 
 void plan_svg_text(FILE *f, const char *s)
