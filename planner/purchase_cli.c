@@ -559,6 +559,22 @@ static void print_csv(const plan_cluster *cl, const plan_purchase_row *rows, int
 
 /* ---- JSON: every result with every input ---- */
 
+typedef struct kv {
+    const char *key;
+    double v;
+} kv;
+
+static void add_numbers(cJSON *o, const kv *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddNumberToObject(o, x[i].key, x[i].v);
+}
+#define ADD_NUMBERS(o, ...)                                                                                           \
+    do {                                                                                                              \
+        const kv x_[] = {__VA_ARGS__};                                                                                \
+        add_numbers(o, x_, sizeof x_ / sizeof x_[0]);                                                                 \
+    } while (0)
+
 static cJSON *json_bom(const plat_bom *b)
 {
     cJSON *o = cJSON_CreateObject();
@@ -583,9 +599,7 @@ static cJSON *json_bom(const plat_bom *b)
         cJSON_AddItemToArray(items, x);
     }
     cJSON *gp = cJSON_AddObjectToObject(o, "gpu_power_w");
-    cJSON_AddNumberToObject(gp, "busy", b->gpu_power.busy_w);
-    cJSON_AddNumberToObject(gp, "comm_only", b->gpu_power.comm_w);
-    cJSON_AddNumberToObject(gp, "idle", b->gpu_power.idle_w);
+    ADD_NUMBERS(gp, {"busy", b->gpu_power.busy_w}, {"comm_only", b->gpu_power.comm_w}, {"idle", b->gpu_power.idle_w});
     cJSON_AddStringToObject(gp, "busy_source", b->gpu_power.busy_source);
     cJSON_AddStringToObject(gp, "comm_only_source", b->gpu_power.comm_source);
     cJSON_AddStringToObject(gp, "idle_source", b->gpu_power.idle_source);
@@ -601,21 +615,14 @@ static cJSON *json_bom(const plat_bom *b)
 static cJSON *json_tco(const plan_tco *t)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "tokens", t->tokens);
-    cJSON_AddNumberToObject(o, "steps", t->steps);
-    cJSON_AddNumberToObject(o, "time_to_train_s", t->time_s);
-    cJSON_AddNumberToObject(o, "time_to_train_days", t->time_s / 86400);
+    ADD_NUMBERS(o, {"tokens", t->tokens}, {"steps", t->steps}, {"time_to_train_s", t->time_s},
+                {"time_to_train_days", t->time_s / 86400});
     cJSON *e = cJSON_AddObjectToObject(o, "energy");
     cJSON *j = cJSON_AddObjectToObject(e, "per_iteration_j");
-    cJSON_AddNumberToObject(j, "gpu_busy", t->gpu_busy_j);
-    cJSON_AddNumberToObject(j, "gpu_comm_only", t->gpu_comm_j);
-    cJSON_AddNumberToObject(j, "gpu_idle", t->gpu_idle_j);
-    cJSON_AddNumberToObject(j, "servers", t->node_j);
-    cJSON_AddNumberToObject(j, "network", t->network_j);
-    cJSON_AddNumberToObject(j, "total_with_pue", t->iter_j);
-    cJSON_AddNumberToObject(e, "mean_power_w", t->mean_power_w);
-    cJSON_AddNumberToObject(e, "kwh_per_million_tokens", t->kwh_per_mtok);
-    cJSON_AddNumberToObject(e, "run_kwh", t->run_kwh);
+    ADD_NUMBERS(j, {"gpu_busy", t->gpu_busy_j}, {"gpu_comm_only", t->gpu_comm_j}, {"gpu_idle", t->gpu_idle_j},
+                {"servers", t->node_j}, {"network", t->network_j}, {"total_with_pue", t->iter_j});
+    ADD_NUMBERS(e, {"mean_power_w", t->mean_power_w}, {"kwh_per_million_tokens", t->kwh_per_mtok},
+                {"run_kwh", t->run_kwh});
     if (t->run_co2_kg >= 0)
         cJSON_AddNumberToObject(e, "run_co2_kg", t->run_co2_kg);
     cJSON *c = cJSON_AddObjectToObject(o, "cost");
@@ -625,10 +632,8 @@ static cJSON *json_tco(const plan_tco *t)
         for (int i = 0; i < PLAT_ITEM_KINDS; i++)
             cJSON_AddNumberToObject(k, plat_item_kind_name((plat_item_kind)i), t->capex_by_kind[i]);
         cJSON *own = cJSON_AddObjectToObject(c, "owned");
-        cJSON_AddNumberToObject(own, "run_usd", t->own_usd);
-        cJSON_AddNumberToObject(own, "capital_share_usd", t->own_capital_usd);
-        cJSON_AddNumberToObject(own, "electricity_usd", t->own_energy_usd);
-        cJSON_AddNumberToObject(own, "usd_per_million_tokens", t->own_usd_per_mtok);
+        ADD_NUMBERS(own, {"run_usd", t->own_usd}, {"capital_share_usd", t->own_capital_usd},
+                    {"electricity_usd", t->own_energy_usd}, {"usd_per_million_tokens", t->own_usd_per_mtok});
     } else {
         cJSON_AddStringToObject(c, "capital_missing", t->capex_missing);
     }
@@ -653,10 +658,8 @@ static cJSON *json_row(const plan_cluster *c, const plan_purchase_row *r)
     if (def)
         cJSON_AddItemToObject(x, "cluster_json", def);
     cJSON_AddBoolToObject(x, "ok", r->ok);
-    cJSON_AddNumberToObject(x, "gpus", r->ngpus);
-    cJSON_AddNumberToObject(x, "nodes", r->nodes);
+    ADD_NUMBERS(x, {"gpus", r->ngpus}, {"nodes", r->nodes}, {"global_batch", r->gb});
     cJSON_AddStringToObject(x, "gpu_model", r->gpu_model);
-    cJSON_AddNumberToObject(x, "global_batch", r->gb);
     if (c->rent_usd_per_gpu_h >= 0)
         cJSON_AddNumberToObject(x, "price_per_gpu_hour_usd", c->rent_usd_per_gpu_h);
     if (!r->ok) {
@@ -669,18 +672,12 @@ static cJSON *json_row(const plan_cluster *c, const plan_purchase_row *r)
         cJSON_AddNumberToObject(x, "candidates", r->candidates);
         cJSON_AddNumberToObject(x, "enumerated", r->enumerated);
     }
-    cJSON_AddNumberToObject(x, "iteration_time_s", r->best.iteration_s);
-    cJSON_AddNumberToObject(x, "samples_per_s", r->best.samples_per_s);
-    cJSON_AddNumberToObject(x, "tokens_per_s", r->best.tokens_per_s);
-    cJSON_AddNumberToObject(x, "tflops_per_gpu", r->best.tflops_per_gpu);
-    cJSON_AddNumberToObject(x, "mfu", r->mfu);
-    cJSON_AddNumberToObject(x, "peak_memory_bytes", r->best.peak_mem);
-    cJSON_AddNumberToObject(x, "memory_capacity_bytes", r->mem_capacity);
+    ADD_NUMBERS(x, {"iteration_time_s", r->best.iteration_s}, {"samples_per_s", r->best.samples_per_s},
+                {"tokens_per_s", r->best.tokens_per_s}, {"tflops_per_gpu", r->best.tflops_per_gpu}, {"mfu", r->mfu},
+                {"peak_memory_bytes", r->best.peak_mem}, {"memory_capacity_bytes", r->mem_capacity});
     cJSON *b = cJSON_AddObjectToObject(x, "breakdown_per_gpu_s");
-    cJSON_AddNumberToObject(b, "compute", r->best.compute_s);
-    cJSON_AddNumberToObject(b, "exposed_comm", r->best.exposed_comm_s);
-    cJSON_AddNumberToObject(b, "idle", r->best.idle_s);
-    cJSON_AddNumberToObject(b, "comm_total", r->best.comm_s);
+    ADD_NUMBERS(b, {"compute", r->best.compute_s}, {"exposed_comm", r->best.exposed_comm_s}, {"idle", r->best.idle_s},
+                {"comm_total", r->best.comm_s});
     if (r->bom_ok)
         cJSON_AddItemToObject(x, "bill_of_materials", json_bom(&r->bom));
     else
@@ -703,13 +700,8 @@ static void print_json(const copts *o, const wl_model *m, const plan_cluster *cl
         cJSON_AddItemToArray(cmd, cJSON_CreateString(argv[i]));
     cJSON *mo = cJSON_AddObjectToObject(root, "model");
     cJSON_AddStringToObject(mo, "name", m->name);
-    cJSON_AddNumberToObject(mo, "layers", m->layers);
-    cJSON_AddNumberToObject(mo, "hidden", m->hidden);
-    cJSON_AddNumberToObject(mo, "heads", m->heads);
-    cJSON_AddNumberToObject(mo, "ffn", m->ffn);
-    cJSON_AddNumberToObject(mo, "seq", m->seq);
-    cJSON_AddNumberToObject(mo, "vocab", m->vocab);
-    cJSON_AddNumberToObject(mo, "parameters", wl_model_params(m));
+    ADD_NUMBERS(mo, {"layers", m->layers}, {"hidden", m->hidden}, {"heads", m->heads}, {"ffn", m->ffn},
+                {"seq", m->seq}, {"vocab", m->vocab}, {"parameters", wl_model_params(m)});
     cJSON *job = cJSON_AddObjectToObject(root, "job");
     if (o->tokens > 0)
         cJSON_AddNumberToObject(job, "tokens", o->tokens);
