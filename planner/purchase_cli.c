@@ -27,6 +27,7 @@
 
 typedef struct copts {
     const char *clusters, *model, *strategy, *vary, *rent, *costs, *svg, *cache;
+    const char *costs_text; /* the costs file's contents, recorded in --json */
     const char *axis[64];
     int naxis;
     int gb, jobs, refine, json, csv, quiet, nocache, weak;
@@ -471,18 +472,18 @@ static void print_text(const copts *o, const wl_model *m, const plan_cluster *cl
 {
     print_header(o, m, n ? cl[0].gb : 0);
     int w[MAX_CLUSTERS];
-    printf("%-26s", o->vary ? o->vary : "cluster");
+    char g[MAX_CLUSTERS][96];
     for (int i = 0; i < n; i++) {
-        w[i] = (int)strlen(cl[i].label) + 2;
+        snprintf(g[i], sizeof g[i], rows[i].ngpus ? "%d x %s" : "-", rows[i].ngpus, rows[i].gpu_model);
+        w[i] = 2 + (int)(strlen(cl[i].label) > strlen(g[i]) ? strlen(cl[i].label) : strlen(g[i]));
         w[i] = w[i] < 14 ? 14 : w[i];
+    }
+    printf("%-26s", o->vary ? o->vary : "cluster");
+    for (int i = 0; i < n; i++)
         printf("%*s", w[i], cl[i].label);
-    }
     printf("\n%-26s", "GPUs");
-    for (int i = 0; i < n; i++) {
-        char g[96];
-        snprintf(g, sizeof g, "%d x %s", rows[i].ngpus, rows[i].gpu_model);
-        printf("%*s", w[i], rows[i].ngpus ? g : "-");
-    }
+    for (int i = 0; i < n; i++)
+        printf("%*s", w[i], g[i]);
     printf("\n%-26s", "global batch");
     for (int i = 0; i < n; i++)
         printf("%*d", w[i], rows[i].gb);
@@ -718,8 +719,12 @@ static void print_json(const copts *o, const wl_model *m, const plan_cluster *cl
     cJSON_AddNumberToObject(opt, "pue", o->pue);
     if (o->carbon >= 0)
         cJSON_AddNumberToObject(opt, "carbon_g_per_kwh", o->carbon);
-    if (o->costs)
+    if (o->costs) {
         cJSON_AddStringToObject(opt, "costs_file", o->costs);
+        cJSON *ct = cJSON_Parse(o->costs_text);
+        if (ct)
+            cJSON_AddItemToObject(opt, "costs", ct);
+    }
     if (o->vary)
         cJSON_AddStringToObject(opt, "vary", o->vary);
     cJSON *arr = cJSON_AddArrayToObject(root, "clusters");
@@ -857,6 +862,7 @@ int plan_compare_cli_main(int argc, char **argv)
         free(costs);
         return fprintf(stderr, "trainsim compare: --costs: %s\n", err.msg), 2;
     }
+    o.costs_text = costs;
     plan_cluster cl[MAX_CLUSTERS];
     int gpus[MAX_CLUSTERS];
     int n = build_clusters(&o, cl);
