@@ -48,14 +48,14 @@ static int apply_edit(plan_cluster *c, const char *edit)
     const char *eq = strchr(edit, '=');
     sim_err e;
     if (!eq || eq == edit || (size_t)(eq - edit) >= sizeof field || !eq[1]) {
-        snprintf(c->error, sizeof c->error, "%s: \"%s\": expected FIELD=VALUE (fields: %s)", c->label, edit,
+        snprintf(c->error, sizeof c->error, "cluster %s: \"%s\": expected FIELD=VALUE (fields: %s)", c->label, edit,
                  plat_cluster_edit_fields());
         return -1;
     }
     snprintf(field, sizeof field, "%.*s", (int)(eq - edit), edit);
     if (!c->json) {
-        snprintf(c->error, sizeof c->error, "%s: %s: a SimGrid XML platform cannot be edited (give a cluster JSON)",
-                 c->label, edit);
+        snprintf(c->error, sizeof c->error,
+                 "cluster %s: %s: a SimGrid XML platform cannot be edited (give a cluster JSON)", c->label, edit);
         return -1;
     }
     char who[224];

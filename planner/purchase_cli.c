@@ -218,6 +218,15 @@ static void free_list(char **v, int n)
  * Returns how many, or -1 after printing a usage error. */
 static int build_clusters(const copts *o, plan_cluster *cl)
 {
+    const char *lists[2] = {o->clusters, o->vary};
+    for (int l = 0; l < 2; l++) {
+        int k = 1;
+        for (const char *p = lists[l]; p && *p; p++)
+            k += *p == ',';
+        if (k > MAX_CLUSTERS)
+            return fprintf(stderr, "trainsim compare: %s: at most %d clusters, got %d\n", l ? "--vary" : "--clusters",
+                           MAX_CLUSTERS, k), -1;
+    }
     char *names[MAX_CLUSTERS], *vals[MAX_CLUSTERS];
     int n = split(o->clusters, ',', names, MAX_CLUSTERS), nv = 0;
     char field[64] = "";
