@@ -114,28 +114,25 @@ static void price_item(const cJSON *cat, plat_item *it)
     copy(it->date, sizeof it->date, str(e, "date", ""));
 }
 
-/* The GPU item and power states: price and board power from gpus.json,
- * the states below it from purchase.json's fractions. */
-static int price_gpu(const cJSON *cat, plat_bom *b, const char *model, sim_err *err)
+/* The GPU item and power states: price and board power from the GPU's
+ * entry (gpus.json's, or a cluster's inline "gpu" object, named by
+ * `where`), the states below it from purchase.json's fractions. */
+static int price_gpu(const cJSON *cat, plat_bom *b, const sim_gpu *gpu, const cJSON *e, const char *where)
 {
-    sim_gpu g;
-    if (plat_gpu_lookup(model, &g, err) < 0)
-        return -1;
+    const sim_gpu g = *gpu;
     copy(b->gpu_model, sizeof b->gpu_model, g.model);
     plat_item *it = add_item(b, PLAT_ITEM_GPU, g.model, b->ngpus);
-    cJSON *e = plat_catalog_entry(PLAT_GPUS_JSON, "gpus", g.model, err);
-    if (!it || !e)
-        return cJSON_Delete(e), -1;
+    if (!it)
+        return -1;
     it->price_usd = g.price_usd > 0 ? g.price_usd : -1;
     if (g.price_usd > 0)
-        snprintf(it->price_source, sizeof it->price_source, "gpus.json: %s",
+        snprintf(it->price_source, sizeof it->price_source, "%s: %s", where,
                  str(e, "price_source", str(e, "source", "")));
     else
-        snprintf(it->price_source, sizeof it->price_source, "gpus.json has no price for %s (price_USD 0)", g.model);
+        snprintf(it->price_source, sizeof it->price_source, "%s has no price for %s (price_USD 0)", where, g.model);
     copy(it->date, sizeof it->date, str(e, "price_date", ""));
     it->power_w = g.power_w;
-    snprintf(it->power_source, sizeof it->power_source, "gpus.json power_W (board power)");
-    cJSON_Delete(e);
+    snprintf(it->power_source, sizeof it->power_source, "%s power_W (board power)", where);
     const cJSON *gp = cJSON_GetObjectItemCaseSensitive(cat, "gpu_power");
     plat_gpu_power *p = &b->gpu_power;
     p->busy_w = g.power_w;
@@ -145,6 +142,18 @@ static int price_gpu(const cJSON *cat, plat_bom *b, const char *model, sim_err *
     snprintf(p->comm_source, sizeof p->comm_source, "%.0f W: %s", p->comm_w, str(gp, "comm_source", ""));
     snprintf(p->idle_source, sizeof p->idle_source, "%.0f W: %s", p->idle_w, str(gp, "idle_source", ""));
     return 0;
+}
+
+/* price_gpu for a catalogue model. */
+static int price_catalog_gpu(const cJSON *cat, plat_bom *b, const char *model, sim_err *err)
+{
+    sim_gpu g;
+    if (plat_gpu_lookup(model, &g, err) < 0)
+        return -1;
+    cJSON *e = plat_catalog_entry(PLAT_GPUS_JSON, "gpus", g.model, err);
+    int rc = e ? price_gpu(cat, b, &g, e, "gpus.json") : -1;
+    cJSON_Delete(e);
+    return rc;
 }
 
 static void finish(const cJSON *cat, plat_bom *b)
@@ -236,7 +245,14 @@ int plat_bom_from_json(const char *cluster_json, const char *source, plat_bom *o
     out->ngpus = out->nodes * out->gpus_per_node;
     sim_gpu g;
     plat_gpu_info info;
-    if (plat_gpu_lookup_info(str(node, "gpu", ""), &g, &info, err) < 0 || price_gpu(cat, out, g.model, err) < 0)
+    const cJSON *inline_gpu = cJSON_GetObjectItemCaseSensitive(node, "gpu");
+    if (cJSON_IsObject(inline_gpu)) {
+        char where[160];
+        snprintf(where, sizeof where, "%s: node.gpu", source);
+        if (plat_gpu_from_json(inline_gpu, where, &g, &info, err) < 0 || price_gpu(cat, out, &g, inline_gpu, where) < 0)
+            goto out;
+    } else if (plat_gpu_lookup_info(str(node, "gpu", ""), &g, &info, err) < 0 ||
+               price_catalog_gpu(cat, out, g.model, err) < 0)
         goto out;
     server_class(out, &info, (int)num(node, "sockets", 1));
     char first[48];
@@ -266,7 +282,7 @@ int plat_bom_from_machine(const sim_machine *m, plat_bom *out, sim_err *err)
     out->nodes = m->nnodes;
     out->ngpus = m->ngpus;
     out->gpus_per_node = m->nnodes > 0 ? m->ngpus / m->nnodes : m->ngpus;
-    int rc = price_gpu(cat, out, sim_machine_gpu(m, 0)->model, err);
+    int rc = price_catalog_gpu(cat, out, sim_machine_gpu(m, 0)->model, err);
     if (rc == 0) {
         finish(cat, out);
         snprintf(out->note, sizeof out->note, "%s is a hand-written SimGrid platform: only its GPUs are counted "
@@ -281,8 +297,8 @@ int plat_bom_from_machine(const sim_machine *m, plat_bom *out, sim_err *err)
 /* "kind:model" of a costs file key into the kind and the catalogue's name
  * of the model (checked); power keys also take gpu_busy/gpu_comm/gpu_idle
  * (state 0..2 in *gpu_state, else -1). */
-static int parse_key(const cJSON *cat, const char *key, int power, plat_item_kind *kind, int *gpu_state, char *model,
-                     size_t n, sim_err *err)
+static int parse_key(const cJSON *cat, const char *own_gpu, const char *key, int power, plat_item_kind *kind,
+                     int *gpu_state, char *model, size_t n, sim_err *err)
 {
     static const char *const states[3] = {"gpu_busy", "gpu_comm", "gpu_idle"};
     const char *colon = strchr(key, ':');
@@ -307,7 +323,9 @@ static int parse_key(const cJSON *cat, const char *key, int power, plat_item_kin
     }
     if (!colon || !*name)
         return sim_errf(err, "expected %s:MODEL", KIND_NAMES[*kind]);
-    if (*kind == PLAT_ITEM_GPU) {
+    if (*kind == PLAT_ITEM_GPU && own_gpu && plat_name_eq(name, own_gpu)) {
+        copy(model, n, own_gpu); /* the cluster's own GPU, maybe an inline one */
+    } else if (*kind == PLAT_ITEM_GPU) {
         sim_gpu g;
         if (plat_gpu_lookup(name, &g, err) < 0)
             return -1;
@@ -375,7 +393,7 @@ static int apply_table(plat_bom *b, const cJSON *cat, const cJSON *table, int po
         plat_item_kind kind;
         int state;
         char model[48];
-        if (parse_key(cat, e->string, power, &kind, &state, model, sizeof model, err) < 0)
+        if (parse_key(cat, b ? b->gpu_model : NULL, e->string, power, &kind, &state, model, sizeof model, err) < 0)
             return sim_err_prefix(err, "%s: %s.%s: ", source, what, e->string);
         if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0) || !isfinite(e->valuedouble)) {
             char *t = cJSON_PrintUnformatted(e);

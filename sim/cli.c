@@ -10,6 +10,7 @@
  *
  * With no arguments it runs the built-in default scenario (the Oases
  * testbed), which needs no files. */
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,8 +225,9 @@ static void print_text(const args *a, const sim_machine *m, const sim_schedule *
 }
 
 static void print_json(const sim_machine *m, const sim_schedule *s, const sim_result *r, const char *strategy,
-                       const char *model)
+                       const wl_model *wm)
 {
+    const char *model = wm ? wm->name : "";
     const sim_gpu *g = sim_machine_gpu(m, 0);
     double T = r->iteration_s;
     double tflops = s->meta.model_flops_per_iteration / T / s->nranks / 1e12;
@@ -233,6 +235,12 @@ static void print_json(const sim_machine *m, const sim_schedule *s, const sim_re
     const sim_rank_result *pr = &r->rank[r->peak_mem_rank];
     printf("{\n  \"trainsim_version\": \"%s\",\n  \"platform\": \"%s\",\n  \"model\": \"%s\",\n  \"strategy\": \"%s\",\n",
            TRAINSIM_VERSION, m->name, model, strategy);
+    cJSON *info = wm ? wl_model_describe(wm) : NULL;
+    char *info_text = info ? cJSON_PrintUnformatted(info) : NULL;
+    if (info_text) /* the model's dimensions, architecture and parameter count */
+        printf("  \"model_info\": %s,\n", info_text);
+    free(info_text);
+    cJSON_Delete(info);
     printf("  \"schedule\": \"%s\",\n  \"gpus\": %d,\n  \"gpu_model\": \"%s\",\n", s->meta.name, s->nranks, g->model);
     printf("  \"iteration_time_s\": %.9g,\n", T);
     printf("  \"samples_per_s\": %.9g,\n  \"tokens_per_s\": %.9g,\n", s->meta.samples_per_iteration / T,
@@ -344,7 +352,7 @@ static int cmd_run(const args *a, int only_schedule)
             rc = fail(err.msg);
         } else {
             if (a->json)
-                print_json(m, s, &r, st_text, a->schedule ? "" : model.name);
+                print_json(m, s, &r, st_text, a->schedule ? NULL : &model);
             else
                 print_text(a, m, s, &r, st_text);
             sim_result_free(&r);
@@ -405,9 +413,14 @@ static void print_models(void)
         snprintf(name, sizeof name, "%.*s", (int)(len - strlen(dir) - 5), p + strlen(dir));
         wl_model m;
         sim_err err;
-        if (wl_model_load(name, &m, &err) == 0)
-            printf("  %-12s hidden %5d, %3d layers, %3d heads, ffn %6d, seq %5d, vocab %6d, %.2fB parameters\n", name,
-                   m.hidden, m.layers, m.heads, m.ffn, m.seq, m.vocab, wl_moe_total_params(name, &m) / 1e9);
+        if (wl_model_load(name, &m, &err) != 0)
+            continue;
+        char active[48] = "";
+        if (m.moe)
+            snprintf(active, sizeof active, " (%.2fB active)", wl_moe_active_params(name, &m) / 1e9);
+        printf("  %-14s hidden %5d, %3d layers, %3d heads (%3d K/V), ffn %6d %-6s, seq %5d, vocab %6d, %.2fB "
+               "parameters%s\n", name, m.hidden, m.layers, m.heads, wl_model_kv_heads(&m), m.ffn,
+               wl_ffn_type_name(m.ffn_type), m.seq, m.vocab, wl_moe_total_params(name, &m) / 1e9, active);
     }
 }
 

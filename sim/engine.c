@@ -364,10 +364,13 @@ static void stream_main(int argc, char **argv)
             send_note *note = malloc(sizeof *note);
             note->posted = t0;
             comm_begin(rank);
+            double staged = fmin((double)p->bytes, SIM_STAGE_FIFO_BYTES);
+            sim_staging_hold(rank, o->arg, staged);
             sg_comm_t c = sg_mailbox_put_async(p2p_mailbox(rank, o->arg, p->tag), note,
                                                (long)((double)p->bytes * sim_engine_comm_factor(rank)));
             E.flows++;
             sg_comm_wait(c);
+            sim_staging_hold(rank, o->arg, -staged);
             comm_end(rank);
             ivl_add(&E.comm[rank], t0, simgrid_get_clock());
             sim_engine_trace_transfer(st, o->arg, (double)p->bytes, t0, simgrid_get_clock());
@@ -594,7 +597,7 @@ int sim_run(const sim_schedule *s, const sim_machine *m, const sim_options *opt_
     E.kern_busy = calloc((size_t)nr, sizeof *E.kern_busy);
     E.bg = calloc((size_t)nr, sizeof *E.bg);
     E.mem_kind = calloc((size_t)nr * SIM_MEM_KIND_COUNT, sizeof *E.mem_kind);
-    if (sim_coll_setup(err) < 0)
+    if (sim_coll_setup(err) < 0 || sim_staging_setup(err) < 0)
         goto fail;
     if (E.opt.trace_path) {
         E.trace = fopen(E.opt.trace_path, "w");
@@ -665,6 +668,7 @@ int sim_run(const sim_schedule *s, const sim_machine *m, const sim_options *opt_
         fclose(memlog);
     memlog = NULL;
     sim_coll_teardown();
+    sim_staging_teardown();
     for (int r = 0; r < nr; r++) {
         free(E.compute[r].v);
         free(E.comm[r].v);
@@ -684,6 +688,7 @@ int sim_run(const sim_schedule *s, const sim_machine *m, const sim_options *opt_
     free(E.hosts);
     return 0;
 fail:
+    sim_staging_teardown();
     if (E.trace)
         fclose(E.trace);
     E.trace = NULL;

@@ -13,6 +13,7 @@
  *          "bytes":, "dtype":                                      (elementwise)
  *          "params":, "bytes":                                     (optimizer)
  *          "seconds":                                              (fixed)
+ *          "batch":, "heads":, "seq":, "head_dim":, "causal":, "bytes":, "dtype":   (flash_fwd, flash_bwd)
  *        | { "op": "collective", "collective": "allreduce", "comm": 0, "bytes":, ["root":], ["algo":] }
  *        | { "op": "collective", "collective": "alltoallv", "comm": 0, "send_bytes": [b0, b1, ...] }
  *          (one count per communicator member; "bytes" is their sum and is not written)
@@ -96,6 +97,15 @@ static cJSON *op_to_json(const sim_schedule *s, uint32_t op, const uint32_t *new
             break;
         case SIM_KERNEL_FIXED:
             add_num(j, "seconds", p->seconds);
+            break;
+        case SIM_KERNEL_FLASH_FWD:
+        case SIM_KERNEL_FLASH_BWD:
+            add_num(j, "batch", (double)p->batch);
+            add_num(j, "heads", (double)p->m);
+            add_num(j, "seq", (double)p->n);
+            add_num(j, "head_dim", (double)p->k);
+            cJSON_AddBoolToObject(j, "causal", p->tag == 1);
+            add_num(j, "bytes", (double)p->bytes);
             break;
         }
         if (p->sub != SIM_KERNEL_FIXED)
@@ -374,6 +384,15 @@ static int read_op(reader *R, sim_schedule *s, int stream, const cJSON *j, const
             if (get_int(R, j, "batch", &p.batch, 1, 1) < 0 || get_int(R, j, "heads", &p.m, 1, 1) < 0 ||
                 get_int(R, j, "seq", &p.n, 1, 1) < 0 || get_int(R, j, "head_dim", &p.k, 1, 1) < 0)
                 return -1;
+        } else if (sub == SIM_KERNEL_FLASH_FWD || sub == SIM_KERNEL_FLASH_BWD) {
+            if (get_int(R, j, "batch", &p.batch, 1, 1) < 0 || get_int(R, j, "heads", &p.m, 1, 1) < 0 ||
+                get_int(R, j, "seq", &p.n, 1, 1) < 0 || get_int(R, j, "head_dim", &p.k, 1, 1) < 0 ||
+                get_int(R, j, "bytes", &p.bytes, 1, 0) < 0)
+                return -1;
+            const cJSON *causal = cJSON_GetObjectItemCaseSensitive(j, "causal");
+            if (causal && !cJSON_IsBool(causal))
+                return sim_errf(R->err, "%s: %s.causal: expected true or false", R->src, R->path);
+            p.tag = cJSON_IsTrue(causal);
         } else if (sub == SIM_KERNEL_ELEMENTWISE) {
             if (get_int(R, j, "bytes", &p.bytes, 1, 0) < 0)
                 return -1;

@@ -19,12 +19,15 @@
 #include "kineto.h"
 #include "sim/schedule.h"
 
+/* An aten op whose Input Dims give the work of the kernels it launches: a
+ * GEMM (m, n, k, batch, dtype) or a pointwise op (bytes, elements). */
 typedef struct gemm_op {
     int64_t pid, tid;
     double ts, end;
     int64_t m, n, k, batch;
     int dtype;        /* sim_dtype from the input type; FP32 may become TF32 by kernel */
     const char *name; /* static string */
+    int64_t ebytes, enumel; /* pointwise op: bytes read + written, output elements; 0 for a GEMM */
 } gemm_op;
 
 /* A c10d collective op whose Input Dims give its size. */
@@ -38,7 +41,7 @@ typedef struct comm_op {
 
 typedef struct launch {
     int64_t corr, pid, tid;
-    double ts;
+    double ts, end;
 } launch;
 
 struct val_kineto {
@@ -270,6 +273,70 @@ static double dims_elems(const cJSON *d)
     return n;
 }
 
+/* Pointwise aten ops whose traffic follows from their arguments: `arity`
+ * leading arguments are read (a 0-dim tensor or Scalar among them is a
+ * register operand, not traffic), one output of the same shape is written
+ * (self for in-place ops, the `out` argument or a new tensor otherwise).
+ * fill_/zero_ only write; copy_(self, src) reads src and writes self. */
+static const struct {
+    const char *name;
+    int arity; /* -1: copy_ */
+} POINTWISE[] = {
+    {"aten::fill_", 0}, {"aten::zero_", 0}, {"aten::copy_", -1},
+    {"aten::abs", 1}, {"aten::neg", 1}, {"aten::exp", 1}, {"aten::exp_", 1}, {"aten::log", 1}, {"aten::log_", 1},
+    {"aten::sqrt", 1}, {"aten::rsqrt", 1}, {"aten::reciprocal", 1}, {"aten::erf", 1}, {"aten::tanh", 1},
+    {"aten::tanh_", 1}, {"aten::sigmoid", 1}, {"aten::sigmoid_", 1}, {"aten::relu", 1}, {"aten::relu_", 1},
+    {"aten::gelu", 1}, {"aten::silu", 1}, {"aten::silu_", 1}, {"aten::clamp", 1}, {"aten::clamp_", 1},
+    {"aten::clamp_min", 1}, {"aten::clamp_min_", 1}, {"aten::clamp_max", 1}, {"aten::clamp_max_", 1},
+    {"aten::nan_to_num", 1}, {"aten::nan_to_num_", 1},
+    {"aten::add", 2}, {"aten::add_", 2}, {"aten::sub", 2}, {"aten::sub_", 2}, {"aten::mul", 2}, {"aten::mul_", 2},
+    {"aten::div", 2}, {"aten::div_", 2}, {"aten::maximum", 2}, {"aten::minimum", 2}, {"aten::tanh_backward", 2},
+    {"aten::sigmoid_backward", 2}, {"aten::threshold_backward", 2}, {"aten::gelu_backward", 2},
+    {"aten::silu_backward", 2}, {"aten::where", 3},
+};
+
+/* Bytes a pointwise op moves, from its Input Dims and types; 0 if it is not
+ * in the table, records no shapes, or broadcasts (a tensor argument whose
+ * shape differs from the output's is not a stream). */
+static int pointwise_shape(const char *op, const cJSON *args, gemm_op *g)
+{
+    int arity = -2;
+    for (size_t i = 0; i < sizeof POINTWISE / sizeof POINTWISE[0]; i++)
+        if (!strcmp(op, POINTWISE[i].name)) {
+            arity = POINTWISE[i].arity;
+            g->name = POINTWISE[i].name;
+        }
+    const cJSON *dims = cJSON_GetObjectItemCaseSensitive(args, "Input Dims");
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(args, "Input type");
+    if (arity == -2 || !cJSON_IsArray(dims) || !cJSON_IsArray(types))
+        return 0;
+    const cJSON *full = cJSON_GetArrayItem(dims, 0);
+    double numel = dims_elems(full);
+    if (numel <= 0)
+        return 0;
+    double read = 0;
+    int out_size = 0, i = 0;
+    for (const cJSON *d = dims->child, *t = types->child; d && t; d = d->next, t = t->next, i++) {
+        int eb = cJSON_IsString(t) ? dtype_bytes(t->valuestring) : 0;
+        if (!eb || !cJSON_IsArray(d) || cJSON_GetArraySize(d) == 0)
+            continue; /* Scalar, None or a 0-dim tensor */
+        if (!cJSON_Compare(d, full, 1))
+            return 0;
+        if (i == 0)
+            out_size = eb;
+        if (i < arity || (arity == -1 && i == 1)) {
+            read += numel * eb;
+            if (arity > 0)
+                out_size = eb; /* where(cond, self, other) writes other's type */
+        }
+    }
+    if (!out_size || (arity == -1 && read <= 0))
+        return 0;
+    g->ebytes = (int64_t)(read + numel * out_size);
+    g->enumel = (int64_t)numel;
+    return 1;
+}
+
 /* Size of a c10d collective from its Input Dims; 0 if it does not say
  * (TensorList arguments record no shapes). */
 static int comm_shape(const char *op, const cJSON *args, comm_op *c)
@@ -441,7 +508,8 @@ val_kineto *val_kineto_load(const char *path, sim_err *err)
         const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
         if (!strcmp(cat, "cpu_op") || !strcmp(cat, "operator")) {
             gemm_op g;
-            if (!strncmp(name, "aten::", 6) && gemm_shape(name, args, &g)) {
+            memset(&g, 0, sizeof g);
+            if (!strncmp(name, "aten::", 6) && (gemm_shape(name, args, &g) || pointwise_shape(name, args, &g))) {
                 if (nops == ops_cap) {
                     ops_cap = ops_cap ? 2 * ops_cap : 256;
                     ops = realloc(ops, (size_t)ops_cap * sizeof *ops);
@@ -471,7 +539,9 @@ val_kineto *val_kineto_load(const char *path, sim_err *err)
                     l_cap = l_cap ? 2 * l_cap : 1024;
                     ls = realloc(ls, (size_t)l_cap * sizeof *ls);
                 }
-                ls[nl++] = (launch){(int64_t)corr, (int64_t)num(e, "pid", 0), (int64_t)num(e, "tid", 0), num(e, "ts", 0)};
+                double ts = num(e, "ts", 0);
+                ls[nl++] = (launch){(int64_t)corr, (int64_t)num(e, "pid", 0), (int64_t)num(e, "tid", 0), ts,
+                                    ts + num(e, "dur", 0)};
             }
         }
         if (!strncmp(name, "ProfilerStep#", 13) && num(e, "dur", -1) >= 0 && strcmp(cat, "gpu_user_annotation")) {
@@ -509,6 +579,14 @@ val_kineto *val_kineto_load(const char *path, sim_err *err)
         k->stream = (int)num(args, "stream", num(e, "tid", 0));
         k->coll = -1;
         k->op_index = -1;
+        k->launch_end_us = -1;
+        const launch *l = NULL;
+        if (nl) {
+            launch key = {(int64_t)num(args, "correlation", -1), 0, 0, 0, 0};
+            l = key.corr >= 0 ? bsearch(&key, ls, (size_t)nl, sizeof *ls, cmp_launch) : NULL;
+            if (l)
+                k->launch_end_us = l->end;
+        }
         if (!strncmp(name, "ncclKernel", 10) || !strncmp(name, "ncclDevKernel", 13)) {
             k->cls = VAL_K_NCCL;
             nccl_from_name(k);
@@ -521,9 +599,7 @@ val_kineto *val_kineto_load(const char *path, sim_err *err)
                 double elems = k->coll == SIM_COLL_ALLGATHER ? out : in;
                 k->bytes = (int64_t)(elems * eb);
                 k->group_size = (int)num(args, "Group size", 0);
-            } else if (ncomm && nl) {
-                launch key = {(int64_t)num(args, "correlation", -1), 0, 0, 0};
-                const launch *l = bsearch(&key, ls, (size_t)nl, sizeof *ls, cmp_launch);
+            } else if (ncomm) {
                 int ci = l ? find_comm(comms, ncomm, l->pid, l->tid, l->ts) : -1;
                 if (ci >= 0) {
                     k->coll = comms[ci].coll;
@@ -535,27 +611,31 @@ val_kineto *val_kineto_load(const char *path, sim_err *err)
             }
         } else if (is_gemm_kernel(name)) {
             k->cls = VAL_K_GEMM;
-            double corr = num(args, "correlation", -1);
-            if (corr >= 0 && nl) {
-                launch key = {(int64_t)corr, 0, 0, 0};
-                const launch *l = bsearch(&key, ls, (size_t)nl, sizeof *ls, cmp_launch);
-                int oi = l ? find_op(ops, nops, l->pid, l->tid, l->ts) : -1;
-                if (oi >= 0) {
-                    const gemm_op *g = &ops[oi];
-                    k->has_shape = 1;
-                    k->m = g->m;
-                    k->n = g->n;
-                    k->k = g->k;
-                    k->batch = g->batch;
-                    k->op = g->name;
-                    k->op_index = oi;
-                    k->dtype = (sim_dtype)g->dtype;
-                    /* fp32 inputs on tensor cores are TF32 (PyTorch's allow_tf32, Ampere+) */
-                    if (k->dtype == SIM_DTYPE_FP32 &&
-                        (contains(name, "tensorop_s") || contains(name, "s1688") || contains(name, "s16816") ||
-                         contains(name, "tf32")))
-                        k->dtype = SIM_DTYPE_TF32;
-                }
+            int oi = l ? find_op(ops, nops, l->pid, l->tid, l->ts) : -1;
+            if (oi >= 0 && ops[oi].ebytes == 0) {
+                const gemm_op *g = &ops[oi];
+                k->has_shape = 1;
+                k->m = g->m;
+                k->n = g->n;
+                k->k = g->k;
+                k->batch = g->batch;
+                k->op = g->name;
+                k->op_index = oi;
+                k->dtype = (sim_dtype)g->dtype;
+                /* fp32 inputs on tensor cores are TF32 (PyTorch's allow_tf32, Ampere+) */
+                if (k->dtype == SIM_DTYPE_FP32 &&
+                    (contains(name, "tensorop_s") || contains(name, "s1688") || contains(name, "s16816") ||
+                     contains(name, "tf32")))
+                    k->dtype = SIM_DTYPE_TF32;
+            }
+        } else if (contains(name, "elementwise_kernel")) {
+            int oi = l ? find_op(ops, nops, l->pid, l->tid, l->ts) : -1;
+            if (oi >= 0 && ops[oi].ebytes > 0) {
+                k->op = ops[oi].name;
+                k->op_index = oi;
+                k->elem_bytes = ops[oi].ebytes;
+                k->elem_numel = ops[oi].enumel;
+                k->elem_vectorized = contains(name, "vectorized_elementwise_kernel");
             }
         }
     }
@@ -593,6 +673,186 @@ int val_kineto_rank(const val_kineto *t) { return t->rank; }
 int val_kineto_world(const val_kineto *t) { return t->world; }
 int val_kineto_nkernels(const val_kineto *t) { return t->n; }
 const val_kernel *val_kineto_kernel(const val_kineto *t, int i) { return i >= 0 && i < t->n ? &t->k[i] : NULL; }
+int val_kineto_main_stream(const val_kineto *t)
+{
+    /* few streams: count per distinct stream id by a scan per id */
+    int best = -1, best_n = 0;
+    for (int i = 0; i < t->n; i++) {
+        int s = t->k[i].stream, seen = 0, n = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = t->k[j].stream == s;
+        if (seen)
+            continue;
+        for (int j = i; j < t->n; j++)
+            n += t->k[j].stream == s;
+        if (n > best_n || (n == best_n && s < best))
+            best = s, best_n = n;
+    }
+    return best;
+}
+
+/* 1 when [ts, end] overlaps an NCCL kernel (kernels sorted by start) */
+static int beside_nccl(const val_kineto *t, const int *nccl, int nn, double ts, double end)
+{
+    for (int i = 0; i < nn; i++) {
+        const val_kernel *c = &t->k[nccl[i]];
+        if (c->ts_us >= end)
+            break;
+        if (c->ts_us + c->dur_us > ts)
+            return 1;
+    }
+    return 0;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double val_kineto_busy_gap_us(const val_kineto *t, int stream)
+{
+    double *g = malloc(((size_t)t->n + 1) * sizeof *g);
+    int *nccl = malloc(((size_t)t->n + 1) * sizeof *nccl);
+    int n = 0, nn = 0, prev = -1;
+    for (int i = 0; i < t->n; i++)
+        if (t->k[i].cls == VAL_K_NCCL)
+            nccl[nn++] = i;
+    for (int i = 0; i < t->n; i++) { /* kernels are sorted by start time */
+        const val_kernel *k = &t->k[i];
+        if (k->stream != stream)
+            continue;
+        if (prev >= 0) {
+            const val_kernel *p = &t->k[prev];
+            double end = p->ts_us + p->dur_us;
+            /* queued before the previous ended, and no NCCL kernel holding SMs meanwhile */
+            if (k->launch_end_us >= 0 && k->launch_end_us < end && k->ts_us >= end &&
+                !beside_nccl(t, nccl, nn, p->ts_us, k->ts_us + k->dur_us))
+                g[n++] = k->ts_us - end;
+        }
+        prev = i;
+    }
+    free(nccl);
+    double med = -1;
+    if (n) {
+        qsort(g, (size_t)n, sizeof *g, cmp_dbl);
+        med = n % 2 ? g[n / 2] : 0.5 * (g[n / 2 - 1] + g[n / 2]);
+    }
+    free(g);
+    return med;
+}
+
+typedef struct pw_call {
+    const char *op;
+    int64_t numel, bytes;
+    double us;
+} pw_call;
+
+static int cmp_pw(const void *a, const void *b)
+{
+    const pw_call *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes < y->bytes ? -1 : 1;
+    int c = strcmp(x->op, y->op);
+    if (c)
+        return c;
+    if (x->numel != y->numel)
+        return x->numel < y->numel ? -1 : 1;
+    return (x->us > y->us) - (x->us < y->us);
+}
+
+int val_kineto_pointwise(const val_kineto *t, val_pointwise **out)
+{
+    int ms = val_kineto_main_stream(t), nn = 0, nc = 0, ng = 0;
+    int *nccl = malloc(((size_t)t->n + 1) * sizeof *nccl);
+    pw_call *c = malloc(((size_t)t->n + 1) * sizeof *c);
+    *out = malloc(((size_t)t->n + 1) * sizeof **out);
+    if (!nccl || !c || !*out) {
+        free(nccl), free(c), free(*out);
+        *out = NULL;
+        return -1;
+    }
+    for (int i = 0; i < t->n; i++)
+        if (t->k[i].cls == VAL_K_NCCL)
+            nccl[nn++] = i;
+    for (int i = 0; i < t->n; i++) {
+        const val_kernel *k = &t->k[i];
+        if (k->stream == ms && k->elem_bytes > 0 && k->elem_vectorized &&
+            !beside_nccl(t, nccl, nn, k->ts_us, k->ts_us + k->dur_us))
+            c[nc++] = (pw_call){k->op, k->elem_numel, k->elem_bytes, k->dur_us};
+    }
+    if (nc)
+        qsort(c, (size_t)nc, sizeof *c, cmp_pw);
+    for (int i = 0; i < nc;) {
+        int j = i;
+        while (j < nc && c[j].bytes == c[i].bytes && c[j].numel == c[i].numel && !strcmp(c[j].op, c[i].op))
+            j++;
+        int n = j - i;
+        double med = n % 2 ? c[i + n / 2].us : 0.5 * (c[i + n / 2 - 1].us + c[i + n / 2].us);
+        (*out)[ng++] = (val_pointwise){c[i].op, c[i].numel, c[i].bytes, med, n};
+        i = j;
+    }
+    free(nccl);
+    free(c);
+    return ng;
+}
+
+static int cmp_gemm_call(const void *a, const void *b)
+{
+    const val_gemm_shape *x = a, *y = b;
+#define C(f)                                                                                                           \
+    if (x->f != y->f)                                                                                                  \
+        return x->f < y->f ? -1 : 1;
+    C(dtype) C(batch) C(m) C(n) C(k)
+#undef C
+    return (x->median_us > y->median_us) - (x->median_us < y->median_us);
+}
+
+int val_kineto_gemms(const val_kineto *t, val_gemm_shape **out)
+{
+    /* one entry per op call (op_index): the sum of the GEMM kernels it launched */
+    int max_op = -1, nc = 0, ng = 0;
+    for (int i = 0; i < t->n; i++)
+        if (t->k[i].op_index > max_op)
+            max_op = t->k[i].op_index;
+    int *slot = malloc(((size_t)max_op + 2) * sizeof *slot);
+    val_gemm_shape *c = calloc((size_t)t->n + 1, sizeof *c);
+    *out = calloc((size_t)t->n + 1, sizeof **out);
+    if (!slot || !c || !*out) {
+        free(slot), free(c), free(*out);
+        *out = NULL;
+        return -1;
+    }
+    for (int i = 0; i <= max_op; i++)
+        slot[i] = -1;
+    for (int i = 0; i < t->n; i++) {
+        const val_kernel *x = &t->k[i];
+        if (x->cls != VAL_K_GEMM || !x->has_shape)
+            continue;
+        int *sl = &slot[x->op_index];
+        if (*sl < 0) {
+            *sl = nc++;
+            c[*sl] = (val_gemm_shape){x->op, x->m, x->n, x->k, x->batch, x->dtype, 0, 1};
+        }
+        c[*sl].median_us += x->dur_us;
+    }
+    free(slot);
+    qsort(c, (size_t)nc, sizeof *c, cmp_gemm_call);
+    for (int i = 0; i < nc;) {
+        int j = i;
+        while (j < nc && c[j].m == c[i].m && c[j].n == c[i].n && c[j].k == c[i].k && c[j].batch == c[i].batch &&
+               c[j].dtype == c[i].dtype)
+            j++;
+        int n = j - i;
+        (*out)[ng] = c[i];
+        (*out)[ng].median_us = n % 2 ? c[i + n / 2].median_us : 0.5 * (c[i + n / 2 - 1].median_us + c[i + n / 2].median_us);
+        (*out)[ng++].calls = n;
+        i = j;
+    }
+    free(c);
+    return ng;
+}
+
 int val_kineto_nsteps(const val_kineto *t) { return t->nsteps; }
 double val_kineto_step_us(const val_kineto *t, int i) { return i >= 0 && i < t->nsteps ? t->step_us[i] : 0; }
 const char *val_kineto_step_name(const val_kineto *t, int i) { return i >= 0 && i < t->nsteps ? t->step_name[i] : ""; }
@@ -620,7 +880,11 @@ const char *val_kineto_catalog_gpu(const char *device)
         {"A100-PCIE-40GB", "A100-PCIe-40GB"}, {"A100 80GB PCIe", "A100-PCIe-80GB"},
         {"V100-SXM2-32GB", "V100-SXM2-32GB"}, {"V100-SXM2-16GB", "V100-SXM2-16GB"},
         {"H100 80GB HBM3", "H100-SXM"},       {"H100 PCIe", "H100-PCIe"},
-        {"RTX 3090", "RTX3090"},              {"RTX 4090", "RTX4090"},
+        {"H200", "H200"},                     {"GB200", "GB200"},
+        {"B200", "B200"},                     {"L40S", "L40S"},
+        {"RTX A6000", "RTX-A6000"},           {"A40", "A40"},
+        {"RTX 3090 Ti", "RTX3090Ti"},         {"RTX 3090", "RTX3090"},
+        {"RTX 4090", "RTX4090"},
     };
     if (!device)
         return NULL;
@@ -643,6 +907,16 @@ void val_kineto_print_summary(const val_kineto *t, FILE *out)
         tot[t->k[i].cls] += t->k[i].dur_us;
     fprintf(out, "kernels    %d: GEMM %d (%d with shapes, %.3f ms), NCCL %d (%.3f ms), other %d (%.3f ms)\n", t->n, ng,
             gs, tot[VAL_K_GEMM] / 1e3, ncl, tot[VAL_K_NCCL] / 1e3, t->n - ng - ncl, tot[VAL_K_OTHER] / 1e3);
+    int ne = 0, nv = 0, ms = val_kineto_main_stream(t);
+    for (int i = 0; i < t->n; i++)
+        if (t->k[i].elem_bytes > 0) {
+            ne++;
+            nv += t->k[i].elem_vectorized;
+        }
+    fprintf(out, "pointwise  %d element-wise kernels with bytes from their aten op (%d vectorised)\n", ne, nv);
+    if (ms >= 0)
+        fprintf(out, "stream     %d has the most kernels; busy back-to-back gap median %.2f us\n", ms,
+                val_kineto_busy_gap_us(t, ms));
     fprintf(out, "steps      %d", t->nsteps);
     for (int i = 0; i < t->nsteps; i++)
         fprintf(out, "%s %s %.3f ms", i ? "," : ":", t->step_name[i], t->step_us[i] / 1e3);

@@ -218,9 +218,34 @@ static void edits(void)
     free(text);
 }
 
+/* a cluster's inline GPU object is priced and powered from its own fields,
+ * and a costs file may name it */
+static void inline_gpu(void)
+{
+    const char *json = "{\"name\": \"mine\", \"nodes\": 2, \"node\": {\"gpus_per_node\": 4, \"nic\": \"100GbE\", "
+                       "\"gpu\": {\"model\": \"MyGPU\", \"tflops\": {\"fp32\": 10, \"bf16\": 100}, "
+                       "\"memory_GB\": 16, \"memory_GBps\": 500, \"power_W\": 300, \"price_USD\": 1234, "
+                       "\"source\": \"my quote\"}}}";
+    plat_bom b;
+    sim_err e = {{0}};
+    int rc = plat_bom_from_json(json, "mine.json", &b, &e);
+    CHECK(rc == 0, "inline GPU: %s", e.msg);
+    if (rc < 0)
+        return;
+    const plat_item *g = item(&b, PLAT_ITEM_GPU, "MyGPU");
+    CHECK(g && g->count == 8 && g->price_usd == 1234 && g->power_w == 300 && strstr(g->price_source, "my quote") &&
+              strstr(g->price_source, "mine.json: node.gpu"),
+          "inline GPU x8 at 1234 USD, 300 W, its source (%s)", g ? g->price_source : "none");
+    CHECK(b.gpu_power.busy_w == 300, "busy power from the inline board power");
+    CHECK(plat_bom_apply_costs(&b, "{\"prices_USD\": {\"gpu:MyGPU\": 999}}", "costs.json", &e) == 0 &&
+              item(&b, PLAT_ITEM_GPU, "MyGPU")->price_usd == 999,
+          "costs file names the inline GPU: %s", e.msg);
+}
+
 int main(void)
 {
     counts();
+    inline_gpu();
     costs_file();
     edits();
     if (fails)
