@@ -18,8 +18,8 @@
 
 #include "sim/embedded.h"
 
-#define GPUS_JSON "platforms/catalog/gpus.json"
-#define NICS_JSON "platforms/catalog/nics.json"
+#define GPUS_JSON PLAT_GPUS_JSON
+#define NICS_JSON PLAT_NICS_JSON
 #define ICON_JSON "platforms/catalog/interconnects.json"
 
 int plat_name_eq(const char *a, const char *b)
@@ -395,29 +395,39 @@ int plat_gpu_lookup(const char *model, sim_gpu *out, sim_err *err)
     return plat_gpu_lookup_info(model, out, NULL, err);
 }
 
+cJSON *plat_catalog_entry(const char *file, const char *array, const char *name, sim_err *err)
+{
+    cJSON *root = parse_embedded(file, err);
+    if (!root)
+        return NULL;
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, array), *e;
+    cJSON *found = NULL;
+    cJSON_ArrayForEach(e, list)
+        if (name && entry_matches(e, name)) {
+            found = cJSON_Duplicate(e, 1);
+            break;
+        }
+    if (!found) {
+        char known[1024];
+        known_list(list, known, sizeof known);
+        sim_errf(err, "unknown %s model \"%s\"; known: %s", strcmp(array, "nics") ? "GPU" : "NIC",
+                 name ? name : "(null)", known);
+    }
+    cJSON_Delete(root);
+    return found;
+}
+
 int plat_nic_lookup(const char *model, plat_nic *out, sim_err *err)
 {
-    cJSON *root = parse_embedded(NICS_JSON, err);
-    if (!root)
+    cJSON *e = plat_catalog_entry(NICS_JSON, "nics", model, err);
+    if (!e)
         return -1;
-    const cJSON *nics = cJSON_GetObjectItemCaseSensitive(root, "nics");
-    const cJSON *e;
-    cJSON_ArrayForEach(e, nics)
-    {
-        if (model && entry_matches(e, model)) {
-            memset(out, 0, sizeof *out);
-            snprintf(out->model, sizeof out->model, "%s", str(e, "model"));
-            out->bw = num(e, "Gbps", 0) * 1e9 / 8;
-            out->latency_s = num(e, "latency_us", 0) * 1e-6;
-            cJSON_Delete(root);
-            return 0;
-        }
-    }
-    char known[1024];
-    known_list(nics, known, sizeof known);
-    sim_errf(err, "unknown NIC model \"%s\"; known: %s", model ? model : "(null)", known);
-    cJSON_Delete(root);
-    return -1;
+    memset(out, 0, sizeof *out);
+    snprintf(out->model, sizeof out->model, "%s", str(e, "model"));
+    out->bw = num(e, "Gbps", 0) * 1e9 / 8;
+    out->latency_s = num(e, "latency_us", 0) * 1e-6;
+    cJSON_Delete(e);
+    return 0;
 }
 
 double plat_pcie_bw(int gen, int width, sim_err *err)

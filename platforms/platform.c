@@ -960,35 +960,48 @@ static int ends_with(const char *s, const char *suf)
     return n >= k && strcmp(s + n - k, suf) == 0;
 }
 
-sim_machine *plat_load(const char *spec, sim_err *err)
+char *plat_cluster_text(const char *spec, char *source, size_t n, sim_err *err)
 {
     if (!spec || !*spec)
         return sim_errf(err, "no platform given"), NULL;
-    if (strchr(spec, '/') || ends_with(spec, ".json") || ends_with(spec, ".xml")) {
-        if (ends_with(spec, ".xml"))
-            return plat_from_xml(spec, err);
-        char *text = sim_read_file(spec, err);
-        if (!text)
-            return NULL;
-        sim_machine *m = plat_from_json(text, spec, err);
-        free(text);
-        return m;
+    if (ends_with(spec, ".xml"))
+        return sim_errf(err, "%s: a hand-written SimGrid platform, not a cluster JSON", spec), NULL;
+    if (strchr(spec, '/') || ends_with(spec, ".json")) {
+        snprintf(source, n, "%s", spec);
+        return sim_read_file(spec, err);
     }
     char key[256];
     snprintf(key, sizeof key, "platforms/clusters/%s.json", spec);
     const char *text = sim_embedded(key);
     if (!text) {
         char list[1024];
-        size_t n = 0;
+        size_t len = 0;
         const char *p, *pre = "platforms/clusters/";
         list[0] = 0;
-        for (int i = 0; (p = sim_embedded_path(i)) != NULL && n < sizeof list; i++)
+        for (int i = 0; (p = sim_embedded_path(i)) != NULL && len < sizeof list; i++)
             if (strncmp(p, pre, strlen(pre)) == 0 && ends_with(p, ".json"))
-                n += (size_t)snprintf(list + n, sizeof list - n, "%s%.*s", n ? ", " : "",
-                                      (int)(strlen(p) - strlen(pre) - 5), p + strlen(pre));
+                len += (size_t)snprintf(list + len, sizeof list - len, "%s%.*s", len ? ", " : "",
+                                        (int)(strlen(p) - strlen(pre) - 5), p + strlen(pre));
         return sim_errf(err, "unknown platform \"%s\": not a built-in cluster (%s) nor a path to a .json or .xml file",
                         spec, list),
                NULL;
     }
-    return plat_from_json(text, key, err);
+    snprintf(source, n, "%s", key);
+    char *copy = strdup(text);
+    if (!copy)
+        sim_errf(err, "out of memory");
+    return copy;
+}
+
+sim_machine *plat_load(const char *spec, sim_err *err)
+{
+    if (spec && ends_with(spec, ".xml"))
+        return plat_from_xml(spec, err);
+    char source[256];
+    char *text = plat_cluster_text(spec, source, sizeof source, err);
+    if (!text)
+        return NULL;
+    sim_machine *m = plat_from_json(text, source, err);
+    free(text);
+    return m;
 }
