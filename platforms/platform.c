@@ -350,22 +350,57 @@ static void gpu_path(const node_spec *ns, int a, int b, path *p)
     hop(p, ns->gpu_pcie[b], DIR_DOWN);
 }
 
+static int nvlinked(const node_spec *ns, int a, int b) { return ns->nvl_pair[a < b ? a : b][a < b ? b : a] >= 0; }
+
+/* Extends order[0..k) to a ring whose every hop, the closing one included,
+ * is an NVLink, trying GPUs in index order (depth first, within *budget
+ * steps so that no hand-written node makes it search for long).  1 when
+ * found. */
+static int nvlink_cycle(const node_spec *ns, int *order, int k, int *used, long *budget)
+{
+    if (--*budget < 0)
+        return 0;
+    if (k == ns->ngpus)
+        return nvlinked(ns, order[k - 1], order[0]);
+    for (int h = 0; h < ns->ngpus; h++) {
+        if (used[h] || !nvlinked(ns, order[k - 1], h))
+            continue;
+        used[h] = 1;
+        order[k] = h;
+        if (nvlink_cycle(ns, order, k + 1, used, budget))
+            return 1;
+        used[h] = 0;
+    }
+    return 0;
+}
+
 /* The order NCCL's ring search gives a node's GPUs: it tries the next GPU
  * by the widest path first (search.cc, ncclTopoSearchNextGpuSort), so an
- * NVLink partner follows its GPU; otherwise PCI order.  With bridged pairs
- * the forward ring leaves each pair's reverse bridge direction and half of
- * the PCIe slots unused, and the search fills them with channels in the
- * opposite order: rings run in both directions (ring_bidir). */
+ * NVLink partner follows its GPU, and a ring must close: where NVLink alone
+ * joins every GPU in a cycle (DGX-1's hybrid cube mesh: 0 1 2 3 7 6 5 4)
+ * the ring is that cycle; otherwise each GPU is followed by an NVLink
+ * partner where it has an unused one, else by PCI order.  With NVLink the
+ * forward ring leaves each link's reverse direction (and, on bridged pairs,
+ * half of the PCIe slots) unused, and the search fills them with channels
+ * in the opposite order: rings run in both directions (ring_bidir). */
 static void ring_order(node_spec *ns)
 {
     int used[MAX_GPUS] = {0};
     ns->bidir = 0;
+    used[0] = 1;
+    ns->ring_order[0] = 0;
+    long budget = 100000;
+    if (ns->ngpus > 2 && nvlink_cycle(ns, ns->ring_order, 1, used, &budget)) {
+        ns->bidir = 1;
+        return;
+    }
+    memset(used, 0, sizeof used);
     for (int k = 0, g = 0; k < ns->ngpus && g >= 0; k++) {
         ns->ring_order[k] = g;
         used[g] = 1;
         int next = -1;
         for (int h = 0; h < ns->ngpus && next < 0; h++)
-            if (!used[h] && ns->nvl_pair[g < h ? g : h][g < h ? h : g] >= 0)
+            if (!used[h] && nvlinked(ns, g, h))
                 next = h, ns->bidir = 1;
         for (int h = 0; h < ns->ngpus && next < 0; h++)
             if (!used[h])
