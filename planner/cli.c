@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -224,51 +223,15 @@ static int restrict_gpus(sim_machine *m, int n, sim_err *err)
     return 0;
 }
 
-/* ---- evaluation glue ---- */
-
-typedef struct sweep {
-    const plan_ctx *ctx;
-    const plan_space *sp;
-    plan_result *res;      /* [count] indexed by candidate */
-    plan_cache *cache;
-    plan_progress prog;
-    int done;
-    int cache_errors;
-    int times;
-} sweep;
-
-static void job(void *arg, int i, plan_result *out)
+/* TRAINSIM_PLAN_TIMES=1: per-evaluation cost on stderr (bench) */
+static void print_times(void *arg, int i, const plan_result *r)
 {
-    sweep *w = arg;
-    plan_evaluate(w->ctx, plan_space_get(w->sp, i), out);
-}
-
-static void job_done(void *arg, int i, const plan_result *r)
-{
-    sweep *w = arg;
-    w->res[i] = *r;
-    if (w->times) /* TRAINSIM_PLAN_TIMES=1: per-evaluation cost on stderr (bench) */
-        fprintf(stderr, "eval %.3f s %d sims %d folded %d replicas %s\n", r->wall_s, r->sims, r->folded, r->replicas,
-                r->strategy);
-    if (w->cache) {
-        sim_err e;
-        if (plan_cache_put(w->cache, r, &e) < 0 && !w->cache_errors++)
-            fprintf(stderr, "trainsim plan: %s\n", e.msg);
-    }
-    plan_progress_step(&w->prog, ++w->done);
+    (void)arg, (void)i;
+    fprintf(stderr, "eval %.3f s %d sims %d folded %d replicas %s\n", r->wall_s, r->sims, r->folded, r->replicas,
+            r->strategy);
 }
 
 /* ---- output ---- */
-
-static int by_throughput(const void *a, const void *b)
-{
-    const plan_result *x = *(plan_result *const *)a, *y = *(plan_result *const *)b;
-    if (x->status != y->status)
-        return x->status == 0 ? -1 : 1;
-    if (x->samples_per_s != y->samples_per_s)
-        return x->samples_per_s > y->samples_per_s ? -1 : 1;
-    return strcmp(x->strategy, y->strategy);
-}
 
 static const char *fidelity_of(const plan_ctx *ctx, const plan_result *r)
 {
@@ -325,70 +288,44 @@ static int write_svg(const char *path, plan_result **ok, int n, const char *titl
     int *front = malloc(sizeof(int) * (size_t)(n ? n : 1));
     int nf = pareto(ok, n, front);
     double W = 760, H = 480, L = 70, R = 20, T = 40, B = 60;
-    double xmax = 0, ymax = 0;
+    plan_svg_panel p = {L, T, W - L - R, H - T - B, 0, 0};
     for (int i = 0; i < n; i++) {
-        if (ok[i]->peak_mem / 1e9 > xmax)
-            xmax = ok[i]->peak_mem / 1e9;
-        if (ok[i]->samples_per_s > ymax)
-            ymax = ok[i]->samples_per_s;
+        if (ok[i]->peak_mem / 1e9 > p.xmax)
+            p.xmax = ok[i]->peak_mem / 1e9;
+        if (ok[i]->samples_per_s > p.ymax)
+            p.ymax = ok[i]->samples_per_s;
     }
-    xmax = xmax > 0 ? xmax * 1.05 : 1;
-    ymax = ymax > 0 ? ymax * 1.05 : 1;
-#define X(v) (L + (v) / xmax * (W - L - R))
-#define Y(v) (H - B - (v) / ymax * (H - T - B))
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\" "
-               "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
-    fprintf(f, "<text x=\"%.0f\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">", W / 2);
-    for (const char *p = title; *p; p++)
-        fputs(*p == '<' ? "&lt;" : *p == '&' ? "&amp;" : (char[2]){*p, 0}, f);
-    fprintf(f, "</text>\n");
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L, H - B, W - R, H - B);
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L, T, L, H - B);
-    for (int k = 0; k <= 5; k++) {
-        double xv = xmax * k / 5, yv = ymax * k / 5;
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.1f</text>\n", X(xv), H - B + 16, xv);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.3g</text>\n", L - 6, Y(yv) + 4, yv);
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", L, Y(yv), W - R, Y(yv));
-    }
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">peak memory per GPU (GB)</text>\n", (L + W - R) / 2,
-            H - 20);
-    fprintf(f, "<text transform=\"translate(18,%.1f) rotate(-90)\" text-anchor=\"middle\">throughput (samples/s)</text>\n",
-            (T + H - B) / 2);
+    p.xmax = p.xmax > 0 ? p.xmax * 1.05 : 1;
+    p.ymax = p.ymax > 0 ? p.ymax * 1.05 : 1;
+    plan_svg_begin(f, W, H, title);
+    plan_svg_axes(f, &p, "peak memory per GPU (GB)", "throughput (samples/s)", 1);
     for (int i = 0; i < n; i++)
         fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"#4a7bd0\" fill-opacity=\"0.6\"><title>%s: %.4g "
                    "samples/s, %.2f GB</title></circle>\n",
-                X(ok[i]->peak_mem / 1e9), Y(ok[i]->samples_per_s), ok[i]->strategy, ok[i]->samples_per_s,
-                ok[i]->peak_mem / 1e9);
+                plan_svg_x(&p, ok[i]->peak_mem / 1e9), plan_svg_y(&p, ok[i]->samples_per_s), ok[i]->strategy,
+                ok[i]->samples_per_s, ok[i]->peak_mem / 1e9);
     fprintf(f, "<polyline fill=\"none\" stroke=\"#d04a4a\" stroke-width=\"2\" points=\"");
     for (int i = 0; i < nf; i++)
-        fprintf(f, "%s%.1f,%.1f", i ? " " : "", X(ok[front[i]]->peak_mem / 1e9), Y(ok[front[i]]->samples_per_s));
+        fprintf(f, "%s%.1f,%.1f", i ? " " : "", plan_svg_x(&p, ok[front[i]]->peak_mem / 1e9),
+                plan_svg_y(&p, ok[front[i]]->samples_per_s));
     fprintf(f, "\"/>\n");
     for (int i = 0; i < nf; i++)
         fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"#d04a4a\"><title>Pareto: %s</title></circle>\n",
-                X(ok[front[i]]->peak_mem / 1e9), Y(ok[front[i]]->samples_per_s), ok[front[i]]->strategy);
+                plan_svg_x(&p, ok[front[i]]->peak_mem / 1e9), plan_svg_y(&p, ok[front[i]]->samples_per_s),
+                ok[front[i]]->strategy);
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#d04a4a\">Pareto front (%d)</text>\n", W - R - 140, T + 14, nf);
-    fprintf(f, "</svg>\n");
-#undef X
-#undef Y
     free(front);
-    int bad = ferror(f);
-    if (fclose(f) || bad)
-        return sim_errf(err, "%s: write error", path);
-    return 0;
+    return plan_svg_end(f, path, err);
 }
 
 static void print_report(const opts *o, const plan_ctx *ctx, const plan_space *sp, plan_result *res, int n)
 {
     plan_result **ok = malloc(sizeof *ok * (size_t)(n ? n : 1));
-    int nok = 0, nfail = 0;
+    int nok = plan_result_rank(res, n, ok), nfail = 0;
     const plan_result *firstfail = NULL;
-    for (int i = 0; i < n; i++) {
-        if (res[i].status == 0)
-            ok[nok++] = &res[i];
-        else if (nfail++ == 0)
+    for (int i = 0; i < n; i++)
+        if (res[i].status != 0 && nfail++ == 0)
             firstfail = &res[i];
-    }
-    qsort(ok, (size_t)nok, sizeof *ok, by_throughput);
     const sim_gpu *g = sim_machine_gpu(ctx->mach, 0);
     int pruned = 0;
     for (int r = 0; r < PLAN_PRUNE_COUNT; r++)
@@ -491,116 +428,6 @@ static void print_report(const opts *o, const plan_ctx *ctx, const plan_space *s
     free(ok);
 }
 
-/* CPU seconds of the evaluation processes (this rank's), which on a shared
- * machine measure the cost better than wall time */
-static double children_cpu(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_CHILDREN, &ru);
-    return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
-}
-
-/* Evaluates the candidates todo[0..ntodo) (the same list on every MPI rank):
- * rank r takes every msize-th, in `jobs` forked workers; afterwards rank 0
- * holds every result in w->res.  *nmine: how many this rank evaluated. */
-static int evaluate_all(sweep *w, const int *todo, int ntodo, int jobs, int mrank, int msize, int show, int n,
-                        int *nmine_out, sim_err *err)
-{
-    int *mine = calloc((size_t)(ntodo ? ntodo : 1), sizeof *mine);
-    int nmine = 0, rc = 0;
-    if (!mine)
-        return sim_errf(err, "out of memory");
-    for (int j = mrank; j < ntodo; j += msize)
-        mine[nmine++] = todo[j];
-    /* SimGrid and the platform loaded once here: every evaluation's forked
-     * simulations inherit them (sim_preload, same results) */
-    if (nmine > 0 && sim_preload(w->ctx->mach, err) < 0) {
-        rc = -1;
-        nmine = 0;
-    }
-    w->done = 0;
-    plan_progress_start(&w->prog, nmine, show);
-    rc = rc ? rc : plan_pool_run(mine, nmine, jobs, job, w, job_done, w, err);
-    plan_progress_end(&w->prog);
-    if (msize > 1) {
-        plan_result *my = calloc((size_t)(nmine ? nmine : 1), sizeof *my);
-        for (int j = 0; my && j < nmine; j++)
-            my[j] = w->res[mine[j]];
-        if (!my || plan_mpi_gather(w->res, n, my, mine, nmine, err) < 0)
-            rc = -1;
-        free(my);
-    }
-    free(mine);
-    *nmine_out = nmine;
-    return rc;
-}
-
-/* --refine K: the K fastest of a fast sweep, simulated whole (the fast
- * fidelity errs by up to a few per cent, enough to swap close neighbours);
- * their figures replace the fast ones and they are marked refined.  Their
- * results are cached under the full-fidelity key. */
-static int refine(sweep *w, plan_ctx *ctx, const opts *o, int n, int jobs, int mrank, int msize, int *nrefined,
-                  int *nmine, sim_err *err)
-{
-    int *best = calloc((size_t)(n ? n : 1), sizeof *best), k = 0;
-    if (!best)
-        return sim_errf(err, "out of memory");
-    if (mrank == 0) {
-        plan_result **ok = malloc(sizeof *ok * (size_t)(n ? n : 1));
-        int nok = 0;
-        for (int i = 0; ok && i < n; i++)
-            if (w->res[i].status == 0)
-                ok[nok++] = &w->res[i];
-        if (ok)
-            qsort(ok, (size_t)nok, sizeof *ok, by_throughput);
-        for (; ok && k < o->refine && k < nok; k++)
-            best[k] = (int)(ok[k] - w->res);
-        free(ok);
-    }
-    plan_mpi_bcast_ints(&k, 1);
-    plan_mpi_bcast_ints(best, k);
-    plan_cache *fast_cache = w->cache;
-    ctx->fidelity = PLAN_FULL;
-    w->cache = NULL;
-    if (!o->nocache) {
-        sim_err e;
-        w->cache = plan_cache_open(o->cache, plan_inputs_hash(ctx->mach, &ctx->model, PLAN_FULL), mrank == 0, &e);
-    }
-    /* what the full-fidelity cache already holds is not simulated again */
-    int *todo = calloc((size_t)(k ? k : 1), sizeof *todo), ntodo = 0;
-    plan_result *full = calloc((size_t)(k ? k : 1), sizeof *full);
-    int rc = 0;
-    if (!todo || !full) {
-        rc = sim_errf(err, "out of memory");
-    } else {
-        if (mrank == 0)
-            for (int j = 0; j < k; j++)
-                if (!(w->cache && plan_cache_get(w->cache, w->res[best[j]].strategy, &full[j])))
-                    todo[ntodo++] = best[j];
-        plan_mpi_bcast_ints(&ntodo, 1);
-        plan_mpi_bcast_ints(todo, ntodo);
-        rc = evaluate_all(w, todo, ntodo, jobs, mrank, msize, mrank == 0 && !o->quiet && isatty(2), n, nmine, err);
-        if (rc == 0 && mrank == 0)
-            for (int j = 0, t = 0; j < k; j++) {
-                if (t < ntodo && todo[t] == best[j]) {
-                    t++;
-                } else {
-                    full[j].cached = 1;
-                    w->res[best[j]] = full[j];
-                }
-                w->res[best[j]].refined = 1;
-            }
-    }
-    plan_cache_close(w->cache);
-    w->cache = fast_cache;
-    ctx->fidelity = PLAN_FAST;
-    *nrefined = k;
-    free(best);
-    free(todo);
-    free(full);
-    return rc;
-}
-
 int plan_cli_main(int argc, char **argv)
 {
     opts o;
@@ -656,53 +483,30 @@ int plan_cli_main(int argc, char **argv)
         return 1;
     }
     int n = plan_space_count(sp);
-    sweep w;
-    memset(&w, 0, sizeof w);
-    w.ctx = &ctx;
-    w.sp = sp;
-    w.times = getenv("TRAINSIM_PLAN_TIMES") && getenv("TRAINSIM_PLAN_TIMES")[0] == '1';
-    w.res = calloc((size_t)(n ? n : 1), sizeof *w.res);
-    int *todo = calloc((size_t)(n ? n : 1), sizeof *todo);
-    int ntodo = 0, ncached = 0;
-    if (!o.nocache) {
-        w.cache = plan_cache_open(o.cache, ctx.inputs_hash, mrank == 0, &err);
-        if (!w.cache)
-            fprintf(stderr, "trainsim plan: %s (continuing without a cache)\n", err.msg);
-    }
-    if (mrank == 0) {
-        for (int i = 0; i < n; i++) {
-            if (w.cache && plan_cache_get(w.cache, plan_space_get(sp, i), &w.res[i]))
-                ncached++;
-            else
-                todo[ntodo++] = i;
-        }
-    }
-    plan_mpi_bcast_ints(&ntodo, 1);
-    plan_mpi_bcast_ints(todo, ntodo);
-    int nmine = 0, nrefined = 0, nrefine_mine = 0;
-    rc = evaluate_all(&w, todo, ntodo, jobs, mrank, msize, mrank == 0 && !o.quiet && isatty(2), n, &nmine, &err);
-    /* the sweep's own figures, before any refinement */
-    double el = now() - t0, cpu = children_cpu();
-    int sims = 0;
-    for (int j = 0; j < ntodo; j++)
-        sims += w.res[todo[j]].sims;
-    if (rc == 0 && o.refine > 0 && ctx.fidelity == PLAN_FAST)
-        rc = refine(&w, &ctx, &o, n, jobs, mrank, msize, &nrefined, &nrefine_mine, &err);
+    plan_result *res = calloc((size_t)(n ? n : 1), sizeof *res);
+    plan_sweep_opts so_ = {jobs, o.nocache ? NULL : o.cache, o.refine, mrank == 0 && !o.quiet && isatty(2), mrank,
+                           msize, NULL, NULL};
+    if (getenv("TRAINSIM_PLAN_TIMES") && getenv("TRAINSIM_PLAN_TIMES")[0] == '1')
+        so_.on_result = print_times;
+    plan_sweep_stats st;
+    double t_space = now() - t0;
+    rc = res ? plan_sweep_run(&ctx, sp, &so_, res, &st, &err) : sim_errf(&err, "out of memory");
+    if (res && st.cache_warning[0])
+        fprintf(stderr, "trainsim plan: %s\n", st.cache_warning);
     if (rc == 0 && mrank == 0) {
-        print_report(&o, &ctx, sp, w.res, n);
+        print_report(&o, &ctx, sp, res, n);
+        double el = t_space + st.wall_s;
         fprintf(stderr, "trainsim plan: %d strategies: %d evaluated (%d simulations) on %d process%s x %d rank%s, "
                         "%d from the cache, in %.2f s (%.1f evaluations/s); %.2f CPU s per evaluation on rank 0\n",
-                n, ntodo, sims, jobs, jobs == 1 ? "" : "es", msize, msize == 1 ? "" : "s", ncached, el,
-                el > 0 ? ntodo / el : 0, nmine ? cpu / nmine : 0);
-        if (nrefined)
-            fprintf(stderr, "trainsim plan: the %d fastest simulated whole (--refine) in %.2f s, %.2f CPU s\n", nrefined,
-                    now() - t0 - el, children_cpu() - cpu);
+                n, st.evaluated, st.sims, jobs, jobs == 1 ? "" : "es", msize, msize == 1 ? "" : "s", st.cached, el,
+                el > 0 ? st.evaluated / el : 0, st.mine ? st.cpu_s / st.mine : 0);
+        if (st.refined)
+            fprintf(stderr, "trainsim plan: the %d fastest simulated whole (--refine) in %.2f s, %.2f CPU s\n",
+                    st.refined, st.refine_wall_s, st.refine_cpu_s);
     } else if (rc < 0) {
         fprintf(stderr, "trainsim plan: %s\n", err.msg);
     }
-    free(todo);
-    free(w.res);
-    plan_cache_close(w.cache);
+    free(res);
     plan_space_free(sp);
     sim_machine_free(ctx.mach);
     plan_mpi_stop();

@@ -132,6 +132,11 @@ typedef void (*plan_done_fn)(void *arg, int job, const plan_result *r);
 int plan_pool_run(const int *jobs, int n, int nproc, plan_job_fn fn, void *arg, plan_done_fn done, void *done_arg,
                   sim_err *err);
 int plan_ncpus(void);
+/* Runs fn(arg, out) in one forked child and copies its n bytes at out back
+ * here (out must hold no pointers): the child's SimGrid state (a preloaded
+ * platform: one per process) and a crash stay there.  -1 with err when the
+ * child dies or cannot start. */
+int plan_fork_call(void (*fn)(void *arg, void *out), void *arg, void *out, size_t n, sim_err *err);
 
 /* ---- progress (pool.c) ---- */
 typedef struct plan_progress {
@@ -164,6 +169,59 @@ void plan_mpi_bcast_ints(int *v, int n);
 int plan_mpi_gather(plan_result *all, int nall, const plan_result *mine, const int *jobs, int nmine, sim_err *err);
 void plan_mpi_stop(void);
 int plan_mpi_available(void);
+
+/* ---- sweep.c ---- */
+/* How a space is evaluated. */
+typedef struct plan_sweep_opts {
+    int jobs;               /* forked workers on this rank (>= 1) */
+    const char *cache_dir;  /* result cache directory, NULL for none */
+    int refine;             /* after a fast sweep, simulate the K fastest whole (0: no) */
+    int progress;           /* progress bar on stderr */
+    int mpi_rank, mpi_size; /* 0 and 1 without MPI */
+    plan_done_fn on_result; /* optional: each fresh result as it arrives */
+    void *on_result_arg;
+} plan_sweep_opts;
+typedef struct plan_sweep_stats {
+    int evaluated, cached, sims; /* of the sweep; sims: simulations it took */
+    int mine;                    /* evaluated on this rank */
+    int refined;                 /* simulated whole afterwards (--refine) */
+    double wall_s, cpu_s;        /* the sweep's; cpu_s: this rank's evaluation processes */
+    double refine_wall_s, refine_cpu_s;
+    char cache_warning[512];     /* the first cache problem, "" when none (the sweep goes on without) */
+} plan_sweep_stats;
+/* Evaluates every candidate of sp into res[0 .. plan_space_count(sp)): from
+ * the cache where it holds them, else simulated (ctx->fidelity), then the
+ * refinement.  On MPI rank 0 res holds every result afterwards.  Prints only
+ * the progress bar asked for.  -1 with err when the sweep itself fails
+ * (evaluations that fail are results with status -1). */
+int plan_sweep_run(plan_ctx *ctx, const plan_space *sp, const plan_sweep_opts *o, plan_result *res,
+                   plan_sweep_stats *st, sim_err *err);
+/* qsort comparator over plan_result pointers: ok first, then by throughput
+ * (samples/s) descending, then by strategy. */
+int plan_result_cmp(const void *a, const void *b);
+/* The ok results of res[0..n) into ok[] (room for n), fastest first; returns how many. */
+int plan_result_rank(plan_result *res, int n, plan_result **ok);
+
+/* ---- svg.c: the charts' common parts (scatter, bars, lines) ---- */
+/* A plot area on the page and its value ranges (from 0). */
+typedef struct plan_svg_panel {
+    double left, top, width, height; /* the plot area, in SVG units */
+    double xmax, ymax;               /* the value at the right and top edges */
+} plan_svg_panel;
+double plan_svg_x(const plan_svg_panel *p, double v);
+double plan_svg_y(const plan_svg_panel *p, double v);
+/* <svg> with a white background and a centred title (escaped). */
+void plan_svg_begin(FILE *f, double width, double height, const char *title);
+/* Axes, five y grid lines with labels, the axis titles; xticks: label five x
+ * values too (a numeric x axis), else the caller labels its categories. */
+void plan_svg_axes(FILE *f, const plan_svg_panel *p, const char *xlabel, const char *ylabel, int xticks);
+/* The smallest 5 x {1, 2, 2.5, 5, 10} x 10^k at or above v: an axis maximum
+ * whose five grid lines fall on round values. */
+double plan_svg_nice(double v);
+/* Text with <, & and > escaped. */
+void plan_svg_text(FILE *f, const char *s);
+/* Closes the document; -1 with err when the file could not be written. */
+int plan_svg_end(FILE *f, const char *path, sim_err *err);
 
 /* ---- cli.c ---- */
 int plan_cli_main(int argc, char **argv);

@@ -40,27 +40,49 @@ typedef struct slot {
     plan_result r;
 } slot;
 
-static int start(slot *s, int job, plan_job_fn fn, void *arg, sim_err *err)
+/* Forks a child that runs fn(arg, out), writes the n bytes at out to a pipe
+ * and exits; the parent gets the child and the pipe's read end. */
+static int spawn(void (*fn)(void *arg, void *out), void *arg, void *out, size_t n, pid_t *pid, int *fd, sim_err *err)
 {
     int fds[2];
     if (pipe(fds) < 0)
         return sim_errf(err, "cannot create a pipe: %s", strerror(errno));
     fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
+    pid_t p = fork();
+    if (p < 0) {
         close(fds[0]);
         close(fds[1]);
         return sim_errf(err, "cannot fork: %s", strerror(errno));
     }
-    if (pid == 0) {
+    if (p == 0) {
         close(fds[0]);
-        plan_result r;
-        fn(arg, job, &r);
-        _exit(sim_write_all(fds[1], &r, sizeof r) == 0 ? 0 : 1);
+        fn(arg, out);
+        fflush(NULL);
+        _exit(sim_write_all(fds[1], out, n) == 0 ? 0 : 1);
     }
     close(fds[1]);
-    s->pid = pid;
-    s->fd = fds[0];
+    *pid = p;
+    *fd = fds[0];
+    return 0;
+}
+
+typedef struct job_call {
+    plan_job_fn fn;
+    void *arg;
+    int job;
+} job_call;
+
+static void run_job(void *arg, void *out)
+{
+    job_call *c = arg;
+    c->fn(c->arg, c->job, out);
+}
+
+static int start(slot *s, int job, plan_job_fn fn, void *arg, sim_err *err)
+{
+    job_call c = {fn, arg, job};
+    if (spawn(run_job, &c, &s->r, sizeof s->r, &s->pid, &s->fd, err) < 0)
+        return -1;
     s->job = job;
     s->got = 0;
     return 0;
@@ -163,6 +185,25 @@ int plan_pool_run(const int *jobs, int n, int nproc, plan_job_fn fn, void *arg, 
     free(sl);
     free(pf);
     return rc;
+}
+
+int plan_fork_call(void (*fn)(void *arg, void *out), void *arg, void *out, size_t n, sim_err *err)
+{
+    pid_t pid;
+    int fd;
+    if (spawn(fn, arg, out, n, &pid, &fd, err) < 0)
+        return -1;
+    int got = sim_read_all(fd, out, n) == 0;
+    close(fd);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (got)
+        return 0;
+    if (WIFSIGNALED(status))
+        return sim_errf(err, "the evaluation process died with signal %d", WTERMSIG(status));
+    return sim_errf(err, "the evaluation process exited with status %d without a result",
+                    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
 /* ---- progress bar (stderr, only on a terminal) ---- */

@@ -18,8 +18,8 @@
 
 #include "sim/embedded.h"
 
-#define GPUS_JSON "platforms/catalog/gpus.json"
-#define NICS_JSON "platforms/catalog/nics.json"
+#define GPUS_JSON PLAT_GPUS_JSON
+#define NICS_JSON PLAT_NICS_JSON
 #define ICON_JSON "platforms/catalog/interconnects.json"
 
 int plat_name_eq(const char *a, const char *b)
@@ -125,28 +125,50 @@ static int parse_curve(const cJSON *obj, sim_curve *c, const char *where, const 
     return 0;
 }
 
+/* One set of fused-attention curves: {"fwd": {curve}, "bwd": {curve},
+ * "causal": factor} of `fa`, named `what` in errors. */
+static int parse_flash_set(const cJSON *fa, const char *where, const char *what, sim_curve *fwd, sim_curve *bwd,
+                           double *causal, sim_err *err)
+{
+    char name[128];
+    snprintf(name, sizeof name, "%s.fwd", what);
+    if (parse_curve(cJSON_GetObjectItemCaseSensitive(fa, "fwd"), fwd, where, name, err))
+        return -1;
+    snprintf(name, sizeof name, "%s.bwd", what);
+    if (parse_curve(cJSON_GetObjectItemCaseSensitive(fa, "bwd"), bwd, where, name, err))
+        return -1;
+    *causal = num(fa, "causal", 1);
+    if (!(*causal > 0 && *causal <= 1))
+        return sim_errf(err, "%s: %s.causal: expected a factor in (0, 1]", where, what);
+    return 0;
+}
+
 /* "flash_attention": {"fwd": {curve}, "bwd": {curve}, "causal": factor,
- * "source": ...}: fused attention's efficiency by log10 sequence length and
- * the factor a causal kernel runs at, the GPU's own or the defaults'
- * (platforms/README.md, "Calibration"). */
+ * "fa2": {the same for FlashAttention-2}, "source": ...}: fused attention's
+ * efficiency by log10 sequence length and the factor a causal kernel runs
+ * at, the GPU's own or the defaults' (platforms/README.md, "Calibration").
+ * The main set is the best kernel the GPU runs (FA2 on Ampere and Ada, FA3
+ * or cuDNN on Hopper); "fa2" is FlashAttention-2 where that differs. */
 static int parse_flash(const cJSON *e, const cJSON *defaults, const char *where, sim_gpu *g, sim_err *err)
 {
     const cJSON *own = cJSON_GetObjectItemCaseSensitive(e, "flash_attention");
     const cJSON *fa = own ? own : cJSON_GetObjectItemCaseSensitive(defaults, "flash_attention");
     if (!fa)
         return 0; /* no curve: sim_curve_eval gives 1 (an ideal kernel) */
+    const char *src = own ? where : GPUS_JSON;
     char what[96];
-    snprintf(what, sizeof what, "%s.flash_attention.fwd", own ? g->model : "defaults");
-    if (parse_curve(cJSON_GetObjectItemCaseSensitive(fa, "fwd"), &g->flash_fwd_eff, own ? where : GPUS_JSON, what, err))
+    snprintf(what, sizeof what, "%s.flash_attention", own ? g->model : "defaults");
+    if (parse_flash_set(fa, src, what, &g->flash_fwd_eff, &g->flash_bwd_eff, &g->flash_causal, err))
         return -1;
-    snprintf(what, sizeof what, "%s.flash_attention.bwd", own ? g->model : "defaults");
-    if (parse_curve(cJSON_GetObjectItemCaseSensitive(fa, "bwd"), &g->flash_bwd_eff, own ? where : GPUS_JSON, what, err))
-        return -1;
-    g->flash_causal = num(fa, "causal", 1);
-    if (!(g->flash_causal > 0 && g->flash_causal <= 1))
-        return sim_errf(err, "%s: %s.flash_attention.causal: expected a factor in (0, 1]", own ? where : GPUS_JSON,
-                        own ? g->model : "defaults");
-    return 0;
+    const cJSON *fa2 = cJSON_GetObjectItemCaseSensitive(fa, "fa2");
+    if (!fa2) {
+        g->flash2_fwd_eff = g->flash_fwd_eff;
+        g->flash2_bwd_eff = g->flash_bwd_eff;
+        g->flash2_causal = g->flash_causal;
+        return 0;
+    }
+    snprintf(what, sizeof what, "%s.flash_attention.fa2", own ? g->model : "defaults");
+    return parse_flash_set(fa2, src, what, &g->flash2_fwd_eff, &g->flash2_bwd_eff, &g->flash2_causal, err);
 }
 
 /* "nccl": {"base_us": {"LL":, "LL128":, "Simple":}, "step_us": {...},
@@ -393,29 +415,39 @@ int plat_gpu_lookup(const char *model, sim_gpu *out, sim_err *err)
     return plat_gpu_lookup_info(model, out, NULL, err);
 }
 
+cJSON *plat_catalog_entry(const char *file, const char *array, const char *name, sim_err *err)
+{
+    cJSON *root = parse_embedded(file, err);
+    if (!root)
+        return NULL;
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, array), *e;
+    cJSON *found = NULL;
+    cJSON_ArrayForEach(e, list)
+        if (name && entry_matches(e, name)) {
+            found = cJSON_Duplicate(e, 1);
+            break;
+        }
+    if (!found) {
+        char known[1024];
+        known_list(list, known, sizeof known);
+        sim_errf(err, "unknown %s model \"%s\"; known: %s", strcmp(array, "nics") ? "GPU" : "NIC",
+                 name ? name : "(null)", known);
+    }
+    cJSON_Delete(root);
+    return found;
+}
+
 int plat_nic_lookup(const char *model, plat_nic *out, sim_err *err)
 {
-    cJSON *root = parse_embedded(NICS_JSON, err);
-    if (!root)
+    cJSON *e = plat_catalog_entry(NICS_JSON, "nics", model, err);
+    if (!e)
         return -1;
-    const cJSON *nics = cJSON_GetObjectItemCaseSensitive(root, "nics");
-    const cJSON *e;
-    cJSON_ArrayForEach(e, nics)
-    {
-        if (model && entry_matches(e, model)) {
-            memset(out, 0, sizeof *out);
-            snprintf(out->model, sizeof out->model, "%s", str(e, "model"));
-            out->bw = num(e, "Gbps", 0) * 1e9 / 8;
-            out->latency_s = num(e, "latency_us", 0) * 1e-6;
-            cJSON_Delete(root);
-            return 0;
-        }
-    }
-    char known[1024];
-    known_list(nics, known, sizeof known);
-    sim_errf(err, "unknown NIC model \"%s\"; known: %s", model ? model : "(null)", known);
-    cJSON_Delete(root);
-    return -1;
+    memset(out, 0, sizeof *out);
+    snprintf(out->model, sizeof out->model, "%s", str(e, "model"));
+    out->bw = num(e, "Gbps", 0) * 1e9 / 8;
+    out->latency_s = num(e, "latency_us", 0) * 1e-6;
+    cJSON_Delete(e);
+    return 0;
 }
 
 double plat_pcie_bw(int gen, int width, sim_err *err)

@@ -36,10 +36,16 @@ typedef struct plat_nic {
 
 /* GPU lookup with attachment details; info may be NULL. */
 int plat_gpu_lookup_info(const char *model, sim_gpu *out, plat_gpu_info *info, sim_err *err);
+/* A copy (free with cJSON_Delete) of the entry of array ("gpus", "nics")
+ * in the embedded catalogue file (GPUS_JSON, NICS_JSON) whose model or an
+ * alias is name; NULL with err listing the known models. */
+struct cJSON;
+struct cJSON *plat_catalog_entry(const char *file, const char *array, const char *name, sim_err *err);
+#define PLAT_GPUS_JSON "platforms/catalog/gpus.json"
+#define PLAT_NICS_JSON "platforms/catalog/nics.json"
 /* A GPU given as a JSON object with the catalogue's fields (a cluster's
  * inline "gpu"): the same checks and defaults as a built-in entry; errors
  * start with `where` ("mycluster.json: node.gpu"). */
-struct cJSON;
 int plat_gpu_from_json(const struct cJSON *entry, const char *where, sim_gpu *out, plat_gpu_info *info, sim_err *err);
 /* NIC lookup by model or alias (case-insensitive, '-' and '_' ignored). */
 int plat_nic_lookup(const char *model, plat_nic *out, sim_err *err);

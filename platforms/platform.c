@@ -352,22 +352,57 @@ static void gpu_path(const node_spec *ns, int a, int b, path *p)
     hop(p, ns->gpu_pcie[b], DIR_DOWN);
 }
 
+static int nvlinked(const node_spec *ns, int a, int b) { return ns->nvl_pair[a < b ? a : b][a < b ? b : a] >= 0; }
+
+/* Extends order[0..k) to a ring whose every hop, the closing one included,
+ * is an NVLink, trying GPUs in index order (depth first, within *budget
+ * steps so that no hand-written node makes it search for long).  1 when
+ * found. */
+static int nvlink_cycle(const node_spec *ns, int *order, int k, int *used, long *budget)
+{
+    if (--*budget < 0)
+        return 0;
+    if (k == ns->ngpus)
+        return nvlinked(ns, order[k - 1], order[0]);
+    for (int h = 0; h < ns->ngpus; h++) {
+        if (used[h] || !nvlinked(ns, order[k - 1], h))
+            continue;
+        used[h] = 1;
+        order[k] = h;
+        if (nvlink_cycle(ns, order, k + 1, used, budget))
+            return 1;
+        used[h] = 0;
+    }
+    return 0;
+}
+
 /* The order NCCL's ring search gives a node's GPUs: it tries the next GPU
  * by the widest path first (search.cc, ncclTopoSearchNextGpuSort), so an
- * NVLink partner follows its GPU; otherwise PCI order.  With bridged pairs
- * the forward ring leaves each pair's reverse bridge direction and half of
- * the PCIe slots unused, and the search fills them with channels in the
- * opposite order: rings run in both directions (ring_bidir). */
+ * NVLink partner follows its GPU, and a ring must close: where NVLink alone
+ * joins every GPU in a cycle (DGX-1's hybrid cube mesh: 0 1 2 3 7 6 5 4)
+ * the ring is that cycle; otherwise each GPU is followed by an NVLink
+ * partner where it has an unused one, else by PCI order.  With NVLink the
+ * forward ring leaves each link's reverse direction (and, on bridged pairs,
+ * half of the PCIe slots) unused, and the search fills them with channels
+ * in the opposite order: rings run in both directions (ring_bidir). */
 static void ring_order(node_spec *ns)
 {
     int used[MAX_GPUS] = {0};
     ns->bidir = 0;
+    used[0] = 1;
+    ns->ring_order[0] = 0;
+    long budget = 100000;
+    if (ns->ngpus > 2 && nvlink_cycle(ns, ns->ring_order, 1, used, &budget)) {
+        ns->bidir = 1;
+        return;
+    }
+    memset(used, 0, sizeof used);
     for (int k = 0, g = 0; k < ns->ngpus && g >= 0; k++) {
         ns->ring_order[k] = g;
         used[g] = 1;
         int next = -1;
         for (int h = 0; h < ns->ngpus && next < 0; h++)
-            if (!used[h] && ns->nvl_pair[g < h ? g : h][g < h ? h : g] >= 0)
+            if (!used[h] && nvlinked(ns, g, h))
                 next = h, ns->bidir = 1;
         for (int h = 0; h < ns->ngpus && next < 0; h++)
             if (!used[h])
@@ -969,35 +1004,48 @@ static int ends_with(const char *s, const char *suf)
     return n >= k && strcmp(s + n - k, suf) == 0;
 }
 
-sim_machine *plat_load(const char *spec, sim_err *err)
+char *plat_cluster_text(const char *spec, char *source, size_t n, sim_err *err)
 {
     if (!spec || !*spec)
         return sim_errf(err, "no platform given"), NULL;
-    if (strchr(spec, '/') || ends_with(spec, ".json") || ends_with(spec, ".xml")) {
-        if (ends_with(spec, ".xml"))
-            return plat_from_xml(spec, err);
-        char *text = sim_read_file(spec, err);
-        if (!text)
-            return NULL;
-        sim_machine *m = plat_from_json(text, spec, err);
-        free(text);
-        return m;
+    if (ends_with(spec, ".xml"))
+        return sim_errf(err, "%s: a hand-written SimGrid platform, not a cluster JSON", spec), NULL;
+    if (strchr(spec, '/') || ends_with(spec, ".json")) {
+        snprintf(source, n, "%s", spec);
+        return sim_read_file(spec, err);
     }
     char key[256];
     snprintf(key, sizeof key, "platforms/clusters/%s.json", spec);
     const char *text = sim_embedded(key);
     if (!text) {
         char list[1024];
-        size_t n = 0;
+        size_t len = 0;
         const char *p, *pre = "platforms/clusters/";
         list[0] = 0;
-        for (int i = 0; (p = sim_embedded_path(i)) != NULL && n < sizeof list; i++)
+        for (int i = 0; (p = sim_embedded_path(i)) != NULL && len < sizeof list; i++)
             if (strncmp(p, pre, strlen(pre)) == 0 && ends_with(p, ".json"))
-                n += (size_t)snprintf(list + n, sizeof list - n, "%s%.*s", n ? ", " : "",
-                                      (int)(strlen(p) - strlen(pre) - 5), p + strlen(pre));
+                len += (size_t)snprintf(list + len, sizeof list - len, "%s%.*s", len ? ", " : "",
+                                        (int)(strlen(p) - strlen(pre) - 5), p + strlen(pre));
         return sim_errf(err, "unknown platform \"%s\": not a built-in cluster (%s) nor a path to a .json or .xml file",
                         spec, list),
                NULL;
     }
-    return plat_from_json(text, key, err);
+    snprintf(source, n, "%s", key);
+    char *copy = strdup(text);
+    if (!copy)
+        sim_errf(err, "out of memory");
+    return copy;
+}
+
+sim_machine *plat_load(const char *spec, sim_err *err)
+{
+    if (spec && ends_with(spec, ".xml"))
+        return plat_from_xml(spec, err);
+    char source[256];
+    char *text = plat_cluster_text(spec, source, sizeof source, err);
+    if (!text)
+        return NULL;
+    sim_machine *m = plat_from_json(text, source, err);
+    free(text);
+    return m;
 }

@@ -15,6 +15,11 @@
 
 /* Loads a platform by built-in name, cluster JSON path or SimGrid XML path. */
 sim_machine *plat_load(const char *spec, sim_err *err);
+/* The cluster JSON text (malloc'd) of a built-in name or a .json path, and
+ * the name errors should give it in source[n] (the embedded path or the
+ * file); NULL with err for an unknown name, an unreadable file or an .xml
+ * platform. */
+char *plat_cluster_text(const char *spec, char *source, size_t n, sim_err *err);
 /* Builds a machine from cluster JSON text; source names it in errors. */
 sim_machine *plat_from_json(const char *text, const char *source, sim_err *err);
 /* Reads a hand-written SimGrid XML platform.  GPU hosts are the hosts with a

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "planner/plan.h"
+#include "planner/purchase.h"
 #include "platforms/platform.h"
 #include "sim/embedded.h"
 #include "sim/engine.h"
@@ -57,6 +58,7 @@ static void usage(FILE *f)
             "       trainsim reshard [--platform P] cross-mesh resharding microbenchmarks (send/recv, all-gather, broadcast)\n"
             "       trainsim calibrate [--check]    re-fit the catalogue's device parameters from validation/data\n"
             "       trainsim plan [options]         search parallel strategies by simulation (plan --help)\n"
+            "       trainsim compare --clusters A,B [options]   which cluster to buy: time, $ and kWh to train (compare --help)\n"
             "\n"
             "options:\n"
             "  --platform P      built-in cluster name, cluster JSON file or SimGrid XML file (default %s)\n"
@@ -69,7 +71,8 @@ static void usage(FILE *f)
             "  --memory F        write the per-GPU memory timeline as CSV (one line per memory effect)\n"
             "  --compare K=v1,v2 run the job once per value of strategy key K, side by side\n"
             "                    (e.g. pipeline=1f1b,gpipe,eager or zero=0,1,2,3; a value may set other keys\n"
-            "                    for its run after '+': schedule=megatron,oases+recompute=oases)\n"
+            "                    for its run after '+': schedule=megatron,oases+recompute=oases);\n"
+            "                    platform=A,B: the same job on several clusters (trainsim compare --help)\n"
             "  --save-schedule F also write the simulated schedule as JSON\n"
             "  --collectives M   auto (default: step by step for rings of up to 4 GPUs), step, aggregated\n"
             "  --max-channels N  at most N channels per collective, as NCCL_MAX_NCHANNELS (default: one\n"
@@ -288,6 +291,28 @@ static int cmd_compare(const args *a, sim_machine *m)
     const char *text = a->strategy ? a->strategy : DEFAULT_STRATEGY;
     if (!a->strategy && (strcmp(a->model, DEFAULT_MODEL) || strcmp(a->platform, DEFAULT_PLATFORM)))
         text = "";
+    if (!strncmp(a->compare, "platform=", 9)) {
+        /* clusters, not a strategy key: the purchasing comparison runs the
+         * strategy (or searches one) on each */
+        char *argv[16];
+        int argc = 0;
+        argv[argc++] = "compare";
+        argv[argc++] = "--clusters";
+        argv[argc++] = (char *)a->compare + 9;
+        argv[argc++] = "--model";
+        argv[argc++] = (char *)a->model;
+        argv[argc++] = "--dtype";
+        argv[argc++] = "tf32"; /* trainsim run's default */
+        if (text[0]) {
+            argv[argc++] = "--strategy";
+            argv[argc++] = (char *)text;
+        }
+        if (a->json)
+            argv[argc++] = "--json";
+        argv[argc] = NULL;
+        sim_machine_free(m);
+        return plan_compare_cli_main(argc, argv);
+    }
     int n = 0;
     wl_compare_row *rows = wl_compare_run(m, &model, text, a->compare, &a->opt, &n, &err);
     if (!rows)
@@ -424,6 +449,8 @@ int main(int argc, char **argv)
         return val_fit_cli_main(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "plan"))
         return plan_cli_main(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "compare"))
+        return plan_compare_cli_main(argc - 1, argv + 1);
     args a;
     int rc = parse_args(argc, argv, &a);
     if (rc)

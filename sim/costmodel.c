@@ -45,6 +45,16 @@ static double flash_flops(const sim_payload *p)
     return p->sub == SIM_KERNEL_FLASH_BWD ? 2.5 * f : f;
 }
 
+/* Kernels older than FlashAttention-2 take its time times the published
+ * ratio (Dao 2023, FlashAttention-2, Sec. 4.1: FA2 is "1.7-3.0x faster
+ * than FlashAttention, 1.3-2.5x faster than FlashAttention in Triton"):
+ * the geometric middle of each range, 2.26 and 1.80; on every GPU, as the
+ * ratios were measured on A100 only. */
+static double older_kernel_slowdown(int impl)
+{
+    return impl == SIM_ATTN_FA1 ? 2.26 : impl == SIM_ATTN_TRITON ? 1.80 : 1;
+}
+
 double sim_cost_flops(const sim_payload *p)
 {
     double b = p->batch > 0 ? (double)p->batch : 1.0;
@@ -117,10 +127,13 @@ double sim_cost_kernel(const sim_gpu *g, const sim_payload *p)
          * average, at the GPU's causal factor (the masked diagonal blocks
          * and the rows' unequal work).  The backward launches three kernels (FA2: dO·O row sums,
          * the main kernel, dQ's conversion from its fp32 accumulator). */
-        const sim_curve *c = p->sub == SIM_KERNEL_FLASH_FWD ? &g->flash_fwd_eff : &g->flash_bwd_eff;
+        int fwd = p->sub == SIM_KERNEL_FLASH_FWD, best = p->algo == SIM_ATTN_BEST;
+        const sim_curve *c = best ? (fwd ? &g->flash_fwd_eff : &g->flash_bwd_eff)
+                                  : (fwd ? &g->flash2_fwd_eff : &g->flash2_bwd_eff);
+        double cf = best ? g->flash_causal : g->flash2_causal;
         double row = p->tag == 1 ? 0.5 * (double)p->n : (double)p->n;
-        double causal = p->tag == 1 && g->flash_causal > 0 ? g->flash_causal : 1;
-        t_flop = flops / (peak_for(g, p->dtype) * causal * sim_curve_eval(c, row));
+        double causal = p->tag == 1 && cf > 0 ? cf : 1;
+        t_flop = flops * older_kernel_slowdown(p->algo) / (peak_for(g, p->dtype) * causal * sim_curve_eval(c, row));
         kernels = p->sub == SIM_KERNEL_FLASH_FWD ? 1 : 3;
     }
     /* a kernel runs at least kernel_min (its work overlaps that fixed time),

@@ -10,21 +10,6 @@
 #include "engine.h"
 #include "fileio.h"
 
-static int read_all(int fd, void *buf, size_t n)
-{
-    char *p = buf;
-    while (n > 0) {
-        ssize_t r = read(fd, p, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
 int sim_run_isolated(const sim_schedule *s, const sim_machine *m, const sim_options *opt, sim_result *out,
                      sim_err *err)
 {
@@ -58,12 +43,12 @@ int sim_run_isolated(const sim_schedule *s, const sim_machine *m, const sim_opti
     close(fds[1]);
     int rc = -1;
     sim_err e;
-    int got = read_all(fds[0], &rc, sizeof rc) == 0 && read_all(fds[0], &e, sizeof e) == 0;
+    int got = sim_read_all(fds[0], &rc, sizeof rc) == 0 && sim_read_all(fds[0], &e, sizeof e) == 0;
     if (got && rc == 0) {
-        got = read_all(fds[0], out, sizeof *out) == 0;
+        got = sim_read_all(fds[0], out, sizeof *out) == 0;
         if (got) {
             out->rank = calloc((size_t)out->nranks, sizeof *out->rank);
-            got = read_all(fds[0], out->rank, (size_t)out->nranks * sizeof *out->rank) == 0;
+            got = sim_read_all(fds[0], out->rank, (size_t)out->nranks * sizeof *out->rank) == 0;
         }
     }
     close(fds[0]);

@@ -72,6 +72,9 @@ typedef struct sim_gpu {
     sim_curve flash_fwd_eff;            /* fused attention (FlashAttention) forward and backward: fraction */
     sim_curve flash_bwd_eff;            /* of the fp16/bf16 peak vs log10 sequence length (costmodel.c) */
     double flash_causal;                /* a causal kernel's efficiency: this x the curve at s/2 (0 = 1) */
+    sim_curve flash2_fwd_eff;           /* FlashAttention-2 itself, where the curves above are a newer */
+    sim_curve flash2_bwd_eff;           /* kernel's (Hopper: FA3 / cuDNN); else the same curves */
+    double flash2_causal;
     int flash_attn;                     /* FlashAttention-2 runs on it (sm80+: Ampere, Ada, Hopper) */
     sim_collparams coll;                /* NCCL protocol latencies and efficiencies */
     double overlap_compute;             /* compute slowdown (>= 1) while a collective or p2p of the

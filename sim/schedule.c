@@ -336,6 +336,7 @@ static const char *coll_names[] = {"allreduce", "allgather", "reducescatter", "a
 static const char *algo_names[] = {"auto", "ring", "tree", "hierarchical", "nvls"};
 static const char *mem_names[] = {"weights", "gradients", "optimizer", "activations", "buffers", "context"};
 static const char *phase_names[] = {"none", "forward", "backward", "recompute", "optimizer"};
+static const char *attn_impl_names[] = {"flash", "flash2", "flash1", "flash-triton"};
 
 #define NAME_OF(table, i) (((i) >= 0 && (size_t)(i) < sizeof table / sizeof table[0]) ? table[i] : "?")
 const char *sim_op_kind_name(int k) { return NAME_OF(op_kind_names, k); }
@@ -344,6 +345,7 @@ const char *sim_coll_name(int c) { return NAME_OF(coll_names, c); }
 const char *sim_algo_name(int a) { return NAME_OF(algo_names, a); }
 const char *sim_mem_kind_name(int k) { return NAME_OF(mem_names, k); }
 const char *sim_phase_name(int p) { return NAME_OF(phase_names, p); }
+const char *sim_attn_impl_name(int i) { return NAME_OF(attn_impl_names, i); }
 
 const char *sim_sched_op_label(const sim_schedule *s, uint32_t op)
 {

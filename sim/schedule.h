@@ -42,14 +42,29 @@ typedef enum sim_kernel {
     SIM_KERNEL_OPTIMIZER,   /* optimizer step over m parameters, bytes = state bytes touched */
     SIM_KERNEL_FIXED,       /* a measured duration (trace replay) */
     /* fused attention (FlashAttention-2/3): batch=b, m=query heads, n=seq,
-     * k=head_dim, tag=1 causal (masked blocks skipped: half the work);
-     * bytes = the kernel's HBM traffic (Q, K and V at the K/V heads, O, the
-     * softmax statistics).  The backward recomputes the scores inside the
-     * kernel: 2.5x the forward's FLOPs (costmodel.c). */
+     * k=head_dim, tag=1 causal (masked blocks skipped: half the work),
+     * algo = the implementation (sim_attn_impl); bytes = the kernel's HBM
+     * traffic (Q, K and V at the K/V heads, O, the softmax statistics).
+     * The backward recomputes the scores inside the kernel: 2.5x the
+     * forward's FLOPs (costmodel.c). */
     SIM_KERNEL_FLASH_FWD,
     SIM_KERNEL_FLASH_BWD,
     SIM_KERNEL_COUNT
 } sim_kernel;
+
+/* Which fused-attention kernel a stack runs (costmodel.c prices each):
+ * the GPU's best (FA2 on Ampere/Ada, FA3 or cuDNN on Hopper),
+ * FlashAttention-2 itself, FlashAttention-1, or the 2022 Triton kernel
+ * (flash_attn_triton, MPT's attn_impl=triton). */
+typedef enum sim_attn_impl {
+    SIM_ATTN_BEST,
+    SIM_ATTN_FA2,
+    SIM_ATTN_FA1,
+    SIM_ATTN_TRITON,
+    SIM_ATTN_IMPL_COUNT
+} sim_attn_impl;
+/* "flash", "flash2", "flash1", "flash-triton"; "?" when out of range. */
+const char *sim_attn_impl_name(int impl);
 
 typedef enum sim_coll {
     SIM_COLL_ALLREDUCE,
@@ -98,7 +113,7 @@ typedef struct sim_payload {
     uint8_t kind;   /* sim_op_kind */
     uint8_t sub;    /* sim_kernel, sim_coll or sim_mem_kind */
     uint8_t dtype;  /* sim_dtype (compute) */
-    uint8_t algo;   /* sim_algo (collective) */
+    uint8_t algo;   /* sim_algo (collective), sim_attn_impl (fused attention) */
     int32_t name;   /* string id (sim_sched_str), -1 = none */
     int32_t root;   /* broadcast/reduce root, as an index into the communicator */
     int32_t tag;    /* send/recv matching tag */
@@ -134,7 +149,7 @@ typedef struct sim_comm {
 } sim_comm;
 
 typedef struct sim_meta {
-    char name[128];
+    char name[256];
     double samples_per_iteration;
     double tokens_per_iteration;
     double model_flops_per_iteration; /* FLOPs of the model (no recompute), all GPUs */

@@ -105,6 +105,8 @@ static cJSON *op_to_json(const sim_schedule *s, uint32_t op, const uint32_t *new
             add_num(j, "seq", (double)p->n);
             add_num(j, "head_dim", (double)p->k);
             cJSON_AddBoolToObject(j, "causal", p->tag == 1);
+            if (p->algo != SIM_ATTN_BEST)
+                cJSON_AddStringToObject(j, "impl", sim_attn_impl_name(p->algo));
             add_num(j, "bytes", (double)p->bytes);
             break;
         }
@@ -393,6 +395,13 @@ static int read_op(reader *R, sim_schedule *s, int stream, const cJSON *j, const
             if (causal && !cJSON_IsBool(causal))
                 return sim_errf(R->err, "%s: %s.causal: expected true or false", R->src, R->path);
             p.tag = cJSON_IsTrue(causal);
+            const cJSON *impl = cJSON_GetObjectItemCaseSensitive(j, "impl");
+            int found = !impl;
+            for (int i = 0; impl && i < SIM_ATTN_IMPL_COUNT && !found; i++)
+                if (cJSON_IsString(impl) && !strcmp(impl->valuestring, sim_attn_impl_name(i)))
+                    p.algo = (uint8_t)i, found = 1;
+            if (!found)
+                return sim_errf(R->err, "%s: %s.impl: expected flash, flash2, flash1 or flash-triton", R->src, R->path);
         } else if (sub == SIM_KERNEL_ELEMENTWISE) {
             if (get_int(R, j, "bytes", &p.bytes, 1, 0) < 0)
                 return -1;

@@ -41,13 +41,13 @@ int val_fit_cli_main(int argc, char **argv)
     static int (*const FITS[])(const char *, val_fitted *, int, FILE *, sim_err *) = {
         val_fit_nccl_a100, val_fit_nvls_h100, val_fit_memory,    val_fit_gemm,
         val_fit_kernels_3090, val_fit_oases_nic, val_fit_galvatron, val_fit_flash};
-    val_fitted f[160];
+    val_fitted f[512];
     int n = 0, bad = 0;
     sim_err err;
     FILE *log = quiet ? NULL : stdout;
     val_fit_first_start_only(check);
     for (size_t i = 0; i < sizeof FITS / sizeof FITS[0]; i++) {
-        int k = FITS[i](data, f + n, 160 - n, log, &err);
+        int k = FITS[i](data, f + n, 512 - n, log, &err);
         if (k < 0) {
             fprintf(stderr, "trainsim calibrate: %s\n", err.msg);
             return 1;

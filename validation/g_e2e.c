@@ -448,6 +448,39 @@ static int add_case(val_set *out, const prepared *p, double T, const double part
     return 0;
 }
 
+/* One file of --emit: dir/row.ext holding text; -1 with err naming it. */
+static int emit_file(const char *dir, const char *row, const char *ext, const char *text, sim_err *err)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.%s", dir, row, ext);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return sim_errf(err, "--emit: cannot write %s", path);
+    int bad = fputs(text, f) < 0;
+    bad |= fclose(f) != 0;
+    return bad ? sim_errf(err, "--emit: writing %s failed", path) : 0;
+}
+
+/* A row as `trainsim run` takes it: its cluster, its model and the command
+ * (the validation's own simulation options are run's defaults). */
+static int emit_row(const char *dir, const prepared *p, sim_err *err)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "# %s (%s): measured %.6g s per iteration\n"
+             "trainsim run --platform %s.cluster.json --model %s.model.json --strategy '%s'\n",
+             p->map.row, p->map.label, p->map.measured_s, p->map.row, p->map.row, p->strategy);
+    char model[2200];
+    snprintf(model, sizeof model, "%s\n", p->model_json);
+    char cluster[sizeof p->map.cluster + 2];
+    snprintf(cluster, sizeof cluster, "%s\n", p->map.cluster);
+    return emit_file(dir, p->map.row, "cluster.json", cluster, err) < 0 ||
+                   emit_file(dir, p->map.row, "model.json", model, err) < 0 ||
+                   emit_file(dir, p->map.row, "sh", cmd, err) < 0
+               ? -1
+               : 0;
+}
+
 static int run_family(const char *group, const val_ctx *ctx, val_set *out, sim_err *err)
 {
     const e2e_family *f = e2e_family_find(group);
@@ -477,8 +510,11 @@ static int run_family(const char *group, const val_ctx *ctx, val_set *out, sim_e
             continue;
         prepared *q = &p[in++];
         char kind[256], reason[768];
-        if (prepare(ctx, q, kind, sizeof kind, reason, sizeof reason))
+        if (prepare(ctx, q, kind, sizeof kind, reason, sizeof reason)) {
             ok[nok++] = q;
+            if (ctx->emit_dir && emit_row(ctx->emit_dir, q, err) < 0)
+                goto done;
+        }
         else if (val_skip(out, q->map.subset[0] ? q->map.subset : NULL, q->map.row, kind, reason, err) < 0)
             goto done;
     }

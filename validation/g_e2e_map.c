@@ -852,7 +852,12 @@ static void map_strategy(const e2e_family *f, row *r, double params)
     if (ov && dp > 1 && !fsdp)
         STRAT("dp_overlap=1");
     const char *fl = S(r, C_FLASH);
-    const char *attn = has(fl, "yes") || has(fl, "fused attention") || has(fl, "flash") ? "flash"
+    /* the kernel the row names: MPT's attn_impl=triton (the 2022 Triton
+     * kernel), FlashAttention-2 (itself, or PyTorch SDPA's), else the GPU's
+     * best fused kernel (Transformer Engine / cuDNN on Hopper) */
+    const char *attn = has(fl, "triton")                                                   ? "flash-triton"
+                       : has(fl, "FlashAttention-2")                                       ? "flash2"
+                       : has(fl, "yes") || has(fl, "fused attention") || has(fl, "flash") ? "flash"
                        : !strncasecmp(fl, "no", 2)                                        ? "unfused"
                                                                                           : f->attn;
     if (!attn)

@@ -96,9 +96,10 @@ typedef struct val_ctx {
      * record what cannot be expressed, simulate nothing (--unexpressed);
      * fidelity: 0 = each row as its cost estimate decides, 1 = every row
      * simulated whole, 2 = every row by the planner's fast fidelity; rows:
-     * "ID,ID,..." only these rows (NULL = all). */
+     * "ID,ID,..." only these rows (NULL = all); emit_dir: write each
+     * expressible row's cluster, model and `trainsim run` command there. */
     int all, map_only, fidelity;
-    const char *rows;
+    const char *rows, *emit_dir;
 } val_ctx;
 
 /* Returns the malloc'd path data_dir/rel. */

@@ -24,6 +24,7 @@ static void usage(FILE *f)
             "usage: trainsim validate [--group NAME[,NAME...]] [--json | --csv] [--svg FILE] [--check]\n"
             "                         [--data DIR] [--thresholds FILE] [--list]\n"
             "                         [--all] [--rows ID,...] [--fidelity auto|full|fast] [--unexpressed]\n"
+            "                         [--emit DIR]\n"
             "       trainsim validate --trace FILE   what the Kineto reader extracts from a PyTorch-profiler trace\n"
             "\n"
             "  --group G       run only these groups (default: all; --list shows them)\n"
@@ -37,7 +38,9 @@ static void usage(FILE *f)
             "  --rows ID,...   only these rows (row_id), whatever their cost\n"
             "  --fidelity F    auto (default: whole simulation unless a row's cost estimate exceeds the\n"
             "                  per-row budget, then the planner's fast fidelity), full or fast for every row\n"
-            "  --unexpressed   list the rows that cannot be simulated and why (simulates nothing)\n",
+            "  --unexpressed   list the rows that cannot be simulated and why (simulates nothing)\n"
+            "  --emit DIR      write each expressible row as DIR/ROW.cluster.json, DIR/ROW.model.json and\n"
+            "                  DIR/ROW.sh (the trainsim run command that simulates it)\n",
             TRAINSIM_SOURCE_DIR);
 }
 
@@ -72,7 +75,7 @@ static int trace_summary(const char *path)
 int val_cli_main(int argc, char **argv)
 {
     const char *groups = NULL, *svg = NULL, *data = NULL, *thr_path = NULL, *trace = NULL, *fidelity = NULL,
-               *rows = NULL;
+               *rows = NULL, *emit = NULL;
     int json = 0, csv = 0, check = 0, list = 0, all = 0, unexpressed = 0;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
@@ -104,6 +107,8 @@ int val_cli_main(int argc, char **argv)
             slot = &fidelity;
         } else if (!strcmp(o, "--rows")) {
             slot = &rows;
+        } else if (!strcmp(o, "--emit")) {
+            slot = &emit;
         } else if (!strcmp(o, "--group")) {
             slot = &groups;
         } else if (!strcmp(o, "--svg")) {
@@ -199,6 +204,7 @@ int val_cli_main(int argc, char **argv)
     ctx.map_only = unexpressed;
     ctx.fidelity = fid < 0 ? 0 : fid;
     ctx.rows = rows;
+    ctx.emit_dir = emit;
 
     val_result *res = calloc((size_t)ng, sizeof *res);
     int nres = 0, failed = 0;

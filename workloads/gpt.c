@@ -191,12 +191,15 @@ static int resolve_attn(const wl_strategy *st, const sim_machine *mach, int *fla
     *flash = 0;
     if (st->attn == WL_ATTN_UNFUSED)
         return 0;
-    if (st->attn == WL_ATTN_FLASH && !dtype_ok)
-        return sim_errf(err, "strategy: attn=flash: FlashAttention computes in fp16 or bf16 (fp8 training keeps "
-                        "attention in bf16), not dtype=%s; use attn=unfused or a 16-bit dtype", sim_dtype_name(st->dtype));
-    if (st->attn == WL_ATTN_FLASH && old_gpu)
-        return sim_errf(err, "strategy: attn=flash: the %s is not supported by FlashAttention-2, which needs an sm80+ "
-                        "GPU (Ampere, Ada, Hopper: the ones with bf16 tensor cores); use attn=unfused", old_gpu);
+    int forced = st->attn != WL_ATTN_AUTO;
+    const char *name = sim_attn_impl_name(wl_attn_impl(st->attn));
+    if (forced && !dtype_ok)
+        return sim_errf(err, "strategy: attn=%s: FlashAttention computes in fp16 or bf16 (fp8 training keeps "
+                        "attention in bf16), not dtype=%s; use attn=unfused or a 16-bit dtype", name,
+                        sim_dtype_name(st->dtype));
+    if (forced && old_gpu)
+        return sim_errf(err, "strategy: attn=%s: the %s is not supported by FlashAttention-2, which needs an sm80+ "
+                        "GPU (Ampere, Ada, Hopper: the ones with bf16 tensor cores); use attn=unfused", name, old_gpu);
     *flash = dtype_ok && !old_gpu;
     return 0;
 }
@@ -1717,7 +1720,7 @@ sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const si
     }
     char strat[sizeof s->meta.name];
     wl_strategy_format(&pl.st, strat, sizeof strat);
-    snprintf(s->meta.name, sizeof s->meta.name, "%.40s %.86s", m->name, strat);
+    snprintf(s->meta.name, sizeof s->meta.name, "%.40s %.200s", m->name, strat);
     s->meta.samples_per_iteration = pl.st.gb;
     s->meta.tokens_per_iteration = (double)pl.st.gb * m->seq;
     s->meta.model_flops_per_iteration = wl_gpt_model_flops(m, &pl.st);

@@ -399,6 +399,7 @@ static void attn_payloads(sim_schedule *s, const wl_strategy *st, int64_t b, int
     p.k = hd;
     p.batch = b;
     p.tag = 1; /* causal */
+    p.algo = (uint8_t)wl_attn_impl(st->attn);
     p.sub = SIM_KERNEL_FLASH_FWD;
     p.name = sim_sched_str(s, "flash_attn");
     p.bytes = 2 * qo + 2 * kv + rows;

@@ -18,6 +18,7 @@
 
 #include "sim/embedded.h"
 #include "sim/fileio.h"
+#include "sim/schedule.h"
 
 /* ---- models ------------------------------------------------------------ */
 
@@ -428,7 +429,14 @@ static const char *const tp_schedule_names[WL_TP_SCHEDULE_COUNT] = {
     "megatron", "default_checkpoint", "optim_comm_checkpoint", "overlap_checkpoint", "oases", "merak", "tesseract"};
 static const char *const recompute_names[] = {"none", "full", "selective", "oases"};
 static const char *const fsdp_names[WL_FSDP_COUNT] = {"none", "full", "grad_op", "hybrid"};
-static const char *const attn_names[WL_ATTN_COUNT] = {"auto", "flash", "unfused"};
+static const char *const attn_names[WL_ATTN_COUNT] = {"auto",   "flash",  "unfused",
+                                                       "flash2", "flash1", "flash-triton"};
+
+int wl_attn_impl(wl_attn a)
+{
+    return a == WL_ATTN_FLASH2 ? SIM_ATTN_FA2 : a == WL_ATTN_FLASH1 ? SIM_ATTN_FA1
+                                                : a == WL_ATTN_TRITON ? SIM_ATTN_TRITON : SIM_ATTN_BEST;
+}
 
 const char *wl_tp_schedule_name(wl_tp_schedule s)
 {
@@ -614,7 +622,8 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
                 return 0;
             }
         return sim_errf(err, "strategy: attn: expected auto (fused FlashAttention in fp16/bf16/fp8 on sm80+ GPUs, "
-                        "unfused otherwise), flash or unfused, got \"%s\"", val);
+                        "unfused otherwise), flash (the GPU's best fused kernel), flash2, flash1, flash-triton or "
+                        "unfused, got \"%s\"", val);
     }
     if (strcmp(key, "tp_cut") == 0) {
         if (strcmp(val, "none") == 0) {

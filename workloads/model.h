@@ -121,8 +121,20 @@ typedef enum wl_fsdp { WL_FSDP_NONE, WL_FSDP_FULL, WL_FSDP_GRAD_OP, WL_FSDP_HYBR
  * FlashAttention kernels in fp16/bf16 (and fp8, whose attention stays bf16)
  * on the GPUs FlashAttention-2 supports (sm80+), the unfused core (two
  * batched GEMMs, softmax, dropout; s x s scores kept) otherwise; flash or
- * unfused force one. */
-typedef enum wl_attn { WL_ATTN_AUTO, WL_ATTN_FLASH, WL_ATTN_UNFUSED, WL_ATTN_COUNT } wl_attn;
+ * unfused force one.  flash is the GPU's best fused kernel (FA2 on Ampere
+ * and Ada, FA3 / cuDNN on Hopper); flash2, flash1 and flash-triton name an
+ * older kernel a stack may run instead (sim_attn_impl). */
+typedef enum wl_attn {
+    WL_ATTN_AUTO,
+    WL_ATTN_FLASH,
+    WL_ATTN_UNFUSED,
+    WL_ATTN_FLASH2,
+    WL_ATTN_FLASH1,
+    WL_ATTN_TRITON,
+    WL_ATTN_COUNT
+} wl_attn;
+/* The fused kernel a strategy's attn asks for (SIM_ATTN_BEST for auto). */
+int wl_attn_impl(wl_attn a);
 
 typedef struct wl_strategy {
     int tp, pp, dp;

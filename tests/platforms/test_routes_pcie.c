@@ -91,5 +91,22 @@ int main(int argc, char **argv)
               "bridged ring order 0 2 1 3, both ways, no cache");
         sim_machine_free(b);
     }
+    /* DGX-1's hybrid cube mesh: every hop of the ring is an NVLink, the
+     * closing one included (PCI order's 3-4 and 7-0 hops have none) */
+    sim_machine *c = plat_from_json(
+        "{\"nodes\": 1, \"node\": {\"gpu\": \"V100-SXM2-16GB\", \"gpus_per_node\": 8, \"nvlink\": {\"pairs\": "
+        "[[0,1],[0,2],[0,3],[0,4],[1,2],[1,3],[1,5],[2,3],[2,6],[3,7],[4,5],[4,6],[4,7],[5,6],[5,7],[6,7]]}}}",
+        "cube", &err);
+    CHECK(c != NULL, "cube mesh: %s", err.msg);
+    if (c) {
+        static const int mesh[8] = {0x1e, 0x2d, 0x4b, 0x87, 0xe1, 0xd2, 0xb4, 0x78}; /* NVLink partners of g */
+        int at[8], seen = 0, linked = 1;
+        for (int g = 0; g < 8; g++)
+            at[c->ring_pos[g] & 7] = g, seen |= 1 << (c->ring_pos[g] & 7);
+        for (int k = 0; k < 8 && seen == 0xff; k++)
+            linked &= (mesh[at[k]] >> at[(k + 1) % 8]) & 1;
+        CHECK(seen == 0xff && linked && c->ring_bidir, "cube-mesh ring closed on NVLink, both ways");
+        sim_machine_free(c);
+    }
     return sh_main(NULL, m, argv[0], scenario);
 }

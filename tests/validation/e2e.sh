@@ -74,6 +74,27 @@ grep -q 'craft-002' "$T/c.txt" && fail "the memory-refused row is listed as inex
 "$TRAINSIM" validate --group e2e-dlperf-v100 --data "$T/craft" > "$T/c2.txt" 2>&1
 grep -q '^  craft-002 .*full (whole: .*memory model: [0-9.]* GB > 16 GB' "$T/c2.txt" || fail "memory note: $(cat "$T/c2.txt")"
 
+# --emit: a row written as files that `trainsim run` takes gives validate's own figure
+mkdir -p "$T/emit"
+"$TRAINSIM" validate --group e2e-commodity --rows rtx4090-006 --data "$D" --fidelity full --json --emit "$T/emit" \
+  > "$T/e.json" || fail "--emit run"
+for f in cluster.json model.json sh; do [ -s "$T/emit/rtx4090-006.$f" ] || fail "--emit wrote no rtx4090-006.$f"; done
+cmd=$(grep '^trainsim run ' "$T/emit/rtx4090-006.sh") || fail "no run command in rtx4090-006.sh"
+(cd "$T/emit" && eval "\"\$TRAINSIM\" ${cmd#trainsim } --json") > "$T/r.json" || fail "the emitted command: $cmd"
+if command -v python3 >/dev/null; then
+  python3 - "$T/e.json" "$T/r.json" <<'PY' || fail "emitted run differs from validate"
+import json, sys
+v = json.load(open(sys.argv[1]))["groups"][0]["cases"]
+r = json.load(open(sys.argv[2]))
+assert len(v) == 1, v
+t = r["iteration_time_s"]
+assert abs(t / v[0]["simulated"] - 1) < 1e-9, (t, v[0]["simulated"])
+PY
+fi
+"$TRAINSIM" validate --group e2e-commodity --rows rtx4090-006 --data "$D" --unexpressed --emit "$T/none/x" \
+  > /dev/null 2> "$T/err" && fail "--emit into a missing folder succeeded"
+grep -q 'cannot write .*none/x/rtx4090-006' "$T/err" || fail "--emit error: $(cat "$T/err")"
+
 # bad inputs
 "$TRAINSIM" validate --group e2e-large --fidelity warp > /dev/null 2> "$T/err"; rc=$?
 [ $rc -eq 2 ] && grep -q 'fidelity: expected auto, full or fast, got "warp"' "$T/err" || fail "bad --fidelity"
