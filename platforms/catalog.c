@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "sim/embedded.h"
+#include "sim/json.h"
 
 #define GPUS_JSON "platforms/catalog/gpus.json"
 #define NICS_JSON "platforms/catalog/nics.json"
@@ -44,10 +45,7 @@ static cJSON *parse_embedded(const char *path, sim_err *err)
         sim_errf(err, "%s: not compiled into this binary (re-run cmake)", path);
         return NULL;
     }
-    cJSON *root = cJSON_Parse(text);
-    if (!root)
-        sim_errf(err, "%s: malformed JSON in the built-in catalogue", path);
-    return root;
+    return sim_json_parse(text, path, err);
 }
 
 static double num(const cJSON *obj, const char *key, double dflt)

@@ -74,6 +74,7 @@
 
 #include "sim/embedded.h"
 #include "sim/fileio.h"
+#include "sim/json.h"
 
 #define MAX_GPUS 64   /* per node */
 #define MAX_SWITCHES 16
@@ -157,6 +158,21 @@ static int get_pos(jctx *c, const cJSON *obj, const char *path, const char *key,
     }
     if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || !isfinite(v->valuedouble))
         return jerr(c, p, "a positive number", v);
+    /* physical ranges, so that SimGrid never sees a value its solver cannot
+     * handle (a 1e-12 efficiency aborts it; a 1e300 us latency overflows
+     * the clock): bandwidths 1 MB/s .. 100 TB/s, latencies up to 1 s */
+    double lo = 0, hi = 1e6;
+    if (strstr(key, "GBps"))
+        lo = 1e-3, hi = 1e5;
+    else if (!strcmp(key, "nic_efficiency"))
+        lo = 0.01, hi = 1;
+    else if (!strcmp(key, "oversubscription"))
+        lo = 1e-3, hi = 1e3;
+    if (v->valuedouble < lo || v->valuedouble > hi) {
+        char what[96];
+        snprintf(what, sizeof what, "a number in [%g, %g]", lo, hi);
+        return jerr(c, p, what, v);
+    }
     *out = v->valuedouble;
     return 0;
 }
@@ -681,18 +697,6 @@ static char *write_xml(const char *name, const char *src, int nnodes, const node
 
 /* ---------- entry points ---------- */
 
-/* Line and column of a byte offset, for JSON syntax errors. */
-static void line_col(const char *text, const char *at, int *line, int *col)
-{
-    *line = 1, *col = 1;
-    for (const char *p = text; p < at && *p; p++) {
-        if (*p == '\n')
-            (*line)++, *col = 1;
-        else
-            (*col)++;
-    }
-}
-
 static sim_machine *build(jctx *c, const cJSON *root)
 {
     static const char *const keys[] = {"name", "description", "nodes", "node", "fabric", "link_latency_us", NULL};
@@ -749,9 +753,9 @@ static sim_machine *build(jctx *c, const cJSON *root)
     sim_machine *m = NULL;
     if (parse_node(c, node, nnodes, &df, ns, lp * 1e-6, ln * 1e-6, ls * 1e-6))
         goto out;
-    if ((double)nnodes * ns->ngpus > 1e7) {
-        sim_errf(c->err, "%s: nodes x gpus_per_node = %.0f GPUs is beyond what trainsim simulates", c->src,
-                 (double)nnodes * ns->ngpus);
+    if ((double)nnodes * ns->ngpus > SIM_MAX_GPUS) {
+        sim_errf(c->err, "%s: nodes x gpus_per_node = %.0f GPUs; trainsim simulates at most %d", c->src,
+                 (double)nnodes * ns->ngpus, SIM_MAX_GPUS);
         goto out;
     }
 
@@ -786,16 +790,9 @@ out:
 sim_machine *plat_from_json(const char *text, const char *source, sim_err *err)
 {
     jctx c = {source ? source : "(cluster)", err};
-    const char *end = NULL;
-    if (!text)
-        return sim_errf(err, "%s: no text", c.src), NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
-    if (!root) {
-        int line, col;
-        line_col(text, end ? end : text, &line, &col);
-        sim_errf(err, "%s:%d:%d: malformed JSON near \"%.20s\"", c.src, line, col, end ? end : "");
+    cJSON *root = sim_json_parse(text, c.src, err);
+    if (!root)
         return NULL;
-    }
     sim_machine *m = build(&c, root);
     cJSON_Delete(root);
     return m;

@@ -18,6 +18,7 @@
 
 #include "sim/embedded.h"
 #include "sim/fileio.h"
+#include "sim/json.h"
 
 /* ---- models ------------------------------------------------------------ */
 
@@ -64,35 +65,15 @@ static int get_posint(const cJSON *root, const char *key, int required, int *out
     return 0;
 }
 
-/* Line and column (1-based) of a byte offset. */
-static void line_col(const char *text, size_t off, int *line, int *col)
-{
-    *line = 1;
-    *col = 1;
-    for (size_t i = 0; i < off && text[i]; i++) {
-        if (text[i] == '\n') {
-            (*line)++;
-            *col = 1;
-        } else {
-            (*col)++;
-        }
-    }
-}
-
 int wl_model_from_json(const char *text, const char *source, wl_model *out, sim_err *err)
 {
     if (!source)
         source = "model";
     if (!text)
         return sim_errf(err, "%s: no text", source);
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 0);
-    if (!root) {
-        int line, col;
-        size_t off = end ? (size_t)(end - text) : 0;
-        line_col(text, off, &line, &col);
-        return sim_errf(err, "%s:%d:%d: malformed JSON", source, line, col);
-    }
+    cJSON *root = sim_json_parse(text, source, err);
+    if (!root)
+        return -1;
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
         return sim_errf(err, "%s: expected a JSON object {\"name\": ..., \"layers\": ..., ...}", source);

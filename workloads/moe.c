@@ -30,6 +30,7 @@
 
 #include "sim/embedded.h"
 #include "sim/fileio.h"
+#include "sim/json.h"
 
 /* ---- model -------------------------------------------------------------- */
 
@@ -48,7 +49,7 @@ static int moe_int(const cJSON *o, const char *key, int def, int min, int *out, 
 
 static int moe_from_json(const char *text, const char *src, const wl_model *m, wl_moe *out, sim_err *err)
 {
-    cJSON *root = cJSON_Parse(text);
+    cJSON *root = sim_json_parse(text, src, NULL); /* checked when the model was read */
     const cJSON *o = root ? cJSON_GetObjectItemCaseSensitive(root, "moe") : NULL;
     int rc = 0;
     wl_moe x;
