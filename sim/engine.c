@@ -541,6 +541,7 @@ static int engine_start(const sim_machine *m, sim_err *err)
                            "--cfg=network/solver:fairbottleneck",
                            "--cfg=contexts/stack-size:8192",
                            "--log=root.thres:critical",
+                           "--log=xbt_exception.thres:error", /* parse errors: SimGrid's last words */
                            "--log=root.app:stderr",
                            NULL};
     int argc = (int)(sizeof argv / sizeof argv[0]) - 1;
@@ -569,6 +570,42 @@ typedef struct probe_state {
     char msg[1024];
 } probe_state;
 
+/* The routes between every pair of GPU hosts, from an actor: SimGrid seals
+ * its routing zones when the simulation starts, and asking for a route
+ * across zones before that fails inside SimGrid.  Beyond PROBE_ALL_PAIRS
+ * GPUs (a million route queries, ~3 s), each GPU is routed to and from the
+ * GPUs of its own node and rank 0. */
+#define PROBE_ALL_PAIRS 1024
+static struct {
+    const sim_machine *m;
+    sg_host_t *h;
+    probe_state *ps;
+} probe;
+
+static void probe_routes(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    const sim_machine *m = probe.m;
+    probe_state *ps = probe.ps;
+    xbt_dynar_t route = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    for (int a = 0; a < m->ngpus; a++)
+        for (int b = 0; b < m->ngpus; b++) {
+            if (probe.h[a] == probe.h[b] ||
+                (m->ngpus > PROBE_ALL_PAIRS && a && b && m->node[a] != m->node[b]))
+                continue;
+            ps->a = a, ps->b = b;
+            xbt_dynar_reset(route);
+            sg_host_get_route(probe.h[a], probe.h[b], route);
+            if (xbt_dynar_is_empty(route) && !(sg_host_get_route_latency(probe.h[a], probe.h[b]) > 0)) {
+                snprintf(ps->msg, sizeof ps->msg, "no route from host \"%s\" (rank %d) to host \"%s\" (rank %d)",
+                         m->host[a], a, m->host[b], b);
+                return;
+            }
+        }
+    xbt_dynar_free(&route);
+    ps->stage = 3;
+}
+
 static void probe_child(const sim_machine *m, int routes, probe_state *ps)
 {
     sim_err e;
@@ -578,17 +615,28 @@ static void probe_child(const sim_machine *m, int routes, probe_state *ps)
     }
     ps->stage = 1;
     sg_host_t *h = sim_xcalloc((size_t)m->ngpus, sizeof *h, "the platform's hosts");
-    for (int r = 0; r < m->ngpus; r++)
+    for (int r = 0; r < m->ngpus; r++) {
         if (!(h[r] = sg_host_by_name(m->host[r]))) {
             snprintf(ps->msg, sizeof ps->msg, "no host named \"%s\" for rank %d", m->host[r], r);
             return;
         }
+        /* kernels run seconds x 1e9 flops (engine.c) */
+        if (sg_host_get_speed(h[r]) != 1e9) {
+            snprintf(ps->msg, sizeof ps->msg, "GPU host \"%s\": speed %g flop/s; GPU hosts need speed=\"1Gf\" "
+                     "(kernel times come from the cost model, not the host speed)", m->host[r],
+                     sg_host_get_speed(h[r]));
+            return;
+        }
+    }
+    /* SimGrid's solver fails ("The Impossible Did Happen") when transfer
+     * times leave the range its double clock resolves */
     sg_link_t *links = sg_link_list();
     for (size_t i = 0; i < sg_link_count(); i++) {
         double bw = sg_link_get_bandwidth(links[i]), lat = sg_link_get_latency(links[i]);
-        if (!(bw > 0) || !isfinite(bw) || !(lat >= 0) || !isfinite(lat)) {
-            snprintf(ps->msg, sizeof ps->msg, "link \"%s\": bandwidth %g B/s, latency %g s (expected a bandwidth > 0 "
-                     "and a latency >= 0, both finite)", sg_link_get_name(links[i]), bw, lat);
+        if (!(bw >= 1e3 && bw <= 1e15) || !(lat >= 0 && lat <= 1)) {
+            snprintf(ps->msg, sizeof ps->msg, "link \"%s\": bandwidth %g B/s, latency %g s (expected a bandwidth in "
+                     "[1 kB/s, 1 PB/s] and a latency in [0, 1] s)", sg_link_get_name(links[i]), bw, lat);
+            free(links);
             return;
         }
     }
@@ -598,40 +646,39 @@ static void probe_child(const sim_machine *m, int routes, probe_state *ps)
         ps->stage = 3;
         return;
     }
-    xbt_dynar_t route = xbt_dynar_new(sizeof(sg_link_t), NULL);
-    for (int a = 0; a < m->ngpus; a++)
-        for (int b = 0; b < m->ngpus; b++) {
-            if (h[a] == h[b])
-                continue;
-            ps->a = a, ps->b = b;
-            xbt_dynar_reset(route);
-            sg_host_get_route(h[a], h[b], route);
-            if (xbt_dynar_is_empty(route) && !(sg_host_get_route_latency(h[a], h[b]) > 0)) {
-                snprintf(ps->msg, sizeof ps->msg, "no route from host \"%s\" (rank %d) to host \"%s\" (rank %d)",
-                         m->host[a], a, m->host[b], b);
-                return;
-            }
-        }
-    ps->stage = 3;
+    probe.m = m, probe.h = h, probe.ps = ps;
+    sg_actor_create("probe", h[0], probe_routes, 0, NULL);
+    simgrid_run();
 }
 
 /* SimGrid's own message from what the child printed: the text after the
- * first "CRITICAL] ", without the exception's type. */
-static void simgrid_message(const char *out, char *msg, size_t n)
+ * first "CRITICAL] " or "ERROR] ", without the exception's type, with the
+ * memory file's name (engine_start) replaced by the platform's. */
+static void simgrid_message(const char *out, const char *name, char *msg, size_t n)
 {
-    const char *c = strstr(out, "CRITICAL] ");
+    const char *c = strstr(out, "CRITICAL] "), *e = strstr(out, "ERROR] ");
+    if (!c || (e && e < c))
+        c = e ? e + 7 : NULL;
+    else
+        c += 10;
     if (!c) {
         snprintf(msg, n, "SimGrid stopped without a message");
         return;
     }
-    c += 10;
     if (!strncmp(c, "Uncaught exception ", 19)) {
         const char *colon = strstr(c, ": ");
         if (colon)
             c = colon + 2;
     }
     size_t len = strcspn(c, "\n");
-    snprintf(msg, n, "%.*s", (int)(len < 400 ? len : 400), c);
+    const char *fd = strstr(c, "/proc/self/fd/");
+    if (fd && fd < c + len) {
+        size_t skip = strspn(fd + 14, "0123456789");
+        snprintf(msg, n, "%.*s%s%.*s", (int)(fd - c), c, name, (int)(len - (size_t)(fd + 14 + skip - c)),
+                 fd + 14 + skip);
+    } else {
+        snprintf(msg, n, "%.*s", (int)(len < 400 ? len : 400), c);
+    }
 }
 
 int sim_platform_probe(const sim_machine *m, int routes, sim_err *err)
@@ -681,7 +728,7 @@ int sim_platform_probe(const sim_machine *m, int routes, sim_err *err)
     int rc = 0;
     if (ps->stage != 3) {
         char sg[512];
-        simgrid_message(text, sg, sizeof sg);
+        simgrid_message(text, m->name, sg, sizeof sg);
         if (ps->msg[0])
             rc = sim_errf(err, "platform \"%s\": %s", m->name, ps->msg);
         else if (ps->stage == 2)
