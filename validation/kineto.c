@@ -11,12 +11,16 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <malloc.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <zlib.h>
 
 #include "kineto.h"
+#include "sim/alloc.h"
+#include "sim/json.h"
 #include "sim/schedule.h"
 
 typedef struct gemm_op {
@@ -49,6 +53,7 @@ struct val_kineto {
     val_kernel *k;
     char **names;     /* distinct kernel names, owned */
     int nnames, names_cap;
+    int *name_hash;   /* open addressing over names, -1 empty; capacity 2 x names_cap */
     int nsteps;
     double *step_us;
     char **step_name;
@@ -66,8 +71,20 @@ static char *read_gz(const char *path, sim_err *err)
     size_t cap = 1 << 20, len = 0;
     char *buf = malloc(cap);
     for (;;) {
+        if (len > VAL_KINETO_MAX_BYTES) { /* a gzip bomb stops here, not when memory runs out */
+            free(buf);
+            gzclose(f);
+            sim_errf(err, "%s: more than %zu MiB of trace text; trainsim reads traces up to that size", path,
+                     VAL_KINETO_MAX_BYTES >> 20);
+            return NULL;
+        }
+        if (!buf) {
+            gzclose(f);
+            sim_errf(err, "%s: out of memory reading the trace", path);
+            return NULL;
+        }
         if (cap - len < (1 << 16)) {
-            cap *= 2;
+            cap = cap * 2 < VAL_KINETO_MAX_BYTES + (2 << 16) ? cap * 2 : VAL_KINETO_MAX_BYTES + (2 << 16);
             char *b = realloc(buf, cap);
             if (!b) {
                 free(buf);
@@ -125,6 +142,46 @@ static double num(const cJSON *o, const char *key, double dflt)
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsNumber(v) ? v->valuedouble : dflt;
 }
+
+/* Where the reader is, for messages about a value out of range. */
+typedef struct rd {
+    const char *src;
+    sim_err *err;
+    int ev;  /* index in traceEvents */
+    int bad; /* an error is set */
+} rd;
+
+/* An integer field in [lo, hi]: absent or not a number gives dflt; a
+ * fraction or a value out of range is an error (never a wrapped cast). */
+static int64_t ival(rd *R, const cJSON *o, const char *where, const char *key, int64_t dflt, int64_t lo, int64_t hi)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(v))
+        return dflt;
+    double x = v->valuedouble;
+    if (x == floor(x) && x >= (double)lo && x <= (double)hi)
+        return (int64_t)x;
+    if (!R->bad)
+        sim_errf(R->err, "%s: traceEvents[%d].%s%s: %.17g is not an integer in %lld..%lld", R->src, R->ev, where, key,
+                 x, (long long)lo, (long long)hi);
+    R->bad = 1;
+    return dflt;
+}
+
+/* A byte count from elements x bytes each, at most SIM_MAX_BYTES. */
+static int64_t bytes_of(rd *R, double elems, int each, const char *what)
+{
+    double b = elems * each;
+    if (b >= 0 && b <= (double)SIM_MAX_BYTES)
+        return (int64_t)b;
+    if (!R->bad)
+        sim_errf(R->err, "%s: traceEvents[%d]: %s of %.17g bytes (at most %lld)", R->src, R->ev, what, b,
+                 (long long)SIM_MAX_BYTES);
+    R->bad = 1;
+    return 0;
+}
+
+#define ID_MAX ((int64_t)1 << 53) /* integers a double holds exactly */
 
 static const char *str(const cJSON *o, const char *key)
 {
@@ -211,8 +268,10 @@ static void nccl_from_name(val_kernel *k)
              contains(n, "_LL128_") ? "LL128" : contains(n, "_LL_") ? "LL" : contains(n, "_SIMPLE_") ? "SIMPLE" : "");
 }
 
-/* Shape of a GEMM op from its Input Dims; 0 if not a recognised shape. */
-static int gemm_shape(const char *op, const cJSON *args, gemm_op *g)
+/* Shape of a GEMM op from its Input Dims; 0 if not a recognised shape (a
+ * dimension of 0 or less), an error for a dimension that is not an integer
+ * up to SIM_MAX_DIM. */
+static int gemm_shape(rd *R, const char *op, const cJSON *args, gemm_op *g)
 {
     const cJSON *dims = cJSON_GetObjectItemCaseSensitive(args, "Input Dims");
     const cJSON *types = cJSON_GetObjectItemCaseSensitive(args, "Input type");
@@ -240,6 +299,14 @@ static int gemm_shape(const char *op, const cJSON *args, gemm_op *g)
             return 0;
         v[0][i] = x->valuedouble;
         v[1][i] = y->valuedouble;
+        for (int k = 0; k < 2; k++)
+            if (v[k][i] != floor(v[k][i]) || v[k][i] > (double)SIM_MAX_DIM) {
+                if (!R->bad)
+                    sim_errf(R->err, "%s: traceEvents[%d].args.Input Dims: %s: dimension %.17g is not an integer "
+                             "in 1..%lld", R->src, R->ev, op, v[k][i], (long long)SIM_MAX_DIM);
+                R->bad = 1;
+                return 0;
+            }
     }
     int o = batched ? 1 : 0;
     if (v[0][o + 1] != v[1][o]) /* inner dimensions must agree */
@@ -272,7 +339,7 @@ static double dims_elems(const cJSON *d)
 
 /* Size of a c10d collective from its Input Dims; 0 if it does not say
  * (TensorList arguments record no shapes). */
-static int comm_shape(const char *op, const cJSON *args, comm_op *c)
+static int comm_shape(rd *R, const char *op, const cJSON *args, comm_op *c)
 {
     const cJSON *dims = cJSON_GetObjectItemCaseSensitive(args, "Input Dims");
     const cJSON *types = cJSON_GetObjectItemCaseSensitive(args, "Input type");
@@ -285,18 +352,18 @@ static int comm_shape(const char *op, const cJSON *args, comm_op *c)
     c->group = 0;
     if (!strcmp(op, "c10d::allreduce_") && b0 && e0 > 0) {
         c->coll = SIM_COLL_ALLREDUCE;
-        c->bytes = (int64_t)(e0 * b0);
+        c->bytes = bytes_of(R, e0, b0, op);
     } else if (!strcmp(op, "c10d::alltoall_base_") && b1 && e1 > 0) { /* (output, input, ...) */
         c->coll = SIM_COLL_ALLTOALL;
-        c->bytes = (int64_t)(e1 * b1);
+        c->bytes = bytes_of(R, e1, b1, op);
     } else if (!strcmp(op, "c10d::_allgather_base_") && b0 && e0 > 0 && e1 > 0) { /* (output, input) */
         c->coll = SIM_COLL_ALLGATHER;
-        c->bytes = (int64_t)(e0 * b0);
-        c->group = (int)(e0 / e1 + 0.5);
+        c->bytes = bytes_of(R, e0, b0, op);
+        c->group = e0 / e1 < SIM_MAX_GPUS ? (int)(e0 / e1 + 0.5) : 0; /* 0: not implied */
     } else if (!strcmp(op, "c10d::_reduce_scatter_base_") && b1 && e0 > 0 && e1 > 0) { /* (output, input) */
         c->coll = SIM_COLL_REDUCESCATTER;
-        c->bytes = (int64_t)(e1 * b1);
-        c->group = (int)(e1 / e0 + 0.5);
+        c->bytes = bytes_of(R, e1, b1, op);
+        c->group = e1 / e0 < SIM_MAX_GPUS ? (int)(e1 / e0 + 0.5) : 0;
     } else {
         return 0;
     }
@@ -356,21 +423,43 @@ static int cmp_kernel_ts(const void *x, const void *y)
     const val_kernel *a = x, *b = y;
     if (a->ts_us != b->ts_us)
         return a->ts_us < b->ts_us ? -1 : 1;
-    return a->stream - b->stream;
+    return (a->stream > b->stream) - (a->stream < b->stream); /* a difference could overflow */
 }
 
+static uint32_t hash_str(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* Kernel names repeat thousands of times: one copy each, found by hash (a
+ * trace with 100 k distinct names took 20.7 s by linear scan). */
 static const char *intern(val_kineto *t, const char *s)
 {
-    /* kernel names repeat thousands of times; a linear scan over the few
-     * hundred distinct ones from the most recent is fast enough */
-    for (int i = t->nnames - 1; i >= 0; i--)
-        if (!strcmp(t->names[i], s))
-            return t->names[i];
+    uint32_t mask = (uint32_t)(2 * t->names_cap - 1), j = hash_str(s) & mask;
+    for (; t->names_cap && t->name_hash[j] >= 0; j = (j + 1) & mask)
+        if (!strcmp(t->names[t->name_hash[j]], s))
+            return t->names[t->name_hash[j]];
     if (t->nnames == t->names_cap) {
         t->names_cap = t->names_cap ? 2 * t->names_cap : 64;
-        t->names = realloc(t->names, (size_t)t->names_cap * sizeof *t->names);
+        t->names = sim_xrealloc(t->names, (size_t)t->names_cap, sizeof *t->names, "the trace's kernel names");
+        free(t->name_hash);
+        t->name_hash = sim_xcalloc(2 * (size_t)t->names_cap, sizeof *t->name_hash, "the trace's kernel names");
+        mask = (uint32_t)(2 * t->names_cap - 1);
+        memset(t->name_hash, 0xff, 2 * (size_t)t->names_cap * sizeof *t->name_hash);
+        for (int i = 0; i < t->nnames; i++) {
+            uint32_t k = hash_str(t->names[i]) & mask;
+            while (t->name_hash[k] >= 0)
+                k = (k + 1) & mask;
+            t->name_hash[k] = i;
+        }
+        for (j = hash_str(s) & mask; t->name_hash[j] >= 0; j = (j + 1) & mask)
+            ;
     }
-    return t->names[t->nnames++] = strdup(s);
+    t->name_hash[j] = t->nnames;
+    return t->names[t->nnames++] = sim_xstrdup(s, "the trace's kernel names");
 }
 
 /* The GEMM op on (pid, tid) whose interval holds time ts, or -1. */
@@ -396,178 +485,218 @@ static int find_op(const gemm_op *ops, int nops, int64_t pid, int64_t tid, doubl
     return -1;
 }
 
-val_kineto *val_kineto_load(const char *path, sim_err *err)
-{
-    char *text = read_gz(path, err);
-    if (!text)
-        return NULL;
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 0);
-    if (!root) {
-        size_t off = end ? (size_t)(end - text) : 0;
-        sim_errf(err, "%s: not valid JSON (parse error near byte %zu): expected a PyTorch-profiler Chrome trace",
-                 path, off);
-        free(text);
-        return NULL;
-    }
-    free(text);
-    const cJSON *events = cJSON_IsArray(root) ? root : cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
-    if (!cJSON_IsArray(events)) {
-        cJSON_Delete(root);
-        sim_errf(err, "%s: no \"traceEvents\" array: expected a PyTorch-profiler (Kineto) Chrome trace", path);
-        return NULL;
-    }
-    val_kineto *t = calloc(1, sizeof *t);
-    t->path = strdup(path);
-    t->rank = -1;
-    const cJSON *dp = cJSON_GetObjectItemCaseSensitive(root, "deviceProperties");
-    if (cJSON_IsArray(dp) && str(cJSON_GetArrayItem(dp, 0), "name"))
-        snprintf(t->device, sizeof t->device, "%s", str(cJSON_GetArrayItem(dp, 0), "name"));
-    const cJSON *di = cJSON_GetObjectItemCaseSensitive(root, "distributedInfo");
-    if (cJSON_IsObject(di)) {
-        t->rank = (int)num(di, "rank", -1);
-        t->world = (int)num(di, "world_size", 0);
-    }
+/* The ops, launches and steps of pass 1. */
+typedef struct pass1 {
+    gemm_op *ops;
+    comm_op *comms;
+    launch *ls;
+    int nops, ops_cap, ncomm, comm_cap, nl, l_cap, steps_cap;
+} pass1;
 
-    /* pass 1: GEMM ops with shapes, kernel launches, steps */
-    int nops = 0, ops_cap = 0, nl = 0, l_cap = 0, steps_cap = 0, ncomm = 0, comm_cap = 0;
-    gemm_op *ops = NULL;
-    comm_op *comms = NULL;
-    launch *ls = NULL;
-    for (const cJSON *e = events->child; e; e = e->next) {
+static void cpu_op(rd *R, pass1 *P, const cJSON *e, const char *name, const cJSON *args)
+{
+    gemm_op g;
+    comm_op c;
+    if (!strncmp(name, "aten::", 6) && gemm_shape(R, name, args, &g)) {
+        if (P->nops == P->ops_cap) {
+            P->ops_cap = P->ops_cap ? 2 * P->ops_cap : 256;
+            P->ops = sim_xrealloc(P->ops, (size_t)P->ops_cap, sizeof *P->ops, "the trace's GEMM ops");
+        }
+        g.pid = ival(R, e, "", "pid", 0, -ID_MAX, ID_MAX);
+        g.tid = ival(R, e, "", "tid", 0, -ID_MAX, ID_MAX);
+        g.ts = num(e, "ts", 0);
+        g.end = g.ts + num(e, "dur", 0);
+        P->ops[P->nops++] = g;
+    }
+    if (!strncmp(name, "c10d::", 6) && comm_shape(R, name, args, &c)) {
+        if (P->ncomm == P->comm_cap) {
+            P->comm_cap = P->comm_cap ? 2 * P->comm_cap : 64;
+            P->comms = sim_xrealloc(P->comms, (size_t)P->comm_cap, sizeof *P->comms, "the trace's c10d ops");
+        }
+        c.pid = ival(R, e, "", "pid", 0, -ID_MAX, ID_MAX);
+        c.tid = ival(R, e, "", "tid", 0, -ID_MAX, ID_MAX);
+        c.ts = num(e, "ts", 0);
+        c.end = c.ts + num(e, "dur", 0);
+        P->comms[P->ncomm++] = c;
+    }
+}
+
+/* Pass 1: GEMM and c10d ops with shapes, kernel launches, steps. */
+static void first_pass(rd *R, val_kineto *t, const cJSON *events, pass1 *P)
+{
+    R->ev = 0;
+    for (const cJSON *e = events->child; e && !R->bad; e = e->next, R->ev++) {
         const char *cat = str(e, "cat"), *name = str(e, "name");
         if (!cat || !name)
             continue;
         const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
         if (!strcmp(cat, "cpu_op") || !strcmp(cat, "operator")) {
-            gemm_op g;
-            if (!strncmp(name, "aten::", 6) && gemm_shape(name, args, &g)) {
-                if (nops == ops_cap) {
-                    ops_cap = ops_cap ? 2 * ops_cap : 256;
-                    ops = realloc(ops, (size_t)ops_cap * sizeof *ops);
-                }
-                g.pid = (int64_t)num(e, "pid", 0);
-                g.tid = (int64_t)num(e, "tid", 0);
-                g.ts = num(e, "ts", 0);
-                g.end = g.ts + num(e, "dur", 0);
-                ops[nops++] = g;
-            }
-            comm_op c;
-            if (!strncmp(name, "c10d::", 6) && comm_shape(name, args, &c)) {
-                if (ncomm == comm_cap) {
-                    comm_cap = comm_cap ? 2 * comm_cap : 64;
-                    comms = realloc(comms, (size_t)comm_cap * sizeof *comms);
-                }
-                c.pid = (int64_t)num(e, "pid", 0);
-                c.tid = (int64_t)num(e, "tid", 0);
-                c.ts = num(e, "ts", 0);
-                c.end = c.ts + num(e, "dur", 0);
-                comms[ncomm++] = c;
-            }
+            cpu_op(R, P, e, name, args);
         } else if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "Runtime")) {
-            double corr = num(args, "correlation", -1);
+            int64_t corr = ival(R, args, "args.", "correlation", -1, -1, ID_MAX);
             if (corr >= 0) {
-                if (nl == l_cap) {
-                    l_cap = l_cap ? 2 * l_cap : 1024;
-                    ls = realloc(ls, (size_t)l_cap * sizeof *ls);
+                if (P->nl == P->l_cap) {
+                    P->l_cap = P->l_cap ? 2 * P->l_cap : 1024;
+                    P->ls = sim_xrealloc(P->ls, (size_t)P->l_cap, sizeof *P->ls, "the trace's launches");
                 }
-                ls[nl++] = (launch){(int64_t)corr, (int64_t)num(e, "pid", 0), (int64_t)num(e, "tid", 0), num(e, "ts", 0)};
+                P->ls[P->nl++] = (launch){corr, ival(R, e, "", "pid", 0, -ID_MAX, ID_MAX),
+                                          ival(R, e, "", "tid", 0, -ID_MAX, ID_MAX), num(e, "ts", 0)};
             }
         }
         if (!strncmp(name, "ProfilerStep#", 13) && num(e, "dur", -1) >= 0 && strcmp(cat, "gpu_user_annotation")) {
-            if (t->nsteps == steps_cap) {
-                steps_cap = steps_cap ? 2 * steps_cap : 16;
-                t->step_us = realloc(t->step_us, (size_t)steps_cap * sizeof *t->step_us);
-                t->step_name = realloc(t->step_name, (size_t)steps_cap * sizeof *t->step_name);
+            if (t->nsteps == P->steps_cap) {
+                P->steps_cap = P->steps_cap ? 2 * P->steps_cap : 16;
+                t->step_us = sim_xrealloc(t->step_us, (size_t)P->steps_cap, sizeof *t->step_us, "the trace's steps");
+                t->step_name = sim_xrealloc(t->step_name, (size_t)P->steps_cap, sizeof *t->step_name,
+                                            "the trace's steps");
             }
             t->step_us[t->nsteps] = num(e, "dur", 0);
-            t->step_name[t->nsteps++] = strdup(name);
+            t->step_name[t->nsteps++] = sim_xstrdup(name, "the trace's steps");
         }
     }
-    if (nops)
-        qsort(ops, (size_t)nops, sizeof *ops, cmp_gemm_op);
-    if (nl)
-        qsort(ls, (size_t)nl, sizeof *ls, cmp_launch);
-    if (ncomm)
-        qsort(comms, (size_t)ncomm, sizeof *comms, cmp_comm_op);
+    if (P->nops > 1)
+        qsort(P->ops, (size_t)P->nops, sizeof *P->ops, cmp_gemm_op);
+    if (P->nl > 1)
+        qsort(P->ls, (size_t)P->nl, sizeof *P->ls, cmp_launch);
+    if (P->ncomm > 1)
+        qsort(P->comms, (size_t)P->ncomm, sizeof *P->comms, cmp_comm_op);
+}
 
-    /* pass 2: kernels */
-    for (const cJSON *e = events->child; e; e = e->next) {
+static const launch *find_launch(rd *R, const pass1 *P, const cJSON *args)
+{
+    launch key = {ival(R, args, "args.", "correlation", -1, -1, ID_MAX), 0, 0, 0};
+    return key.corr >= 0 && P->nl ? bsearch(&key, P->ls, (size_t)P->nl, sizeof *P->ls, cmp_launch) : NULL;
+}
+
+static void nccl_kernel(rd *R, val_kineto *t, const pass1 *P, val_kernel *k, const cJSON *args)
+{
+    k->cls = VAL_K_NCCL;
+    nccl_from_name(k);
+    const char *cname = str(args, "Collective name");
+    if (cname) {
+        k->coll = coll_of(cname);
+        int eb = dtype_bytes(str(args, "dtype"));
+        int64_t in = ival(R, args, "args.", "In msg nelems", 0, 0, ID_MAX);
+        int64_t out = ival(R, args, "args.", "Out msg nelems", 0, 0, ID_MAX);
+        /* sim/schedule.h: all-gather counts the gathered output, the others the input */
+        k->bytes = bytes_of(R, (double)(k->coll == SIM_COLL_ALLGATHER ? out : in), eb, "a collective");
+        k->group_size = (int)ival(R, args, "args.", "Group size", 0, 0, SIM_MAX_GPUS);
+    } else if (P->ncomm) {
+        const launch *l = find_launch(R, P, args);
+        int ci = l ? find_comm(P->comms, P->ncomm, l->pid, l->tid, l->ts) : -1;
+        if (ci >= 0) {
+            k->coll = P->comms[ci].coll;
+            k->bytes = P->comms[ci].bytes;
+            k->nccl_from_op = 1;
+            k->group_size = P->comms[ci].group > 0 ? P->comms[ci].group : t->world;
+            k->group_is_world = P->comms[ci].group <= 0;
+        }
+    }
+}
+
+static void gemm_kernel(rd *R, const pass1 *P, val_kernel *k, const char *name, const cJSON *args)
+{
+    k->cls = VAL_K_GEMM;
+    const launch *l = find_launch(R, P, args);
+    int oi = l ? find_op(P->ops, P->nops, l->pid, l->tid, l->ts) : -1;
+    if (oi < 0)
+        return;
+    const gemm_op *g = &P->ops[oi];
+    k->has_shape = 1;
+    k->m = g->m;
+    k->n = g->n;
+    k->k = g->k;
+    k->batch = g->batch;
+    k->op = g->name;
+    k->op_index = oi;
+    k->dtype = (sim_dtype)g->dtype;
+    /* fp32 inputs on tensor cores are TF32 (PyTorch's allow_tf32, Ampere+) */
+    if (k->dtype == SIM_DTYPE_FP32 && (contains(name, "tensorop_s") || contains(name, "s1688") ||
+                                       contains(name, "s16816") || contains(name, "tf32")))
+        k->dtype = SIM_DTYPE_TF32;
+}
+
+/* Pass 2: the kernels. */
+static void second_pass(rd *R, val_kineto *t, const cJSON *events, const pass1 *P)
+{
+    R->ev = 0;
+    for (const cJSON *e = events->child; e && !R->bad; e = e->next, R->ev++) {
         const char *cat = str(e, "cat"), *name = str(e, "name");
         if (!cat || !name || (strcmp(cat, "kernel") && strcmp(cat, "Kernel")))
             continue;
         const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
         if (t->n == t->cap) {
             t->cap = t->cap ? 2 * t->cap : 1024;
-            t->k = realloc(t->k, (size_t)t->cap * sizeof *t->k);
+            t->k = sim_xrealloc(t->k, (size_t)t->cap, sizeof *t->k, "the trace's kernels");
         }
         val_kernel *k = &t->k[t->n++];
         memset(k, 0, sizeof *k);
         k->name = intern(t, name);
         k->ts_us = num(e, "ts", 0);
         k->dur_us = num(e, "dur", 0);
-        k->stream = (int)num(args, "stream", num(e, "tid", 0));
+        k->stream = (int)ival(R, args, "args.", "stream", ival(R, e, "", "tid", 0, INT32_MIN, INT32_MAX), INT32_MIN,
+                              INT32_MAX);
         k->coll = -1;
         k->op_index = -1;
-        if (!strncmp(name, "ncclKernel", 10) || !strncmp(name, "ncclDevKernel", 13)) {
-            k->cls = VAL_K_NCCL;
-            nccl_from_name(k);
-            const char *cname = str(args, "Collective name");
-            if (cname) {
-                k->coll = coll_of(cname);
-                int eb = dtype_bytes(str(args, "dtype"));
-                double in = num(args, "In msg nelems", 0), out = num(args, "Out msg nelems", 0);
-                /* sim/schedule.h: all-gather counts the gathered output, the others the input */
-                double elems = k->coll == SIM_COLL_ALLGATHER ? out : in;
-                k->bytes = (int64_t)(elems * eb);
-                k->group_size = (int)num(args, "Group size", 0);
-            } else if (ncomm && nl) {
-                launch key = {(int64_t)num(args, "correlation", -1), 0, 0, 0};
-                const launch *l = bsearch(&key, ls, (size_t)nl, sizeof *ls, cmp_launch);
-                int ci = l ? find_comm(comms, ncomm, l->pid, l->tid, l->ts) : -1;
-                if (ci >= 0) {
-                    k->coll = comms[ci].coll;
-                    k->bytes = comms[ci].bytes;
-                    k->nccl_from_op = 1;
-                    k->group_size = comms[ci].group > 0 ? comms[ci].group : t->world;
-                    k->group_is_world = comms[ci].group <= 0;
-                }
-            }
-        } else if (is_gemm_kernel(name)) {
-            k->cls = VAL_K_GEMM;
-            double corr = num(args, "correlation", -1);
-            if (corr >= 0 && nl) {
-                launch key = {(int64_t)corr, 0, 0, 0};
-                const launch *l = bsearch(&key, ls, (size_t)nl, sizeof *ls, cmp_launch);
-                int oi = l ? find_op(ops, nops, l->pid, l->tid, l->ts) : -1;
-                if (oi >= 0) {
-                    const gemm_op *g = &ops[oi];
-                    k->has_shape = 1;
-                    k->m = g->m;
-                    k->n = g->n;
-                    k->k = g->k;
-                    k->batch = g->batch;
-                    k->op = g->name;
-                    k->op_index = oi;
-                    k->dtype = (sim_dtype)g->dtype;
-                    /* fp32 inputs on tensor cores are TF32 (PyTorch's allow_tf32, Ampere+) */
-                    if (k->dtype == SIM_DTYPE_FP32 &&
-                        (contains(name, "tensorop_s") || contains(name, "s1688") || contains(name, "s16816") ||
-                         contains(name, "tf32")))
-                        k->dtype = SIM_DTYPE_TF32;
-                }
-            }
-        }
+        if (!strncmp(name, "ncclKernel", 10) || !strncmp(name, "ncclDevKernel", 13))
+            nccl_kernel(R, t, P, k, args);
+        else if (is_gemm_kernel(name))
+            gemm_kernel(R, P, k, name, args);
     }
-    free(ops);
-    free(comms);
-    free(ls);
+}
+
+val_kineto *val_kineto_parse(const char *text, const char *source, sim_err *err)
+{
+    cJSON *root = sim_json_parse(text, source, err);
+    if (!root)
+        return NULL;
+    const cJSON *events = cJSON_IsArray(root) ? root : cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+    if (!cJSON_IsArray(events)) {
+        cJSON_Delete(root);
+        sim_errf(err, "%s: no \"traceEvents\" array: expected a PyTorch-profiler (Kineto) Chrome trace", source);
+        return NULL;
+    }
+    val_kineto *t = sim_xcalloc(1, sizeof *t, "a trace");
+    t->path = sim_xstrdup(source, "a trace");
+    t->rank = -1;
+    rd R = {source, err, 0, 0};
+    const cJSON *dp = cJSON_GetObjectItemCaseSensitive(root, "deviceProperties");
+    if (cJSON_IsArray(dp) && str(cJSON_GetArrayItem(dp, 0), "name"))
+        snprintf(t->device, sizeof t->device, "%s", str(cJSON_GetArrayItem(dp, 0), "name"));
+    const cJSON *di = cJSON_GetObjectItemCaseSensitive(root, "distributedInfo");
+    if (cJSON_IsObject(di)) {
+        R.ev = -1;
+        t->rank = (int)ival(&R, di, "distributedInfo.", "rank", -1, -1, SIM_MAX_GPUS - 1);
+        t->world = (int)ival(&R, di, "distributedInfo.", "world_size", 0, 0, SIM_MAX_GPUS);
+    }
+    pass1 P = {0};
+    if (!R.bad)
+        first_pass(&R, t, events, &P);
+    if (!R.bad)
+        second_pass(&R, t, events, &P);
+    free(P.ops);
+    free(P.comms);
+    free(P.ls);
     cJSON_Delete(root);
     /* give the parse tree's heap back: callers fork one simulation per case,
      * and a fork copies the page tables of whatever is still mapped */
     malloc_trim(0);
+    if (R.bad) {
+        val_kineto_free(t);
+        return NULL;
+    }
     if (t->n > 1)
         qsort(t->k, (size_t)t->n, sizeof *t->k, cmp_kernel_ts);
+    return t;
+}
+
+val_kineto *val_kineto_load(const char *path, sim_err *err)
+{
+    char *text = read_gz(path, err);
+    if (!text)
+        return NULL;
+    val_kineto *t = val_kineto_parse(text, path, err);
+    free(text);
     return t;
 }
 
@@ -580,6 +709,7 @@ void val_kineto_free(val_kineto *t)
     for (int i = 0; i < t->nsteps; i++)
         free(t->step_name[i]);
     free(t->names);
+    free(t->name_hash);
     free(t->step_name);
     free(t->step_us);
     free(t->k);

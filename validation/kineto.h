@@ -56,9 +56,17 @@ typedef struct val_kernel {
 
 typedef struct val_kineto val_kineto;
 
-/* Loads a trace.  Errors name the file: unreadable, corrupt gzip, not JSON,
- * no traceEvents. */
+/* Traces larger than this (decompressed) are refused as they are read, so
+ * that a gzip bomb stops there and not when memory runs out. */
+#define VAL_KINETO_MAX_BYTES ((size_t)1 << 30)
+
+/* Loads a trace.  Errors name the file: unreadable, corrupt gzip, larger
+ * than VAL_KINETO_MAX_BYTES, not JSON (sim/json.h: keys given twice, trailing
+ * text), no traceEvents, an integer field (ids, ranks, streams, sizes, GEMM
+ * dimensions) out of its range, with the event's index. */
 val_kineto *val_kineto_load(const char *path, sim_err *err);
+/* The same from the trace's text; source names it in errors. */
+val_kineto *val_kineto_parse(const char *text, const char *source, sim_err *err);
 void val_kineto_free(val_kineto *k);
 
 const char *val_kineto_path(const val_kineto *k);
