@@ -22,6 +22,7 @@
 #include "platforms/platform.h"
 #include "sim/engine.h"
 #include "sim/machine.h"
+#include "sim/outfile.h"
 #include "workloads/gpt.h"
 
 typedef struct opts {
@@ -242,6 +243,19 @@ static void job(void *arg, int i, plan_result *out)
     plan_evaluate(w->ctx, plan_space_get(w->sp, i), out);
 }
 
+/* Says once what opening the cache found: corrupt lines skipped, or a
+ * cache this sweep cannot add to. */
+static plan_cache *cache_opened(const char *dir, plan_cache *c)
+{
+    if (c && plan_cache_skipped(c))
+        fprintf(stderr, "trainsim plan: warning: %s/results.tsv: %d corrupt line(s) skipped (torn or edited records); "
+                        "the others are used\n", dir, plan_cache_skipped(c));
+    if (c && plan_cache_readonly(c))
+        fprintf(stderr, "trainsim plan: warning: %s/results.tsv: read-only; cached results are used, new ones are "
+                        "not saved\n", dir);
+    return c;
+}
+
 static void job_done(void *arg, int i, const plan_result *r)
 {
     sweep *w = arg;
@@ -318,9 +332,10 @@ static int pareto(plan_result **ok, int n, int *front)
 
 static int write_svg(const char *path, plan_result **ok, int n, const char *title, sim_err *err)
 {
-    FILE *f = fopen(path, "w");
+    sim_outfile out;
+    FILE *f = sim_out_open(&out, path, err);
     if (!f)
-        return sim_errf(err, "%s: cannot write the SVG", path);
+        return -1;
     int *front = malloc(sizeof(int) * (size_t)(n ? n : 1));
     int nf = pareto(ok, n, front);
     double W = 760, H = 480, L = 70, R = 20, T = 40, B = 60;
@@ -370,10 +385,7 @@ static int write_svg(const char *path, plan_result **ok, int n, const char *titl
 #undef X
 #undef Y
     free(front);
-    int bad = ferror(f);
-    if (fclose(f) || bad)
-        return sim_errf(err, "%s: write error", path);
-    return 0;
+    return sim_out_commit(&out, err);
 }
 
 static void print_report(const opts *o, const plan_ctx *ctx, const plan_space *sp, plan_result *res, int n)
@@ -557,7 +569,8 @@ static int refine(sweep *w, plan_ctx *ctx, const opts *o, int n, int jobs, int m
     w->cache = NULL;
     if (!o->nocache) {
         sim_err e;
-        w->cache = plan_cache_open(o->cache, plan_inputs_hash(ctx->mach, &ctx->model, PLAN_FULL), mrank == 0, &e);
+        w->cache = cache_opened(o->cache, plan_cache_open(o->cache, plan_inputs_hash(ctx->mach, &ctx->model, PLAN_FULL),
+                                                          mrank == 0, &e));
     }
     /* what the full-fidelity cache already holds is not simulated again */
     int *todo = calloc((size_t)(k ? k : 1), sizeof *todo), ntodo = 0;
@@ -658,7 +671,7 @@ int plan_cli_main(int argc, char **argv)
     int *todo = calloc((size_t)(n ? n : 1), sizeof *todo);
     int ntodo = 0, ncached = 0;
     if (!o.nocache) {
-        w.cache = plan_cache_open(o.cache, ctx.inputs_hash, mrank == 0, &err);
+        w.cache = cache_opened(o.cache, plan_cache_open(o.cache, ctx.inputs_hash, mrank == 0, &err));
         if (!w.cache)
             fprintf(stderr, "trainsim plan: %s (continuing without a cache)\n", err.msg);
     }
