@@ -36,6 +36,8 @@ typedef struct plat_nic {
 
 /* GPU lookup with attachment details; info may be NULL. */
 int plat_gpu_lookup_info(const char *model, sim_gpu *out, plat_gpu_info *info, sim_err *err);
+/* The same in the text of a gpus.json (tests, fuzzing). */
+int plat_gpu_from_text(const char *text, const char *model, sim_gpu *out, plat_gpu_info *info, sim_err *err);
 /* NIC lookup by model or alias (case-insensitive, '-' and '_' ignored). */
 int plat_nic_lookup(const char *model, plat_nic *out, sim_err *err);
 /* Effective per-direction PCIe bandwidth in bytes/s of a gen/width slot,

@@ -71,6 +71,11 @@ c lat 'd["link_latency_us"] = {"pcie": 1e300}'
 expect_fail "link_latency_us.pcie" -- run --platform "$tmp/lat.json" --model gpt-1024 --strategy tp=4,dp=8,mb=1,gb=8
 c gpus 'd["nodes"] = 100000'
 expect_fail "65536" -- platform --platform "$tmp/gpus.json"
+# a name that ends the XML comment it is written into (found by fuzz_cluster)
+c comment 'd["name"] = "x --> <host id=\"evil\"/> <!-- y-"'
+"$TRAINSIM" platform --platform "$tmp/comment.json" -o "$tmp/comment.xml" || fail "platform of a cluster named with -->"
+"$TRAINSIM" run --platform "$tmp/comment.xml" --model gpt-1024 --strategy tp=4,dp=8,mb=1,gb=8 > /dev/null \
+    || fail "the XML of a cluster named with --> does not load back"
 # a key given twice: the first used to win silently
 sed 's/"nic": *"[^"]*"/&, "nic_efficiency": 0.5/' "$SRC/platforms/clusters/oases-3090.json" > "$tmp/dupkey.json"
 expect_fail "nic_efficiency" "twice" -- run --platform "$tmp/dupkey.json" --model gpt-1024 --strategy tp=4,dp=8,mb=1,gb=8
