@@ -78,7 +78,7 @@ static double now(void)
 static int need(int argc, char **argv, int i)
 {
     if (i + 1 >= argc) {
-        fprintf(stderr, "trainsim plan: %s needs a value\n", argv[i]);
+        sim_err_print("trainsim plan", 2, "%s needs a value", argv[i]);
         return 0;
     }
     return 1;
@@ -89,7 +89,7 @@ static int posint(const char *opt, const char *v, int *out)
     char *end;
     long x = strtol(v, &end, 10);
     if (!*v || *end || x < 0 || x > 1 << 30) {
-        fprintf(stderr, "trainsim plan: %s: expected a non-negative integer, got \"%s\"\n", opt, v);
+        sim_err_print("trainsim plan", 2, "%s: expected a non-negative integer, got \"%s\"", opt, v);
         return -1;
     }
     *out = (int)x;
@@ -105,7 +105,7 @@ static int poslist(const char *opt, const char *v, int *out, int max, int *n)
         char *end;
         long x = strtol(q, &end, 10);
         if (end == q || x < 1 || x > 1 << 20 || (*end && *end != ',') || *n == max) {
-            fprintf(stderr, "trainsim plan: %s: expected up to %d positive integers separated by commas, got \"%s\"\n",
+            sim_err_print("trainsim plan", 2, "%s: expected up to %d positive integers separated by commas, got \"%s\"",
                     opt, max, v);
             return -1;
         }
@@ -151,7 +151,7 @@ static int parse(int argc, char **argv, opts *o, search_opts *so)
         else if (!strcmp(a, "--strategies")) o->only = v;
         else if (!strcmp(a, "--axis")) {
             if (o->naxis == 64) {
-                fprintf(stderr, "trainsim plan: --axis: at most 64\n");
+                sim_err_print("trainsim plan", 2, "--axis: at most 64");
                 return 2;
             }
             o->axis[o->naxis++] = v;
@@ -169,7 +169,7 @@ static int parse(int argc, char **argv, opts *o, search_opts *so)
         else if (!strcmp(a, "--max-batch")) { if (posint(a, v, &so->max_batch)) return 2; }
         else if (!strcmp(a, "--pipeline")) {
             if (strcmp(v, "gpipe") && strcmp(v, "1f1b")) {
-                fprintf(stderr, "trainsim plan: --pipeline: expected gpipe or 1f1b, got \"%s\"\n", v);
+                sim_err_print("trainsim plan", 2, "--pipeline: expected gpipe or 1f1b, got \"%s\"", v);
                 return 2;
             }
             so->one_f_one_b = !strcmp(v, "1f1b");
@@ -178,12 +178,12 @@ static int parse(int argc, char **argv, opts *o, search_opts *so)
             char *end;
             so->mem_budget = strtod(v, &end) * 1e9;
             if (!*v || *end || !(so->mem_budget > 0)) {
-                fprintf(stderr, "trainsim plan: --mem-budget: expected GB > 0, got \"%s\"\n", v);
+                sim_err_print("trainsim plan", 2, "--mem-budget: expected GB > 0, got \"%s\"", v);
                 return 2;
             }
         } else if (!strcmp(a, "--dtype")) {
             if (sim_dtype_parse(v, &o->dtype) || o->dtype == SIM_DTYPE_FP8) {
-                fprintf(stderr, "trainsim plan: --dtype: expected fp32, tf32, fp16 or bf16, got \"%s\"\n", v);
+                sim_err_print("trainsim plan", 2, "--dtype: expected fp32, tf32, fp16 or bf16, got \"%s\"", v);
                 return 2;
             }
         } else if (!strcmp(a, "--fidelity")) {
@@ -192,12 +192,13 @@ static int parse(int argc, char **argv, opts *o, search_opts *so)
             else if (!strcmp(v, "full"))
                 o->fidelity = PLAN_FULL;
             else {
-                fprintf(stderr, "trainsim plan: --fidelity: expected fast or full, got \"%s\"\n", v);
+                sim_err_print("trainsim plan", 2, "--fidelity: expected fast or full, got \"%s\"", v);
                 return 2;
             }
         } else {
-            fprintf(stderr, "trainsim plan: unknown option \"%s\"\n", a);
-            usage(stderr);
+            if (!sim_err_json_enabled())
+                usage(stderr);
+            sim_err_print("trainsim plan", 2, "unknown option \"%s\"", a);
             return 2;
         }
     }
@@ -266,7 +267,7 @@ static void job_done(void *arg, int i, const plan_result *r)
     if (w->cache) {
         sim_err e;
         if (plan_cache_put(w->cache, r, &e) < 0 && !w->cache_errors++)
-            fprintf(stderr, "trainsim plan: %s\n", e.msg);
+            sim_err_print("trainsim plan", 1, "%s", e.msg);
     }
     plan_progress_step(&w->prog, ++w->done);
 }
@@ -491,7 +492,7 @@ static void print_report(const opts *o, const plan_ctx *ctx, const plan_space *s
                  ctx->mach->ngpus, ctx->gb, nok);
         sim_err e;
         if (write_svg(o->svg, ok, nok, title, &e) < 0)
-            fprintf(stderr, "trainsim plan: %s\n", e.msg);
+            sim_err_print("trainsim plan", 1, "%s", e.msg);
     }
     free(ok);
 }
@@ -617,7 +618,7 @@ int plan_cli_main(int argc, char **argv)
     sim_err err = {{0}};
     int mrank = 0, msize = 1;
     if (plan_mpi_start(&argc, &argv, &mrank, &msize, &err) < 0) {
-        fprintf(stderr, "trainsim plan: %s\n", err.msg);
+        sim_err_print("trainsim plan", 1, "%s", err.msg);
         return 1;
     }
     plan_ctx ctx;
@@ -631,7 +632,7 @@ int plan_cli_main(int argc, char **argv)
     ctx.naxis = o.naxis;
     ctx.mach = plat_load(o.platform, &err);
     if (!ctx.mach || restrict_gpus(ctx.mach, o.gpus, &err) < 0 || wl_model_load(o.model, &ctx.model, &err) < 0) {
-        fprintf(stderr, "trainsim plan: %s\n", err.msg);
+        sim_err_print("trainsim plan", 1, "%s", err.msg);
         sim_machine_free(ctx.mach);
         plan_mpi_stop();
         return 1;
@@ -647,7 +648,7 @@ int plan_cli_main(int argc, char **argv)
         if (mrank == 0)
             rc = search_cli(&ctx, o.search, &so, o.json, &err) < 0 ? 1 : 0;
         if (rc)
-            fprintf(stderr, "trainsim plan: %s\n", err.msg);
+            sim_err_print("trainsim plan", 1, "%s", err.msg);
         sim_machine_free(ctx.mach);
         plan_mpi_stop();
         return rc;
@@ -656,7 +657,7 @@ int plan_cli_main(int argc, char **argv)
     double t0 = now();
     plan_space *sp = plan_space_new(&ctx, &err);
     if (!sp) {
-        fprintf(stderr, "trainsim plan: %s\n", err.msg);
+        sim_err_print("trainsim plan", 1, "%s", err.msg);
         sim_machine_free(ctx.mach);
         plan_mpi_stop();
         return 1;
@@ -704,7 +705,7 @@ int plan_cli_main(int argc, char **argv)
             fprintf(stderr, "trainsim plan: the %d fastest simulated whole (--refine) in %.2f s, %.2f CPU s\n", nrefined,
                     now() - t0 - el, children_cpu() - cpu);
     } else if (rc < 0) {
-        fprintf(stderr, "trainsim plan: %s\n", err.msg);
+        sim_err_print("trainsim plan", 1, "%s", err.msg);
     }
     free(todo);
     free(w.res);

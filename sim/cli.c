@@ -79,32 +79,10 @@ static void usage(FILE *f)
             DEFAULT_PLATFORM, DEFAULT_MODEL, DEFAULT_STRATEGY);
 }
 
-/* --json anywhere on the command line: errors are JSON too. */
-static int json_errors;
+/* --json anywhere on the command line: errors are JSON too (sim_err_print). */
+#define json_errors sim_err_json_enabled()
 
-/* Prints an error (text, or with --json one object {"error", "exit_code"}
- * on stderr) and returns its exit code: 1 for a failure, 2 for a usage
- * error. */
-__attribute__((format(printf, 2, 3))) static int report(int code, const char *fmt, ...)
-{
-    char msg[sizeof(sim_err)];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (json_errors) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "error", msg);
-        cJSON_AddNumberToObject(o, "exit_code", code);
-        char *t = cJSON_PrintUnformatted(o);
-        fprintf(stderr, "%s\n", t ? t : "{\"error\": \"out of memory\", \"exit_code\": 1}");
-        free(t);
-        cJSON_Delete(o);
-    } else {
-        fprintf(stderr, "trainsim: %s\n", msg);
-    }
-    return code;
-}
+#define report(code, ...) sim_err_print("trainsim", code, __VA_ARGS__)
 
 static int fail(const char *msg) { return report(1, "%s", msg); }
 
@@ -477,7 +455,8 @@ int main(int argc, char **argv)
 {
     sim_tmp_install_handlers();
     for (int i = 1; i < argc; i++)
-        json_errors |= !strcmp(argv[i], "--json");
+        if (!strcmp(argv[i], "--json"))
+            sim_err_json(1);
     sim_alloc_set_handler(oom);
     int rc = dispatch(argc, argv);
     sim_err err = {{0}};
