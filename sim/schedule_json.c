@@ -831,36 +831,60 @@ static int read_ops(reader *R, sim_schedule *s, int sid, cursor *c, int ri, int 
     return 0;
 }
 
-/* One element of "streams": {"name", "ops"} in either order. */
-static int read_stream(reader *R, sim_schedule *s, int rank, cursor *c, int ri, int si, idmap **ids,
-                       size_t *ids_cap)
+/* An object of two members in either order, both required: keys[0]'s
+ * value parsed into *head, keys[1]'s extent (an array, read later) in
+ * *body.  The skeleton's rank and stream objects are of this shape. */
+static int read_pair(reader *R, cursor *c, const char *path, const char *const keys[3], cJSON **head,
+                     cursor *body)
 {
-    static const char *const keys[] = {"name", "ops", NULL};
-    char path[64], key[64];
-    snprintf(path, sizeof path, "ranks[%d].streams[%d]", ri, si);
-    cJSON *name = NULL;
-    cursor ops = {NULL, NULL};
-    if (open_container(R, c, '{', "a stream object {\"name\", \"ops\"}") < 0)
+    char key[64];
+    *head = NULL;
+    *body = (cursor){NULL, NULL};
+    if (open_container(R, c, '{', "an object") < 0)
         return -1;
     int n = 0, rc;
     while ((rc = next_element(R, c, &n, key, sizeof key)) > 0) {
         int k = one_of(key, keys);
-        if (k < 0 || (k == 0 && name) || (k == 1 && ops.p))
-            return cJSON_Delete(name), k < 0 ? unknown_key(R, path, key, keys) : twice(R, path, key);
-        if (k == 0 && !(name = parse_here(R, c, path)))
-            return -1;
+        if (k < 0 || (k == 0 && *head) || (k == 1 && body->p)) {
+            rc = k < 0 ? unknown_key(R, path, key, keys) : twice(R, path, key);
+            break;
+        }
+        if (k == 0 && !(*head = parse_here(R, c, path))) {
+            rc = -1;
+            break;
+        }
         if (k == 1) {
-            ops.p = c->p;
-            if (skip_value(R, c) < 0)
-                return cJSON_Delete(name), -1;
-            ops.end = c->p;
+            body->p = c->p;
+            if ((rc = skip_value(R, c)) < 0)
+                break;
+            body->end = c->p;
         }
     }
-    const char *nm = NULL;
-    char what[96];
+    if (rc == 0 && !*head)
+        rc = sim_errf(R->err, "%s: %s: missing field \"%s\"", R->src, path, keys[0]);
+    if (rc == 0 && !body->p)
+        rc = sim_errf(R->err, "%s: %s: missing field \"%s\"", R->src, path, keys[1]);
+    if (rc < 0) {
+        cJSON_Delete(*head);
+        *head = NULL;
+    }
+    return rc;
+}
+
+/* One element of "streams": {"name", "ops"}. */
+static int read_stream(reader *R, sim_schedule *s, int rank, cursor *c, int ri, int si, idmap **ids,
+                       size_t *ids_cap)
+{
+    static const char *const keys[] = {"name", "ops", NULL};
+    char path[64], what[96];
+    snprintf(path, sizeof path, "ranks[%d].streams[%d]", ri, si);
     snprintf(what, sizeof what, "%s.name", path);
-    if (rc < 0 || (!name && sim_errf(R->err, "%s: %s: missing field \"name\"", R->src, path)) ||
-        get_name(R, name, what, &nm) < 0 || (!ops.p && sim_errf(R->err, "%s: %s: missing field \"ops\"", R->src, path)))
+    cJSON *name;
+    cursor ops;
+    const char *nm = NULL;
+    if (read_pair(R, c, path, keys, &name, &ops) < 0)
+        return -1;
+    if (get_name(R, name, what, &nm) < 0)
         return cJSON_Delete(name), -1;
     uint32_t before = s->nstreams;
     int sid = sim_sched_stream(s, rank, nm);
@@ -878,44 +902,25 @@ static int read_stream(reader *R, sim_schedule *s, int rank, cursor *c, int ri, 
     return read_ops(R, s, sid, &ops, ri, si, ids, ids_cap);
 }
 
-/* One element of "ranks": {"rank", "streams"} in either order. */
+/* One element of "ranks": {"rank", "streams"}. */
 static int read_rank(reader *R, sim_schedule *s, cursor *c, int ri, idmap **ids, size_t *ids_cap)
 {
     static const char *const keys[] = {"rank", "streams", NULL};
-    char path[64], key[64];
+    char path[64];
     snprintf(path, sizeof path, "ranks[%d]", ri);
-    cJSON *rank = NULL;
-    cursor st = {NULL, NULL};
-    if (open_container(R, c, '{', "a rank object {\"rank\", \"streams\"}") < 0)
+    cJSON *rank;
+    cursor st;
+    if (read_pair(R, c, path, keys, &rank, &st) < 0)
         return -1;
-    int n = 0, rc;
-    while ((rc = next_element(R, c, &n, key, sizeof key)) > 0) {
-        int k = one_of(key, keys);
-        if (k < 0 || (k == 0 && rank) || (k == 1 && st.p))
-            return cJSON_Delete(rank), k < 0 ? unknown_key(R, path, key, keys) : twice(R, path, key);
-        if (k == 0 && !(rank = parse_here(R, c, path)))
-            return -1;
-        if (k == 1) {
-            st.p = c->p;
-            if (skip_value(R, c) < 0)
-                return cJSON_Delete(rank), -1;
-            st.end = c->p;
-        }
-    }
-    if (rc < 0)
-        return cJSON_Delete(rank), -1;
-    if (!rank || !cJSON_IsNumber(rank) || rank->valuedouble != floor(rank->valuedouble) || !(rank->valuedouble >= 0) ||
+    if (!cJSON_IsNumber(rank) || rank->valuedouble != floor(rank->valuedouble) || !(rank->valuedouble >= 0) ||
         rank->valuedouble >= s->nranks) {
         sim_errf(R->err, "%s: %s.rank: expected a rank in 0..%d", R->src, path, s->nranks - 1);
         return cJSON_Delete(rank), -1;
     }
-    int r = (int)rank->valuedouble;
+    int r = (int)rank->valuedouble, si = 0, rc;
     cJSON_Delete(rank);
-    if (!st.p)
-        return sim_errf(R->err, "%s: %s: missing field \"streams\"", R->src, path);
     if (open_container(R, &st, '[', "an array of streams") < 0)
         return -1;
-    int si = 0;
     while ((rc = next_element(R, &st, &si, NULL, 0)) > 0)
         if (read_stream(R, s, r, &st, ri, si - 1, ids, ids_cap) < 0)
             return -1;

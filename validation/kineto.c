@@ -493,30 +493,36 @@ typedef struct pass1 {
     int nops, ops_cap, ncomm, comm_cap, nl, l_cap, steps_cap;
 } pass1;
 
+/* p with room for element n (capacity doubled as needed). */
+static void *grow(void *p, int *cap, int n, size_t elem, const char *what)
+{
+    if (n < *cap)
+        return p;
+    *cap = *cap ? 2 * *cap : 256;
+    return sim_xrealloc(p, (size_t)*cap, elem, what);
+}
+
+/* The thread and the time interval of a CPU event. */
+static void span_of(rd *R, const cJSON *e, int64_t *pid, int64_t *tid, double *ts, double *end)
+{
+    *pid = ival(R, e, "", "pid", 0, -ID_MAX, ID_MAX);
+    *tid = ival(R, e, "", "tid", 0, -ID_MAX, ID_MAX);
+    *ts = num(e, "ts", 0);
+    *end = *ts + num(e, "dur", 0);
+}
+
 static void cpu_op(rd *R, pass1 *P, const cJSON *e, const char *name, const cJSON *args)
 {
     gemm_op g;
     comm_op c;
     if (!strncmp(name, "aten::", 6) && gemm_shape(R, name, args, &g)) {
-        if (P->nops == P->ops_cap) {
-            P->ops_cap = P->ops_cap ? 2 * P->ops_cap : 256;
-            P->ops = sim_xrealloc(P->ops, (size_t)P->ops_cap, sizeof *P->ops, "the trace's GEMM ops");
-        }
-        g.pid = ival(R, e, "", "pid", 0, -ID_MAX, ID_MAX);
-        g.tid = ival(R, e, "", "tid", 0, -ID_MAX, ID_MAX);
-        g.ts = num(e, "ts", 0);
-        g.end = g.ts + num(e, "dur", 0);
+        P->ops = grow(P->ops, &P->ops_cap, P->nops, sizeof *P->ops, "the trace's GEMM ops");
+        span_of(R, e, &g.pid, &g.tid, &g.ts, &g.end);
         P->ops[P->nops++] = g;
     }
     if (!strncmp(name, "c10d::", 6) && comm_shape(R, name, args, &c)) {
-        if (P->ncomm == P->comm_cap) {
-            P->comm_cap = P->comm_cap ? 2 * P->comm_cap : 64;
-            P->comms = sim_xrealloc(P->comms, (size_t)P->comm_cap, sizeof *P->comms, "the trace's c10d ops");
-        }
-        c.pid = ival(R, e, "", "pid", 0, -ID_MAX, ID_MAX);
-        c.tid = ival(R, e, "", "tid", 0, -ID_MAX, ID_MAX);
-        c.ts = num(e, "ts", 0);
-        c.end = c.ts + num(e, "dur", 0);
+        P->comms = grow(P->comms, &P->comm_cap, P->ncomm, sizeof *P->comms, "the trace's c10d ops");
+        span_of(R, e, &c.pid, &c.tid, &c.ts, &c.end);
         P->comms[P->ncomm++] = c;
     }
 }
@@ -535,10 +541,7 @@ static void first_pass(rd *R, val_kineto *t, const cJSON *events, pass1 *P)
         } else if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "Runtime")) {
             int64_t corr = ival(R, args, "args.", "correlation", -1, -1, ID_MAX);
             if (corr >= 0) {
-                if (P->nl == P->l_cap) {
-                    P->l_cap = P->l_cap ? 2 * P->l_cap : 1024;
-                    P->ls = sim_xrealloc(P->ls, (size_t)P->l_cap, sizeof *P->ls, "the trace's launches");
-                }
+                P->ls = grow(P->ls, &P->l_cap, P->nl, sizeof *P->ls, "the trace's launches");
                 P->ls[P->nl++] = (launch){corr, ival(R, e, "", "pid", 0, -ID_MAX, ID_MAX),
                                           ival(R, e, "", "tid", 0, -ID_MAX, ID_MAX), num(e, "ts", 0)};
             }
@@ -625,10 +628,7 @@ static void second_pass(rd *R, val_kineto *t, const cJSON *events, const pass1 *
         if (!cat || !name || (strcmp(cat, "kernel") && strcmp(cat, "Kernel")))
             continue;
         const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
-        if (t->n == t->cap) {
-            t->cap = t->cap ? 2 * t->cap : 1024;
-            t->k = sim_xrealloc(t->k, (size_t)t->cap, sizeof *t->k, "the trace's kernels");
-        }
+        t->k = grow(t->k, &t->cap, t->n, sizeof *t->k, "the trace's kernels");
         val_kernel *k = &t->k[t->n++];
         memset(k, 0, sizeof *k);
         k->name = intern(t, name);

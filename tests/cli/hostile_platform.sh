@@ -2,27 +2,11 @@
 # with no message, or that were silently misread (issue 19): each is now an
 # error naming the file, line or element, exit 1, and no file left behind.
 set -euo pipefail
-: "${TRAINSIM:?path of the trainsim binary}"
 : "${SRC:?source tree}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../expect.bash"
 export TMPDIR="$tmp/tmpdir"
 mkdir -p "$TMPDIR"
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 S=(--model gpt-1024 --strategy tp=1,dp=4,mb=1,gb=4)
-
-expect_fail() {
-    local words=() rc=0
-    while [ "$1" != "--" ]; do words+=("$1"); shift; done
-    shift
-    timeout 60 "$TRAINSIM" "$@" > /dev/null 2> "$tmp/err" || rc=$?
-    if [ "$rc" -ne 1 ]; then fail "trainsim $*: exit $rc, expected 1"; sed 's/^/  /' "$tmp/err" >&2; return; fi
-    local w
-    for w in "${words[@]}"; do
-        grep -qiF -- "$w" "$tmp/err" || { fail "trainsim $*: stderr lacks \"$w\""; sed 's/^/  /' "$tmp/err" >&2; return; }
-    done
-}
 
 X="$SRC/platforms/examples/two-node.xml"
 "$TRAINSIM" run --platform "$X" "${S[@]}" > /dev/null || fail "the example platform does not run"
@@ -81,5 +65,4 @@ sed 's/"nic": *"[^"]*"/&, "nic_efficiency": 0.5/' "$SRC/platforms/clusters/oases
 expect_fail "nic_efficiency" "twice" -- run --platform "$tmp/dupkey.json" --model gpt-1024 --strategy tp=4,dp=8,mb=1,gb=8
 
 [ -z "$(ls -A "$TMPDIR")" ] || fail "files left in TMPDIR: $(ls -A "$TMPDIR")"
-if [ "$failures" -ne 0 ]; then echo "$failures case(s) failed" >&2; exit 1; fi
-echo "ok"
+finish

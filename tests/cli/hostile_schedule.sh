@@ -3,25 +3,7 @@
 # crash, a silent truncation or invalid output.  And names that need
 # escaping come out as valid JSON and CSV.
 set -euo pipefail
-: "${TRAINSIM:?path of the trainsim binary}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-
-# expect_fail "WORDS..." -- ARGS: exit 1..123 within 60 s, every word on stderr
-expect_fail() {
-    local words=() rc=0
-    while [ "$1" != "--" ]; do words+=("$1"); shift; done
-    shift
-    timeout 60 "$TRAINSIM" "$@" > "$tmp/out" 2> "$tmp/err" || rc=$?
-    if [ "$rc" -eq 0 ]; then fail "trainsim $* exited 0, expected an error"; return; fi
-    if [ "$rc" -ge 124 ]; then fail "trainsim $* exited $rc (crash, signal or timeout)"; sed 's/^/  /' "$tmp/err" >&2; return; fi
-    local w
-    for w in "${words[@]}"; do
-        grep -qiF -- "$w" "$tmp/err" || { fail "trainsim $* (exit $rc): stderr lacks \"$w\""; sed 's/^/  /' "$tmp/err" >&2; return; }
-    done
-}
+. "$(dirname "$0")/../expect.bash"
 
 # one rank, one stream, the ops given
 one() {
@@ -107,5 +89,4 @@ rows = list(csv.DictReader(open(sys.argv[3], newline="")))
 assert len(rows) == 1 and rows[0]["what"] == want, rows
 PY
 
-if [ "$failures" -ne 0 ]; then echo "$failures case(s) failed" >&2; exit 1; fi
-echo "ok"
+finish

@@ -3,35 +3,22 @@
 # 1, the previous file stays as it was, a killed run leaves neither a partial
 # file under the final name nor a temporary file; --json errors are JSON.
 set -euo pipefail
-: "${TRAINSIM:?path of the trainsim binary}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+. "$(dirname "$0")/../expect.bash"
 export TMPDIR="$tmp/tmpdir"
 mkdir -p "$TMPDIR"
 J=(--model gpt-1024 --strategy tp=4,dp=8,mb=1,gb=8)
 
-# expect RC WORD -- ARGS: exit status RC, WORD on stderr
-expect() {
-    local want=$1 word=$2 rc=0
-    shift 3
-    timeout 120 "$TRAINSIM" "$@" > /dev/null 2> "$tmp/err" || rc=$?
-    [ "$rc" -eq "$want" ] || { fail "trainsim $*: exit $rc, expected $want"; sed 's/^/  /' "$tmp/err" >&2; return; }
-    grep -qiF -- "$word" "$tmp/err" || { fail "trainsim $*: stderr lacks \"$word\""; sed 's/^/  /' "$tmp/err" >&2; }
-}
-
 if [ -w /dev/full ]; then
-    expect 1 "write failed" -- run "${J[@]}" --trace /dev/full
-    expect 1 "write failed" -- run "${J[@]}" --memory /dev/full
-    expect 1 "write failed" -- schedule "${J[@]}" -o /dev/full
-    expect 1 "write failed" -- platform -o /dev/full
+    expect_exit 1 "write failed" -- run "${J[@]}" --trace /dev/full
+    expect_exit 1 "write failed" -- run "${J[@]}" --memory /dev/full
+    expect_exit 1 "write failed" -- schedule "${J[@]}" -o /dev/full
+    expect_exit 1 "write failed" -- platform -o /dev/full
     rc=0; "$TRAINSIM" list > /dev/full 2> "$tmp/err" || rc=$?
     [ "$rc" -eq 1 ] && grep -q "standard output" "$tmp/err" || fail "list > /dev/full: exit $rc"
 fi
 rc=0; "$TRAINSIM" list >&- 2> "$tmp/err" || rc=$?
 [ "$rc" -eq 1 ] && grep -q "standard output" "$tmp/err" || fail "list with stdout closed: exit $rc"
-expect 1 "$tmp/no/such/dir" -- schedule "${J[@]}" -o "$tmp/no/such/dir/s.json"
+expect_exit 1 "$tmp/no/such/dir" -- schedule "${J[@]}" -o "$tmp/no/such/dir/s.json"
 
 # a file-size limit (a full disk for one process): the old file survives
 for f in t.json m.csv s.json p.xml; do echo old > "$tmp/$f"; done
@@ -78,5 +65,4 @@ e = json.load(open(sys.argv[1]))
 assert e["exit_code"] == int(sys.argv[2]) == int(sys.argv[3]) and sys.argv[4] in e["error"], e
 PY
 
-if [ "$failures" -ne 0 ]; then echo "$failures case(s) failed" >&2; exit 1; fi
-echo "ok"
+finish

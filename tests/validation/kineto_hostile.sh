@@ -5,23 +5,7 @@
 # kernel names read in linear time (the old linear-scan intern took 20.7 s
 # for 100 k).
 set -euo pipefail
-: "${TRAINSIM:?path of the trainsim binary}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-
-expect_fail() {
-    local words=() rc=0
-    while [ "$1" != "--" ]; do words+=("$1"); shift; done
-    shift
-    timeout 60 "$TRAINSIM" "$@" > /dev/null 2> "$tmp/err" || rc=$?
-    if [ "$rc" -ne 1 ]; then fail "trainsim $*: exit $rc, expected 1"; sed 's/^/  /' "$tmp/err" >&2; return; fi
-    local w
-    for w in "${words[@]}"; do
-        grep -qiF -- "$w" "$tmp/err" || { fail "trainsim $*: stderr lacks \"$w\""; sed 's/^/  /' "$tmp/err" >&2; return; }
-    done
-}
+. "$(dirname "$0")/../expect.bash"
 
 # trace NAME 'python expression editing ev (the events) or d (the document)'
 trace() {
@@ -86,5 +70,4 @@ timeout 60 "$TRAINSIM" validate --trace "$tmp/names.json" > "$tmp/out" || fail "
 grep -q "kernels    200000" "$tmp/out" || fail "200 k kernel names: not all read"
 echo "200 k distinct kernel names read in $(( $(date +%s) - start )) s"
 
-if [ "$failures" -ne 0 ]; then echo "$failures case(s) failed" >&2; exit 1; fi
-echo "ok"
+finish
