@@ -28,16 +28,18 @@ jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DTRAINSIM_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
 cmake --build build-fuzz -j"$jobs" > build-fuzz/build.log 2>&1 || { tail -30 build-fuzz/build.log; exit 1; }
 
+# seeds, and the largest input tried (a little above the largest seed: larger
+# inputs only slow the search)
 seeds() {
     case "$1" in
-        schedule) echo tests/fuzz/corpus/schedule ;;
-        cluster) echo platforms/clusters tests/fuzz/corpus/cluster ;;
-        model) echo workloads/models ;;
-        strategy) echo tests/fuzz/corpus/strategy ;;
-        kineto) echo tests/fuzz/corpus/kineto ;;
-        xml) echo platforms/examples tests/fuzz/corpus/xml ;;
-        cache) echo tests/fuzz/corpus/cache ;;
-        catalog) echo platforms/catalog/gpus.json ;;
+        schedule) echo 16384 tests/fuzz/corpus/schedule ;;
+        cluster) echo 4096 platforms/clusters tests/fuzz/corpus/cluster ;;
+        model) echo 1024 workloads/models ;;
+        strategy) echo 256 tests/fuzz/corpus/strategy ;;
+        kineto) echo 8192 tests/fuzz/corpus/kineto ;;
+        xml) echo 16384 platforms/examples tests/fuzz/corpus/xml ;;
+        cache) echo 4096 tests/fuzz/corpus/cache ;;
+        catalog) echo 16384 platforms/catalog/gpus.json ;;
         *) echo "fuzz.sh: unknown target $1" >&2; return 1 ;;
     esac
 }
@@ -49,12 +51,13 @@ failed=0
 printf '%-9s %12s %9s %7s %8s %s\n' target executions exec/s corpus "RSS MB" result
 for t in "${targets[@]}"; do
     mkdir -p "$work/$t"
-    for s in $(seeds "$t"); do
+    read -r max_len sources <<< "$(seeds "$t")"
+    for s in $sources; do
         if [ -d "$s" ]; then cp "$s"/* "$work/$t/"; else cp "$s" "$work/$t/"; fi
     done
     rc=0
     (cd "$work" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        "$OLDPWD/build-fuzz/tests/fuzz/fuzz_$t" "${limit[@]}" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+        "$OLDPWD/build-fuzz/tests/fuzz/fuzz_$t" "${limit[@]}" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$OLDPWD/build-fuzz/artifacts/$t-" "$t") > "$work/$t.log" 2>&1 || rc=$?
     stat() { sed -n "s/^stat::$1: *//p" "$work/$t.log"; }
     result=ok

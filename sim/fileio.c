@@ -47,8 +47,8 @@ char *sim_read_file_max(const char *path, size_t max, size_t *len, int allow_nul
             return too_large(path, max, f, NULL, err);
     }
     size_t cap = 1 << 16, n = 0;
-    if (S_ISREG(st.st_mode) && (size_t)st.st_size + 1 > cap)
-        cap = (size_t)st.st_size + 1;
+    if (S_ISREG(st.st_mode) && (size_t)st.st_size + 2 > cap)
+        cap = (size_t)st.st_size + 2; /* the text, its NUL, and room to see the end of the file */
     char *buf = malloc(cap);
     for (;;) {
         if (!buf) {
