@@ -21,6 +21,7 @@
 #include "planner/search.h"
 #include "platforms/platform.h"
 #include "sim/engine.h"
+#include "sim/json.h"
 #include "sim/machine.h"
 #include "sim/outfile.h"
 #include "workloads/gpt.h"
@@ -289,20 +290,6 @@ static const char *fidelity_of(const plan_ctx *ctx, const plan_result *r)
     return r->refined || ctx->fidelity == PLAN_FULL ? "full" : "fast";
 }
 
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", *s);
-        else
-            putchar(*s);
-    }
-    putchar('"');
-}
-
 /* Indices into ok[] of the Pareto front (max throughput, min memory), by memory. */
 static int pareto(plan_result **ok, int n, int *front)
 {
@@ -415,13 +402,13 @@ static void print_report(const opts *o, const plan_ctx *ctx, const plan_space *s
                    fidelity_of(ctx, ok[i]));
     } else if (o->json) {
         printf("{\n  \"trainsim_version\": \"%s\",\n  \"platform\": ", TRAINSIM_VERSION);
-        json_str(ctx->mach->name);
+        sim_json_fputs(stdout, ctx->mach->name);
         printf(",\n  \"model\": ");
-        json_str(ctx->model.name);
+        sim_json_fputs(stdout, ctx->model.name);
         printf(",\n  \"gpus\": %d,\n  \"global_batch\": %d,\n  \"dtype\": \"%s\",\n  \"fidelity\": \"%s\",\n",
                ctx->mach->ngpus, ctx->gb, sim_dtype_name(ctx->dtype), ctx->fidelity == PLAN_FAST ? "fast" : "full");
         printf("  \"search_space\": ");
-        json_str(plan_space_axes(sp));
+        sim_json_fputs(stdout, plan_space_axes(sp));
         printf(",\n  \"enumerated\": %d,\n  \"pruned\": {", plan_space_enumerated(sp));
         for (int r = 0; r < PLAN_PRUNE_COUNT; r++)
             printf("%s\"%s\": %d", r ? ", " : "", plan_prune_name(r), plan_space_pruned(sp, r));
@@ -430,19 +417,19 @@ static void print_report(const opts *o, const plan_ctx *ctx, const plan_space *s
         for (int r = 0; r < PLAN_PRUNE_COUNT; r++)
             if (plan_space_pruned(sp, r)) {
                 printf("%s\"%s\": ", first ? "" : ", ", plan_prune_name(r));
-                json_str(plan_space_example(sp, r));
+                sim_json_fputs(stdout, plan_space_example(sp, r));
                 first = 0;
             }
         printf("},\n  \"simulated\": %d,\n  \"failed\": %d,\n", n, nfail);
         printf("  \"best\": ");
         if (nok)
-            json_str(ok[0]->strategy);
+            sim_json_fputs(stdout, ok[0]->strategy);
         else
             printf("null");
         printf(",\n  \"ranking\": [\n");
         for (int i = 0; i < nok; i++) {
             printf("    {\"rank\": %d, \"strategy\": ", i + 1);
-            json_str(ok[i]->strategy);
+            sim_json_fputs(stdout, ok[i]->strategy);
             printf(", \"samples_per_s\": %.9g, \"tokens_per_s\": %.9g, \"iteration_time_s\": %.9g, "
                    "\"peak_memory_bytes\": %.0f, \"exposed_comm_s\": %.9g, \"compute_s\": %.9g, \"bubble_s\": %.9g, "
                    "\"tflops_per_gpu\": %.9g, \"simulations\": %d, \"fidelity\": \"%s\"}%s\n",

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "platforms/platform.h"
+#include "sim/json.h"
 #include "workloads/moe.h"
 
 static wl_moe_place *place_new(int experts, int ep, int overlap)
@@ -303,12 +304,14 @@ int wl_moe_run(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st_i
 
     char stext[256];
     wl_strategy_format(&st.base, stext, sizeof stext);
-    if (json)
-        fprintf(out, "{\n  \"model\": \"%s\", \"platform\": \"%s\", \"strategy\": \"%s,ep=%d\", \"experts\": %d, "
+    if (json) {
+        char *qm = sim_json_quote(m->name), *qp = sim_json_quote(mach->name);
+        fprintf(out, "{\n  \"model\": %s, \"platform\": %s, \"strategy\": \"%s,ep=%d\", \"experts\": %d, "
                 "\"top_k\": %d, \"moe_layers\": %d,\n  \"routing\": \"%s\", \"drift\": %g, \"seed\": %lu,\n  \"steps\": [\n",
-                m->name, mach->name, stext, ep, E, moe->top_k, nq, wl_route_dist_name(st.routing.dist), st.routing.drift,
+                qm, qp, stext, ep, E, moe->top_k, nq, wl_route_dist_name(st.routing.dist), st.routing.drift,
                 st.routing.seed);
-    else {
+        free(qm), free(qp);
+    } else {
         fprintf(out, "trainsim moe: %s (%d experts, top-%d, %d MoE layers of %d) on %s\n", m->name, E, moe->top_k, nq,
                 m->layers, mach->name);
         fprintf(out, "strategy %s,ep=%d; routing %s", stext, ep, wl_route_dist_name(st.routing.dist));
