@@ -717,8 +717,8 @@ static sim_machine *build(jctx *c, const cJSON *root)
     if (check_keys(c, root, "", keys))
         return NULL;
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
-    if (name && !cJSON_IsString(name))
-        return jerr(c, "name", "a string", name), NULL;
+    if (name && (!cJSON_IsString(name) || strlen(name->valuestring) >= sizeof ((sim_machine *)0)->name))
+        return jerr(c, "name", "a string of at most 127 bytes", name), NULL;
     int nnodes;
     if (get_int(c, root, "", "nodes", 1, 0, 1, &nnodes))
         return NULL;

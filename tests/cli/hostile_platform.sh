@@ -53,6 +53,8 @@ c staging 'd["node"]["host_staging_GBps"] = 1e-12'
 expect_fail "node.host_staging_GBps" -- run --platform "$tmp/staging.json" --model gpt-1024 --strategy tp=4,dp=8,mb=1,gb=8
 c lat 'd["link_latency_us"] = {"pcie": 1e300}'
 expect_fail "link_latency_us.pcie" -- run --platform "$tmp/lat.json" --model gpt-1024 --strategy tp=4,dp=8,mb=1,gb=8
+c longname 'd["name"] = "x" * 200'
+expect_fail "name" "127 bytes" -- platform --platform "$tmp/longname.json"
 c gpus 'd["nodes"] = 100000'
 expect_fail "65536" -- platform --platform "$tmp/gpus.json"
 # a name that ends the XML comment it is written into (found by fuzz_cluster)
