@@ -41,25 +41,25 @@ int val_fit_cli_main(int argc, char **argv)
     FILE *log = quiet ? NULL : stdout;
     int k = val_fit_nccl_a100(data, f + n, 64 - n, log, &err);
     if (k < 0) {
-        fprintf(stderr, "trainsim calibrate: %s\n", err.msg);
+        sim_err_print("trainsim calibrate", 1, "%s", err.msg);
         return 1;
     }
     n += k;
     k = val_fit_gemm(data, f + n, 64 - n, log, &err);
     if (k < 0) {
-        fprintf(stderr, "trainsim calibrate: %s\n", err.msg);
+        sim_err_print("trainsim calibrate", 1, "%s", err.msg);
         return 1;
     }
     n += k;
     k = val_fit_kernels_3090(data, f + n, 64 - n, log, &err);
     if (k < 0) {
-        fprintf(stderr, "trainsim calibrate: %s\n", err.msg);
+        sim_err_print("trainsim calibrate", 1, "%s", err.msg);
         return 1;
     }
     n += k;
     k = val_fit_oases_nic(data, f + n, 64 - n, log, &err);
     if (k < 0) {
-        fprintf(stderr, "trainsim calibrate: %s\n", err.msg);
+        sim_err_print("trainsim calibrate", 1, "%s", err.msg);
         return 1;
     }
     n += k;

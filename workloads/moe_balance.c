@@ -497,7 +497,7 @@ int wl_moe_cli_main(int argc, char **argv)
         }
         if (!strcmp(o, "--trace")) {
             if (i + 1 >= argc) {
-                fprintf(stderr, "trainsim moe: --trace needs a file\n");
+                sim_err_print("trainsim moe", 2, "--trace needs a file");
                 return 2;
             }
             trace = argv[++i];
@@ -508,11 +508,11 @@ int wl_moe_cli_main(int argc, char **argv)
                             : !strcmp(o, "--strategy") ? &strategy
                                                        : NULL;
         if (!slot) {
-            fprintf(stderr, "trainsim moe: unknown option \"%s\" (see trainsim moe --help)\n", o);
+            sim_err_print("trainsim moe", 2, "unknown option \"%s\" (see trainsim moe --help)", o);
             return 2;
         }
         if (i + 1 >= argc) {
-            fprintf(stderr, "trainsim moe: %s needs a value\n", o);
+            sim_err_print("trainsim moe", 2, "%s needs a value", o);
             return 2;
         }
         *slot = argv[++i];
@@ -523,12 +523,12 @@ int wl_moe_cli_main(int argc, char **argv)
     wl_moe_strategy st;
     wl_moe_strategy_default(&st);
     if (wl_moe_model_load(model, &m, &moe, &err) < 0 || wl_moe_strategy_parse(strategy, &st, &err) < 0) {
-        fprintf(stderr, "trainsim: %s\n", err.msg);
+        sim_err_print("trainsim moe", 1, "%s", err.msg);
         return 1;
     }
     sim_machine *mach = plat_load(platform, &err);
     if (!mach) {
-        fprintf(stderr, "trainsim: %s\n", err.msg);
+        sim_err_print("trainsim moe", 1, "%s", err.msg);
         return 1;
     }
     st.trace = trace;
@@ -537,7 +537,7 @@ int wl_moe_cli_main(int argc, char **argv)
         printf("trace of the last step (%s): %s (open in https://ui.perfetto.dev)\n",
                wl_balance_name(31 - __builtin_clz((unsigned)st.balance_mask)), trace);
     if (rc < 0)
-        fprintf(stderr, "trainsim: %s\n", err.msg);
+        sim_err_print("trainsim moe", 1, "%s", err.msg);
     sim_machine_free(mach);
     return rc < 0 ? 1 : 0;
 }
