@@ -77,11 +77,13 @@ uint64_t plan_inputs_hash(const sim_machine *m, const wl_model *model, plan_fide
     }
     for (int i = 0; i < m->nmodels; i++) {
         const sim_gpu *g = &m->gpus[i];
-        snprintf(buf, sizeof buf, "%s|%.17g|%.17g|%.17g|%.17g", g->model, g->mem_bw, g->mem_capacity, g->launch_s,
-                 g->power_w);
+        snprintf(buf, sizeof buf, "%s|%.17g|%.17g|%.17g|%.17g|%.17g", g->model, g->mem_bw, g->mem_capacity,
+                 g->launch_s, g->kernel_min_s, g->power_w);
         h = plan_hash_str(h, buf);
-        for (int d = 0; d < SIM_DTYPE_COUNT; d++)
+        for (int d = 0; d < SIM_DTYPE_COUNT; d++) {
             h = plan_hash(h, &g->peak_flops[d], sizeof(double));
+            h = plan_hash(h, &g->gemm_scale[d], sizeof(double));
+        }
         const sim_curve *cv[3] = {&g->gemm_eff, &g->attn_eff, &g->mem_eff};
         for (int c = 0; c < 3; c++) {
             h = plan_hash(h, &cv[c]->n, sizeof cv[c]->n);

@@ -9,6 +9,7 @@
  * stdout carries only results, so a sweep, its cached repeat, a parallel and
  * a serial run and an MPI run print byte-identical output; timing, cache
  * hits and the progress bar go to stderr. */
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -405,6 +406,12 @@ static void print_report(const opts *o, const plan_ctx *ctx, const plan_space *s
         sim_json_fputs(stdout, ctx->mach->name);
         printf(",\n  \"model\": ");
         sim_json_fputs(stdout, ctx->model.name);
+        cJSON *info = wl_model_describe(&ctx->model);
+        char *info_text = info ? cJSON_PrintUnformatted(info) : NULL;
+        if (info_text) /* the model's dimensions, architecture and parameter count */
+            printf(",\n  \"model_info\": %s", info_text);
+        free(info_text);
+        cJSON_Delete(info);
         printf(",\n  \"gpus\": %d,\n  \"global_batch\": %d,\n  \"dtype\": \"%s\",\n  \"fidelity\": \"%s\",\n",
                ctx->mach->ngpus, ctx->gb, sim_dtype_name(ctx->dtype), ctx->fidelity == PLAN_FAST ? "fast" : "full");
         printf("  \"search_space\": ");

@@ -346,7 +346,7 @@ static int layers_ok(const plan_ctx *ctx, const char *strategy, int layers, int 
 static int layers_additive(const wl_strategy *res)
 {
     return res->tp_cut_tp == 0 && res->osdp[0] == 0 && !wl_pipe_is_merak(res->pipeline) && res->dp_overlap == 0 &&
-           res->zero < 2;
+           res->zero < 2 && res->fsdp == WL_FSDP_NONE;
 }
 
 void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
@@ -397,7 +397,8 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
      * OSDP, whose collectives run inside forward and backward */
     int k = res.dp;
     sim_machine *view = NULL;
-    int split_sync = ctx->fidelity == PLAN_FAST && res.dp_overlap == 0 && res.zero == 0 && res.osdp[0] == 0;
+    int split_sync = ctx->fidelity == PLAN_FAST && res.dp_overlap == 0 && res.zero == 0 && res.osdp[0] == 0 &&
+                     res.fsdp == WL_FSDP_NONE;
     if (split_sync && res.dp > 1) {
         k = coupled_replicas(ctx->mach, res.tp, res.pp, res.dp);
         if (k < res.dp && !(view = replica_view(ctx->mach, res.tp, res.pp, res.dp, k)))
@@ -411,7 +412,7 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
      * overlapped buckets, whose collectives share links with TP's while they
      * run, up to 5.6 % (TP rings of 2 and 4 GPUs go step by step otherwise). */
     int fast = ctx->fidelity == PLAN_FAST;
-    int aggregated = fast && res.zero < 2 && res.dp_overlap == 0 && res.osdp[0] == 0;
+    int aggregated = fast && res.zero < 2 && res.dp_overlap == 0 && res.osdp[0] == 0 && res.fsdp == WL_FSDP_NONE;
     int perk = res.mb * k;
     point pt[2][2];
     memset(pt, 0, sizeof pt);

@@ -103,7 +103,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* A curve object {"log10 work": efficiency, ...} in any key order. */
-static int parse_curve(const cJSON *obj, sim_curve *c, const char *what, sim_err *err)
+static int parse_curve(const cJSON *obj, sim_curve *c, const char *where, const char *what, sim_err *err)
 {
     double pts[SIM_CURVE_MAX][2];
     int n = 0;
@@ -115,15 +115,15 @@ static int parse_curve(const cJSON *obj, sim_curve *c, const char *what, sim_err
         if (*end || end == p->string || !isfinite(x) || !cJSON_IsNumber(p) || p->valuedouble <= 0 ||
             p->valuedouble > 1)
             return sim_errf(err, "%s: %s: point \"%s\" must map a log10 work to an efficiency in (0, 1]",
-                            GPUS_JSON, what, p->string);
+                            where, what, p->string);
         if (n == SIM_CURVE_MAX)
-            return sim_errf(err, "%s: %s: more than %d points", GPUS_JSON, what, SIM_CURVE_MAX);
+            return sim_errf(err, "%s: %s: more than %d points", where, what, SIM_CURVE_MAX);
         pts[n][0] = x;
         pts[n][1] = p->valuedouble;
         n++;
     }
     if (n == 0)
-        return sim_errf(err, "%s: %s: empty curve", GPUS_JSON, what);
+        return sim_errf(err, "%s: %s: %s curve", where, what, obj ? "empty" : "missing");
     qsort(pts, (size_t)n, sizeof pts[0], cmp_double);
     c->n = n;
     for (int i = 0; i < n; i++) {
@@ -133,10 +133,35 @@ static int parse_curve(const cJSON *obj, sim_curve *c, const char *what, sim_err
     return 0;
 }
 
+/* "flash_attention": {"fwd": {curve}, "bwd": {curve}, "causal": factor,
+ * "source": ...}: fused attention's efficiency by log10 sequence length and
+ * the factor a causal kernel runs at, the GPU's own or the defaults'
+ * (platforms/README.md, "Calibration"). */
+static int parse_flash(const cJSON *e, const cJSON *defaults, const char *where, sim_gpu *g, sim_err *err)
+{
+    const cJSON *own = cJSON_GetObjectItemCaseSensitive(e, "flash_attention");
+    const cJSON *fa = own ? own : cJSON_GetObjectItemCaseSensitive(defaults, "flash_attention");
+    if (!fa)
+        return 0; /* no curve: sim_curve_eval gives 1 (an ideal kernel) */
+    char what[96];
+    snprintf(what, sizeof what, "%s.flash_attention.fwd", own ? g->model : "defaults");
+    if (parse_curve(cJSON_GetObjectItemCaseSensitive(fa, "fwd"), &g->flash_fwd_eff, own ? where : GPUS_JSON, what, err))
+        return -1;
+    snprintf(what, sizeof what, "%s.flash_attention.bwd", own ? g->model : "defaults");
+    if (parse_curve(cJSON_GetObjectItemCaseSensitive(fa, "bwd"), &g->flash_bwd_eff, own ? where : GPUS_JSON, what, err))
+        return -1;
+    g->flash_causal = num(fa, "causal", 1);
+    if (!(g->flash_causal > 0 && g->flash_causal <= 1))
+        return sim_errf(err, "%s: %s.flash_attention.causal: expected a factor in (0, 1]", own ? where : GPUS_JSON,
+                        own ? g->model : "defaults");
+    return 0;
+}
+
 /* "nccl": {"base_us": {"LL":, "LL128":, "Simple":}, "step_us": {...},
  * "efficiency": {...}}: each protocol from the GPU's own object, else the
  * defaults' (see sim_collparams). */
-static int parse_nccl(const cJSON *own, const cJSON *dflt, sim_collparams *cp, const char *model, sim_err *err)
+static int parse_nccl(const cJSON *own, const cJSON *dflt, sim_collparams *cp, const char *where, const char *model,
+                      sim_err *err)
 {
     static const char *const groups[3] = {"base_us", "step_us", "efficiency"};
     for (int gi = 0; gi < 3; gi++)
@@ -149,7 +174,7 @@ static int parse_nccl(const cJSON *own, const cJSON *dflt, sim_collparams *cp, c
                 who = "defaults";
             }
             if (!cJSON_IsNumber(v) || v->valuedouble < 0 || (gi == 2 && (v->valuedouble <= 0 || v->valuedouble > 1)))
-                return sim_errf(err, "%s: %s: nccl.%s.%s: expected %s", GPUS_JSON, who, groups[gi], pn,
+                return sim_errf(err, "%s: %s: nccl.%s.%s: expected %s", where, who, groups[gi], pn,
                                 gi == 2 ? "an efficiency in (0, 1]" : "a latency in microseconds >= 0");
             double x = v->valuedouble;
             if (gi == 0)
@@ -162,16 +187,69 @@ static int parse_nccl(const cJSON *own, const cJSON *dflt, sim_collparams *cp, c
     return 0;
 }
 
-static int fill_gpu(const cJSON *e, const cJSON *defaults, sim_gpu *g, plat_gpu_info *info, sim_err *err)
+/* The keys a cluster's inline "gpu" object may carry (a built-in entry's);
+ * notes and sources are free text.  A new per-GPU key read by fill_gpu
+ * belongs here too. */
+static const char *const GPU_KEYS[] = {"model", "aliases", "tflops", "memory_GB", "memory_GBps", "pcie_gen", "p2p",
+                                       "nvlink", "power_W", "price_USD", "source", "gemm", "attention", "memory",
+                                       "launch_s", "kernel_min_s", "gemm_scale", "flash_attention", "nccl", "overlap",
+                                       "note", NULL};
+
+/* A number field of obj within [lo, hi] (or absent: dflt); -1 with a message naming where.key. */
+static int field(const cJSON *obj, const char *key, double dflt, double lo, double hi, const char *where,
+                 const char *model, double *out, sim_err *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    *out = dflt;
+    if (!v)
+        return 0;
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi))
+        return sim_errf(err, "%s: %s: %s: expected a number in [%g, %g]", where, model, key, lo, hi);
+    *out = v->valuedouble;
+    return 0;
+}
+
+static int check_gpu_keys(const cJSON *e, const char *where, const char *model, sim_err *err)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, e)
+    {
+        size_t n = strlen(it->string);
+        int ok = n > 7 && !strcmp(it->string + n - 7, "_source"); /* gemm_source, calibration_source, ... */
+        for (int i = 0; GPU_KEYS[i] && !ok; i++)
+            ok = !strcmp(it->string, GPU_KEYS[i]);
+        if (!ok)
+            return sim_errf(err, "%s: %s: unknown field \"%s\"; known: model, aliases, tflops, memory_GB, memory_GBps, "
+                            "pcie_gen, p2p, nvlink, power_W, price_USD, source, gemm, attention, memory, launch_s, "
+                            "kernel_min_s, gemm_scale, flash_attention, nccl, overlap, note, *_source", where, model, it->string);
+    }
+    return 0;
+}
+
+static int fill_gpu(const cJSON *e, const cJSON *defaults, const char *where, sim_gpu *g, plat_gpu_info *info,
+                    sim_err *err)
 {
     static const char *keys[SIM_DTYPE_COUNT] = {"fp32", "tf32", "fp16", "bf16", "fp8"};
     memset(g, 0, sizeof *g);
-    snprintf(g->model, sizeof g->model, "%s", str(e, "model") ? str(e, "model") : "?");
+    if (!str(e, "model") || !*str(e, "model") || strlen(str(e, "model")) >= sizeof g->model)
+        return sim_errf(err, "%s: model: expected a GPU model name (a string of 1 to %zu bytes)", where,
+                        sizeof g->model - 1);
+    snprintf(g->model, sizeof g->model, "%s", str(e, "model"));
+    /* a user's object must not carry typos; the built-in file is tested as it is
+     * (and other kernel classes' curves may be added there before this list) */
+    if (strcmp(where, GPUS_JSON) && check_gpu_keys(e, where, g->model, err))
+        return -1;
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "tflops");
-    for (int d = 0; d < SIM_DTYPE_COUNT; d++)
-        g->peak_flops[d] = num(t, keys[d], 0) * 1e12;
+    if (!cJSON_IsObject(t))
+        return sim_errf(err, "%s: %s: tflops: expected an object of dense TFLOP/s per type (fp32, tf32, fp16, bf16, fp8)",
+                        where, g->model);
+    for (int d = 0; d < SIM_DTYPE_COUNT; d++) {
+        if (field(t, keys[d], 0, 0, 1e6, where, g->model, &g->peak_flops[d], err))
+            return sim_err_prefix(err, "tflops: ");
+        g->peak_flops[d] *= 1e12;
+    }
     if (g->peak_flops[SIM_DTYPE_FP32] <= 0)
-        return sim_errf(err, "%s: %s: tflops.fp32 must be positive", GPUS_JSON, g->model);
+        return sim_errf(err, "%s: %s: tflops.fp32 must be positive", where, g->model);
     if (g->peak_flops[SIM_DTYPE_TF32] <= 0)
         g->peak_flops[SIM_DTYPE_TF32] = g->peak_flops[SIM_DTYPE_FP32];
     if (g->peak_flops[SIM_DTYPE_FP16] <= 0)
@@ -182,13 +260,22 @@ static int fill_gpu(const cJSON *e, const cJSON *defaults, sim_gpu *g, plat_gpu_
         double b = num(t, "bf16", 0) > 0 ? g->peak_flops[SIM_DTYPE_BF16] : g->peak_flops[SIM_DTYPE_FP16];
         g->peak_flops[SIM_DTYPE_FP8] = b;
     }
-    g->mem_bw = num(e, "memory_GBps", 0) * 1e9;
-    g->mem_capacity = num(e, "memory_GB", 0) * 1e9;
-    g->launch_s = num(e, "launch_s", num(defaults, "launch_s", 5e-6));
-    g->power_w = num(e, "power_W", 0);
-    g->price_usd = num(e, "price_USD", 0);
+    double launch_dflt = num(defaults, "launch_s", 5e-6);
+    if (field(e, "memory_GBps", 0, 0, 1e6, where, g->model, &g->mem_bw, err) ||
+        field(e, "memory_GB", 0, 0, 1e6, where, g->model, &g->mem_capacity, err) ||
+        field(e, "launch_s", launch_dflt, 0, 1, where, g->model, &g->launch_s, err) ||
+        field(e, "kernel_min_s", 0, 0, 1, where, g->model, &g->kernel_min_s, err) ||
+        field(e, "power_W", 0, 0, 1e5, where, g->model, &g->power_w, err) ||
+        field(e, "price_USD", 0, 0, 1e9, where, g->model, &g->price_usd, err))
+        return -1;
+    g->mem_bw *= 1e9;
+    g->mem_capacity *= 1e9;
     if (g->mem_bw <= 0 || g->mem_capacity <= 0)
-        return sim_errf(err, "%s: %s: memory_GB and memory_GBps must be positive", GPUS_JSON, g->model);
+        return sim_errf(err, "%s: %s: memory_GB and memory_GBps must be positive", where, g->model);
+    const cJSON *gs = cJSON_GetObjectItemCaseSensitive(e, "gemm_scale");
+    for (int d = 0; d < SIM_DTYPE_COUNT; d++)
+        if (field(gs, keys[d], 1, 1e-3, 2, where, g->model, &g->gemm_scale[d], err))
+            return sim_err_prefix(err, "gemm_scale: ");
 
     struct { const char *key; sim_curve *c; } curves[] = {
         {"gemm", &g->gemm_eff}, {"attention", &g->attn_eff}, {"memory", &g->mem_eff}};
@@ -198,12 +285,19 @@ static int fill_gpu(const cJSON *e, const cJSON *defaults, sim_gpu *g, plat_gpu_
         snprintf(what, sizeof what, "%s.%s", c ? g->model : "defaults", curves[i].key);
         if (!c)
             c = cJSON_GetObjectItemCaseSensitive(defaults, curves[i].key);
-        if (parse_curve(c, curves[i].c, what, err))
+        if (parse_curve(c, curves[i].c, c == cJSON_GetObjectItemCaseSensitive(e, curves[i].key) ? where : GPUS_JSON,
+                        what, err))
             return -1;
     }
 
+    if (parse_flash(e, defaults, where, g, err))
+        return -1;
+    /* FlashAttention-2 needs sm80+ (Ampere, Ada, Hopper): the GPUs with
+     * bf16 tensor cores, which came with sm80 (V100 and Turing have none) */
+    g->flash_attn = num(t, "bf16", 0) > 0;
+
     if (parse_nccl(cJSON_GetObjectItemCaseSensitive(e, "nccl"), cJSON_GetObjectItemCaseSensitive(defaults, "nccl"),
-                   &g->coll, g->model, err))
+                   &g->coll, where, g->model, err))
         return -1;
     const cJSON *ov = cJSON_GetObjectItemCaseSensitive(e, "overlap");
     if (!ov)
@@ -211,22 +305,38 @@ static int fill_gpu(const cJSON *e, const cJSON *defaults, sim_gpu *g, plat_gpu_
     g->overlap_compute = num(ov, "compute", 0);
     g->overlap_comm = num(ov, "comm", 0);
     if (g->overlap_compute < 1 || g->overlap_compute >= 2 || g->overlap_comm < 1 || g->overlap_comm >= 2)
-        return sim_errf(err, "%s: %s: overlap.compute and overlap.comm must be slowdown factors in [1, 2)", GPUS_JSON,
+        return sim_errf(err, "%s: %s: overlap.compute and overlap.comm must be slowdown factors in [1, 2)", where,
                         g->model);
 
-    if (info) {
-        memset(info, 0, sizeof *info);
-        info->pcie_gen = inum(e, "pcie_gen", 4);
-        info->p2p = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "p2p"));
-        const cJSON *nv = cJSON_GetObjectItemCaseSensitive(e, "nvlink");
-        const char *kind = str(nv, "kind");
-        info->nvlink = !kind                        ? PLAT_NVLINK_NONE
-                       : strcmp(kind, "bridge") == 0   ? PLAT_NVLINK_BRIDGE
-                       : strcmp(kind, "mesh") == 0     ? PLAT_NVLINK_MESH
-                       : strcmp(kind, "nvswitch") == 0 ? PLAT_NVLINK_NVSWITCH
-                                                       : PLAT_NVLINK_NONE;
-        info->nvlink_GBps = num(nv, "GBps", 0);
-    }
+    plat_gpu_info own;
+    if (!info)
+        info = &own;
+    memset(info, 0, sizeof *info);
+    double gen;
+    if (field(e, "pcie_gen", 4, 3, 5, where, g->model, &gen, err))
+        return -1;
+    info->pcie_gen = (int)gen;
+    const cJSON *p2p = cJSON_GetObjectItemCaseSensitive(e, "p2p");
+    if (p2p && !cJSON_IsBool(p2p))
+        return sim_errf(err, "%s: %s: p2p: expected true or false", where, g->model);
+    info->p2p = cJSON_IsTrue(p2p);
+    const cJSON *nv = cJSON_GetObjectItemCaseSensitive(e, "nvlink");
+    const char *kind = str(nv, "kind");
+    static const struct { const char *name; plat_nvlink_kind kind; } KINDS[] = {
+        {"none", PLAT_NVLINK_NONE}, {"bridge", PLAT_NVLINK_BRIDGE}, {"mesh", PLAT_NVLINK_MESH},
+        {"nvswitch", PLAT_NVLINK_NVSWITCH}};
+    int found = !nv;
+    for (size_t i = 0; kind && i < sizeof KINDS / sizeof KINDS[0]; i++)
+        if (!strcmp(kind, KINDS[i].name)) {
+            info->nvlink = KINDS[i].kind;
+            found = 1;
+        }
+    if (!found)
+        return sim_errf(err, "%s: %s: nvlink.kind: expected none, bridge, mesh or nvswitch", where, g->model);
+    if (field(nv, "GBps", 0, 0, 1e5, where, g->model, &info->nvlink_GBps, err))
+        return sim_err_prefix(err, "nvlink: ");
+    if (info->nvlink != PLAT_NVLINK_NONE && info->nvlink_GBps <= 0)
+        return sim_errf(err, "%s: %s: nvlink.GBps: a %s needs its per-direction bandwidth", where, g->model, kind);
     return 0;
 }
 
@@ -237,7 +347,7 @@ static int lookup_gpu(const cJSON *root, const char *model, sim_gpu *out, plat_g
     const cJSON *e;
     cJSON_ArrayForEach(e, gpus)
         if (model && entry_matches(e, model))
-            return fill_gpu(e, cJSON_GetObjectItemCaseSensitive(root, "defaults"), out, info, err);
+            return fill_gpu(e, cJSON_GetObjectItemCaseSensitive(root, "defaults"), GPUS_JSON, out, info, err);
     char known[1024];
     known_list(gpus, known, sizeof known);
     return sim_errf(err, "unknown GPU model \"%s\"; known: %s", model ? model : "(null)", known);
@@ -259,6 +369,20 @@ int plat_gpu_from_text(const char *text, const char *model, sim_gpu *out, plat_g
     if (!root)
         return -1;
     int rc = lookup_gpu(root, model, out, info, err);
+    cJSON_Delete(root);
+    return rc;
+}
+
+int plat_gpu_from_json(const cJSON *entry, const char *where, sim_gpu *out, plat_gpu_info *info, sim_err *err)
+{
+    cJSON *root = parse_embedded(GPUS_JSON, err);
+    if (!root)
+        return -1;
+    if (!cJSON_IsObject(entry)) {
+        cJSON_Delete(root);
+        return sim_errf(err, "%s: expected a GPU object with the catalogue's fields", where);
+    }
+    int rc = fill_gpu(entry, cJSON_GetObjectItemCaseSensitive(root, "defaults"), where, out, info, err);
     cJSON_Delete(root);
     return rc;
 }

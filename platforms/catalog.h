@@ -38,6 +38,11 @@ typedef struct plat_nic {
 int plat_gpu_lookup_info(const char *model, sim_gpu *out, plat_gpu_info *info, sim_err *err);
 /* The same in the text of a gpus.json (tests, fuzzing). */
 int plat_gpu_from_text(const char *text, const char *model, sim_gpu *out, plat_gpu_info *info, sim_err *err);
+/* A GPU given as a JSON object with the catalogue's fields (a cluster's
+ * inline "gpu"): the same checks and defaults as a built-in entry; errors
+ * start with `where` ("mycluster.json: node.gpu"). */
+struct cJSON;
+int plat_gpu_from_json(const struct cJSON *entry, const char *where, sim_gpu *out, plat_gpu_info *info, sim_err *err);
 /* NIC lookup by model or alias (case-insensitive, '-' and '_' ignored). */
 int plat_nic_lookup(const char *model, plat_nic *out, sim_err *err);
 /* Effective per-direction PCIe bandwidth in bytes/s of a gen/width slot,

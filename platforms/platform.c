@@ -11,8 +11,12 @@
  *       "socket_link_GBps": 40,                UPI / Infinity Fabric between sockets
  *       "pcie": {"gen": 4, "width": 16},       GPU slot link (gen from the catalogue)
  *       "p2p": false,                          PCIe peer-to-peer + GPUDirect RDMA (catalogue)
- *       "host_staging_GBps": 20,               host-memory bounce path, one per socket
- *       "switches": [{"socket": 0, "gpus": [0,1], "uplink": {"gen": 4, "width": 16}}],
+ *       "p2p_level": "SYS",                    NCCL_P2P_LEVEL: LOC, PIX, PXB, PHB or SYS
+ *       "host_staging_GBps": 20,               host DRAM for staged bytes, one link per socket
+ *       "host_read_GBps": 9,                   a GPU reading staged data (read_efficiency x slot)
+ *       "host_cache_MB": 0,                    per socket: cache absorbing staged buffers
+ *       "switches": [{"socket": 0, "gpus": [0,1], "uplink": {"gen": 4, "width": 16},
+ *                     "p2p_GBps": 8}],         P2P inside the switch, both directions (none)
  *                                              default: GPUs split evenly over the sockets'
  *                                              root ports (no switch, no uplink link)
  *       "nvlink": {"pairs": [[0,1],[2,3]], "GBps": 56.25} | {"nvswitch": true, "GBps": 300},
@@ -30,15 +34,22 @@
  * explicit symmetrical="NO" route for every ordered GPU pair and for GPU <->
  * gateway, each listing the physical links with their direction:
  *   - NVLink pair: its bridge link only; NVSwitch: both GPUs' NVLink links.
- *   - PCIe with P2P, same switch: the two slot links; other switch: slot,
- *     switch uplink(s), socket link, ... (through the root complex).
- *   - without P2P (GeForce): slot, uplink, n<k>-mem<socket> (host staging,
- *     SHARED because reads and writes of the bounce buffer share DRAM and
- *     the CPU), socket link if crossing, uplink, n<k>-gpu<b>-hostrd (the
- *     receiving GPU's reads of the staged buffer: non-posted PCIe reads reach
- *     only a fraction of the slot, catalogue host_staging.read_efficiency or
+ *   - PCIe P2P (node.p2p and the path within node.p2p_level, as NCCL's
+ *     ncclTopoCheckP2p decides), same switch: the two slot links (and the
+ *     switch's SHARED p2p link when given); other switch: slot, switch
+ *     uplink(s), socket link, ... (through the root complex).
+ *   - otherwise NCCL's SHM transport: slot, uplink, socket link if crossing,
+ *     n<k>-mem<socket of b> (the receiver creates the buffer; SHARED because
+ *     writes and reads of it share DRAM; its cache is the engine's,
+ *     sim/staging.c), uplink, n<k>-gpu<b>-hostrd (the receiving GPU's reads
+ *     of the staged buffer: non-posted PCIe reads reach only a fraction of
+ *     the slot, catalogue host_staging.read_efficiency or
  *     node.host_read_GBps), slot.  A NIC's data for a GPU without GPUDirect
  *     is staged the same way (the GPU reads it from host memory).
+ * The node's ring order (NVLink partners adjacent, as NCCL's search puts
+ * them) and whether its rings run both ways reach the engine in sim_machine
+ * (ring_pos, ring_bidir), with the host-memory links and their caches
+ * (stage); the XML carries them as properties.
  *   - GPU -> gateway: the PCIe path to its NIC (direct when P2P and the NIC
  *     sits on the GPU's switch, i.e. GPUDirect RDMA; else through host
  *     memory), then the NIC link.  Each NIC link carries half the catalogue's
@@ -72,6 +83,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "sim/alloc.h"
 #include "sim/embedded.h"
 #include "sim/fileio.h"
 #include "sim/json.h"
@@ -147,7 +159,9 @@ static int get_int(jctx *c, const cJSON *obj, const char *path, const char *key,
     return 0;
 }
 
-static int get_pos(jctx *c, const cJSON *obj, const char *path, const char *key, double dflt, double *out)
+/* A finite number, > 0 (or >= 0 with zero_ok); absent gives dflt. */
+static int get_num(jctx *c, const cJSON *obj, const char *path, const char *key, double dflt, int zero_ok,
+                   double *out)
 {
     char p[256];
     join(p, sizeof p, path, key);
@@ -156,8 +170,8 @@ static int get_pos(jctx *c, const cJSON *obj, const char *path, const char *key,
         *out = dflt;
         return 0;
     }
-    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || !isfinite(v->valuedouble))
-        return jerr(c, p, "a positive number", v);
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || !(v->valuedouble > 0 || (zero_ok && v->valuedouble == 0)))
+        return jerr(c, p, zero_ok ? "a number >= 0" : "a positive number", v);
     /* physical ranges, so that SimGrid never sees a value its solver cannot
      * handle (a 1e-12 efficiency aborts it; a 1e300 us latency overflows
      * the clock): bandwidths 1 MB/s .. 100 TB/s, latencies up to 1 s */
@@ -175,6 +189,11 @@ static int get_pos(jctx *c, const cJSON *obj, const char *path, const char *key,
     }
     *out = v->valuedouble;
     return 0;
+}
+
+static int get_pos(jctx *c, const cJSON *obj, const char *path, const char *key, double dflt, double *out)
+{
+    return get_num(c, obj, path, key, dflt, 0, out);
 }
 
 static int get_bool(jctx *c, const cJSON *obj, const char *path, const char *key, int dflt, int *out)
@@ -257,7 +276,11 @@ typedef struct node_spec {
     int gpu_nvl[MAX_GPUS];   /* NVSwitch link or -1 */
     int nvl_pair[MAX_GPUS][MAX_GPUS]; /* bridge link between a<b or -1 */
     int gpu_stage[MAX_GPUS]; /* the GPU's reads of host-staged data */
+    int sw_p2p[MAX_SWITCHES]; /* SHARED link of the P2P traffic inside a switch, or -1 */
+    int p2p_level;           /* PT_*: PCIe P2P only on paths this close */
     int mem[2], upi;
+    double cache_bytes;      /* per socket: cache absorbing staged buffers (0: none) */
+    int ring_order[MAX_GPUS], bidir;
     int nnics;
     int nic_sw[MAX_NICS];
     int nic_link[MAX_NICS];
@@ -289,6 +312,26 @@ static void cross_sockets(const node_spec *ns, path *p, int from, int to)
         hop(p, ns->upi, from < to ? DIR_UP : DIR_DOWN);
 }
 
+/* NCCL's path types (src/graph/topo.h), closest first: the P2P level
+ * compares against them (ncclTopoCheckP2p). */
+enum { PT_NVL, PT_PIX, PT_PXB, PT_PHB, PT_SYS };
+
+static int path_type(const node_spec *ns, int a, int b)
+{
+    int sa = ns->gpu_sw[a], sb = ns->gpu_sw[b];
+    if (sock_of(ns, a) != sock_of(ns, b))
+        return PT_SYS;
+    return sa == sb && ns->sw_uplink[sa] >= 0 ? PT_PIX : PT_PHB;
+}
+
+/* PCIe peer-to-peer between a and b: the GPUs can (node.p2p) and the path
+ * is no farther than the P2P level (NCCL_P2P_LEVEL; NCCL's default is PXB
+ * on Intel CPUs, SYS elsewhere).  Otherwise NCCL uses its SHM transport. */
+static int use_p2p(const node_spec *ns, int a, int b)
+{
+    return ns->p2p && path_type(ns, a, b) <= ns->p2p_level;
+}
+
 /* GPU a to GPU b inside a node: the physical path (see the file comment). */
 static void gpu_path(const node_spec *ns, int a, int b, path *p)
 {
@@ -305,18 +348,47 @@ static void gpu_path(const node_spec *ns, int a, int b, path *p)
     }
     int sa = ns->gpu_sw[a], sb = ns->gpu_sw[b];
     hop(p, ns->gpu_pcie[a], DIR_UP);
-    if (!(ns->p2p && sa == sb)) {
+    if (use_p2p(ns, a, b) && sa == sb) {
+        if (ns->sw_p2p[sa] >= 0)
+            hop(p, ns->sw_p2p[sa], DIR_NONE);
+    } else {
         if (ns->sw_uplink[sa] >= 0)
             hop(p, ns->sw_uplink[sa], DIR_UP);
-        if (!ns->p2p)
-            hop(p, ns->mem[sock_of(ns, a)], DIR_NONE);
         cross_sockets(ns, p, sock_of(ns, a), sock_of(ns, b));
+        /* SHM: the receiver's buffer in its socket's memory (NCCL shm.cc:
+         * the receiving rank creates it), written by a, read by b */
+        if (!use_p2p(ns, a, b))
+            hop(p, ns->mem[sock_of(ns, b)], DIR_NONE);
         if (ns->sw_uplink[sb] >= 0)
             hop(p, ns->sw_uplink[sb], DIR_DOWN);
-        if (!ns->p2p)
+        if (!use_p2p(ns, a, b))
             hop(p, ns->gpu_stage[b], DIR_DOWN);
     }
     hop(p, ns->gpu_pcie[b], DIR_DOWN);
+}
+
+/* The order NCCL's ring search gives a node's GPUs: it tries the next GPU
+ * by the widest path first (search.cc, ncclTopoSearchNextGpuSort), so an
+ * NVLink partner follows its GPU; otherwise PCI order.  With bridged pairs
+ * the forward ring leaves each pair's reverse bridge direction and half of
+ * the PCIe slots unused, and the search fills them with channels in the
+ * opposite order: rings run in both directions (ring_bidir). */
+static void ring_order(node_spec *ns)
+{
+    int used[MAX_GPUS] = {0};
+    ns->bidir = 0;
+    for (int k = 0, g = 0; k < ns->ngpus && g >= 0; k++) {
+        ns->ring_order[k] = g;
+        used[g] = 1;
+        int next = -1;
+        for (int h = 0; h < ns->ngpus && next < 0; h++)
+            if (!used[h] && ns->nvl_pair[g < h ? g : h][g < h ? h : g] >= 0)
+                next = h, ns->bidir = 1;
+        for (int h = 0; h < ns->ngpus && next < 0; h++)
+            if (!used[h])
+                next = h;
+        g = next;
+    }
 }
 
 /* The NIC a GPU uses: on its own switch (GPUs spread round-robin over that
@@ -368,19 +440,44 @@ typedef struct fabric {
     double oversub, lat;
 } fabric;
 
+/* node.p2p_level: NCCL_P2P_LEVEL's names; "LOC" (no PCIe P2P at all)
+ * through "SYS" (P2P everywhere, the default: what "p2p": true meant
+ * before the level existed). */
+static int get_p2p_level(jctx *c, const cJSON *node, int *out)
+{
+    static const char *const names[] = {"LOC", "PIX", "PXB", "PHB", "SYS"};
+    static const int levels[] = {PT_NVL, PT_PIX, PT_PXB, PT_PHB, PT_SYS};
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(node, "p2p_level");
+    *out = PT_SYS;
+    if (!v)
+        return 0;
+    for (int i = 0; cJSON_IsString(v) && i < 5; i++)
+        if (strcmp(v->valuestring, names[i]) == 0) {
+            *out = levels[i];
+            return 0;
+        }
+    return jerr(c, "node.p2p_level", "one of \"LOC\", \"PIX\", \"PXB\", \"PHB\", \"SYS\" (NCCL_P2P_LEVEL)", v);
+}
+
 static int parse_node(jctx *c, const cJSON *node, int nnodes, const plat_defaults *df, node_spec *ns,
                       double lat_pcie, double lat_nvl, double lat_sock)
 {
     static const char *const keys[] = {"gpu", "gpus_per_node", "sockets", "socket_link_GBps", "pcie", "p2p",
-                                       "host_staging_GBps", "host_read_GBps", "switches", "nvlink", "nics", "nic",
-                                       "nic_efficiency", NULL};
+                                       "host_staging_GBps", "host_read_GBps", "host_cache_MB", "p2p_level",
+                                       "switches", "nvlink", "nics", "nic", "nic_efficiency", NULL};
     if (check_keys(c, node, "node", keys))
         return -1;
     const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(node, "gpu");
-    if (!cJSON_IsString(gpu))
-        return jerr(c, "node.gpu", "a GPU model name (string)", gpu);
-    if (plat_gpu_lookup_info(gpu->valuestring, &ns->gpu, &ns->info, c->err))
+    if (cJSON_IsObject(gpu)) { /* a GPU of the user's own, with the catalogue's fields */
+        char where[300];
+        snprintf(where, sizeof where, "%s: node.gpu", c->src);
+        if (plat_gpu_from_json(gpu, where, &ns->gpu, &ns->info, c->err))
+            return -1;
+    } else if (!cJSON_IsString(gpu)) {
+        return jerr(c, "node.gpu", "a GPU model name (string) or a GPU object (platforms/README.md)", gpu);
+    } else if (plat_gpu_lookup_info(gpu->valuestring, &ns->gpu, &ns->info, c->err)) {
         return sim_err_prefix(c->err, "%s: node.gpu: ", c->src);
+    }
 
     double sock_bw, staging_bw, pcie_bw;
     if (get_int(c, node, "node", "gpus_per_node", 1, 0, 1, &ns->ngpus) ||
@@ -394,6 +491,12 @@ static int parse_node(jctx *c, const cJSON *node, int nnodes, const plat_default
                         MAX_GPUS);
     if (ns->nsockets > 2)
         return sim_errf(c->err, "%s: node.sockets: expected 1 or 2, got %d", c->src, ns->nsockets);
+    if (get_p2p_level(c, node, &ns->p2p_level))
+        return -1;
+    double cache_mb;
+    if (get_num(c, node, "node", "host_cache_MB", 0, 1, &cache_mb))
+        return -1;
+    ns->cache_bytes = cache_mb * 1048576.0;
     const cJSON *pcie = cJSON_GetObjectItemCaseSensitive(node, "pcie");
     if (pcie && !cJSON_IsObject(pcie))
         return jerr(c, "node.pcie", "an object {\"gen\": 4, \"width\": 16}", pcie);
@@ -425,7 +528,7 @@ static int parse_node(jctx *c, const cJSON *node, int nnodes, const plat_default
         if (ns->nswitches > MAX_SWITCHES)
             return sim_errf(c->err, "%s: node.switches: at most %d", c->src, MAX_SWITCHES);
         for (int s = 0; s < ns->nswitches; s++) {
-            static const char *const swkeys[] = {"socket", "gpus", "uplink", NULL};
+            static const char *const swkeys[] = {"socket", "gpus", "uplink", "p2p_GBps", NULL};
             const cJSON *sw = cJSON_GetArrayItem(sws, s);
             char p[64];
             snprintf(p, sizeof p, "node.switches[%d]", s);
@@ -437,6 +540,13 @@ static int parse_node(jctx *c, const cJSON *node, int nnodes, const plat_default
                 return sim_errf(c->err, "%s: %s.socket: %d but the node has %d socket(s)", c->src, p,
                                 ns->sw_socket[s], ns->nsockets);
             ns->sw_uplink[s] = -1;
+            ns->sw_p2p[s] = -1;
+            if (cJSON_GetObjectItemCaseSensitive(sw, "p2p_GBps")) {
+                double pbw;
+                if (get_pos(c, sw, p, "p2p_GBps", 0, &pbw))
+                    return -1;
+                ns->sw_p2p[s] = add_link(ns, pbw * 1e9, 0, 1, "sw%d-p2p", s, 0);
+            }
             const cJSON *up = cJSON_GetObjectItemCaseSensitive(sw, "uplink");
             if (up) {
                 char pu[80];
@@ -477,7 +587,7 @@ static int parse_node(jctx *c, const cJSON *node, int nnodes, const plat_default
         ns->nswitches = ns->nsockets;
         int per = (ns->ngpus + ns->nsockets - 1) / ns->nsockets;
         for (int s = 0; s < ns->nsockets; s++)
-            ns->sw_socket[s] = s, ns->sw_uplink[s] = -1;
+            ns->sw_socket[s] = s, ns->sw_uplink[s] = -1, ns->sw_p2p[s] = -1;
         for (int g = 0; g < ns->ngpus; g++)
             ns->gpu_sw[g] = g / per, ns->gpu_slot[g] = g % per;
     }
@@ -521,6 +631,9 @@ static int parse_node(jctx *c, const cJSON *node, int nnodes, const plat_default
     if (nvswitch)
         for (int g = 0; g < ns->ngpus; g++)
             ns->gpu_nvl[g] = add_link(ns, nvbw * 1e9, lat_nvl, 0, "gpu%d-nvl", g, 0);
+    ring_order(ns);
+    if (nvswitch)
+        ns->bidir = 0;
 
     /* NICs, at the fraction of line rate NCCL reaches through them (fitted
      * per cluster where collective timings exist: platforms/README.md). */
@@ -598,10 +711,15 @@ static void write_route(FILE *f, const char *pre, const char *src, const char *d
     fprintf(f, "</route>\n");
 }
 
-static void write_link(FILE *f, const char *name_pre, const char *name, double bw, double lat, int shared)
+/* cache > 0: a host-memory link of staged transfers with its cache (sim_stage). */
+static void write_link(FILE *f, const char *name_pre, const char *name, double bw, double lat, int shared, double cache)
 {
-    fprintf(f, "  <link id=\"%s%s\" bandwidth=\"%.0fBps\" latency=\"%.9gs\" sharing_policy=\"%s\"/>\n", name_pre, name,
+    fprintf(f, "  <link id=\"%s%s\" bandwidth=\"%.0fBps\" latency=\"%.9gs\" sharing_policy=\"%s\"", name_pre, name,
             bw, lat, shared ? "SHARED" : "SPLITDUPLEX");
+    if (cache > 0)
+        fprintf(f, "><prop id=\"trainsim:cache_bytes\" value=\"%.17g\"/></link>\n", cache);
+    else
+        fprintf(f, "/>\n");
 }
 
 /* Text inside an XML comment: no "--" (a name holding "-->" would end the
@@ -629,15 +747,22 @@ static char *write_xml(const char *name, const char *src, int nnodes, const node
     for (int k = 0; k < nnodes; k++) {
         snprintf(pre, sizeof pre, "n%d-", k);
         fprintf(f, " <zone id=\"node%d\" routing=\"Full\">\n", k);
-        for (int g = 0; g < ns->ngpus; g++)
+        for (int g = 0; g < ns->ngpus; g++) {
+            int pos = 0;
+            while (ns->ring_order[pos] != g)
+                pos++;
             fprintf(f,
                     "  <host id=\"n%d-gpu%d\" speed=\"1Gf\" core=\"1\"><prop id=\"trainsim:gpu\" value=\"%s\"/>"
-                    "<prop id=\"trainsim:rank\" value=\"%d\"/><prop id=\"trainsim:node\" value=\"%d\"/></host>\n",
-                    k, g, ns->gpu.model, k * ns->ngpus + g, k);
+                    "<prop id=\"trainsim:rank\" value=\"%d\"/><prop id=\"trainsim:node\" value=\"%d\"/>"
+                    "<prop id=\"trainsim:ring_pos\" value=\"%d\"/>%s</host>\n",
+                    k, g, ns->gpu.model, k * ns->ngpus + g, k, pos,
+                    ns->bidir ? "<prop id=\"trainsim:ring_bidir\" value=\"1\"/>" : "");
+        }
         if (ns->nnics)
             fprintf(f, "  <router id=\"n%d-gw\"/>\n", k);
         for (int i = 0; i < ns->nlinks; i++)
-            write_link(f, pre, ns->links[i].name, ns->links[i].bw, ns->links[i].lat, ns->links[i].shared);
+            write_link(f, pre, ns->links[i].name, ns->links[i].bw, ns->links[i].lat, ns->links[i].shared,
+                       i == ns->mem[0] || (ns->nsockets > 1 && i == ns->mem[1]) ? ns->cache_bytes : 0);
         path p, r;
         for (int x = 0; x < ns->ngpus; x++)
             for (int y = 0; y < ns->ngpus; y++)
@@ -673,11 +798,11 @@ static char *write_xml(const char *name, const char *src, int nnodes, const node
         }
         for (int k = 0; k < nnodes; k++) {
             snprintf(pre, sizeof pre, "n%d-", k);
-            write_link(f, pre, "port", ns->nic_bw_total, 0, 0);
+            write_link(f, pre, "port", ns->nic_bw_total, 0, 0, 0);
         }
         for (int l = 0; l < nleaves; l++) {
             snprintf(pre, sizeof pre, "leaf%d-", l);
-            write_link(f, pre, "up", fb->per_leaf * ns->nic_bw_total / fb->oversub, fb->lat, 0);
+            write_link(f, pre, "up", fb->per_leaf * ns->nic_bw_total / fb->oversub, fb->lat, 0, 0);
         }
         for (int k = 0; k < nnodes; k++) {
             if (fb->fat_tree)
@@ -706,6 +831,27 @@ static char *write_xml(const char *name, const char *src, int nnodes, const node
 }
 
 /* ---------- entry points ---------- */
+
+/* What the engine needs of the node's rings and host staging (machine.h):
+ * ring order, direction, and the host-memory links with their cache. */
+static void machine_rings(sim_machine *m, const node_spec *ns, int nnodes)
+{
+    m->ring_bidir = ns->bidir;
+    m->ring_pos = sim_xcalloc((size_t)m->ngpus, sizeof *m->ring_pos, "the platform's ring order");
+    for (int r = 0; r < m->ngpus; r++)
+        for (int k = 0; k < ns->ngpus; k++)
+            if (ns->ring_order[k] == r % ns->ngpus)
+                m->ring_pos[r] = k;
+    if (!(ns->cache_bytes > 0))
+        return;
+    m->stage = sim_xcalloc((size_t)nnodes * (size_t)ns->nsockets, sizeof *m->stage, "the platform's host-memory links");
+    for (int k = 0; k < nnodes; k++)
+        for (int s = 0; s < ns->nsockets; s++) {
+            sim_stage *st = &m->stage[m->nstage++];
+            snprintf(st->link, sizeof st->link, "n%d-%s", k, ns->links[ns->mem[s]].name);
+            st->cache_bytes = ns->cache_bytes;
+        }
+}
 
 static sim_machine *build(jctx *c, const cJSON *root)
 {
@@ -787,6 +933,7 @@ static sim_machine *build(jctx *c, const cJSON *root)
             break;
     }
     m->platform_xml = write_xml(m->name, c->src, nnodes, ns, &fb);
+    machine_rings(m, ns, nnodes);
     if (!m->platform_xml || !m->host[m->ngpus - 1]) {
         sim_errf(c->err, "%s: out of memory writing the platform", c->src);
         sim_machine_free(m);

@@ -18,9 +18,13 @@
  * GPU hosts are the <host> elements with a <prop id="trainsim:gpu"
  * value="MODEL"/> child; hosts without it (CPUs, storage) are ignored.
  * Ranks follow trainsim:rank when every GPU host has one, else document
- * order; without trainsim:node every GPU host is its own node.  The
- * tokenizer only ever sees what SimGrid sees: a host inside a comment or a
- * CDATA section is not a host. */
+ * order; without trainsim:node every GPU host is its own node.  Optional:
+ * trainsim:ring_pos on GPU hosts (all or none; the host's place in its
+ * node's ring order), trainsim:ring_bidir = 1 (rings inside a node run both
+ * ways), and trainsim:cache_bytes on a <link> (a host-memory link of staged
+ * transfers and its cache) — the generated platforms carry them
+ * (sim/machine.h).  The tokenizer only ever sees what SimGrid sees: a host
+ * inside a comment or a CDATA section is not a host. */
 #include "platform.h"
 #include "catalog.h"
 #include "sim/alloc.h"
@@ -37,7 +41,7 @@
 typedef struct xhost {
     char id[128];
     char gpu[48];
-    int rank, node; /* -1 = not given */
+    int rank, node, ring_pos, bidir; /* -1 = not given */
 } xhost;
 
 /* ---- a set of names with the offset of their definition ---- */
@@ -120,6 +124,10 @@ typedef struct xml {
     nameset netpoints, links, zones;
     xhost *hosts, cur;
     int nhosts, hosts_cap, in_host;
+    /* host-memory links with a cache (trainsim:cache_bytes) */
+    char link_id[sizeof ((sim_stage *)0)->link]; /* of the last <link> opened; "" if too long to keep */
+    sim_stage *stage;
+    int nstage, stage_cap;
 } xml;
 
 static int xerr(xml *X, const char *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -356,11 +364,42 @@ static int host_prop(xml *X)
         if (strlen(v) >= sizeof X->cur.gpu)
             return xerr(X, X->text + X->tag_at, "trainsim:gpu \"%.60s...\": no GPU model has so long a name", v);
         snprintf(X->cur.gpu, sizeof X->cur.gpu, "%s", v);
-    } else if ((!strcmp(id, "trainsim:rank") && parse_index(v, &X->cur.rank)) ||
-               (!strcmp(id, "trainsim:node") && parse_index(v, &X->cur.node))) {
-        return xerr(X, X->text + X->tag_at, "host \"%s\": property %s: expected an integer in 0..%d, got \"%.40s\"",
-                    X->cur.id, id, SIM_MAX_GPUS - 1, v);
+        return 0;
     }
+    static const char *const ints[] = {"trainsim:rank", "trainsim:node", "trainsim:ring_pos", "trainsim:ring_bidir"};
+    int *dst[] = {&X->cur.rank, &X->cur.node, &X->cur.ring_pos, &X->cur.bidir};
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(id, ints[i]) && parse_index(v, dst[i]))
+            return xerr(X, X->text + X->tag_at, "host \"%s\": property %s: expected an integer in 0..%d, got \"%.40s\"",
+                        X->cur.id, id, SIM_MAX_GPUS - 1, v);
+    return 0;
+}
+
+/* <prop> inside a <link>: trainsim:cache_bytes makes it a host-memory link
+ * of staged transfers with that cache (sim/staging.c). */
+static int link_prop(xml *X)
+{
+    const char *id = attr(X, "id"), *v = attr(X, "value");
+    if (!id || !v || strcmp(id, "trainsim:cache_bytes"))
+        return 0;
+    const char *at = X->text + X->tag_at;
+    if (!X->link_id[0])
+        return xerr(X, at, "trainsim:cache_bytes on a link whose id is longer than %zu characters",
+                    sizeof X->link_id - 1);
+    char *end;
+    double c = strtod(v, &end);
+    if (!*v || *end || !isfinite(c) || c < 0)
+        return xerr(X, at, "link \"%s\": property trainsim:cache_bytes: expected a finite number >= 0, got \"%.40s\"",
+                    X->link_id, v);
+    if (X->nstage && !strcmp(X->stage[X->nstage - 1].link, X->link_id))
+        return xerr(X, at, "link \"%s\": trainsim:cache_bytes given twice", X->link_id);
+    if (X->nstage == X->stage_cap) {
+        X->stage_cap = X->stage_cap ? 2 * X->stage_cap : 16;
+        X->stage = sim_xrealloc(X->stage, (size_t)X->stage_cap, sizeof *X->stage, "the platform's host-memory links");
+    }
+    sim_stage *st = &X->stage[X->nstage++];
+    snprintf(st->link, sizeof st->link, "%s", X->link_id);
+    st->cache_bytes = c;
     return 0;
 }
 
@@ -374,13 +413,16 @@ static int start_element(xml *X)
             return -1;
         if (strlen(attr(X, "id")) >= sizeof X->cur.id)
             return xerr(X, X->text + X->tag_at, "host id longer than %zu characters", sizeof X->cur.id - 1);
-        X->cur = (xhost){"", "", -1, -1};
+        X->cur = (xhost){"", "", -1, -1, -1, 0};
         snprintf(X->cur.id, sizeof X->cur.id, "%s", attr(X, "id"));
         X->in_host = X->depth;
     } else if (!strcmp(t, "router") || !strcmp(t, "peer")) {
         return define(X, &X->netpoints, "host or router");
     } else if (!strcmp(t, "link") || !strcmp(t, "backbone")) {
-        return define(X, &X->links, "link");
+        if (define(X, &X->links, "link") < 0)
+            return -1;
+        const char *id = attr(X, "id");
+        snprintf(X->link_id, sizeof X->link_id, "%s", strlen(id) < sizeof X->link_id ? id : "");
     } else if (!strcmp(t, "zone") || !strcmp(t, "AS") || !strcmp(t, "cluster") || !strcmp(t, "cabinet")) {
         return define(X, &X->zones, "zone");
     } else if (!strcmp(t, "link_ctn")) {
@@ -397,6 +439,8 @@ static int start_element(xml *X)
                         id ? id : "");
     } else if (!strcmp(t, "prop") && X->in_host > 0 && X->depth == X->in_host + 1) {
         return host_prop(X);
+    } else if (!strcmp(t, "prop") && X->depth >= 2 && !strcmp(X->stack[X->depth - 2], "link")) {
+        return link_prop(X);
     }
     return 0;
 }
@@ -526,16 +570,17 @@ static int cmp_rank(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-/* Ranks and nodes: each given on all GPU hosts or on none. */
+/* Ranks, nodes and ring positions: each given on all GPU hosts or on none. */
 static int order_hosts(const char *src, xhost *hosts, int n, sim_err *err)
 {
-    int ranks = 0, nodes = 0;
+    int ranks = 0, nodes = 0, rings = 0;
     for (int i = 0; i < n; i++)
-        ranks += hosts[i].rank >= 0, nodes += hosts[i].node >= 0;
-    if (ranks && ranks != n)
-        return sim_errf(err, "%s: trainsim:rank is on %d of %d GPU hosts; give it on all or none", src, ranks, n);
-    if (nodes && nodes != n)
-        return sim_errf(err, "%s: trainsim:node is on %d of %d GPU hosts; give it on all or none", src, nodes, n);
+        ranks += hosts[i].rank >= 0, nodes += hosts[i].node >= 0, rings += hosts[i].ring_pos >= 0;
+    static const char *const prop[] = {"trainsim:rank", "trainsim:node", "trainsim:ring_pos"};
+    const int given[] = {ranks, nodes, rings};
+    for (int k = 0; k < 3; k++)
+        if (given[k] && given[k] != n)
+            return sim_errf(err, "%s: %s is on %d of %d GPU hosts; give it on all or none", src, prop[k], given[k], n);
     if (ranks) {
         qsort(hosts, (size_t)n, sizeof *hosts, cmp_rank);
         for (int i = 0; i < n; i++)
@@ -546,8 +591,11 @@ static int order_hosts(const char *src, xhost *hosts, int n, sim_err *err)
     return 0;
 }
 
-static sim_machine *machine(const char *src, const xhost *hosts, int n, const char *text, sim_err *err)
+static sim_machine *machine(xml *X, sim_err *err)
 {
+    const char *src = X->src, *text = X->text;
+    const xhost *hosts = X->hosts;
+    int n = X->nhosts;
     sim_gpu *models = sim_xcalloc((size_t)n, sizeof *models, "the platform's GPU models");
     int *which = sim_xcalloc((size_t)n, sizeof *which, "the platform's GPU models");
     int nm = 0;
@@ -581,6 +629,15 @@ static sim_machine *machine(const char *src, const xhost *hosts, int n, const ch
             maxnode = m->node[i];
     }
     m->nnodes = maxnode + 1;
+    if (hosts[0].ring_pos >= 0) {
+        m->ring_pos = sim_xcalloc((size_t)n, sizeof *m->ring_pos, "the platform's ring order");
+        for (int i = 0; i < n; i++)
+            m->ring_pos[i] = hosts[i].ring_pos;
+    }
+    for (int i = 0; i < n; i++)
+        m->ring_bidir |= hosts[i].bidir > 0;
+    m->stage = X->stage, m->nstage = X->nstage; /* the machine owns them now */
+    X->stage = NULL;
     m->platform_xml = sim_xstrdup(text, "the platform");
 out:
     free(models);
@@ -602,10 +659,11 @@ sim_machine *plat_from_xml_text(const char *text, const char *source, sim_err *e
         goto out;
     }
     if (order_hosts(X.src, X.hosts, X.nhosts, err) == 0)
-        m = machine(X.src, X.hosts, X.nhosts, text, err);
+        m = machine(&X, err);
 out:
     free_attrs(&X);
     free(X.hosts);
+    free(X.stage);
     set_free(&X.netpoints), set_free(&X.links), set_free(&X.zones);
     return m;
 }

@@ -10,6 +10,7 @@
  *
  * With no arguments it runs the built-in default scenario (the Oases
  * testbed), which needs no files. */
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -233,8 +234,9 @@ static void add_num(cJSON *o, const char *key, double v)
 }
 
 static void print_json(const sim_machine *m, const sim_schedule *s, const sim_result *r, const char *strategy,
-                       const char *model)
+                       const wl_model *wm)
 {
+    const char *model = wm ? wm->name : "";
     const sim_gpu *g = sim_machine_gpu(m, 0);
     double T = r->iteration_s;
     double rate = T > 0 ? 1 / T : NAN;
@@ -246,6 +248,9 @@ static void print_json(const sim_machine *m, const sim_schedule *s, const sim_re
     cJSON_AddStringToObject(o, "platform", m->name);
     cJSON_AddStringToObject(o, "model", model);
     cJSON_AddStringToObject(o, "strategy", strategy);
+    cJSON *info = wm ? wl_model_describe(wm) : NULL;
+    if (info) /* the model's dimensions, architecture and parameter count */
+        cJSON_AddItemToObject(o, "model_info", info);
     cJSON_AddStringToObject(o, "schedule", s->meta.name);
     add_num(o, "gpus", s->nranks);
     cJSON_AddStringToObject(o, "gpu_model", g->model);
@@ -351,7 +356,7 @@ static int cmd_run(const args *a, int only_schedule)
             rc = fail(err.msg);
         } else {
             if (a->json)
-                print_json(m, s, &r, st_text, a->schedule ? "" : model.name);
+                print_json(m, s, &r, st_text, a->schedule ? NULL : &model);
             else
                 print_text(a, m, s, &r, st_text);
             sim_result_free(&r);
@@ -408,9 +413,14 @@ static void print_models(void)
         snprintf(name, sizeof name, "%.*s", (int)(len - strlen(dir) - 5), p + strlen(dir));
         wl_model m;
         sim_err err;
-        if (wl_model_load(name, &m, &err) == 0)
-            printf("  %-12s hidden %5d, %3d layers, %3d heads, ffn %6d, seq %5d, vocab %6d, %.2fB parameters\n", name,
-                   m.hidden, m.layers, m.heads, m.ffn, m.seq, m.vocab, wl_moe_total_params(name, &m) / 1e9);
+        if (wl_model_load(name, &m, &err) != 0)
+            continue;
+        char active[48] = "";
+        if (m.moe)
+            snprintf(active, sizeof active, " (%.2fB active)", wl_moe_active_params(name, &m) / 1e9);
+        printf("  %-14s hidden %5d, %3d layers, %3d heads (%3d K/V), ffn %6d %-6s, seq %5d, vocab %6d, %.2fB "
+               "parameters%s\n", name, m.hidden, m.layers, m.heads, wl_model_kv_heads(&m), m.ffn,
+               wl_ffn_type_name(m.ffn_type), m.seq, m.vocab, wl_moe_total_params(name, &m) / 1e9, active);
     }
 }
 

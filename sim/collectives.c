@@ -1,8 +1,12 @@
 /* collectives.c — collectives as NCCL runs them, decomposed into flows.
  *
- * Rings are built in topology order (members sorted by node, then rank), so
- * a ring crosses each node boundary once in each direction, as NCCL's rings
- * do.  Algorithms:
+ * Rings are built in topology order (members sorted by node, then by the
+ * node's ring order from the platform, sim_machine.ring_pos: NCCL's search
+ * puts NVLink-bridged pairs next to each other), so a ring crosses each node
+ * boundary once in each direction, as NCCL's rings do.  A ring inside one
+ * node of a machine with ring_bidir runs in both directions at once, half
+ * the bytes each way (NCCL's reverse-order channels on bridged pairs).
+ * Algorithms:
  *   ring all-reduce       2(N-1) steps of S/N (reduce-scatter then all-gather)
  *   ring all-gather /     N-1 steps of S/N
  *     reduce-scatter
@@ -127,7 +131,7 @@ static double ring_bw(ring *R, int pos)
 static const sim_comm *comm_of(int c) { return &E.s->comms[c]; }
 
 typedef struct member_order {
-    int node, rank, member;
+    int node, pos, rank, member; /* pos: place in the node's ring order */
 } member_order;
 
 static int cmp_member(const void *x, const void *y)
@@ -135,6 +139,8 @@ static int cmp_member(const void *x, const void *y)
     const member_order *a = x, *b = y;
     if (a->node != b->node)
         return a->node < b->node ? -1 : 1;
+    if (a->pos != b->pos)
+        return a->pos < b->pos ? -1 : 1;
     return a->rank < b->rank ? -1 : a->rank > b->rank;
 }
 
@@ -150,7 +156,8 @@ static sim_comm_rt *comm_rt(int c)
     C->n = n;
     member_order *ord = malloc((size_t)n * sizeof *ord);
     for (int i = 0; i < n; i++)
-        ord[i] = (member_order){E.m->node[cm->ranks[i]], cm->ranks[i], i};
+        ord[i] = (member_order){E.m->node[cm->ranks[i]], E.m->ring_pos ? E.m->ring_pos[cm->ranks[i]] : 0,
+                                cm->ranks[i], i};
     qsort(ord, (size_t)n, sizeof *ord, cmp_member);
     int *ranks = malloc((size_t)n * sizeof *ranks);
     C->pos_full = malloc((size_t)n * sizeof *C->pos_full);
@@ -292,6 +299,75 @@ static void ring_steps(uint32_t stream, ring *R, int pos, int steps, double chun
         if (pr->step_s > 0)
             sg_actor_sleep_for(pr->step_s);
     }
+}
+
+static int chunks_for(double bytes);
+
+/* The same steps on a ring inside one node whose channels run both ways
+ * (sim_machine.ring_bidir): each step sends half a chunk to the successor
+ * and half to the predecessor, and receives from both.  On bridged pairs a
+ * GPU then takes half its bytes through its bridge and half through PCIe,
+ * where one direction would push all of them through PCIe at every other
+ * GPU. */
+static void ring_steps_bidir(uint32_t stream, ring *R, int pos, int steps, double chunk, const proto_run *pr)
+{
+    int n = R->n, succ = (pos + 1) % n, pred = (pos - 1 + n) % n, agg = aggregated(R);
+    double wire = chunk / 2 / pr->eff * (agg ? steps : 1);
+    for (int s = 0; s < (agg ? 1 : steps); s++) {
+        void *d0, *d1;
+        double t0 = simgrid_get_clock();
+        sg_comm_t h[4] = {sg_mailbox_put_async(R->from_prev[succ], &token, (long)wire),
+                          sg_mailbox_put_async(R->from_next[pred], &token, (long)wire),
+                          sg_mailbox_get_async(R->from_prev[pos], &d0), sg_mailbox_get_async(R->from_next[pos], &d1)};
+        E.flows += 2;
+        sg_comm_wait_all(h, 4);
+        sim_engine_trace_transfer(stream, R->rank[succ], wire, t0, simgrid_get_clock());
+        sim_engine_trace_transfer(stream, R->rank[pred], wire, t0, simgrid_get_clock());
+        if (!agg && pr->step_s > 0)
+            sg_actor_sleep_for(pr->step_s);
+    }
+    double extra = agg ? (steps - 1) * fmax(ring_lat(R, pos), ring_lat(R, pred)) + steps * pr->step_s : 0;
+    if (extra > 0)
+        sg_actor_sleep_for(extra);
+}
+
+/* A ring's steps, both ways when the machine's rings inside a node do. */
+static void ring_run(uint32_t stream, ring *R, int pos, int steps, double chunk, const proto_run *pr, int one_node)
+{
+    if (one_node && E.m->ring_bidir && R->n > 2)
+        ring_steps_bidir(stream, R, pos, steps, chunk, pr);
+    else
+        ring_steps(stream, R, pos, steps, chunk, pr);
+}
+
+/* Host-staged bytes in flight while this member's part runs (staging.c):
+ * NCCL's FIFO on each hop holds about two steps' chunks, at most its two
+ * channels' 4 MiB buffers.  sign +1 when the collective starts, -1 when it
+ * ends. */
+static void stage_hold_hop(ring *R, int pos, int to, double chunk, double sign)
+{
+    sim_staging_hold(R->rank[pos], R->rank[to], sign * fmin(2 * chunk, SIM_STAGE_FIFO_BYTES));
+}
+
+static void stage_hold(sim_comm_rt *C, int me, int pos, int algo, int sub, double S, int one_node, double sign)
+{
+    ring *R = &C->full;
+    int n = R->whole_n, bidir = one_node && E.m->ring_bidir && R->n > 2;
+    if (sub == SIM_COLL_ALLTOALL || sub == SIM_COLL_ALLTOALLV || R->n < 2)
+        return;
+    if (sub == SIM_COLL_ALLREDUCE && algo == SIM_ALGO_HIERARCHICAL) {
+        ring *in = &C->intra[C->intra_of[me]], *x = &C->inter[C->inter_of[me]];
+        int pi = C->pos_intra[me], px = C->pos_inter[me];
+        stage_hold_hop(in, pi, (pi + 1) % in->n, S / C->per_node / (bidir ? 2 : 1), sign);
+        if (bidir)
+            stage_hold_hop(in, pi, (pi - 1 + in->n) % in->n, S / C->per_node / 2, sign);
+        stage_hold_hop(x, px, (px + 1) % x->n, S / C->per_node / C->nnodes, sign);
+        return;
+    }
+    double chunk = sub == SIM_COLL_BROADCAST || sub == SIM_COLL_REDUCE ? S / chunks_for(S) : S / n;
+    stage_hold_hop(R, pos, (pos + 1) % R->n, bidir ? chunk / 2 : chunk, sign);
+    if (bidir)
+        stage_hold_hop(R, pos, (pos - 1 + R->n) % R->n, chunk / 2, sign);
 }
 
 static int chunks_for(double bytes)
@@ -704,6 +780,8 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
                      &proto);
     /* a kernel running beside the NCCL kernel slows it (sim_engine_comm_factor) */
     proto_run pr = {cp->step_s[proto], cp->eff[proto] / sim_engine_comm_factor(rank)};
+    int one_node = nn == 1;
+    stage_hold(C, me, pos, algo, p->sub, S, one_node, +1);
     if (cp->base_s[proto] > 0)
         sg_actor_sleep_for(cp->base_s[proto]);
     switch (p->sub) {
@@ -711,9 +789,9 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
         if (algo == SIM_ALGO_HIERARCHICAL) {
             int G = C->per_node, N = C->nnodes;
             ring *in = &C->intra[C->intra_of[me]], *x = &C->inter[C->inter_of[me]];
-            ring_steps(stream, in, C->pos_intra[me], G - 1, S / G, &pr);
+            ring_run(stream, in, C->pos_intra[me], G - 1, S / G, &pr, 1);
             ring_steps(stream, x, C->pos_inter[me], 2 * (N - 1), S / G / N, &pr);
-            ring_steps(stream, in, C->pos_intra[me], G - 1, S / G, &pr);
+            ring_run(stream, in, C->pos_intra[me], G - 1, S / G, &pr, 1);
         } else if (algo == SIM_ALGO_TREE && folded) {
             /* two servers cannot stand for a tree over all of them: its
              * uncontended time (trees are chosen for latency-bound sizes,
@@ -725,12 +803,12 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
         } else if (algo == SIM_ALGO_TREE) {
             tree_allreduce(stream, c, C, me, S, &pr);
         } else {
-            ring_steps(stream, &C->full, pos, 2 * (n - 1), S / n, &pr);
+            ring_run(stream, &C->full, pos, 2 * (n - 1), S / n, &pr, one_node);
         }
         break;
     case SIM_COLL_ALLGATHER:
     case SIM_COLL_REDUCESCATTER:
-        ring_steps(stream, &C->full, pos, n - 1, S / n, &pr);
+        ring_run(stream, &C->full, pos, n - 1, S / n, &pr, one_node);
         break;
     case SIM_COLL_BROADCAST:
         chain(stream, &C->full, pos, C->pos_full[p->root], S, 0, &pr);
@@ -745,4 +823,5 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
         alltoall(stream, c, C, me, S, sim_sched_sizes_of(E.s, p), 1 / pr.eff);
         break;
     }
+    stage_hold(C, me, pos, algo, p->sub, S, one_node, -1);
 }

@@ -33,6 +33,18 @@ static double peak_for(const sim_gpu *g, int dtype)
     return p > 0 ? p : 1e12;
 }
 
+/* Fused attention (Dao 2023, FlashAttention-2, Sec. 4.1 and its benchmark's
+ * FLOP count): the forward's QK^T and PV, 4·b·heads·s²·d, of which a causal
+ * kernel skips the masked blocks, half; the backward recomputes QK^T inside
+ * the kernel and computes dV, dP, dQ and dK: 2.5x the forward. */
+static double flash_flops(const sim_payload *p)
+{
+    double f = 4.0 * (double)p->batch * (double)p->m * (double)p->n * (double)p->n * (double)p->k;
+    if (p->tag == 1)
+        f *= 0.5;
+    return p->sub == SIM_KERNEL_FLASH_BWD ? 2.5 * f : f;
+}
+
 double sim_cost_flops(const sim_payload *p)
 {
     double b = p->batch > 0 ? (double)p->batch : 1.0;
@@ -40,6 +52,8 @@ double sim_cost_flops(const sim_payload *p)
     case SIM_KERNEL_GEMM: return 2.0 * (double)p->m * (double)p->n * (double)p->k * b;
     /* QK^T and attention-weights x V: 2 GEMMs of 2·s·s·d per head */
     case SIM_KERNEL_ATTENTION: return 4.0 * b * (double)p->m * (double)p->n * (double)p->n * (double)p->k;
+    case SIM_KERNEL_FLASH_FWD:
+    case SIM_KERNEL_FLASH_BWD: return flash_flops(p);
     default: return 0;
     }
 }
@@ -90,11 +104,26 @@ double sim_cost_kernel(const sim_gpu *g, const sim_payload *p)
     double t_flop = 0;
     int kernels = 1;
     if (p->sub == SIM_KERNEL_GEMM) {
-        t_flop = flops / (peak_for(g, p->dtype) * sim_curve_eval(&g->gemm_eff, flops) *
+        double sc = g->gemm_scale[p->dtype] > 0 ? g->gemm_scale[p->dtype] : 1; /* dtype checked on load */
+        t_flop = flops / (peak_for(g, p->dtype) * sim_curve_eval(&g->gemm_eff, flops) * sc *
                           sim_cost_tile_eff((double)p->m, (double)p->n));
     } else if (p->sub == SIM_KERNEL_ATTENTION) {
         t_flop = flops / (peak_for(g, p->dtype) * sim_curve_eval(&g->attn_eff, flops));
         kernels = 4; /* two batched GEMMs, softmax, dropout */
+    } else if (p->sub == SIM_KERNEL_FLASH_FWD || p->sub == SIM_KERNEL_FLASH_BWD) {
+        /* The efficiency is read at the sequence length a query row runs
+         * through (its K/V loop), the variable the FlashAttention
+         * benchmarks sweep at a full grid; a causal row runs half of it on
+         * average, at the GPU's causal factor (the masked diagonal blocks
+         * and the rows' unequal work).  The backward launches three kernels (FA2: dO·O row sums,
+         * the main kernel, dQ's conversion from its fp32 accumulator). */
+        const sim_curve *c = p->sub == SIM_KERNEL_FLASH_FWD ? &g->flash_fwd_eff : &g->flash_bwd_eff;
+        double row = p->tag == 1 ? 0.5 * (double)p->n : (double)p->n;
+        double causal = p->tag == 1 && g->flash_causal > 0 ? g->flash_causal : 1;
+        t_flop = flops / (peak_for(g, p->dtype) * causal * sim_curve_eval(c, row));
+        kernels = p->sub == SIM_KERNEL_FLASH_FWD ? 1 : 3;
     }
-    return fmax(t_flop, t_mem) + kernels * g->launch_s;
+    /* a kernel runs at least kernel_min (its work overlaps that fixed time),
+     * then the stream waits launch_s before the next */
+    return fmax(fmax(t_flop, t_mem), kernels * g->kernel_min_s) + kernels * g->launch_s;
 }

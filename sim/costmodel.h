@@ -1,10 +1,13 @@
 /* costmodel.h — how long a compute kernel takes on a GPU.
  *
  * A roofline: time = max(FLOPs / (peak × efficiency(FLOPs) × tile(m, n)),
- *                        bytes / (memory bandwidth × efficiency(bytes)))
+ *                        bytes / (memory bandwidth × efficiency(bytes)),
+ *                        shortest kernel × kernels)
  *                    + launch overhead × kernels,
  * with efficiency curves per kernel class and GPU model, interpolated with
- * GSL over log10 of the work.  Calibration fills the curves (sim_gpu). */
+ * GSL over log10 of the work (FLOPs; bytes for memory-bound kernels; the
+ * sequence length for fused attention).  Calibration fills the curves
+ * (sim_gpu). */
 #ifndef SIM_COSTMODEL_H
 #define SIM_COSTMODEL_H
 

@@ -435,10 +435,13 @@ static void stream_main(int argc, char **argv)
             send_note *note = sim_xmalloc(sizeof *note, "a message in flight");
             note->posted = t0;
             comm_begin(rank);
+            double staged = fmin((double)p->bytes, SIM_STAGE_FIFO_BYTES);
+            sim_staging_hold(rank, o->arg, staged);
             sg_comm_t c = sg_mailbox_put_async(p2p_mailbox(rank, o->arg, p->tag), note,
                                                (long)((double)p->bytes * sim_engine_comm_factor(rank)));
             E.flows++;
             sg_comm_wait(c);
+            sim_staging_hold(rank, o->arg, -staged);
             comm_end(rank);
             ivl_add(&E.comm[rank], t0, simgrid_get_clock());
             sim_engine_trace_transfer(st, o->arg, (double)p->bytes, t0, simgrid_get_clock());
@@ -844,6 +847,7 @@ static void engine_free(void)
 {
     if (E.comms)
         sim_coll_teardown();
+    sim_staging_teardown();
     for (int r = 0; E.compute && r < E.s->nranks; r++)
         free(E.compute[r].v);
     for (int r = 0; E.comm && r < E.s->nranks; r++)
@@ -889,7 +893,7 @@ static int engine_setup(const sim_schedule *s, const sim_machine *m, sim_err *er
     E.kern_busy = sim_xcalloc((size_t)nr, sizeof *E.kern_busy, "the engine's per-GPU state");
     E.bg = sim_xcalloc((size_t)nr, sizeof *E.bg, "the engine's per-GPU state");
     E.mem_kind = sim_xcalloc((size_t)nr * SIM_MEM_KIND_COUNT, sizeof *E.mem_kind, "the engine's per-GPU state");
-    if (sim_coll_setup(err) < 0 || open_outputs(err) < 0)
+    if (sim_coll_setup(err) < 0 || sim_staging_setup(err) < 0 || open_outputs(err) < 0)
         return -1;
     for (uint32_t i = 0; i < s->nstreams; i++) {
         if (s->streams[i].nops == 0)

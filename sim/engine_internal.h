@@ -56,6 +56,15 @@ void sim_coll_run(uint32_t stream, int comm, int rank, const sim_payload *p);
 /* Communication slowdown for a transfer starting now on this rank: the GPU's
  * overlap_comm factor when a compute kernel is running beside it, else 1. */
 double sim_engine_comm_factor(int rank);
+/* Host-staged transfers (staging.c): the machine's staging memories and
+ * their caches.  hold adds (bytes > 0) or takes back (< 0) staged bytes in
+ * flight on the route from rank a to rank b, re-sharing the memory. */
+/* NCCL's in-flight bytes on one staged hop at most: two channels' 4 MiB
+ * FIFOs (NCCL_BUFFSIZE). */
+#define SIM_STAGE_FIFO_BYTES (2.0 * 4194304.0)
+int sim_staging_setup(sim_err *err);
+void sim_staging_teardown(void);
+void sim_staging_hold(int a, int b, double bytes);
 void sim_engine_trace_transfer(uint32_t stream, int dst_rank, double bytes, double t0, double t1);
 
 #endif

@@ -76,6 +76,8 @@ void sim_machine_free(sim_machine *m)
     free(m->node);
     free(m->gpu_model);
     free(m->gpus);
+    free(m->ring_pos);
+    free(m->stage);
     free(m->platform_xml);
     free(m);
 }
@@ -95,10 +97,22 @@ sim_machine *sim_machine_subset(const sim_machine *m, const int *ranks, int n)
     memcpy(v->gpus, m->gpus, sizeof *m->gpus * (size_t)(m->nmodels > 0 ? m->nmodels : 1));
     v->platform_xml = m->platform_xml ? strdup(m->platform_xml) : NULL;
     int ok = !m->platform_xml || v->platform_xml;
+    v->ring_bidir = m->ring_bidir;
+    if (m->ring_pos)
+        ok = ok && (v->ring_pos = malloc((size_t)n * sizeof *v->ring_pos)) != NULL;
+    if (m->nstage > 0) {
+        ok = ok && (v->stage = malloc((size_t)m->nstage * sizeof *v->stage)) != NULL;
+        if (ok) {
+            memcpy(v->stage, m->stage, (size_t)m->nstage * sizeof *v->stage);
+            v->nstage = m->nstage;
+        }
+    }
     for (int i = 0; i < n && ok; i++) {
         v->host[i] = strdup(m->host[ranks[i]]);
         v->node[i] = m->node[ranks[i]];
         v->gpu_model[i] = m->gpu_model[ranks[i]];
+        if (v->ring_pos)
+            v->ring_pos[i] = m->ring_pos[ranks[i]];
         ok = v->host[i] != NULL;
     }
     if (!ok) {

@@ -61,10 +61,18 @@ typedef struct sim_gpu {
     double peak_flops[SIM_DTYPE_COUNT]; /* dense tensor/vector peak, FLOP/s */
     double mem_bw;                      /* device memory bandwidth, B/s */
     double mem_capacity;                /* bytes */
-    double launch_s;                    /* fixed cost per kernel */
-    sim_curve gemm_eff;                 /* GEMM: fraction of peak vs log10 FLOPs */
+    double launch_s;                    /* fixed cost per kernel: the gap a busy stream leaves between kernels
+                                           (or, fitted on framework profiles, the whole dispatch cost) */
+    double kernel_min_s;                /* shortest kernel on the device (0 = none): a kernel takes at least
+                                           this, its work overlapping it (sim/costmodel.c) */
+    sim_curve gemm_eff;                 /* GEMM: fraction of peak vs log10 FLOPs (fp16/bf16 GEMMs; */
+    double gemm_scale[SIM_DTYPE_COUNT]; /* a dtype's GEMMs reach gemm_eff x this (0 or 1: as the curve) */
     sim_curve attn_eff;                 /* attention core: fraction of peak vs log10 FLOPs */
     sim_curve mem_eff;                  /* memory-bound kernels: fraction of mem_bw vs log10 bytes */
+    sim_curve flash_fwd_eff;            /* fused attention (FlashAttention) forward and backward: fraction */
+    sim_curve flash_bwd_eff;            /* of the fp16/bf16 peak vs log10 sequence length (costmodel.c) */
+    double flash_causal;                /* a causal kernel's efficiency: this x the curve at s/2 (0 = 1) */
+    int flash_attn;                     /* FlashAttention-2 runs on it (sm80+: Ampere, Ada, Hopper) */
     sim_collparams coll;                /* NCCL protocol latencies and efficiencies */
     double overlap_compute;             /* compute slowdown (>= 1) while a collective or p2p of the
                                            same GPU is in flight (shared SMs and memory bandwidth) */
@@ -72,6 +80,18 @@ typedef struct sim_gpu {
     double power_w;                     /* board power, for energy what-ifs */
     double price_usd;                   /* street price, for cost what-ifs; 0 = unknown */
 } sim_gpu;
+
+/* A host-memory link through which transfers are staged (NCCL's SHM
+ * transport, and the network without GPUDirect RDMA), and the cache that
+ * absorbs them: while the staged bytes in flight through this memory fit in
+ * cache_bytes (the last-level cache's I/O share, Intel DDIO), they never
+ * reach DRAM; beyond, the fraction that spills loads the link, whose
+ * platform bandwidth is the DRAM's capacity for staged bytes (the engine
+ * raises the link's capacity by 1 / spilled fraction: sim/staging.c). */
+typedef struct sim_stage {
+    char link[48];        /* SimGrid link name */
+    double cache_bytes;
+} sim_stage;
 
 typedef struct sim_machine {
     char name[128];
@@ -83,6 +103,16 @@ typedef struct sim_machine {
     int nmodels;
     sim_gpu *gpus;        /* [nmodels] */
     int nnodes;
+    /* How NCCL's topology search lays rings out inside a node (NULL / 0 /
+     * none when the platform does not say: rank order, one direction, no
+     * cache).  Filled by platforms/ from the node's links. */
+    int *ring_pos;        /* [ngpus] or NULL: position of the rank in its node's ring order
+                             (NVLink-bridged pairs next to each other) */
+    int ring_bidir;       /* 1: a ring inside one node runs as two channels in opposite
+                             directions, half the bytes each (bridged pairs: each GPU then
+                             receives half through its bridge, half through PCIe) */
+    int nstage;
+    sim_stage *stage;     /* [nstage] host-memory links of host-staged transfers with a cache */
 } sim_machine;
 
 /* Neutral collective parameters: no protocol latency, full efficiency (what

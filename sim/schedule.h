@@ -51,6 +51,13 @@ typedef enum sim_kernel {
     SIM_KERNEL_ELEMENTWISE, /* memory bound: bytes read + written */
     SIM_KERNEL_OPTIMIZER,   /* optimizer step over m parameters, bytes = state bytes touched */
     SIM_KERNEL_FIXED,       /* a measured duration (trace replay) */
+    /* fused attention (FlashAttention-2/3): batch=b, m=query heads, n=seq,
+     * k=head_dim, tag=1 causal (masked blocks skipped: half the work);
+     * bytes = the kernel's HBM traffic (Q, K and V at the K/V heads, O, the
+     * softmax statistics).  The backward recomputes the scores inside the
+     * kernel: 2.5x the forward's FLOPs (costmodel.c). */
+    SIM_KERNEL_FLASH_FWD,
+    SIM_KERNEL_FLASH_BWD,
     SIM_KERNEL_COUNT
 } sim_kernel;
 

@@ -13,6 +13,7 @@
  *          "bytes":, "dtype":                                      (elementwise)
  *          "params":, "bytes":                                     (optimizer)
  *          "seconds":                                              (fixed)
+ *          "batch":, "heads":, "seq":, "head_dim":, "causal":, "bytes":, "dtype":   (flash_fwd, flash_bwd)
  *        | { "op": "collective", "collective": "allreduce", "comm": 0, "bytes":, ["root":], ["algo":] }
  *        | { "op": "collective", "collective": "alltoallv", "comm": 0, "send_bytes": [b0, b1, ...] }
  *          (one count per communicator member; "bytes" is their sum and is not written)
@@ -101,6 +102,15 @@ static cJSON *op_to_json(const sim_schedule *s, uint32_t op, const uint32_t *new
             break;
         case SIM_KERNEL_FIXED:
             add_num(j, "seconds", p->seconds);
+            break;
+        case SIM_KERNEL_FLASH_FWD:
+        case SIM_KERNEL_FLASH_BWD:
+            add_num(j, "batch", (double)p->batch);
+            add_num(j, "heads", (double)p->m);
+            add_num(j, "seq", (double)p->n);
+            add_num(j, "head_dim", (double)p->k);
+            cJSON_AddBoolToObject(j, "causal", p->tag == 1);
+            add_num(j, "bytes", (double)p->bytes);
             break;
         }
         if (p->sub != SIM_KERNEL_FIXED)
@@ -554,10 +564,11 @@ static int resolve_deps(reader *R, sim_schedule *s, idmap *ids, size_t nids)
 }
 
 /* The keys an operation may have, sorted (bsearch: millions of lookups). */
-static const char *const op_keys[] = {"algo",   "batch", "bytes",  "collective", "comm",   "deps",   "dtype",
-                                      "head_dim", "heads", "id",    "k",          "kernel", "layer",  "m",
-                                      "memory", "micro", "n",      "name",       "op",     "params", "peer",
-                                      "phase",  "root",  "seconds", "send_bytes", "seq",   "sub",    "tag", NULL};
+static const char *const op_keys[] = {"algo",   "batch",  "bytes",    "causal",     "collective", "comm",   "deps",
+                                      "dtype",  "head_dim", "heads",  "id",         "k",          "kernel", "layer",
+                                      "m",      "memory", "micro",    "n",          "name",       "op",     "params",
+                                      "peer",   "phase",  "root",     "seconds",    "send_bytes", "seq",    "sub",
+                                      "tag",    NULL};
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
@@ -582,12 +593,20 @@ static int read_compute(reader *R, const cJSON *j, sim_payload *p, int *sub)
             return -1;
         if (p->batch == 1)
             p->batch = 0; /* canonical: absent */
-    } else if (*sub == SIM_KERNEL_ATTENTION) {
+    } else if (*sub == SIM_KERNEL_ATTENTION || *sub == SIM_KERNEL_FLASH_FWD || *sub == SIM_KERNEL_FLASH_BWD) {
         if (get_int(R, j, "batch", &p->batch, 1, 1, SIM_MAX_DIM) < 0 ||
             get_int(R, j, "heads", &p->m, 1, 1, SIM_MAX_DIM) < 0 ||
             get_int(R, j, "seq", &p->n, 1, 1, SIM_MAX_DIM) < 0 ||
             get_int(R, j, "head_dim", &p->k, 1, 1, SIM_MAX_DIM) < 0)
             return -1;
+        if (*sub != SIM_KERNEL_ATTENTION) { /* FlashAttention: its memory traffic and the causal mask */
+            if (get_int(R, j, "bytes", &p->bytes, 1, 0, SIM_MAX_BYTES) < 0)
+                return -1;
+            const cJSON *causal = cJSON_GetObjectItemCaseSensitive(j, "causal");
+            if (causal && !cJSON_IsBool(causal))
+                return sim_errf(R->err, "%s: %s.causal: expected true or false", R->src, R->path);
+            p->tag = cJSON_IsTrue(causal);
+        }
     } else if (*sub == SIM_KERNEL_ELEMENTWISE) {
         if (get_int(R, j, "bytes", &p->bytes, 1, 0, SIM_MAX_BYTES) < 0)
             return -1;

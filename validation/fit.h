@@ -37,12 +37,52 @@ int val_fit_gemm(const char *data_dir, val_fitted *out, int max, FILE *logf, sim
 int val_fit_oases_nic(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
 
 int val_fit_kernels_3090(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
+/* Memory-bound curves and launch_s of A100/V100/H100/H200 (fit_memory.c). */
+int val_fit_memory(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
+/* Fused attention (FlashAttention) curves: H100 from FA3's figures, the
+ * catalogue default (FA2 on Ampere) from FA2's (validation/fit_flash.c). */
+int val_fit_flash(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
 
 /* The four Oases blocks of one layer (attn_fwd, attn_bwd, mlp_fwd, mlp_bwd)
  * at hidden h, TP tp, batch b: one schedule each, the kernels workloads/
  * layer.c emits, in order on rank 0 (validation/oases_blocks.c). */
 #include "sim/schedule.h"
 int val_oases_blocks_build(int h, int tp, int b, sim_schedule *blk[4], sim_err *err);
+
+/* A built-in cluster with node fields replaced (fit_cluster.c): fields[i]
+ * is a key of "node" or "switches[].KEY" (every switch), set to values[i]. */
+#include "sim/machine.h"
+sim_machine *val_fit_cluster(const char *name, const char *const *fields, const double *values, int n, sim_err *err);
+/* The value a built-in cluster stores for such a field (NAN when absent). */
+double val_fit_stored(const char *name, const char *field);
+/* A fit variable x mapped into (lo, hi) on a log scale, and back. */
+double val_fit_bound(double x, double lo, double hi);
+double val_fit_unbound(double v, double lo, double hi);
+/* val_fit_lm from each of nstarts starting points (starts[k*p + i], values
+ * in (lo[i], hi[i]); f maps its x with val_fit_bound), keeping the best:
+ * the values in v[p], its rms in *rms.  Least squares over a model with
+ * min() bottlenecks has flat directions (a link that never binds), so one
+ * start can settle on a local optimum. */
+int val_fit_starts(val_fit_fn f, void *user, int n, int p, const double *lo, const double *hi, const double *starts,
+                   int nstarts, double *v, double *rms, sim_err *err);
+/* on: val_fit_starts uses its first start only (`calibrate --check`, whose
+ * first start is the stored values: they must sit at a local optimum; plain
+ * `calibrate` tries every start and would show a better one). */
+void val_fit_first_start_only(int on);
+
+int val_fit_galvatron(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
+
+/* Galvatron's profiled keys (validation/g_galvatron.c): one row of the
+ * coefficient table, and its simulation on a machine. */
+typedef struct val_galvatron_key {
+    char key[16], name[48];
+    int world, pp, n, consec, p2p;
+    double coe; /* measured ms/MB */
+} val_galvatron_key;
+struct val_ctx;
+int val_galvatron_keys(const struct val_ctx *ctx, val_galvatron_key **out, sim_err *err);
+int val_galvatron_coe(const struct val_ctx *ctx, const sim_machine *m, const val_galvatron_key *k, double *coe,
+                      sim_err *err);
 
 /* `trainsim calibrate [--data DIR] [--check]`. */
 int val_fit_cli_main(int argc, char **argv);

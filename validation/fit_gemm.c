@@ -1,11 +1,17 @@
-/* fit_gemm.c — GEMM efficiency curves and launch overhead (fit.h).
+/* fit_gemm.c — GEMM efficiency curves and per-dtype scales (fit.h).
  *
- * Model (sim/costmodel.c): t = FLOPs / (peak x eff(F) x tile(m, n)) + launch,
- * eff(F) = e_max / (1 + (F_half / F)^g) over the GEMM's FLOPs F, tile() the
- * 128 x 128 tile quantisation.  Per GPU model the fit gives e_max, F_half, g
- * (and the launch overhead where the table reaches small sizes); the curve
- * is stored in platforms/catalog/gpus.json sampled at log10 F = 6 ... 13
- * (the catalogue's curve format, linear between points).
+ * Model (sim/costmodel.c): a GEMM of F FLOPs in dtype d lasts
+ *   max(kernel_min_s, F / (peak[d] x eff(F) x scale[d] x tile(m, n)))
+ * and the stream then waits launch_s; eff(F) = e_max / (1 + (F_half / F)^g)
+ * over the GEMM's FLOPs, tile() the 128 x 128 tile quantisation, scale[d]
+ * = 1 for the curve's own types (fp16/bf16) and fitted for a dtype whose
+ * GEMMs reach a different fraction of their peak (TF32 on A100, FP8 on
+ * H100).  The curve is stored in platforms/catalog/gpus.json sampled at
+ * log10 F = 6 ... 13 (the catalogue's curve format, linear between points),
+ * a scale as gemm_scale.<dtype>.  kernel_min_s and launch_s come from the
+ * catalogue (validation/fit_memory.c); benchmark tables time back-to-back
+ * GEMMs, so their time per GEMM includes the launch gap, and Kineto kernels
+ * are compared as duration + the trace's back-to-back gap.
  *   RTX3090: validation/data/gemm/mli_micro_bench_3090ti_matmul.csv, square
  *     matmuls on an RTX 3090 Ti, TF32 and fp16, as fractions of the 3090 Ti's
  *     dense peaks (40 and 80 TFLOP/s, NVIDIA RTX 3090 Ti specifications:
@@ -15,47 +21,87 @@
  *     nuisance parameter and not stored (the stored one comes from
  *     fit_kernels.c).
  *   A100-SXM-80GB: gemm/azure_nd_a100_v4_gemm_cublaslt_fp16.csv (cuBLASLt
- *     fp16 on ND A100 v4, incl. a skinny 802816 x 192 x 768 shape) and the
- *     A100 SXM row of gemm/stas00_mamf_bf16_fp8.csv (best shape), against
- *     312 TFLOP/s; launch stays at the default (no small sizes).
- * Nothing from the Oases profile is used: the per-block group predicts it. */
+ *     fp16 on ND A100 v4, incl. a skinny 802816 x 192 x 768 shape), the A100
+ *     SXM bf16 row of gemm/stas00_mamf_bf16_fp8.csv (best shape), and the
+ *     even-indexed (by FLOPs) TF32 GEMM shapes of the A100 40 GB Kineto trace
+ *     (trace_diff/control) whose dimensions are multiples of 4 (others run
+ *     cuBLAS's align1 kernels, a different code path) for the TF32 scale;
+ *     the odd ones are predicted (group kineto-gemm).  The 40 GB SXM4 module
+ *     is the same GA100 at the same clocks: it gets the same curve.  The
+ *     A100 PCIe cards (250-300 W) get it scaled by the ratio of stas00's
+ *     A100 PCIe and SXM MAMF rows (derived, not fitted).
+ *   H100-SXM: the H100 SXM bf16 and fp8 rows of stas00's MAMF table and the
+ *     even-indexed rows of gemm/azure_nd_h100_v5_gemm_cublaslt_fp8.csv
+ *     (cuBLASLt FP8 on ND H100 v5) for the FP8 scale; the odd rows, and the
+ *     ND H200 v5 FP8 table for the H200 (the same GH100 at 700 W, which
+ *     gets the H100's curve), are predicted (group h100-gemm).
+ * Nothing from the Oases profile or a training step is used. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fit.h"
+#include "kineto.h"
 #include "platforms/catalog.h"
 #include "sim/costmodel.h"
 #include "val_csv.h"
 
+#define GF_MAX 256
+
 typedef struct gemm_pt {
-    double m, n, k, tflops, peak;
+    double m, n, k, b, seconds; /* measured time per GEMM */
+    double peak;                /* FLOP/s the fraction is of */
+    double launch, kmin;        /* the measuring GPU's catalogue launch_s and kernel_min_s */
+    int dtype, fit;             /* fit = 0: predicted, not fitted */
 } gemm_pt;
 
+/* Parameters: x = (logit e_max, log10 F_half, logit g, log launch_us,
+ * log scale); a fit varies x[first .. first + np) and holds the rest. */
+#define GP_N 5
+#define GP_SCALE 4
 typedef struct gemm_data {
     int n, fit_launch;
-    gemm_pt p[32];
-    double launch;
+    gemm_pt p[GF_MAX];
+    sim_gpu g;                     /* catalogue entry: launch_s, kernel_min_s */
+    int scaled;                    /* the dtype x[GP_SCALE] scales, -1 = none */
+    double x[GP_N];                /* all parameters (held ones and the last fit's) */
+    int first, np;                 /* the fitted slice */
+    unsigned only;                 /* fit only points of these dtypes (bit per sim_dtype) */
+    int stored_curve;              /* 1: the catalogue's curve (d->g) instead of eff_of(x) */
 } gemm_data;
 
 static double eff_of(const double *x, double F)
 {
-    /* g within (0.3, 2): four sizes cannot pin a steeper knee, and a steep one
+    /* g within (0.3, 2): few sizes cannot pin a steeper knee, and a steep one
      * would starve tiny GEMMs below the data */
     double emax = 1 / (1 + exp(-x[0])), fh = pow(10, x[1]), g = 0.3 + 1.7 / (1 + exp(-x[2]));
     return emax / (1 + pow(fh / F, g));
 }
 
-static int resid(const double *x, double *r, void *user)
+static double model_t(const double *x, const gemm_data *d, const gemm_pt *q)
+{
+    double F = 2 * q->m * q->n * q->k * q->b;
+    double launch = d->fit_launch ? exp(x[3]) * 1e-6 : q->launch;
+    double scale = q->dtype == d->scaled ? exp(x[GP_SCALE]) : 1;
+    double eff = d->stored_curve ? sim_curve_eval(&d->g.gemm_eff, F) : eff_of(x, F);
+    double t = F / (q->peak * eff * scale * sim_cost_tile_eff(q->m, q->n));
+    return fmax(t, q->kmin) + launch;
+}
+
+static int in_fit(const gemm_data *d, const gemm_pt *q)
+{
+    return q->fit && (d->only >> q->dtype & 1u);
+}
+
+static int resid(const double *xs, double *r, void *user)
 {
     gemm_data *d = user;
-    double launch = d->fit_launch ? exp(x[3]) * 1e-6 : d->launch;
-    for (int i = 0; i < d->n; i++) {
-        const gemm_pt *q = &d->p[i];
-        double F = 2 * q->m * q->n * q->k;
-        double t = F / (q->peak * eff_of(x, F) * sim_cost_tile_eff(q->m, q->n)) + launch;
-        r[i] = log(t / (F / (q->tflops * 1e12)));
-    }
+    double x[GP_N];
+    memcpy(x, d->x, sizeof x);
+    memcpy(x + d->first, xs, sizeof x[0] * (size_t)d->np);
+    for (int i = 0, k = 0; i < d->n; i++)
+        if (in_fit(d, &d->p[i]))
+            r[k++] = log(model_t(x, d, &d->p[i]) / d->p[i].seconds);
     return 0;
 }
 
@@ -67,103 +113,340 @@ static int load(const char *data_dir, const char *rel, val_csv **out, sim_err *e
     return *out ? 0 : -1;
 }
 
-static int fit_one(gemm_data *d, const char *model, val_fitted *out, int max, FILE *logf, sim_err *err)
+static void add_pt(gemm_data *d, double m, double n, double k, double b, double seconds, double peak, int dtype,
+                   int fit)
 {
-    double x[4] = {1.5, 9.5, 0.0, log(10)}, rms;
-    if (val_fit_lm(resid, d, d->n, d->fit_launch ? 4 : 3, x, &rms, err))
-        return sim_err_prefix(err, "%s GEMM efficiency: ", model);
+    if (d->n < GF_MAX)
+        d->p[d->n++] = (gemm_pt){m, n, k, b, seconds, peak, d->g.launch_s, d->g.kernel_min_s, dtype, fit};
+}
+
+/* m,n,k,tflops rows (Azure cuBLASLt tables); every `stride`-th row from
+ * `first` is fitted, the others predicted. */
+static int add_table(const char *data_dir, const char *rel, gemm_data *d, int dtype, int first, int stride,
+                     sim_err *err)
+{
+    val_csv *c;
+    if (load(data_dir, rel, &c, err))
+        return -1;
+    int cm = val_csv_col(c, "m", err), cn = val_csv_col(c, "n", err), ck = val_csv_col(c, "k", err);
+    int ct = val_csv_col(c, "tflops", err), rc = cm < 0 || cn < 0 || ck < 0 || ct < 0 ? -1 : 0;
+    for (int i = 0; rc == 0 && i < val_csv_rows(c); i++) {
+        double m, n, k, t;
+        if (val_csv_num(c, i, cm, &m, err) < 0 || val_csv_num(c, i, cn, &n, err) < 0 ||
+            val_csv_num(c, i, ck, &k, err) < 0 || val_csv_num(c, i, ct, &t, err) < 0)
+            rc = -1;
+        else
+            add_pt(d, m, n, k, 1, 2 * m * n * k / (t * 1e12), d->g.peak_flops[dtype], dtype,
+                   i >= first && (i - first) % stride == 0);
+    }
+    val_csv_free(c);
+    return rc;
+}
+
+/* stas00's MAMF row of an accelerator and dtype (best shape), fitted. */
+static int add_mamf(const char *data_dir, gemm_data *d, const char *accel, const char *dtname, int dtype, double *tf,
+                    sim_err *err)
+{
+    val_csv *c;
+    if (load(data_dir, "gemm/stas00_mamf_bf16_fp8.csv", &c, err))
+        return -1;
+    int ca = val_csv_col(c, "accelerator", err), cd = val_csv_col(c, "dtype", err);
+    int cmf = val_csv_col(c, "mamf_tflops", err), cs = val_csv_col(c, "best_shape_MxNxK", err);
+    int rc = ca < 0 || cd < 0 || cmf < 0 || cs < 0 ? -1 : 1;
+    for (int i = 0; rc == 1 && i < val_csv_rows(c); i++) {
+        double t, m, n, k;
+        if (strcmp(val_csv_str(c, i, ca), accel) || strcmp(val_csv_str(c, i, cd), dtname))
+            continue;
+        if (val_csv_num(c, i, cmf, &t, err) < 0 || sscanf(val_csv_str(c, i, cs), "%lfx%lfx%lf", &m, &n, &k) != 3) {
+            rc = sim_errf(err, "stas00_mamf_bf16_fp8.csv: %s %s row: expected a number and an MxNxK shape", accel,
+                          dtname);
+            break;
+        }
+        if (d)
+            add_pt(d, m, n, k, 1, 2 * m * n * k / (t * 1e12), d->g.peak_flops[dtype], dtype, 1);
+        if (tf)
+            *tf = t;
+        rc = 0;
+    }
+    val_csv_free(c);
+    if (rc == 1)
+        return sim_errf(err, "stas00_mamf_bf16_fp8.csv: no %s %s row", accel, dtname);
+    return rc;
+}
+
+/* The aligned GEMM shapes of a Kineto trace as busy-stream costs: even
+ * indices by FLOPs fitted, odd predicted; shapes with a dimension that is
+ * not a multiple of 4 are left out (cuBLAS runs align1 kernels for them). */
+static int add_kineto(const char *data_dir, const char *rel, gemm_data *d, sim_err *err)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", data_dir, rel);
+    val_kineto *k = val_kineto_load(path, err);
+    if (!k)
+        return -1;
+    sim_gpu own; /* the traced GPU's launch gap and shortest kernel */
+    const char *model = val_kineto_catalog_gpu(val_kineto_device(k));
+    if (!model || plat_gpu_lookup_info(model, &own, NULL, err)) {
+        val_kineto_free(k);
+        return model ? -1 : sim_errf(err, "%s: GPU not in the catalogue", rel);
+    }
+    double gap = val_kineto_busy_gap_us(k, val_kineto_main_stream(k));
+    val_gemm_shape *s;
+    int n = val_kineto_gemms(k, &s);
+    val_kineto_free(k);
+    if (n < 0)
+        return sim_errf(err, "%s: out of memory", rel);
+    gemm_pt tmp[GF_MAX];
+    int nt = 0;
+    for (int i = 0; i < n && nt < GF_MAX; i++)
+        if (s[i].m % 4 == 0 && s[i].n % 4 == 0 && s[i].k % 4 == 0)
+            tmp[nt++] = (gemm_pt){(double)s[i].m, (double)s[i].n, (double)s[i].k, (double)s[i].batch,
+                                  (s[i].median_us + (gap > 0 ? gap : 0)) * 1e-6, own.peak_flops[s[i].dtype],
+                                  own.launch_s, own.kernel_min_s, s[i].dtype, 0};
+    free(s);
+    /* order by FLOPs (insertion sort: a few hundred shapes) */
+    for (int i = 1; i < nt; i++)
+        for (int j = i; j > 0 && tmp[j].m * tmp[j].n * tmp[j].k * tmp[j].b < tmp[j - 1].m * tmp[j - 1].n * tmp[j - 1].k * tmp[j - 1].b; j--) {
+            gemm_pt t = tmp[j];
+            tmp[j] = tmp[j - 1];
+            tmp[j - 1] = t;
+        }
+    for (int i = 0; i < nt && d->n < GF_MAX; i++) {
+        d->p[d->n] = tmp[i];
+        d->p[d->n++].fit = i % 2 == 0;
+    }
+    return 0;
+}
+
+static double mean_err(const double *x, const gemm_data *d, int fit, int *n)
+{
+    double s = 0;
+    *n = 0;
+    for (int i = 0; i < d->n; i++)
+        if (fit ? in_fit(d, &d->p[i]) : !d->p[i].fit) {
+            s += fabs(model_t(x, d, &d->p[i]) / d->p[i].seconds - 1);
+            (*n)++;
+        }
+    return *n ? 100 * s / *n : 0;
+}
+
+#define DT(t) (1u << (t))
+#define DT_ALL (~0u)
+/* Fits x[first .. first + np) of d on its fitted points of the dtypes in
+ * `only` and logs what it fitted. */
+static int fit_set(gemm_data *d, const char *what, int first, int np, unsigned only, FILE *logf, sim_err *err)
+{
+    d->first = first, d->np = np, d->only = only;
+    int nfit = 0;
+    for (int i = 0; i < d->n; i++)
+        nfit += in_fit(d, &d->p[i]);
+    double rms, xs[GP_N];
+    memcpy(xs, d->x + first, sizeof xs[0] * (size_t)np);
+    if (val_fit_lm(resid, d, nfit, np, xs, &rms, err))
+        return sim_err_prefix(err, "%s: ", what);
+    memcpy(d->x + first, xs, sizeof xs[0] * (size_t)np);
+    if (!logf)
+        return 0;
+    const double *x = d->x;
+    int nf, npred;
+    double ef = mean_err(x, d, 1, &nf), ep = mean_err(x, d, 0, &npred);
+    if (d->stored_curve)
+        fprintf(logf, "%s: the catalogue's curve, launch %.2f us", what, d->g.launch_s * 1e6);
+    else
+        fprintf(logf, "%s: e_max %.3f, F_half 10^%.2f FLOPs, g %.2f, launch %.2f us", what, 1 / (1 + exp(-x[0])),
+                x[1], 0.3 + 1.7 / (1 + exp(-x[2])), d->fit_launch ? exp(x[3]) : d->g.launch_s * 1e6);
+    if (d->scaled >= 0)
+        fprintf(logf, ", %s scale %.3f", sim_dtype_name((sim_dtype)d->scaled), exp(x[GP_SCALE]));
+    fprintf(logf, "; %d points fitted (rms log error %.3f), mean |error| %.1f %% over the data's fitted points, %.1f %% "
+                  "over %d predicted\n", nfit, rms, ef, ep, npred);
+    return 0;
+}
+
+/* The benchmark-table points beside the model (the trace's shapes are
+ * listed by group kineto-gemm). */
+static void list_points(const gemm_data *d, FILE *logf)
+{
+    const double *x = d->x;
+    if (!logf)
+        return;
+    for (int i = 0; i < d->n; i++) {
+        const gemm_pt *q = &d->p[i];
+        if (q->b != 1 || q->dtype == SIM_DTYPE_TF32 || q->dtype == SIM_DTYPE_FP32)
+            continue;
+        double F = 2 * q->m * q->n * q->k, mt = model_t(x, d, q);
+        fprintf(logf, "  %6.0f x %6.0f x %6.0f %-4s measured %7.1f TFLOP/s  model %7.1f  %+6.1f %%%s\n", q->m, q->n,
+                q->k, sim_dtype_name((sim_dtype)q->dtype), F / q->seconds / 1e12, F / mt / 1e12,
+                100 * (q->seconds / mt - 1), q->fit ? "" : "  (predicted)");
+    }
+}
+
+/* Report: the curve (times `factor`) and the scale, for `model`. */
+static int report(const char *model, const gemm_data *d, double factor, val_fitted *out, int max, sim_err *err)
+{
+    const double *x = d->x;
+    static char names[16][12][48];
+    static int slot;
     sim_gpu g;
     if (plat_gpu_lookup_info(model, &g, NULL, err))
         return -1;
-    static char names[2][12][64];
-    int slot = strcmp(model, "RTX3090") ? 1 : 0, k = 0;
-    if (logf) {
-        fprintf(logf, "%s GEMM: e_max %.3f, F_half 10^%.2f FLOPs, g %.2f, launch %.2f us; rms log error %.3f\n", model,
-                1 / (1 + exp(-x[0])), x[1], 0.3 + 1.7 / (1 + exp(-x[2])), d->fit_launch ? exp(x[3]) : d->launch * 1e6, rms);
-        double r[32];
-        resid(x, r, d);
-        for (int i = 0; i < d->n; i++)
-            fprintf(logf, "  %6.0f x %6.0f x %6.0f  measured %7.1f TFLOP/s  model %7.1f  %+6.1f %%\n", d->p[i].m,
-                    d->p[i].n, d->p[i].k, d->p[i].tflops, d->p[i].tflops / exp(r[i]), 100 * (1 / exp(r[i]) - 1));
+    int s = slot++ % 16, k = 0;
+    for (int e = 6; e <= 13 && k < max && !d->stored_curve; e++, k++) {
+        snprintf(names[s][k], sizeof names[s][k], "%s gemm[%d]", model, e);
+        out[k] = (val_fitted){names[s][k], factor * eff_of(x, pow(10, e)), sim_curve_eval(&g.gemm_eff, pow(10, e)), ""};
     }
-    for (int e = 6; e <= 13 && k < max; e++, k++) {
-        snprintf(names[slot][k], sizeof names[slot][k], "%s gemm[%d]", model, e);
-        out[k] = (val_fitted){names[slot][k], eff_of(x, pow(10, e)), sim_curve_eval(&g.gemm_eff, pow(10, e)), ""};
+    if (d->scaled >= 0 && k < max) {
+        snprintf(names[s][k], sizeof names[s][k], "%s gemm_scale.%s", model, sim_dtype_name((sim_dtype)d->scaled));
+        out[k] = (val_fitted){names[s][k], exp(x[GP_SCALE]), g.gemm_scale[d->scaled], ""};
+        k++;
     }
     return k;
 }
 
-int val_fit_gemm(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err)
+static int fit_rtx3090(const char *data_dir, gemm_data *d, val_fitted *out, int max, FILE *logf, sim_err *err)
 {
-    gemm_data d;
     val_csv *c;
-    int total = 0;
-    /* RTX 3090 from the 3090 Ti table */
-    memset(&d, 0, sizeof d);
-    d.fit_launch = 1;
-    if (load(data_dir, "gemm/mli_micro_bench_3090ti_matmul.csv", &c, err))
+    memset(d, 0, sizeof *d);
+    d->fit_launch = 1;
+    d->scaled = -1;
+    if (plat_gpu_lookup_info("RTX3090", &d->g, NULL, err) ||
+        load(data_dir, "gemm/mli_micro_bench_3090ti_matmul.csv", &c, err))
         return -1;
     int cd = val_csv_col(c, "dtype", err), cn = val_csv_col(c, "n", err), ct = val_csv_col(c, "tflops_square_matmul", err);
-    if (cd < 0 || cn < 0 || ct < 0) {
-        val_csv_free(c);
-        return -1;
-    }
-    for (int i = 0; i < val_csv_rows(c) && d.n < 32; i++) {
+    int rc = cd < 0 || cn < 0 || ct < 0 ? -1 : 0;
+    for (int i = 0; rc == 0 && i < val_csv_rows(c); i++) {
         double n, t;
         if (val_csv_num(c, i, cn, &n, err) < 0 || val_csv_num(c, i, ct, &t, err) < 0) {
-            val_csv_free(c);
-            return -1;
+            rc = -1;
+            break;
         }
         int fp16 = strstr(val_csv_str(c, i, cd), "16") != NULL;
-        d.p[d.n++] = (gemm_pt){n, n, n, t, fp16 ? 80e12 : 40e12};
+        add_pt(d, n, n, n, 1, 2 * n * n * n / (t * 1e12), fp16 ? 80e12 : 40e12, fp16 ? SIM_DTYPE_FP16 : SIM_DTYPE_TF32,
+               1);
     }
     val_csv_free(c);
-    int k = fit_one(&d, "RTX3090", out, max, logf, err);
-    if (k < 0)
+    double x0[GP_N] = {1.5, 9.5, 0.0, log(10), 0};
+    memcpy(d->x, x0, sizeof x0);
+    if (rc || fit_set(d, "RTX3090 GEMM", 0, 4, DT_ALL, logf, err))
         return -1;
-    total += k;
-    /* A100 SXM from the Azure cuBLASLt table and stas00's MAMF row */
-    memset(&d, 0, sizeof d);
-    d.launch = 5e-6;
-    if (load(data_dir, "gemm/azure_nd_a100_v4_gemm_cublaslt_fp16.csv", &c, err))
+    list_points(d, logf);
+    /* the data are the 3090 Ti's own: both cards get the curve */
+    int k = report("RTX3090", d, 1, out, max, err);
+    int k2 = k < 0 ? -1 : report("RTX3090Ti", d, 1, out + k, max - k, err);
+    return k2 < 0 ? -1 : k + k2;
+}
+
+static int fit_a100(const char *data_dir, gemm_data *d, val_fitted *out, int max, FILE *logf, sim_err *err)
+{
+    memset(d, 0, sizeof *d);
+    d->scaled = SIM_DTYPE_TF32;
+    double sxm, pcie;
+    if (plat_gpu_lookup_info("A100-SXM-80GB", &d->g, NULL, err) ||
+        add_table(data_dir, "gemm/azure_nd_a100_v4_gemm_cublaslt_fp16.csv", d, SIM_DTYPE_FP16, 0, 1, err) ||
+        add_mamf(data_dir, d, "NVIDIA A100 SXM", "bf16", SIM_DTYPE_BF16, &sxm, err) ||
+        add_mamf(data_dir, NULL, "NVIDIA A100 PCIe", "bf16", SIM_DTYPE_BF16, &pcie, err) ||
+        add_kineto(data_dir, "kineto-traces/trace_diff/control/control.json.gz", d, err))
         return -1;
-    int cm = val_csv_col(c, "m", err), cn2 = val_csv_col(c, "n", err), ck = val_csv_col(c, "k", err);
-    int ct2 = val_csv_col(c, "tflops", err);
-    if (cm < 0 || cn2 < 0 || ck < 0 || ct2 < 0) {
-        val_csv_free(c);
+    /* the curve on the fp16/bf16 tables, then the TF32 scale on the trace */
+    double x0[GP_N] = {1.5, 9.5, 0.0, 0, log(0.7)};
+    memcpy(d->x, x0, sizeof x0);
+    if (fit_set(d, "A100-SXM-80GB GEMM (fp16/bf16 tables)", 0, 3, DT(SIM_DTYPE_FP16) | DT(SIM_DTYPE_BF16), logf, err) ||
+        fit_set(d, "A100 TF32 scale (A100 40 GB trace, curve held)", GP_SCALE, 1, DT(SIM_DTYPE_TF32), logf, err))
         return -1;
-    }
-    for (int i = 0; i < val_csv_rows(c) && d.n < 31; i++) {
-        double m, n, kk, t;
-        if (val_csv_num(c, i, cm, &m, err) < 0 || val_csv_num(c, i, cn2, &n, err) < 0 ||
-            val_csv_num(c, i, ck, &kk, err) < 0 || val_csv_num(c, i, ct2, &t, err) < 0) {
-            val_csv_free(c);
+    list_points(d, logf);
+    if (logf)
+        fprintf(logf, "A100 PCIe: the SXM curve x %.4f (stas00 MAMF: PCIe %.1f / SXM %.1f TFLOP/s)\n", pcie / sxm, pcie,
+                sxm);
+    static const struct {
+        const char *model;
+        int pcie;
+    } TO[] = {{"A100-SXM-80GB", 0}, {"A100-SXM-40GB", 0}, {"A100-PCIe-40GB", 1}, {"A100-PCIe-80GB", 1}};
+    int total = 0;
+    for (size_t i = 0; i < sizeof TO / sizeof TO[0]; i++) {
+        int k = report(TO[i].model, d, TO[i].pcie ? pcie / sxm : 1, out + total, max - total, err);
+        if (k < 0)
             return -1;
-        }
-        d.p[d.n++] = (gemm_pt){m, n, kk, t, 312e12};
+        total += k;
     }
-    val_csv_free(c);
-    if (load(data_dir, "gemm/stas00_mamf_bf16_fp8.csv", &c, err))
+    return total;
+}
+
+/* H100: the A100's knee (fit_a100's x) moved to where a GEMM lasts as long
+ * (F_half x the bf16 peak ratio: the per-GEMM overheads are times), the FP8
+ * plateau fitted on the FP8 rows, the bf16 plateau from it by the ratio of
+ * stas00's bf16 and FP8 maxima (one H100, one method). */
+static int fit_h100(const char *data_dir, gemm_data *d, const double *a100, val_fitted *out, int max, FILE *logf,
+                    sim_err *err)
+{
+    memset(d, 0, sizeof *d);
+    d->scaled = SIM_DTYPE_FP8;
+    double bf, f8;
+    sim_gpu a;
+    if (plat_gpu_lookup_info("A100-SXM-80GB", &a, NULL, err) || plat_gpu_lookup_info("H100-SXM", &d->g, NULL, err) ||
+        add_mamf(data_dir, NULL, "NVIDIA H100 SXM", "bf16", SIM_DTYPE_BF16, &bf, err) ||
+        add_mamf(data_dir, d, "NVIDIA H100 SXM", "fp8_e4m3fn", SIM_DTYPE_FP8, &f8, err) ||
+        add_table(data_dir, "gemm/azure_nd_h100_v5_gemm_cublaslt_fp8.csv", d, SIM_DTYPE_FP8, 0, 2, err))
         return -1;
-    int ca = val_csv_col(c, "accelerator", err), cdt = val_csv_col(c, "dtype", err);
-    int cmf = val_csv_col(c, "mamf_tflops", err), cs = val_csv_col(c, "best_shape_MxNxK", err);
-    if (ca < 0 || cdt < 0 || cmf < 0 || cs < 0) {
-        val_csv_free(c);
+    double shift = log10(d->g.peak_flops[SIM_DTYPE_BF16] / a.peak_flops[SIM_DTYPE_BF16]);
+    double x0[GP_N] = {1.0, a100[1] + shift, a100[2], 0, 0};
+    memcpy(d->x, x0, sizeof x0);
+    if (fit_set(d, "H100-SXM GEMM FP8 plateau (FP8 tables, A100 knee moved by the peak ratio)", 0, 1,
+                DT(SIM_DTYPE_FP8), logf, err))
         return -1;
-    }
-    for (int i = 0; i < val_csv_rows(c); i++) {
-        double t, m, n, kk;
-        if (strcmp(val_csv_str(c, i, ca), "NVIDIA A100 SXM") || strcmp(val_csv_str(c, i, cdt), "bf16"))
-            continue;
-        if (val_csv_num(c, i, cmf, &t, err) < 0 || sscanf(val_csv_str(c, i, cs), "%lfx%lfx%lf", &m, &n, &kk) != 3) {
-            val_csv_free(c);
-            return sim_errf(err, "stas00_mamf_bf16_fp8.csv: A100 row: expected a number and an MxNxK shape");
-        }
-        d.p[d.n++] = (gemm_pt){m, n, kk, t, 312e12};
-    }
-    val_csv_free(c);
-    k = fit_one(&d, "A100-SXM-80GB", out + total, max - total, logf, err);
+    double ratio = (bf / d->g.peak_flops[SIM_DTYPE_BF16]) / (f8 / d->g.peak_flops[SIM_DTYPE_FP8]);
+    double e8 = 1 / (1 + exp(-d->x[0])), e16 = e8 * ratio;
+    if (!(e16 < 1))
+        return sim_errf(err, "H100-SXM GEMM: the bf16 plateau %.3f is not below 1", e16);
+    d->x[0] = log(e16 / (1 - e16));
+    d->x[GP_SCALE] = log(1 / ratio);
+    if (add_mamf(data_dir, d, "NVIDIA H100 SXM", "bf16", SIM_DTYPE_BF16, NULL, err))
+        return -1;
+    d->p[d->n - 1].fit = 0; /* shown as a prediction */
+    if (logf)
+        fprintf(logf,
+                "H100-SXM GEMM: bf16 plateau %.3f = FP8's %.3f x %.3f (stas00 MAMF bf16 %.1f of 989.4 over FP8 %.1f of "
+                "1978.9), FP8 scale %.3f, knee 10^%.2f FLOPs (A100's + %.2f), g %.2f\n",
+                e16, e8, ratio, bf, f8, exp(d->x[GP_SCALE]), d->x[1], shift, 0.3 + 1.7 / (1 + exp(-d->x[2])));
+    list_points(d, logf);
+    int k = report("H100-SXM", d, 1, out, max, err);
     if (k < 0)
         return -1;
-    return total + k;
+    int k2 = report("H200", d, 1, out + k, max - k, err);
+    return k2 < 0 ? -1 : k + k2;
+}
+
+/* V100: its GEMM curve is the catalogue prior (no tensor-core table in the
+ * data); the fp32 (SIMT sgemm) scale is fitted on the even-indexed aligned
+ * fp32 shapes of the V100 trace (trace_diff/test), the odd ones predicted. */
+static int fit_v100(const char *data_dir, gemm_data *d, val_fitted *out, int max, FILE *logf, sim_err *err)
+{
+    memset(d, 0, sizeof *d);
+    d->scaled = SIM_DTYPE_FP32;
+    if (plat_gpu_lookup_info("V100-SXM2-16GB", &d->g, NULL, err) ||
+        add_kineto(data_dir, "kineto-traces/trace_diff/test/test.json.gz", d, err))
+        return -1;
+    d->stored_curve = 1;
+    d->x[GP_SCALE] = 0;
+    if (fit_set(d, "V100 fp32 scale (V100 trace, the prior curve held)", GP_SCALE, 1, DT(SIM_DTYPE_FP32), logf, err))
+        return -1;
+    int k = report("V100-SXM2-16GB", d, 1, out, max, err);
+    int k2 = k < 0 ? -1 : report("V100-SXM2-32GB", d, 1, out + k, max - k, err);
+    return k2 < 0 ? -1 : k + k2;
+}
+
+int val_fit_gemm(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err)
+{
+    gemm_data *d = malloc(sizeof *d);
+    if (!d)
+        return sim_errf(err, "out of memory");
+    double a100[GP_N];
+    int k1 = fit_rtx3090(data_dir, d, out, max, logf, err), k2 = -1, k3 = -1;
+    if (k1 >= 0)
+        k2 = fit_a100(data_dir, d, out + k1, max - k1, logf, err);
+    if (k2 >= 0) {
+        memcpy(a100, d->x, sizeof a100);
+        k3 = fit_h100(data_dir, d, a100, out + k1 + k2, max - k1 - k2, logf, err);
+    }
+    int k4 = k3 < 0 ? -1 : fit_v100(data_dir, d, out + k1 + k2 + k3, max - k1 - k2 - k3, logf, err);
+    free(d);
+    return k4 < 0 ? -1 : k1 + k2 + k3 + k4;
 }

@@ -25,85 +25,98 @@
 #include "val_csv.h"
 #include "val_groups.h"
 #include "val_sim.h"
+#include "fit.h"
 
 #define GALV_PLATFORM "galvatron-rtxtitan-2x8"
 #define GALV_BYTES (32LL * 512 * 1024 * 4)
 
-int val_group_galvatron_pcie(const val_ctx *ctx, val_set *out, sim_err *err)
+/* One key's coefficient (ms/MB) on machine m (fit.h). */
+int val_galvatron_coe(const val_ctx *ctx, const sim_machine *m, const val_galvatron_key *k, double *coe, sim_err *err)
+{
+    const double MB = (double)GALV_BYTES / 1048576.0;
+    int W = k->world, P = W / k->pp;
+    if (W > m->ngpus || P < 1 || W % k->pp)
+        return sim_errf(err, "%s: key %s: %d GPUs in %d stages does not fit the %d-GPU platform", m->name, k->key, W,
+                        k->pp, m->ngpus);
+    if (k->p2p) {
+        int *src = malloc((size_t)P * sizeof *src), *dst = malloc((size_t)P * sizeof *dst);
+        double *t = malloc((size_t)P * sizeof *t);
+        for (int j = 0; j < P; j++) {
+            src[j] = j;
+            dst[j] = P + j;
+        }
+        int r = val_sim_sends(ctx, m, src, dst, P, GALV_BYTES, t, err);
+        *coe = r < 0 ? 0 : t[0] * 1e3 / MB;
+        free(src);
+        free(dst);
+        free(t);
+        return r < 0 ? -1 : 0;
+    }
+    int n = k->n, ng = P / n;
+    if (n < 2 || P % n)
+        return sim_errf(err, "key %s: group size %d does not divide the stage of %d GPUs", k->key, n, P);
+    int *ranks = malloc((size_t)P * sizeof *ranks);
+    double *t = malloc((size_t)ng * sizeof *t);
+    for (int g = 0; g < ng; g++)
+        for (int j = 0; j < n; j++)
+            ranks[g * n + j] = k->consec ? g * n + j : g + j * ng;
+    int r = val_sim_concurrent(ctx, m, SIM_COLL_ALLREDUCE, ranks, ng, n, GALV_BYTES, t, err);
+    *coe = r < 0 ? 0 : t[0] * 1e3 / (val_busbw_factor(SIM_COLL_ALLREDUCE, n) * MB);
+    free(ranks);
+    free(t);
+    return r < 0 ? -1 : 0;
+}
+
+int val_galvatron_keys(const val_ctx *ctx, val_galvatron_key **out, sim_err *err)
 {
     val_csv *csv = val_csv_load_data(ctx, "profiles/galvatron_pcie_allreduce_coefficients.csv", err);
     if (!csv)
         return -1;
-    int rc = -1;
-    sim_machine *m = NULL;
+    int n = -1;
     int ckind = val_csv_col(csv, "kind", err), ckey = val_csv_col(csv, "key", err);
     int cworld = val_csv_col(csv, "world_gpus", err), cpp = val_csv_col(csv, "pp", err);
     int cn = val_csv_col(csv, "group_size", err), cc = val_csv_col(csv, "consecutive", err);
     int ccoe = val_csv_col(csv, "coe_ms_per_MB", err);
-    if (ckind < 0 || ckey < 0 || cworld < 0 || cpp < 0 || cn < 0 || cc < 0 || ccoe < 0)
+    val_galvatron_key *k = calloc((size_t)val_csv_rows(csv) + 1, sizeof *k);
+    if (ckind < 0 || ckey < 0 || cworld < 0 || cpp < 0 || cn < 0 || cc < 0 || ccoe < 0 || !k)
         goto done;
-    m = plat_load(GALV_PLATFORM, err);
-    if (!m)
-        goto done;
-    const double MB = (double)GALV_BYTES / 1048576.0;
     for (int i = 0; i < val_csv_rows(csv); i++) {
-        double world, pp, coe;
+        double world, pp, coe, nd = 0, cons = 0;
+        k[i].p2p = !strcmp(val_csv_str(csv, i, ckind), "p2p");
         if (val_csv_num(csv, i, cworld, &world, err) < 0 || val_csv_num(csv, i, cpp, &pp, err) < 0 ||
-            val_csv_num(csv, i, ccoe, &coe, err) < 0)
+            val_csv_num(csv, i, ccoe, &coe, err) < 0 ||
+            (!k[i].p2p && (val_csv_num(csv, i, cn, &nd, err) < 0 || val_csv_num(csv, i, cc, &cons, err) < 0)))
             goto done;
-        int W = (int)world, P = W / (int)pp;
-        const char *kind = val_csv_str(csv, i, ckind);
-        char name[96];
-        snprintf(name, sizeof name, "%s %dx8 %s", !strcmp(kind, "p2p") ? "p2p" : "allreduce", W / 8,
-                 val_csv_str(csv, i, ckey));
-        if (W > m->ngpus || P < 1 || W % (int)pp) {
-            sim_errf(err, "%s: key %s: %d GPUs in %g stages does not fit the %d-GPU platform", GALV_PLATFORM,
-                     val_csv_str(csv, i, ckey), W, pp, m->ngpus);
-            goto done;
-        }
+        k[i].world = (int)world, k[i].pp = (int)pp, k[i].n = (int)nd, k[i].consec = cons != 0, k[i].coe = coe;
+        snprintf(k[i].key, sizeof k[i].key, "%s", val_csv_str(csv, i, ckey));
+        snprintf(k[i].name, sizeof k[i].name, "%s %dx8 %s", k[i].p2p ? "p2p" : "allreduce", k[i].world / 8, k[i].key);
+    }
+    n = val_csv_rows(csv);
+done:
+    val_csv_free(csv);
+    if (n < 0)
+        free(k);
+    else
+        *out = k;
+    return n;
+}
+
+int val_group_galvatron_pcie(const val_ctx *ctx, val_set *out, sim_err *err)
+{
+    val_galvatron_key *k;
+    int nk = val_galvatron_keys(ctx, &k, err), rc = -1;
+    if (nk < 0)
+        return -1;
+    sim_machine *m = plat_load(GALV_PLATFORM, err);
+    for (int i = 0; m && i < nk; i++) {
         double sim_coe;
-        if (!strcmp(kind, "p2p")) {
-            int *src = malloc((size_t)P * sizeof *src), *dst = malloc((size_t)P * sizeof *dst);
-            double *t = malloc((size_t)P * sizeof *t);
-            for (int j = 0; j < P; j++) {
-                src[j] = j;
-                dst[j] = P + j;
-            }
-            int r = val_sim_sends(ctx, m, src, dst, P, GALV_BYTES, t, err);
-            sim_coe = r < 0 ? 0 : t[0] * 1e3 / MB;
-            free(src);
-            free(dst);
-            free(t);
-            if (r < 0)
-                goto done;
-        } else {
-            double nd, cons;
-            if (val_csv_num(csv, i, cn, &nd, err) < 0 || val_csv_num(csv, i, cc, &cons, err) < 0)
-                goto done;
-            int n = (int)nd, ng = P / n;
-            if (n < 2 || P % n) {
-                sim_errf(err, "key %s: group size %d does not divide the stage of %d GPUs", val_csv_str(csv, i, ckey),
-                         n, P);
-                goto done;
-            }
-            int *ranks = malloc((size_t)P * sizeof *ranks);
-            double *t = malloc((size_t)ng * sizeof *t);
-            for (int g = 0; g < ng; g++)
-                for (int j = 0; j < n; j++)
-                    ranks[g * n + j] = cons != 0 ? g * n + j : g + j * ng;
-            int r = val_sim_concurrent(ctx, m, SIM_COLL_ALLREDUCE, ranks, ng, n, GALV_BYTES, t, err);
-            sim_coe = r < 0 ? 0 : t[0] * 1e3 / (val_busbw_factor(SIM_COLL_ALLREDUCE, n) * MB);
-            free(ranks);
-            free(t);
-            if (r < 0)
-                goto done;
-        }
-        if (val_add(out, !strcmp(kind, "p2p") ? "p2p" : "allreduce", name, coe, sim_coe, "ms/MB", 0, err) < 0)
+        if (val_galvatron_coe(ctx, m, &k[i], &sim_coe, err) < 0 ||
+            val_add(out, k[i].p2p ? "p2p" : "allreduce", k[i].name, k[i].coe, sim_coe, "ms/MB", 0, err) < 0)
             goto done;
     }
-    rc = 0;
+    rc = m ? 0 : -1;
 done:
     sim_machine_free(m);
-    val_csv_free(csv);
+    free(k);
     return rc;
 }

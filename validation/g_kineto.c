@@ -7,8 +7,22 @@
  *   and each (GPU, shape, dtype) is compared by the *median* over its calls:
  *   the traces are training runs where GEMMs sometimes share the GPU with
  *   NCCL kernels and clocks vary; the median is the typical call, not the
- *   luckiest or the most disturbed one.  Simulated: the GEMM alone on one GPU
- *   of the trace's catalogue model (sim/costmodel.c through the engine).
+ *   luckiest or the most disturbed one.  The trace's median back-to-back gap
+ *   is added (val_kineto_busy_gap_us), as in kineto-elementwise: a kernel's
+ *   busy-stream cost, what the simulator charges (duration, then launch_s).
+ *   Simulated: the GEMM alone on one GPU of the trace's catalogue model
+ *   (sim/costmodel.c through the engine).
+ *
+ * kineto-elementwise: the vectorised pointwise kernels (add, mul, tanh,
+ *   copy_, fill_, ...) of the same traces that ran alone on their GPU
+ *   (val_kineto_pointwise), median duration per (op, elements, bytes), plus
+ *   the trace's median back-to-back gap: the busy-stream cost of the kernel,
+ *   which is what the simulator charges (duration, then launch_s).
+ *   Simulated: an element-wise payload of the op's bytes alone on one GPU.
+ *   The A100/V100 memory curves, shortest kernel and launch gap come from
+ *   these kernels (validation/fit_memory.c: even-indexed sizes fitted, odd
+ *   ones predicted; kernels the L2 cache could serve are not fitted and show
+ *   the cache's speed-up as a negative error).
  *
  * kineto-nccl: every NCCL kernel whose args carry collective, element count,
  *   dtype and group size (PyTorch >= 2.3 traces).  A collective kernel starts
@@ -35,21 +49,14 @@ static const char *GEMM_TRACES[] = {
     "kineto-traces/trace_diff/test/test.json.gz",                         /* V100-SXM2-16GB */
     "kineto-traces/negative_queue_length_values_check/rank0.json.gz",     /* A100-SXM4-80GB */
 };
+static const char *ELEM_TRACES[] = {
+    "kineto-traces/trace_diff/control/control.json.gz",               /* A100-SXM-40GB */
+    "kineto-traces/negative_queue_length_values_check/rank0.json.gz", /* A100-SXM-80GB */
+    "kineto-traces/trace_diff/test/test.json.gz",                     /* V100-SXM2-16GB */
+};
 static const char *NCCL_TRACES[] = {
     "kineto-traces/nccl_parser_config/nccl_data.json.gz", /* rank 0 of 2, A100-PG509-200, NCCL 2.17.1 */
 };
-
-/* A one-node machine of `gpus` GPUs of a catalogue model (NVSwitch where the
- * model has it), built through the cluster JSON path users take. */
-static sim_machine *node_of(const char *model, int gpus, sim_err *err)
-{
-    char json[512];
-    snprintf(json, sizeof json,
-             "{\"name\": \"kineto-%s-x%d\", \"nodes\": 1, \"node\": {\"gpu\": \"%s\", \"gpus_per_node\": %d}, "
-             "\"fabric\": {\"type\": \"switch\"}}",
-             model, gpus, model, gpus);
-    return plat_from_json(json, "kineto validation node", err);
-}
 
 static val_kineto *load(const val_ctx *ctx, const char *rel, const char **gpu, sim_err *err)
 {
@@ -67,24 +74,6 @@ static val_kineto *load(const val_ctx *ctx, const char *rel, const char **gpu, s
     return k;
 }
 
-typedef struct call {
-    int64_t m, n, k, batch;
-    int dtype;
-    const char *op; /* static string from kineto.c */
-    double us;
-} call;
-
-static int cmp_call(const void *a, const void *b)
-{
-    const call *x = a, *y = b;
-#define C(f)                                                                                                           \
-    if (x->f != y->f)                                                                                                  \
-        return x->f < y->f ? -1 : 1;
-    C(dtype) C(batch) C(m) C(n) C(k)
-#undef C
-    return x->us < y->us ? -1 : x->us > y->us;
-}
-
 int val_group_kineto_gemm(const val_ctx *ctx, val_set *out, sim_err *err)
 {
     for (size_t t = 0; t < sizeof GEMM_TRACES / sizeof GEMM_TRACES[0]; t++) {
@@ -92,44 +81,24 @@ int val_group_kineto_gemm(const val_ctx *ctx, val_set *out, sim_err *err)
         val_kineto *k = load(ctx, GEMM_TRACES[t], &gpu, err);
         if (!k)
             return -1;
-        sim_machine *m = node_of(gpu, 1, err);
+        sim_machine *m = val_sim_node(gpu, 1, err);
         if (!m) {
             val_kineto_free(k);
             return -1;
         }
-        /* one entry per op call: the sum of the GEMM kernels it launched */
-        int nk = val_kineto_nkernels(k), nc = 0;
-        call *calls = calloc((size_t)nk + 1, sizeof *calls);
-        int max_op = -1;
-        for (int i = 0; i < nk; i++)
-            if (val_kineto_kernel(k, i)->op_index > max_op)
-                max_op = val_kineto_kernel(k, i)->op_index;
-        int *slot = malloc(((size_t)max_op + 2) * sizeof *slot);
-        for (int i = 0; i <= max_op; i++)
-            slot[i] = -1;
-        for (int i = 0; i < nk; i++) {
-            const val_kernel *x = val_kineto_kernel(k, i);
-            if (x->cls != VAL_K_GEMM || !x->has_shape)
-                continue;
-            int *sl = &slot[x->op_index];
-            if (*sl < 0) {
-                *sl = nc++;
-                calls[*sl] = (call){x->m, x->n, x->k, x->batch, x->dtype, x->op, 0};
-            }
-            calls[*sl].us += x->dur_us;
-        }
-        free(slot);
+        double gap = val_kineto_busy_gap_us(k, val_kineto_main_stream(k));
+        if (gap < 0)
+            gap = 0;
+        val_gemm_shape *calls;
+        int nc = val_kineto_gemms(k, &calls), rc = 0;
         val_kineto_free(k);
-        k = NULL;
-        qsort(calls, (size_t)nc, sizeof *calls, cmp_call);
-        int rc = 0;
-        for (int i = 0; i < nc && rc == 0;) {
-            int j = i;
-            while (j < nc && calls[j].m == calls[i].m && calls[j].n == calls[i].n && calls[j].k == calls[i].k &&
-                   calls[j].batch == calls[i].batch && calls[j].dtype == calls[i].dtype)
-                j++;
-            int cnt = j - i;
-            double med = cnt % 2 ? calls[i + cnt / 2].us : 0.5 * (calls[i + cnt / 2 - 1].us + calls[i + cnt / 2].us);
+        if (nc < 0) {
+            sim_machine_free(m);
+            return sim_errf(err, "%s: out of memory", GEMM_TRACES[t]);
+        }
+        for (int i = 0; i < nc && rc == 0; i++) {
+            double med = calls[i].median_us;
+            int cnt = calls[i].calls;
             sim_payload p = {.kind = SIM_OP_COMPUTE, .sub = SIM_KERNEL_GEMM, .dtype = (uint8_t)calls[i].dtype,
                              .name = -1, .m = calls[i].m, .n = calls[i].n, .k = calls[i].k, .batch = calls[i].batch};
             double sim;
@@ -137,17 +106,53 @@ int val_group_kineto_gemm(const val_ctx *ctx, val_set *out, sim_err *err)
             if (rc == 0) {
                 char name[128];
                 snprintf(name, sizeof name, "%s %s %s %lldx%lldx%lldx%lld (x%d)", gpu,
-                         calls[i].op + (strncmp(calls[i].op, "aten::", 6) ? 0 : 6),
-                         sim_dtype_name((sim_dtype)calls[i].dtype), (long long)calls[i].batch, (long long)calls[i].m,
+                         calls[i].op + (strncmp(calls[i].op, "aten::", 6) ? 0 : 6), sim_dtype_name(calls[i].dtype), (long long)calls[i].batch, (long long)calls[i].m,
                          (long long)calls[i].n, (long long)calls[i].k, cnt);
                 double flops = 2.0 * calls[i].m * calls[i].n * calls[i].k * calls[i].batch;
-                rc = val_add(out, gpu, name, med * 1e-6, sim, "s", flops, err);
+                rc = val_add(out, gpu, name, (med + gap) * 1e-6, sim, "s", flops, err);
             }
-            i = j;
         }
         free(calls);
         sim_machine_free(m);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int val_group_kineto_elementwise(const val_ctx *ctx, val_set *out, sim_err *err)
+{
+    for (size_t t = 0; t < sizeof ELEM_TRACES / sizeof ELEM_TRACES[0]; t++) {
+        const char *gpu;
+        val_kineto *k = load(ctx, ELEM_TRACES[t], &gpu, err);
+        if (!k)
+            return -1;
+        double gap = val_kineto_busy_gap_us(k, val_kineto_main_stream(k));
+        val_pointwise *pw;
+        int n = val_kineto_pointwise(k, &pw), rc = 0;
         val_kineto_free(k);
+        if (n < 0)
+            return sim_errf(err, "%s: out of memory", ELEM_TRACES[t]);
+        if (gap < 0)
+            gap = 0;
+        sim_machine *m = val_sim_node(gpu, 1, err);
+        for (int i = 0; m && i < n && rc == 0; i++) {
+            sim_payload p = {.kind = SIM_OP_COMPUTE, .sub = SIM_KERNEL_ELEMENTWISE, .name = -1,
+                             .bytes = pw[i].bytes};
+            double sim;
+            rc = val_sim_kernel(ctx, m, 0, &p, &sim, err);
+            if (rc == 0) {
+                char name[128];
+                snprintf(name, sizeof name, "%s %s %lld el, %.3g MB (x%d)", gpu,
+                         pw[i].op + (strncmp(pw[i].op, "aten::", 6) ? 0 : 6), (long long)pw[i].numel,
+                         pw[i].bytes / 1e6, pw[i].calls);
+                rc = val_add(out, gpu, name, (pw[i].median_us + gap) * 1e-6, sim, "s", (double)pw[i].bytes, err);
+            }
+        }
+        free(pw);
+        if (!m)
+            return -1;
+        sim_machine_free(m);
         if (rc < 0)
             return -1;
     }
@@ -161,7 +166,7 @@ int val_group_kineto_nccl(const val_ctx *ctx, val_set *out, sim_err *err)
         val_kineto *k = load(ctx, NCCL_TRACES[t], &gpu, err);
         if (!k)
             return -1;
-        sim_machine *m = node_of(gpu, 8, err);
+        sim_machine *m = val_sim_node(gpu, 8, err);
         if (!m) {
             val_kineto_free(k);
             return -1;

@@ -23,12 +23,15 @@
 #include "sim/json.h"
 #include "sim/schedule.h"
 
+/* An aten op whose Input Dims give the work of the kernels it launches: a
+ * GEMM (m, n, k, batch, dtype) or a pointwise op (bytes, elements). */
 typedef struct gemm_op {
     int64_t pid, tid;
     double ts, end;
     int64_t m, n, k, batch;
     int dtype;        /* sim_dtype from the input type; FP32 may become TF32 by kernel */
     const char *name; /* static string */
+    int64_t ebytes, enumel; /* pointwise op: bytes read + written, output elements; 0 for a GEMM */
 } gemm_op;
 
 /* A c10d collective op whose Input Dims give its size. */
@@ -42,7 +45,7 @@ typedef struct comm_op {
 
 typedef struct launch {
     int64_t corr, pid, tid;
-    double ts;
+    double ts, end;
 } launch;
 
 struct val_kineto {
@@ -337,6 +340,70 @@ static double dims_elems(const cJSON *d)
     return n;
 }
 
+/* Pointwise aten ops whose traffic follows from their arguments: `arity`
+ * leading arguments are read (a 0-dim tensor or Scalar among them is a
+ * register operand, not traffic), one output of the same shape is written
+ * (self for in-place ops, the `out` argument or a new tensor otherwise).
+ * fill_/zero_ only write; copy_(self, src) reads src and writes self. */
+static const struct {
+    const char *name;
+    int arity; /* -1: copy_ */
+} POINTWISE[] = {
+    {"aten::fill_", 0}, {"aten::zero_", 0}, {"aten::copy_", -1},
+    {"aten::abs", 1}, {"aten::neg", 1}, {"aten::exp", 1}, {"aten::exp_", 1}, {"aten::log", 1}, {"aten::log_", 1},
+    {"aten::sqrt", 1}, {"aten::rsqrt", 1}, {"aten::reciprocal", 1}, {"aten::erf", 1}, {"aten::tanh", 1},
+    {"aten::tanh_", 1}, {"aten::sigmoid", 1}, {"aten::sigmoid_", 1}, {"aten::relu", 1}, {"aten::relu_", 1},
+    {"aten::gelu", 1}, {"aten::silu", 1}, {"aten::silu_", 1}, {"aten::clamp", 1}, {"aten::clamp_", 1},
+    {"aten::clamp_min", 1}, {"aten::clamp_min_", 1}, {"aten::clamp_max", 1}, {"aten::clamp_max_", 1},
+    {"aten::nan_to_num", 1}, {"aten::nan_to_num_", 1},
+    {"aten::add", 2}, {"aten::add_", 2}, {"aten::sub", 2}, {"aten::sub_", 2}, {"aten::mul", 2}, {"aten::mul_", 2},
+    {"aten::div", 2}, {"aten::div_", 2}, {"aten::maximum", 2}, {"aten::minimum", 2}, {"aten::tanh_backward", 2},
+    {"aten::sigmoid_backward", 2}, {"aten::threshold_backward", 2}, {"aten::gelu_backward", 2},
+    {"aten::silu_backward", 2}, {"aten::where", 3},
+};
+
+/* Bytes a pointwise op moves, from its Input Dims and types; 0 if it is not
+ * in the table, records no shapes, or broadcasts (a tensor argument whose
+ * shape differs from the output's is not a stream). */
+static int pointwise_shape(rd *R, const char *op, const cJSON *args, gemm_op *g)
+{
+    int arity = -2;
+    for (size_t i = 0; i < sizeof POINTWISE / sizeof POINTWISE[0]; i++)
+        if (!strcmp(op, POINTWISE[i].name)) {
+            arity = POINTWISE[i].arity;
+            g->name = POINTWISE[i].name;
+        }
+    const cJSON *dims = cJSON_GetObjectItemCaseSensitive(args, "Input Dims");
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(args, "Input type");
+    if (arity == -2 || !cJSON_IsArray(dims) || !cJSON_IsArray(types))
+        return 0;
+    const cJSON *full = cJSON_GetArrayItem(dims, 0);
+    double numel = dims_elems(full);
+    if (numel <= 0)
+        return 0;
+    double read = 0;
+    int out_size = 0, i = 0;
+    for (const cJSON *d = dims->child, *t = types->child; d && t; d = d->next, t = t->next, i++) {
+        int eb = cJSON_IsString(t) ? dtype_bytes(t->valuestring) : 0;
+        if (!eb || !cJSON_IsArray(d) || cJSON_GetArraySize(d) == 0)
+            continue; /* Scalar, None or a 0-dim tensor */
+        if (!cJSON_Compare(d, full, 1))
+            return 0;
+        if (i == 0)
+            out_size = eb;
+        if (i < arity || (arity == -1 && i == 1)) {
+            read += numel * eb;
+            if (arity > 0)
+                out_size = eb; /* where(cond, self, other) writes other's type */
+        }
+    }
+    if (!out_size || (arity == -1 && read <= 0))
+        return 0;
+    g->ebytes = bytes_of(R, read + numel * out_size, 1, op); /* numel <= ebytes: it fits too */
+    g->enumel = g->ebytes ? (int64_t)numel : 0;
+    return g->ebytes > 0;
+}
+
 /* Size of a c10d collective from its Input Dims; 0 if it does not say
  * (TensorList arguments record no shapes). */
 static int comm_shape(rd *R, const char *op, const cJSON *args, comm_op *c)
@@ -515,7 +582,8 @@ static void cpu_op(rd *R, pass1 *P, const cJSON *e, const char *name, const cJSO
 {
     gemm_op g;
     comm_op c;
-    if (!strncmp(name, "aten::", 6) && gemm_shape(R, name, args, &g)) {
+    memset(&g, 0, sizeof g);
+    if (!strncmp(name, "aten::", 6) && (gemm_shape(R, name, args, &g) || pointwise_shape(R, name, args, &g))) {
         P->ops = grow(P->ops, &P->ops_cap, P->nops, sizeof *P->ops, "the trace's GEMM ops");
         span_of(R, e, &g.pid, &g.tid, &g.ts, &g.end);
         P->ops[P->nops++] = g;
@@ -542,8 +610,9 @@ static void first_pass(rd *R, val_kineto *t, const cJSON *events, pass1 *P)
             int64_t corr = ival(R, args, "args.", "correlation", -1, -1, ID_MAX);
             if (corr >= 0) {
                 P->ls = grow(P->ls, &P->l_cap, P->nl, sizeof *P->ls, "the trace's launches");
-                P->ls[P->nl++] = (launch){corr, ival(R, e, "", "pid", 0, -ID_MAX, ID_MAX),
-                                          ival(R, e, "", "tid", 0, -ID_MAX, ID_MAX), num(e, "ts", 0)};
+                launch *l = &P->ls[P->nl++];
+                l->corr = corr;
+                span_of(R, e, &l->pid, &l->tid, &l->ts, &l->end);
             }
         }
         if (!strncmp(name, "ProfilerStep#", 13) && num(e, "dur", -1) >= 0 && strcmp(cat, "gpu_user_annotation")) {
@@ -567,11 +636,11 @@ static void first_pass(rd *R, val_kineto *t, const cJSON *events, pass1 *P)
 
 static const launch *find_launch(rd *R, const pass1 *P, const cJSON *args)
 {
-    launch key = {ival(R, args, "args.", "correlation", -1, -1, ID_MAX), 0, 0, 0};
+    launch key = {ival(R, args, "args.", "correlation", -1, -1, ID_MAX), 0, 0, 0, 0};
     return key.corr >= 0 && P->nl ? bsearch(&key, P->ls, (size_t)P->nl, sizeof *P->ls, cmp_launch) : NULL;
 }
 
-static void nccl_kernel(rd *R, val_kineto *t, const pass1 *P, val_kernel *k, const cJSON *args)
+static void nccl_kernel(rd *R, val_kineto *t, const pass1 *P, const launch *l, val_kernel *k, const cJSON *args)
 {
     k->cls = VAL_K_NCCL;
     nccl_from_name(k);
@@ -585,7 +654,6 @@ static void nccl_kernel(rd *R, val_kineto *t, const pass1 *P, val_kernel *k, con
         k->bytes = bytes_of(R, (double)(k->coll == SIM_COLL_ALLGATHER ? out : in), eb, "a collective");
         k->group_size = (int)ival(R, args, "args.", "Group size", 0, 0, SIM_MAX_GPUS);
     } else if (P->ncomm) {
-        const launch *l = find_launch(R, P, args);
         int ci = l ? find_comm(P->comms, P->ncomm, l->pid, l->tid, l->ts) : -1;
         if (ci >= 0) {
             k->coll = P->comms[ci].coll;
@@ -597,12 +665,11 @@ static void nccl_kernel(rd *R, val_kineto *t, const pass1 *P, val_kernel *k, con
     }
 }
 
-static void gemm_kernel(rd *R, const pass1 *P, val_kernel *k, const char *name, const cJSON *args)
+static void gemm_kernel(const pass1 *P, const launch *l, val_kernel *k, const char *name)
 {
     k->cls = VAL_K_GEMM;
-    const launch *l = find_launch(R, P, args);
     int oi = l ? find_op(P->ops, P->nops, l->pid, l->tid, l->ts) : -1;
-    if (oi < 0)
+    if (oi < 0 || P->ops[oi].ebytes)
         return;
     const gemm_op *g = &P->ops[oi];
     k->has_shape = 1;
@@ -617,6 +684,19 @@ static void gemm_kernel(rd *R, const pass1 *P, val_kernel *k, const char *name, 
     if (k->dtype == SIM_DTYPE_FP32 && (contains(name, "tensorop_s") || contains(name, "s1688") ||
                                        contains(name, "s16816") || contains(name, "tf32")))
         k->dtype = SIM_DTYPE_TF32;
+}
+
+/* An element-wise kernel launched by a pointwise op of the table. */
+static void elementwise_kernel(const pass1 *P, const launch *l, val_kernel *k, const char *name)
+{
+    int oi = l ? find_op(P->ops, P->nops, l->pid, l->tid, l->ts) : -1;
+    if (oi < 0 || !P->ops[oi].ebytes)
+        return;
+    k->op = P->ops[oi].name;
+    k->op_index = oi;
+    k->elem_bytes = P->ops[oi].ebytes;
+    k->elem_numel = P->ops[oi].enumel;
+    k->elem_vectorized = contains(name, "vectorized_elementwise_kernel");
 }
 
 /* Pass 2: the kernels. */
@@ -638,10 +718,14 @@ static void second_pass(rd *R, val_kineto *t, const cJSON *events, const pass1 *
                               INT32_MAX);
         k->coll = -1;
         k->op_index = -1;
+        const launch *l = find_launch(R, P, args);
+        k->launch_end_us = l ? l->end : -1;
         if (!strncmp(name, "ncclKernel", 10) || !strncmp(name, "ncclDevKernel", 13))
-            nccl_kernel(R, t, P, k, args);
+            nccl_kernel(R, t, P, l, k, args);
         else if (is_gemm_kernel(name))
-            gemm_kernel(R, P, k, name, args);
+            gemm_kernel(P, l, k, name);
+        else if (contains(name, "elementwise_kernel"))
+            elementwise_kernel(P, l, k, name);
     }
 }
 
@@ -723,6 +807,201 @@ int val_kineto_rank(const val_kineto *t) { return t->rank; }
 int val_kineto_world(const val_kineto *t) { return t->world; }
 int val_kineto_nkernels(const val_kineto *t) { return t->n; }
 const val_kernel *val_kineto_kernel(const val_kineto *t, int i) { return i >= 0 && i < t->n ? &t->k[i] : NULL; }
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+int val_kineto_main_stream(const val_kineto *t)
+{
+    /* the stream ids sorted, counted by runs: a trace may name any number of streams */
+    int *s = sim_xcalloc((size_t)t->n, sizeof *s, "the trace's streams");
+    for (int i = 0; i < t->n; i++)
+        s[i] = t->k[i].stream;
+    qsort(s, (size_t)t->n, sizeof *s, cmp_int);
+    int best = -1, best_n = 0;
+    for (int i = 0, j; i < t->n; i = j) {
+        for (j = i; j < t->n && s[j] == s[i]; j++)
+            ;
+        if (j - i > best_n) /* ascending ids: the smallest wins a tie */
+            best = s[i], best_n = j - i;
+    }
+    free(s);
+    return best;
+}
+
+/* The NCCL kernels in start order, with the latest end among the first i
+ * (end_max[i]), so that an overlap is found by one binary search. */
+typedef struct nccl_spans {
+    double *ts, *end_max;
+    int n;
+} nccl_spans;
+
+static nccl_spans nccl_spans_of(const val_kineto *t)
+{
+    nccl_spans S = {sim_xcalloc((size_t)t->n, sizeof *S.ts, "the trace's NCCL kernels"),
+                    sim_xcalloc((size_t)t->n, sizeof *S.end_max, "the trace's NCCL kernels"), 0};
+    for (int i = 0; i < t->n; i++) /* kernels are sorted by start time */
+        if (t->k[i].cls == VAL_K_NCCL) {
+            double e = t->k[i].ts_us + t->k[i].dur_us;
+            S.ts[S.n] = t->k[i].ts_us;
+            S.end_max[S.n] = S.n && S.end_max[S.n - 1] > e ? S.end_max[S.n - 1] : e;
+            S.n++;
+        }
+    return S;
+}
+
+/* 1 when [ts, end] overlaps an NCCL kernel: one that starts before end
+ * and ends after ts. */
+static int beside_nccl(const nccl_spans *S, double ts, double end)
+{
+    int lo = 0, hi = S->n; /* the first NCCL kernel starting at or after end */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (S->ts[mid] < end)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && S->end_max[lo - 1] > ts;
+}
+
+static void nccl_spans_free(nccl_spans *S) { free(S->ts), free(S->end_max); }
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double val_kineto_busy_gap_us(const val_kineto *t, int stream)
+{
+    double *g = sim_xcalloc((size_t)t->n + 1, sizeof *g, "the trace's kernel gaps");
+    nccl_spans S = nccl_spans_of(t);
+    int n = 0, prev = -1;
+    for (int i = 0; i < t->n; i++) { /* kernels are sorted by start time */
+        const val_kernel *k = &t->k[i];
+        if (k->stream != stream)
+            continue;
+        if (prev >= 0) {
+            const val_kernel *p = &t->k[prev];
+            double end = p->ts_us + p->dur_us;
+            /* queued before the previous ended, and no NCCL kernel holding SMs meanwhile */
+            if (k->launch_end_us >= 0 && k->launch_end_us < end && k->ts_us >= end &&
+                !beside_nccl(&S, p->ts_us, k->ts_us + k->dur_us))
+                g[n++] = k->ts_us - end;
+        }
+        prev = i;
+    }
+    nccl_spans_free(&S);
+    double med = -1;
+    if (n) {
+        qsort(g, (size_t)n, sizeof *g, cmp_dbl);
+        med = n % 2 ? g[n / 2] : 0.5 * (g[n / 2 - 1] + g[n / 2]);
+    }
+    free(g);
+    return med;
+}
+
+typedef struct pw_call {
+    const char *op;
+    int64_t numel, bytes;
+    double us;
+} pw_call;
+
+static int cmp_pw(const void *a, const void *b)
+{
+    const pw_call *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes < y->bytes ? -1 : 1;
+    int c = strcmp(x->op, y->op);
+    if (c)
+        return c;
+    if (x->numel != y->numel)
+        return x->numel < y->numel ? -1 : 1;
+    return (x->us > y->us) - (x->us < y->us);
+}
+
+int val_kineto_pointwise(const val_kineto *t, val_pointwise **out)
+{
+    int ms = val_kineto_main_stream(t), nc = 0, ng = 0;
+    nccl_spans S = nccl_spans_of(t);
+    pw_call *c = sim_xcalloc((size_t)t->n + 1, sizeof *c, "the trace's pointwise kernels");
+    *out = sim_xcalloc((size_t)t->n + 1, sizeof **out, "the trace's pointwise kernels");
+    for (int i = 0; i < t->n; i++) {
+        const val_kernel *k = &t->k[i];
+        if (k->stream == ms && k->elem_bytes > 0 && k->elem_vectorized &&
+            !beside_nccl(&S, k->ts_us, k->ts_us + k->dur_us))
+            c[nc++] = (pw_call){k->op, k->elem_numel, k->elem_bytes, k->dur_us};
+    }
+    if (nc)
+        qsort(c, (size_t)nc, sizeof *c, cmp_pw);
+    for (int i = 0; i < nc;) {
+        int j = i;
+        while (j < nc && c[j].bytes == c[i].bytes && c[j].numel == c[i].numel && !strcmp(c[j].op, c[i].op))
+            j++;
+        int n = j - i;
+        double med = n % 2 ? c[i + n / 2].us : 0.5 * (c[i + n / 2 - 1].us + c[i + n / 2].us);
+        (*out)[ng++] = (val_pointwise){c[i].op, c[i].numel, c[i].bytes, med, n};
+        i = j;
+    }
+    nccl_spans_free(&S);
+    free(c);
+    return ng;
+}
+
+static int cmp_gemm_call(const void *a, const void *b)
+{
+    const val_gemm_shape *x = a, *y = b;
+#define C(f)                                                                                                           \
+    if (x->f != y->f)                                                                                                  \
+        return x->f < y->f ? -1 : 1;
+    C(dtype) C(batch) C(m) C(n) C(k)
+#undef C
+    return (x->median_us > y->median_us) - (x->median_us < y->median_us);
+}
+
+int val_kineto_gemms(const val_kineto *t, val_gemm_shape **out)
+{
+    /* one entry per op call (op_index): the sum of the GEMM kernels it launched */
+    int max_op = -1, nc = 0, ng = 0;
+    for (int i = 0; i < t->n; i++)
+        if (t->k[i].op_index > max_op)
+            max_op = t->k[i].op_index;
+    int *slot = sim_xcalloc((size_t)max_op + 2, sizeof *slot, "the trace's GEMM calls");
+    val_gemm_shape *c = sim_xcalloc((size_t)t->n + 1, sizeof *c, "the trace's GEMM calls");
+    *out = sim_xcalloc((size_t)t->n + 1, sizeof **out, "the trace's GEMM calls");
+    for (int i = 0; i <= max_op; i++)
+        slot[i] = -1;
+    for (int i = 0; i < t->n; i++) {
+        const val_kernel *x = &t->k[i];
+        if (x->cls != VAL_K_GEMM || !x->has_shape)
+            continue;
+        int *sl = &slot[x->op_index];
+        if (*sl < 0) {
+            *sl = nc++;
+            c[*sl] = (val_gemm_shape){x->op, x->m, x->n, x->k, x->batch, x->dtype, 0, 1};
+        }
+        c[*sl].median_us += x->dur_us;
+    }
+    free(slot);
+    qsort(c, (size_t)nc, sizeof *c, cmp_gemm_call);
+    for (int i = 0; i < nc;) {
+        int j = i;
+        while (j < nc && c[j].m == c[i].m && c[j].n == c[i].n && c[j].k == c[i].k && c[j].batch == c[i].batch &&
+               c[j].dtype == c[i].dtype)
+            j++;
+        int n = j - i;
+        (*out)[ng] = c[i];
+        (*out)[ng].median_us = n % 2 ? c[i + n / 2].median_us : 0.5 * (c[i + n / 2 - 1].median_us + c[i + n / 2].median_us);
+        (*out)[ng++].calls = n;
+        i = j;
+    }
+    free(c);
+    return ng;
+}
+
 int val_kineto_nsteps(const val_kineto *t) { return t->nsteps; }
 double val_kineto_step_us(const val_kineto *t, int i) { return i >= 0 && i < t->nsteps ? t->step_us[i] : 0; }
 const char *val_kineto_step_name(const val_kineto *t, int i) { return i >= 0 && i < t->nsteps ? t->step_name[i] : ""; }
@@ -750,7 +1029,11 @@ const char *val_kineto_catalog_gpu(const char *device)
         {"A100-PCIE-40GB", "A100-PCIe-40GB"}, {"A100 80GB PCIe", "A100-PCIe-80GB"},
         {"V100-SXM2-32GB", "V100-SXM2-32GB"}, {"V100-SXM2-16GB", "V100-SXM2-16GB"},
         {"H100 80GB HBM3", "H100-SXM"},       {"H100 PCIe", "H100-PCIe"},
-        {"RTX 3090", "RTX3090"},              {"RTX 4090", "RTX4090"},
+        {"H200", "H200"},                     {"GB200", "GB200"},
+        {"B200", "B200"},                     {"L40S", "L40S"},
+        {"RTX A6000", "RTX-A6000"},           {"A40", "A40"},
+        {"RTX 3090 Ti", "RTX3090Ti"},         {"RTX 3090", "RTX3090"},
+        {"RTX 4090", "RTX4090"},
     };
     if (!device)
         return NULL;
@@ -773,6 +1056,16 @@ void val_kineto_print_summary(const val_kineto *t, FILE *out)
         tot[t->k[i].cls] += t->k[i].dur_us;
     fprintf(out, "kernels    %d: GEMM %d (%d with shapes, %.3f ms), NCCL %d (%.3f ms), other %d (%.3f ms)\n", t->n, ng,
             gs, tot[VAL_K_GEMM] / 1e3, ncl, tot[VAL_K_NCCL] / 1e3, t->n - ng - ncl, tot[VAL_K_OTHER] / 1e3);
+    int ne = 0, nv = 0, ms = val_kineto_main_stream(t);
+    for (int i = 0; i < t->n; i++)
+        if (t->k[i].elem_bytes > 0) {
+            ne++;
+            nv += t->k[i].elem_vectorized;
+        }
+    fprintf(out, "pointwise  %d element-wise kernels with bytes from their aten op (%d vectorised)\n", ne, nv);
+    if (ms >= 0)
+        fprintf(out, "stream     %d has the most kernels; busy back-to-back gap median %.2f us\n", ms,
+                val_kineto_busy_gap_us(t, ms));
     fprintf(out, "steps      %d", t->nsteps);
     for (int i = 0; i < t->nsteps; i++)
         fprintf(out, "%s %s %.3f ms", i ? "," : ":", t->step_name[i], t->step_us[i] / 1e3);

@@ -15,6 +15,13 @@
  *     tensors (alltoall_base_, _allgather_base_, _reduce_scatter_base_, a
  *     single-tensor allreduce_), the group size from the output/input ratio
  *     (gather, scatter) or else the world size (flagged);
+ *   - element-wise kernels (PyTorch's elementwise_kernel templates) get the
+ *     bytes they read and write where the launching aten op is a pointwise
+ *     op the reader knows (add, mul, tanh, copy_, fill_, ...) and recorded
+ *     its shapes without broadcasting;
+ *   - every kernel gets the time its launch call returned, so a stream's
+ *     back-to-back gaps (launch queued before the previous kernel ended:
+ *     the GPU, not the host, decided the gap) can be measured;
  * and the ProfilerStep#N step durations.  Trace replay (issue: trace-driven
  * simulation) can build schedules from the same records. */
 #ifndef VAL_KINETO_H
@@ -52,6 +59,12 @@ typedef struct val_kernel {
     int group_size;     /* 0 = unknown */
     int nccl_from_op;   /* 1: collective and bytes come from the launching c10d op, not the kernel args */
     int group_is_world; /* 1: group size not recorded, the trace's world size assumed */
+    /* element-wise (cls OTHER): bytes read + written by a known pointwise aten
+     * op (op names it), elements of its output, and whether the kernel is the
+     * contiguous vectorised template (vectorized_elementwise_kernel) */
+    int64_t elem_bytes, elem_numel;
+    int elem_vectorized;
+    double launch_end_us; /* when the launching runtime call returned, -1 = not linked */
 } val_kernel;
 
 typedef struct val_kineto val_kineto;
@@ -80,6 +93,39 @@ int val_kineto_nkernels(const val_kineto *k);
 const val_kernel *val_kineto_kernel(const val_kineto *k, int i);
 /* Kernels of a class; for GEMM, *with_shape counts those with a shape. */
 int val_kineto_count(const val_kineto *k, val_kclass cls, int *with_shape);
+
+/* The stream with the most kernels (the compute stream of a training trace). */
+int val_kineto_main_stream(const val_kineto *k);
+/* Median gap (us) between consecutive kernels of a stream where the second
+ * was launched before the first ended (the stream was busy, so the gap is
+ * the device's, not the host's); -1 when the stream has no such pair. */
+double val_kineto_busy_gap_us(const val_kineto *k, int stream);
+
+/* Element-wise work of a trace: the vectorised (contiguous) pointwise
+ * kernels of the main stream that ran alone (no NCCL kernel on the GPU at
+ * the same time), grouped by (op, elements, bytes), with the median
+ * duration of each group; sorted by bytes, then op.  Returns the number of
+ * groups (*out malloc'd, free() it; out of memory ends the process: sim/alloc.h). */
+typedef struct val_pointwise {
+    const char *op;            /* static string, "aten::add_" */
+    int64_t numel, bytes;
+    double median_us;
+    int calls;
+} val_pointwise;
+int val_kineto_pointwise(const val_kineto *k, val_pointwise **out);
+
+/* GEMM work of a trace: every GEMM op call with a shape (the kernels one
+ * call launched summed: split-K GEMMs launch two), grouped by (dtype,
+ * batch, m, n, k) in that order, with the median over the calls.  Returns
+ * the number of shapes (*out malloc'd, free() it; out of memory: sim/alloc.h). */
+typedef struct val_gemm_shape {
+    const char *op;            /* static string, "aten::addmm" */
+    int64_t m, n, k, batch;
+    sim_dtype dtype;
+    double median_us;
+    int calls;
+} val_gemm_shape;
+int val_kineto_gemms(const val_kineto *k, val_gemm_shape **out);
 
 int val_kineto_nsteps(const val_kineto *k);
 double val_kineto_step_us(const val_kineto *k, int i);

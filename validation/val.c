@@ -14,16 +14,40 @@
 struct val_set {
     int n, cap;
     val_case *v;
+    int nskip, capskip;
+    val_skipped *skip;
+    int in_data, expressible; /* -1 = not given */
 };
 
-val_set *val_set_new(void) { return calloc(1, sizeof(val_set)); }
+val_set *val_set_new(void)
+{
+    val_set *s = calloc(1, sizeof(val_set));
+    if (s)
+        s->in_data = s->expressible = -1;
+    return s;
+}
 
 void val_set_free(val_set *s)
 {
     if (!s)
         return;
     free(s->v);
+    free(s->skip);
     free(s);
+}
+
+/* Room for one more element in an array of n of cap (doubling). */
+static int grow(void **arr, int *cap, int n, size_t elem)
+{
+    if (n < *cap)
+        return 0;
+    int c = *cap ? 2 * *cap : 32;
+    void *v = realloc(*arr, (size_t)c * elem);
+    if (!v)
+        return -1;
+    *arr = v;
+    *cap = c;
+    return 0;
 }
 
 int val_add(val_set *s, const char *subset, const char *name, double measured, double simulated, const char *unit,
@@ -33,14 +57,8 @@ int val_add(val_set *s, const char *subset, const char *name, double measured, d
         return sim_errf(err, "case \"%s\": measured value %g is not a positive number", name, measured);
     if (!isfinite(simulated) || simulated < 0)
         return sim_errf(err, "case \"%s\": simulated value %g is not a non-negative number", name, simulated);
-    if (s->n == s->cap) {
-        int c = s->cap ? 2 * s->cap : 32;
-        val_case *v = realloc(s->v, (size_t)c * sizeof *v);
-        if (!v)
-            return sim_errf(err, "out of memory");
-        s->v = v;
-        s->cap = c;
-    }
+    if (grow((void **)&s->v, &s->cap, s->n, sizeof *s->v) < 0)
+        return sim_errf(err, "out of memory");
     val_case *k = &s->v[s->n++];
     memset(k, 0, sizeof *k);
     snprintf(k->name, sizeof k->name, "%s", name);
@@ -50,6 +68,45 @@ int val_add(val_set *s, const char *subset, const char *name, double measured, d
     k->simulated = simulated;
     k->x = x;
     return 0;
+}
+
+void val_case_detail(val_set *s, double compute_s, double exposed_s, double bubble_s, const char *note)
+{
+    if (!s || s->n == 0)
+        return;
+    val_case *k = &s->v[s->n - 1];
+    k->compute_s = compute_s;
+    k->exposed_s = exposed_s;
+    k->bubble_s = bubble_s;
+    snprintf(k->note, sizeof k->note, "%s", note ? note : "");
+}
+
+int val_skip(val_set *s, const char *subset, const char *name, const char *kind, const char *reason, sim_err *err)
+{
+    if (grow((void **)&s->skip, &s->capskip, s->nskip, sizeof *s->skip) < 0)
+        return sim_errf(err, "out of memory");
+    val_skipped *k = &s->skip[s->nskip++];
+    snprintf(k->name, sizeof k->name, "%s", name);
+    snprintf(k->subset, sizeof k->subset, "%s", subset ? subset : "");
+    snprintf(k->kind, sizeof k->kind, "%s", kind ? kind : "");
+    snprintf(k->reason, sizeof k->reason, "%s", reason ? reason : "");
+    return 0;
+}
+
+int val_skip_count(const val_set *s) { return s ? s->nskip : 0; }
+
+const val_skipped *val_skip_get(const val_set *s, int i) { return (s && i >= 0 && i < s->nskip) ? &s->skip[i] : NULL; }
+
+void val_set_rows(val_set *s, int in_data, int expressible)
+{
+    s->in_data = in_data;
+    s->expressible = expressible;
+}
+
+void val_get_rows(const val_set *s, int *in_data, int *expressible)
+{
+    *in_data = s ? s->in_data : -1;
+    *expressible = s ? s->expressible : -1;
 }
 
 int val_set_count(const val_set *s) { return s ? s->n : 0; }
@@ -132,12 +189,12 @@ val_thresholds *val_thresholds_load(const char *path, sim_err *err)
             cJSON_Delete(root);
             return NULL;
         }
-        static const char *keys[] = {"mape", "worst"};
-        for (int k = 0; k < 2; k++) {
+        static const char *keys[] = {"mape", "worst", "bias", "cases"};
+        for (int k = 0; k < 4; k++) {
             const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, keys[k]);
             if (v && (!cJSON_IsNumber(v) || !(v->valuedouble >= 0))) {
-                sim_errf(err, "%s: groups.\"%s\".%s: expected a non-negative number of percent", path, e->string,
-                         keys[k]);
+                sim_errf(err, "%s: groups.\"%s\".%s: expected a non-negative number%s", path, e->string, keys[k],
+                         k < 3 ? " of percent" : " of cases");
                 cJSON_Delete(root);
                 return NULL;
             }
@@ -182,4 +239,18 @@ int val_thresholds_get(const val_thresholds *t, const char *key, double *mape_ma
     if (w)
         *worst_max = w->valuedouble;
     return 1;
+}
+
+int val_thresholds_cases(const val_thresholds *t, const char *key)
+{
+    const cJSON *e = t ? cJSON_GetObjectItemCaseSensitive(t->groups, key) : NULL;
+    const cJSON *c = e ? cJSON_GetObjectItemCaseSensitive(e, "cases") : NULL;
+    return cJSON_IsNumber(c) ? (int)c->valuedouble : -1;
+}
+
+double val_thresholds_bias(const val_thresholds *t, const char *key)
+{
+    const cJSON *e = t ? cJSON_GetObjectItemCaseSensitive(t->groups, key) : NULL;
+    const cJSON *b = e ? cJSON_GetObjectItemCaseSensitive(e, "bias") : NULL;
+    return cJSON_IsNumber(b) ? b->valuedouble : NAN;
 }

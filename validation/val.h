@@ -29,7 +29,23 @@ typedef struct val_case {
     double measured;
     double simulated;
     double x;         /* e.g. message bytes; 0 = none */
+    /* Optional, for whole-iteration cases (val_case_detail): where the
+     * simulated time went, means over GPUs in seconds (all 0 = not given),
+     * and a short note (how it was simulated, what the memory model said). */
+    double compute_s, exposed_s, bubble_s;
+    char note[192];
 } val_case;
+
+/* A row of a group's data that was not simulated, and why: `kind` holds
+ * short labels shared by rows with the same cause ("attn=flash",
+ * "micro_batch_size not stated"), '|'-separated when there are several;
+ * `reason` the whole explanation. */
+typedef struct val_skipped {
+    char name[64];
+    char subset[32];
+    char kind[256];
+    char reason[768];
+} val_skipped;
 
 /* The cases of one group, in the order they were added (opaque). */
 typedef struct val_set val_set;
@@ -43,6 +59,18 @@ int val_add(val_set *s, const char *subset, const char *name, double measured, d
             double x, sim_err *err);
 int val_set_count(const val_set *s);
 const val_case *val_set_get(const val_set *s, int i);
+/* Adds the simulated breakdown and a note (may be NULL) to the last case added. */
+void val_case_detail(val_set *s, double compute_s, double exposed_s, double bubble_s, const char *note);
+
+/* Records a row the group could not simulate (subset may be NULL). */
+int val_skip(val_set *s, const char *subset, const char *name, const char *kind, const char *reason, sim_err *err);
+int val_skip_count(const val_set *s);
+const val_skipped *val_skip_get(const val_set *s, int i);
+/* For groups whose rows are configurations: how many rows the data hold and
+ * how many of them trainsim can express (-1 = not given).  The report
+ * prints them beside the number of cases simulated. */
+void val_set_rows(val_set *s, int in_data, int expressible);
+void val_get_rows(const val_set *s, int *in_data, int *expressible);
 
 /* Signed relative error in percent: 100 (simulated − measured) / measured. */
 double val_error_pct(double measured, double simulated);
@@ -63,6 +91,14 @@ typedef struct val_ctx {
     const char *data_dir;  /* validation/data (copied data sets, PROVENANCE.md) */
     sim_options opt;       /* simulation options every case uses */
     int verbose;
+    /* For groups of whole training runs (g_e2e.c): all = every expressible
+     * row, not only the subset ctest checks; map_only = map the rows and
+     * record what cannot be expressed, simulate nothing (--unexpressed);
+     * fidelity: 0 = each row as its cost estimate decides, 1 = every row
+     * simulated whole, 2 = every row by the planner's fast fidelity; rows:
+     * "ID,ID,..." only these rows (NULL = all). */
+    int all, map_only, fidelity;
+    const char *rows;
 } val_ctx;
 
 /* Returns the malloc'd path data_dir/rel. */
@@ -87,7 +123,11 @@ const val_group *val_group_find(const char *name);
  *               "GROUP/SUBSET": {...}}}
  * "mape" and "worst" are maxima in percent; either may be absent.  A group
  * with subsets is checked per subset ("GROUP/SUBSET") and, if it has an
- * entry, as a whole. */
+ * entry, as a whole.  "bias" (optional) limits the absolute mean signed
+ * error in percent.  "cases" (optional) is the fewest cases the entry's
+ * group or subset must produce: a group whose rows cannot be expressed yet
+ * records 0 (its skipped rows say why), one whose rows can records how many,
+ * so that rows becoming inexpressible fail --check. */
 typedef struct val_thresholds val_thresholds;
 
 val_thresholds *val_thresholds_load(const char *path, sim_err *err);
@@ -98,5 +138,9 @@ const char *val_thresholds_commit(const val_thresholds *t);
 /* Looks up "key" (GROUP or GROUP/SUBSET).  Returns 1 and fills the limits
  * (NAN where absent) if recorded, 0 if not. */
 int val_thresholds_get(const val_thresholds *t, const char *key, double *mape_max, double *worst_max);
+/* The entry's "cases" minimum, or -1 when it records none (or there is no entry). */
+int val_thresholds_cases(const val_thresholds *t, const char *key);
+/* The entry's "bias" limit (largest |mean signed error| in percent), NAN when none. */
+double val_thresholds_bias(const val_thresholds *t, const char *key);
 
 #endif

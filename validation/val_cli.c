@@ -23,6 +23,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: trainsim validate [--group NAME[,NAME...]] [--json | --csv] [--svg FILE] [--check]\n"
             "                         [--data DIR] [--thresholds FILE] [--list]\n"
+            "                         [--all] [--rows ID,...] [--fidelity auto|full|fast] [--unexpressed]\n"
             "       trainsim validate --trace FILE   what the Kineto reader extracts from a PyTorch-profiler trace\n"
             "\n"
             "  --group G       run only these groups (default: all; --list shows them)\n"
@@ -30,7 +31,13 @@ static void usage(FILE *f)
             "  --svg FILE      draw simulated against measured, one panel per group\n"
             "  --check         exit 1 when a group's error exceeds its recorded threshold\n"
             "  --data DIR      the data sets (default $TRAINSIM_DATA, else %s/validation/data)\n"
-            "  --thresholds F  thresholds file (default: DIR/../thresholds.json)\n",
+            "  --thresholds F  thresholds file (default: DIR/../thresholds.json)\n"
+            "  end-to-end groups (e2e-*: published training runs, one row per configuration):\n"
+            "  --all           every expressible row, not only the subset ctest checks\n"
+            "  --rows ID,...   only these rows (row_id), whatever their cost\n"
+            "  --fidelity F    auto (default: whole simulation unless a row's cost estimate exceeds the\n"
+            "                  per-row budget, then the planner's fast fidelity), full or fast for every row\n"
+            "  --unexpressed   list the rows that cannot be simulated and why (simulates nothing)\n",
             TRAINSIM_SOURCE_DIR);
 }
 
@@ -64,8 +71,9 @@ static int trace_summary(const char *path)
 
 int val_cli_main(int argc, char **argv)
 {
-    const char *groups = NULL, *svg = NULL, *data = NULL, *thr_path = NULL, *trace = NULL;
-    int json = 0, csv = 0, check = 0, list = 0;
+    const char *groups = NULL, *svg = NULL, *data = NULL, *thr_path = NULL, *trace = NULL, *fidelity = NULL,
+               *rows = NULL;
+    int json = 0, csv = 0, check = 0, list = 0, all = 0, unexpressed = 0;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         const char **slot = NULL;
@@ -86,6 +94,16 @@ int val_cli_main(int argc, char **argv)
         } else if (!strcmp(o, "--list")) {
             list = 1;
             continue;
+        } else if (!strcmp(o, "--all")) {
+            all = 1;
+            continue;
+        } else if (!strcmp(o, "--unexpressed")) {
+            unexpressed = 1;
+            continue;
+        } else if (!strcmp(o, "--fidelity")) {
+            slot = &fidelity;
+        } else if (!strcmp(o, "--rows")) {
+            slot = &rows;
         } else if (!strcmp(o, "--group")) {
             slot = &groups;
         } else if (!strcmp(o, "--svg")) {
@@ -114,12 +132,24 @@ int val_cli_main(int argc, char **argv)
     }
     if (trace)
         return trace_summary(trace);
+    static const char *const fidelities[] = {"auto", "full", "fast"};
+    int fid = -1;
+    for (int k = 0; k < 3 && fidelity; k++)
+        if (!strcmp(fidelity, fidelities[k]))
+            fid = k;
+    if (fidelity && fid < 0) {
+        return sim_err_print("trainsim validate", 2, "--fidelity: expected auto, full or fast, got \"%s\"", fidelity);
+    }
+    if (unexpressed && (json || csv || svg || check)) {
+        return sim_err_print("trainsim validate", 2,
+                             "--unexpressed lists rows; it does not combine with --json, --csv, --svg or --check");
+    }
 
     int ng;
-    const val_group *all = val_groups(&ng);
+    const val_group *groups_all = val_groups(&ng);
     if (list) {
         for (int i = 0; i < ng; i++)
-            printf("%-22s %s\n", all[i].name, all[i].what);
+            printf("%-22s %s\n", groups_all[i].name, groups_all[i].what);
         return 0;
     }
     if (groups) {
@@ -129,7 +159,7 @@ int val_cli_main(int argc, char **argv)
             if (!val_group_find(tok)) {
                 char known[1024] = "";
                 for (int i = 0; i < ng; i++)
-                    snprintf(known + strlen(known), sizeof known - strlen(known), " %s", all[i].name);
+                    snprintf(known + strlen(known), sizeof known - strlen(known), " %s", groups_all[i].name);
                 sim_err_print("trainsim validate", 2, "--group: no group named \"%s\"; known groups:%s", tok, known);
                 free(copy);
                 return 2;
@@ -164,24 +194,31 @@ int val_cli_main(int argc, char **argv)
     memset(&ctx, 0, sizeof ctx);
     ctx.data_dir = data;
     sim_options_default(&ctx.opt);
+    ctx.all = all;
+    ctx.map_only = unexpressed;
+    ctx.fidelity = fid < 0 ? 0 : fid;
+    ctx.rows = rows;
 
     val_result *res = calloc((size_t)ng, sizeof *res);
     int nres = 0, failed = 0;
     for (int i = 0; i < ng; i++) {
-        if (!selected(groups, all[i].name))
+        if (!selected(groups, groups_all[i].name))
             continue;
         val_result *r = &res[nres++];
-        r->group = &all[i];
+        r->group = &groups_all[i];
         r->set = val_set_new();
-        if (all[i].run(&ctx, r->set, &r->err) < 0) {
+        if (groups_all[i].run(&ctx, r->set, &r->err) < 0) {
             r->error = 1;
             failed = 1;
-            sim_err_print("trainsim validate", 1, "group %s: %s", all[i].name, r->err.msg);
+            sim_err_print("trainsim validate", 1, "group %s: %s", groups_all[i].name, r->err.msg);
         }
     }
     int check_failed = 0;
-    val_report_check(res, nres, thr, check, stderr, &check_failed);
-    if (json)
+    if (!unexpressed)
+        val_report_check(res, nres, thr, check, stderr, &check_failed);
+    if (unexpressed)
+        val_report_unexpressed(res, nres, stdout);
+    else if (json)
         val_report_json(res, nres, thr, stdout);
     else if (csv)
         val_report_csv(res, nres, stdout);

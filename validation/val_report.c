@@ -32,7 +32,8 @@ typedef struct unit_check {
     char key[96];
     val_stats st;
     int has;        /* a threshold is recorded */
-    double mape_max, worst_max;
+    double mape_max, worst_max, bias_max;
+    int cases_min;  /* -1: none recorded */
     int ok;
 } unit_check;
 
@@ -45,8 +46,17 @@ static void check_unit(const val_result *r, const char *subset, const val_thresh
         snprintf(u->key, sizeof u->key, "%s", r->group->name);
     val_stats_of(r->set, subset, &u->st);
     u->has = val_thresholds_get(t, u->key, &u->mape_max, &u->worst_max);
+    u->cases_min = val_thresholds_cases(t, u->key);
+    u->bias_max = val_thresholds_bias(t, u->key);
     u->ok = !r->error && (!u->has || ((isnan(u->mape_max) || u->st.mape <= u->mape_max) &&
-                                       (isnan(u->worst_max) || u->st.worst <= u->worst_max)));
+                                       (isnan(u->worst_max) || u->st.worst <= u->worst_max) &&
+                                       (isnan(u->bias_max) || fabs(u->st.bias) <= u->bias_max))) &&
+            (u->cases_min < 0 || u->st.n >= u->cases_min);
+}
+
+static int has_limits(const unit_check *u)
+{
+    return u->has && (!isnan(u->mape_max) || !isnan(u->worst_max) || !isnan(u->bias_max));
 }
 
 /* Units of a result: the whole group, then each subset. */
@@ -61,6 +71,45 @@ static int units_of(const val_result *r, const val_thresholds *t, unit_check *u,
     return n;
 }
 
+/* The failures of one group that are not a unit over its limits: none
+ * recorded, no cases (unless the entry says 0 are expected), cases but no
+ * limit anywhere (rows became expressible: record their errors). */
+static void check_group(const val_result *r, const unit_check *u, int nu, int check, FILE *log, int *failed)
+{
+    int any = 0, limits = 0;
+    for (int j = 0; j < nu; j++) {
+        any |= u[j].has;
+        limits |= has_limits(&u[j]);
+    }
+    const char *g = r->group->name;
+    int n = val_set_count(r->set);
+    if (!any) {
+        *failed = 1;
+        if (check)
+            fprintf(log, "trainsim: validate --check: no threshold recorded for group %s in thresholds.json\n", g);
+    } else if (n == 0 && u[0].cases_min != 0) {
+        *failed = 1;
+        if (check)
+            fprintf(log, "trainsim: validate --check: group %s produced no cases\n", g);
+    } else if (n > 0 && !limits) {
+        *failed = 1;
+        if (check)
+            fprintf(log,
+                    "trainsim: validate --check: group %s produced %d cases but thresholds.json records no mape or "
+                    "worst limit for it (rows became expressible: run it and record what it measures)\n",
+                    g, n);
+    }
+    for (int j = 0; j < nu; j++)
+        if (u[j].cases_min >= 0 && u[j].st.n < u[j].cases_min) {
+            *failed = 1;
+            if (check)
+                fprintf(log,
+                        "trainsim: validate --check: %s produced %d cases, thresholds.json expects at least %d "
+                        "(rows that ran no longer do: see --unexpressed)\n",
+                        u[j].key, u[j].st.n, u[j].cases_min);
+        }
+}
+
 void val_report_check(const val_result *r, int n, const val_thresholds *t, int check, FILE *log, int *failed)
 {
     *failed = 0;
@@ -71,32 +120,22 @@ void val_report_check(const val_result *r, int n, const val_thresholds *t, int c
         }
         unit_check u[MAX_SUBSETS + 1];
         int nu = units_of(&r[i], t, u, MAX_SUBSETS + 1);
-        int any = 0;
         for (int j = 0; j < nu; j++) {
-            any |= u[j].has;
-            if (u[j].has && !u[j].ok) {
+            int over = u[j].has && !u[j].ok && !(u[j].cases_min >= 0 && u[j].st.n < u[j].cases_min);
+            if (over) {
                 *failed = 1;
                 if (check)
                     fprintf(log,
                             "trainsim: validate --check: %s: MAPE %.2f %% (limit %s%.2f), worst %.2f %% (limit %s%.2f, "
-                            "case \"%s\") exceeds the threshold in thresholds.json\n",
+                            "case \"%s\"), bias %+.2f %% (limit %s%.2f) exceeds the threshold in thresholds.json\n",
                             u[j].key, u[j].st.mape, isnan(u[j].mape_max) ? "none " : "",
                             isnan(u[j].mape_max) ? 0 : u[j].mape_max, u[j].st.worst,
                             isnan(u[j].worst_max) ? "none " : "", isnan(u[j].worst_max) ? 0 : u[j].worst_max,
-                            u[j].st.worst_index >= 0 ? val_set_get(r[i].set, u[j].st.worst_index)->name : "");
+                            u[j].st.worst_index >= 0 ? val_set_get(r[i].set, u[j].st.worst_index)->name : "",
+                            u[j].st.bias, isnan(u[j].bias_max) ? "none " : "", isnan(u[j].bias_max) ? 0 : u[j].bias_max);
             }
         }
-        if (!any) {
-            *failed = 1;
-            if (check)
-                fprintf(log, "trainsim: validate --check: no threshold recorded for group %s in thresholds.json\n",
-                        r[i].group->name);
-        }
-        if (val_set_count(r[i].set) == 0) {
-            *failed = 1;
-            if (check)
-                fprintf(log, "trainsim: validate --check: group %s produced no cases\n", r[i].group->name);
-        }
+        check_group(&r[i], u, nu, check, log, failed);
     }
 }
 
@@ -115,6 +154,111 @@ static const char *fmt_limit(double mape_max, double worst_max, int has, char *b
     return buf;
 }
 
+/* Mean shares of the simulated time in compute, exposed communication and
+ * bubble over the cases that carry a breakdown; returns how many do. */
+static int shares_of(const val_set *s, double sh[3])
+{
+    int n = 0;
+    sh[0] = sh[1] = sh[2] = 0;
+    for (int i = 0; i < val_set_count(s); i++) {
+        const val_case *c = val_set_get(s, i);
+        double t = c->compute_s + c->exposed_s + c->bubble_s;
+        if (!(t > 0))
+            continue;
+        sh[0] += c->compute_s / t;
+        sh[1] += c->exposed_s / t;
+        sh[2] += c->bubble_s / t;
+        n++;
+    }
+    for (int k = 0; n && k < 3; k++)
+        sh[k] *= 100.0 / n;
+    return n;
+}
+
+/* The distinct skip kinds of a set with the rows that have each (a row
+ * counts under every kind it has; first-seen order). */
+static int skip_kinds(const val_set *s, char kind[][64], int *count, int max)
+{
+    int n = 0;
+    for (int i = 0; i < val_skip_count(s); i++) {
+        const char *k = val_skip_get(s, i)->kind;
+        while (*k) {
+            size_t len = strcspn(k, "|");
+            char one[64];
+            snprintf(one, sizeof one, "%.*s", (int)(len < 63 ? len : 63), k);
+            int j = 0;
+            while (j < n && strcmp(kind[j], one))
+                j++;
+            if (j < n)
+                count[j]++;
+            else if (n < max) {
+                memcpy(kind[n], one, sizeof one);
+                count[n++] = 1;
+            }
+            k += len + (k[len] == '|');
+        }
+    }
+    return n;
+}
+
+/* What a group of configurations did with its rows: counts, the breakdown
+ * of the simulated time, and why rows were not simulated (by kind). */
+static void text_rows(const val_result *r, FILE *out)
+{
+    int in_data, expressible;
+    val_get_rows(r->set, &in_data, &expressible);
+    if (in_data >= 0)
+        fprintf(out, "  rows: %d in the data, %d expressible, %d simulated%s\n", in_data, expressible,
+                val_set_count(r->set),
+                val_set_count(r->set) < expressible ? " (the subset ctest checks; --all for every expressible row)" : "");
+    double sh[3];
+    if (shares_of(r->set, sh))
+        fprintf(out, "  simulated time (mean share over the cases): compute %.1f %%, exposed communication %.1f %%, "
+                     "bubble/idle %.1f %%\n", sh[0], sh[1], sh[2]);
+    enum { MAXK = 64 };
+    char kind[MAXK][64];
+    int count[MAXK];
+    int nk = skip_kinds(r->set, kind, count, MAXK);
+    for (int a = 1; a < nk; a++) /* most rows first; insertion sort keeps first-seen order among equals */
+        for (int b = a; b > 0 && count[b] > count[b - 1]; b--) {
+            char t[64];
+            memcpy(t, kind[b], sizeof t);
+            memcpy(kind[b], kind[b - 1], sizeof t);
+            memcpy(kind[b - 1], t, sizeof t);
+            int c = count[b];
+            count[b] = count[b - 1];
+            count[b - 1] = c;
+        }
+    if (nk)
+        fprintf(out,
+                "  not simulated: %d rows; what they lack, rows per cause (a row counts under each of its causes;\n"
+                "  trainsim validate --group %s --unexpressed lists every row with its reasons):\n",
+                val_skip_count(r->set), r->group->name);
+    for (int k = 0; k < nk; k++)
+        fprintf(out, "    %4d  %s\n", count[k], kind[k]);
+}
+
+void val_report_unexpressed(const val_result *r, int n, FILE *out)
+{
+    for (int i = 0; i < n; i++) {
+        fprintf(out, "%s: %s\n", r[i].group->name, r[i].group->what);
+        if (r[i].error) {
+            fprintf(out, "  error: %s\n\n", r[i].err.msg);
+            continue;
+        }
+        int in_data, expressible;
+        val_get_rows(r[i].set, &in_data, &expressible);
+        if (in_data >= 0)
+            fprintf(out, "  %d rows in the data, %d expressible, %d not:\n", in_data, expressible,
+                    val_skip_count(r[i].set));
+        for (int k = 0; k < val_skip_count(r[i].set); k++) {
+            const val_skipped *x = val_skip_get(r[i].set, k);
+            fprintf(out, "  %-12s %-16s %s\n", x->name, x->subset[0] ? x->subset : "-", x->reason);
+        }
+        fputc('\n', out);
+    }
+}
+
 void val_report_text(const val_result *r, int n, const val_thresholds *t, FILE *out)
 {
     for (int i = 0; i < n; i++) {
@@ -123,17 +267,21 @@ void val_report_text(const val_result *r, int n, const val_thresholds *t, FILE *
             fprintf(out, "  error: %s\n\n", r[i].err.msg);
             continue;
         }
-        int w = 20;
+        int w = 20, notes = 0;
         for (int k = 0; k < val_set_count(r[i].set); k++) {
             int l = (int)strlen(val_set_get(r[i].set, k)->name);
             w = l > w ? l : w;
+            notes |= val_set_get(r[i].set, k)->note[0] != 0;
         }
-        fprintf(out, "  %-*s %-14s %17s %17s %9s\n", w, "case", "subset", "measured", "simulated", "error %");
+        fprintf(out, "  %-*s %-14s %17s %17s %9s%s\n", w, "case", "subset", "measured", "simulated", "error %",
+                notes ? "  note" : "");
         for (int k = 0; k < val_set_count(r[i].set); k++) {
             const val_case *c = val_set_get(r[i].set, k);
-            fprintf(out, "  %-*s %-14s %11.5g %-5s %11.5g %-5s %+9.2f\n", w, c->name, c->subset[0] ? c->subset : "-",
-                    c->measured, c->unit, c->simulated, c->unit, val_error_pct(c->measured, c->simulated));
+            fprintf(out, "  %-*s %-14s %11.5g %-5s %11.5g %-5s %+9.2f%s%s\n", w, c->name,
+                    c->subset[0] ? c->subset : "-", c->measured, c->unit, c->simulated, c->unit,
+                    val_error_pct(c->measured, c->simulated), c->note[0] ? "  " : "", c->note);
         }
+        text_rows(&r[i], out);
         fputc('\n', out);
     }
     if (t)
@@ -173,9 +321,47 @@ static cJSON *stats_json(const val_result *r, const unit_check *u)
             cJSON_AddNumberToObject(th, "mape_pct", u->mape_max);
         if (!isnan(u->worst_max))
             cJSON_AddNumberToObject(th, "worst_pct", u->worst_max);
+        if (!isnan(u->bias_max))
+            cJSON_AddNumberToObject(th, "abs_bias_pct", u->bias_max);
+        if (u->cases_min >= 0)
+            cJSON_AddNumberToObject(th, "cases_min", u->cases_min);
         cJSON_AddBoolToObject(o, "within_threshold", u->ok);
     }
     return o;
+}
+
+/* Rows of a group of configurations: counts, mean breakdown shares and the
+ * rows not simulated with their reasons. */
+static void rows_json(const val_result *r, cJSON *g)
+{
+    int in_data, expressible;
+    val_get_rows(r->set, &in_data, &expressible);
+    if (in_data >= 0) {
+        cJSON *o = cJSON_AddObjectToObject(g, "rows");
+        cJSON_AddNumberToObject(o, "in_data", in_data);
+        cJSON_AddNumberToObject(o, "expressible", expressible);
+        cJSON_AddNumberToObject(o, "simulated", val_set_count(r->set));
+    }
+    double sh[3];
+    if (shares_of(r->set, sh)) {
+        cJSON *o = cJSON_AddObjectToObject(g, "breakdown_share_pct");
+        cJSON_AddNumberToObject(o, "compute", sh[0]);
+        cJSON_AddNumberToObject(o, "exposed_comm", sh[1]);
+        cJSON_AddNumberToObject(o, "bubble", sh[2]);
+    }
+    if (val_skip_count(r->set) == 0)
+        return;
+    cJSON *a = cJSON_AddArrayToObject(g, "not_simulated");
+    for (int k = 0; k < val_skip_count(r->set); k++) {
+        const val_skipped *x = val_skip_get(r->set, k);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "row", x->name);
+        if (x->subset[0])
+            cJSON_AddStringToObject(o, "subset", x->subset);
+        cJSON_AddStringToObject(o, "kind", x->kind);
+        cJSON_AddStringToObject(o, "reason", x->reason);
+        cJSON_AddItemToArray(a, o);
+    }
 }
 
 void val_report_json(const val_result *r, int n, const val_thresholds *t, FILE *out)
@@ -207,6 +393,7 @@ void val_report_json(const val_result *r, int n, const val_thresholds *t, FILE *
             for (int j = 1; j < nu; j++)
                 cJSON_AddItemToObject(subs, strchr(u[j].key, '/') + 1, stats_json(&r[i], &u[j]));
         }
+        rows_json(&r[i], g);
         cJSON *cases = cJSON_AddArrayToObject(g, "cases");
         for (int k = 0; k < val_set_count(r[i].set); k++) {
             const val_case *c = val_set_get(r[i].set, k);
@@ -220,6 +407,14 @@ void val_report_json(const val_result *r, int n, const val_thresholds *t, FILE *
             cJSON_AddNumberToObject(o, "error_pct", val_error_pct(c->measured, c->simulated));
             if (c->x > 0)
                 cJSON_AddNumberToObject(o, "x", c->x);
+            if (c->note[0])
+                cJSON_AddStringToObject(o, "note", c->note);
+            if (c->compute_s + c->exposed_s + c->bubble_s > 0) {
+                cJSON *b = cJSON_AddObjectToObject(o, "breakdown");
+                cJSON_AddNumberToObject(b, "compute_s", c->compute_s);
+                cJSON_AddNumberToObject(b, "exposed_comm_s", c->exposed_s);
+                cJSON_AddNumberToObject(b, "bubble_s", c->bubble_s);
+            }
             cJSON_AddItemToArray(cases, o);
         }
     }
@@ -247,7 +442,7 @@ static void csv_field(FILE *out, const char *s)
 
 void val_report_csv(const val_result *r, int n, FILE *out)
 {
-    fputs("group,subset,case,unit,x,measured,simulated,error_pct\n", out);
+    fputs("group,subset,case,unit,x,measured,simulated,error_pct,compute_s,exposed_comm_s,bubble_s,note\n", out);
     for (int i = 0; i < n; i++) {
         for (int k = 0; !r[i].error && k < val_set_count(r[i].set); k++) {
             const val_case *c = val_set_get(r[i].set, k);
@@ -258,8 +453,10 @@ void val_report_csv(const val_result *r, int n, FILE *out)
             csv_field(out, c->name);
             fputc(',', out);
             csv_field(out, c->unit);
-            fprintf(out, ",%.10g,%.10g,%.10g,%.6f\n", c->x, c->measured, c->simulated,
-                    val_error_pct(c->measured, c->simulated));
+            fprintf(out, ",%.10g,%.10g,%.10g,%.6f,%.10g,%.10g,%.10g,", c->x, c->measured, c->simulated,
+                    val_error_pct(c->measured, c->simulated), c->compute_s, c->exposed_s, c->bubble_s);
+            csv_field(out, c->note);
+            fputc('\n', out);
         }
     }
 }
@@ -398,7 +595,10 @@ static void svg_panel(FILE *f, const val_result *r, const val_thresholds *t, dou
         fputs("</text>\n", f);
         return;
     }
-    fprintf(f, "%d cases, MAPE %.1f %%, worst %.1f %%</text>\n", u.st.n, u.st.mape, u.st.worst);
+    fprintf(f, "%d cases, MAPE %.1f %%, worst %.1f %%, bias %+.1f %%", u.st.n, u.st.mape, u.st.worst, u.st.bias);
+    if (val_skip_count(s))
+        fprintf(f, "; %d rows not simulated", val_skip_count(s));
+    fputs("</text>\n", f);
     if (n == 0)
         return;
     const char *unit = val_set_get(s, 0)->unit;

@@ -21,6 +21,8 @@ void val_report_check(const val_result *r, int n, const val_thresholds *t, int c
 void val_report_text(const val_result *r, int n, const val_thresholds *t, FILE *out);
 void val_report_json(const val_result *r, int n, const val_thresholds *t, FILE *out);
 void val_report_csv(const val_result *r, int n, FILE *out);
+/* Every row each group did not simulate, with its reason (--unexpressed). */
+void val_report_unexpressed(const val_result *r, int n, FILE *out);
 /* One panel per group: simulated against measured (or both against x when
  * the cases carry one), log axes where the values span decades. */
 int val_report_svg(const val_result *r, int n, const val_thresholds *t, const char *path, sim_err *err);

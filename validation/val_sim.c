@@ -1,7 +1,18 @@
 /* val_sim.c — validation cases through the user pipeline (see val_sim.h). */
 #include <stdlib.h>
 
+#include "platforms/platform.h"
 #include "val_sim.h"
+
+sim_machine *val_sim_node(const char *model, int gpus, sim_err *err)
+{
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"name\": \"node-%s-x%d\", \"nodes\": 1, \"node\": {\"gpu\": \"%s\", \"gpus_per_node\": %d}, "
+             "\"fabric\": {\"type\": \"switch\"}}",
+             model, gpus, model, gpus);
+    return plat_from_json(json, "validation node", err);
+}
 
 int val_sim_run(const val_ctx *ctx, const sim_schedule *s, const sim_machine *m, sim_result *out, sim_err *err)
 {

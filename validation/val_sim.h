@@ -14,6 +14,11 @@
 #include "sim/schedule.h"
 #include "val.h"
 
+/* A one-node machine of `gpus` GPUs of a catalogue model (NVSwitch where
+ * the model has it), built through the cluster JSON path users take; NULL
+ * with a message when the model is unknown. */
+sim_machine *val_sim_node(const char *model, int gpus, sim_err *err);
+
 /* Runs a schedule and returns its result (caller frees with sim_result_free). */
 int val_sim_run(const val_ctx *ctx, const sim_schedule *s, const sim_machine *m, sim_result *out, sim_err *err);
 

@@ -192,6 +192,9 @@ static char *format_json(const wl_compare_row *rows, int n, const char *key, con
     cJSON_AddStringToObject(o, "compare", key);
     cJSON_AddStringToObject(o, "platform", mach->name);
     cJSON_AddStringToObject(o, "model", model->name);
+    cJSON *info = wl_model_describe(model);
+    if (info)
+        cJSON_AddItemToObject(o, "model_info", info);
     cJSON_AddNumberToObject(o, "gpus", mach->ngpus);
     cJSON_AddNumberToObject(o, "memory_capacity_bytes", sim_machine_gpu(mach, 0)->mem_capacity);
     cJSON *runs = cJSON_AddArrayToObject(o, "runs");

@@ -8,18 +8,28 @@
  * recomputation, papers.md §2.3-2.4, §6.2, §7.D); data parallelism with
  * gradient buckets all-reduced after the flush (the Oases benchmark's
  * `reduce_grad`, papers.md §1.2; DeepSpeed/Merak `ReduceGrads`, §2.3) or
- * while backward runs (PyTorch DDP); ZeRO stages 1-3 / FSDP and OSDP's
- * per-layer sharding (papers.md §3.6); the per-GPU memory model.
+ * while backward runs (PyTorch DDP; Megatron-Core's overlap-grad-reduce,
+ * its bucket layout and sizes, distributed optimizer and
+ * overlap-param-gather, after megatron/core/distributed/
+ * {distributed_data_parallel,param_and_grad_buffer,finalize_model_grads}.py
+ * and megatron/core/optimizer/distrib_optimizer.py at NVIDIA/Megatron-LM
+ * d98e8a64, read, not copied); ZeRO stages 1-3, PyTorch FSDP / HSDP
+ * (torch/distributed/fsdp and _composable/fsdp: sharding strategies,
+ * prefetch and mixed precision) and OSDP's per-layer sharding (papers.md
+ * §3.6); the per-GPU memory model.
  *
  * Streams per rank (each one in-order, as on a CUDA stream):
  *   "compute"        every kernel and every memory effect
  *   "tp"             tensor-parallel all-reduces (one communicator per TP group)
  *   "dp"             data-parallel gradient buckets (all-reduce; ZeRO-1/2:
  *                    reduce-scatter, and the all-gather of updated weights
- *                    after the optimizer), then the embedding all-reduce
- *                    between first and last stage
- *   "fsdp-ag", "fsdp-rs"  ZeRO-3 / OSDP parameter all-gathers and gradient
- *                    reduce-scatters (own communicators over the DP group)
+ *                    after the optimizer, or at the start of the step with
+ *                    param_overlap), then the embedding all-reduce between
+ *                    first and last stage
+ *   "fsdp-ag", "fsdp-rs"  ZeRO-3 / FSDP / OSDP parameter all-gathers and
+ *                    gradient reduce-scatters (own communicators over the DP
+ *                    group, or over a node's members under fsdp=hybrid, whose
+ *                    all-reduce over the nodes follows each reduce-scatter)
  *   "pp-send-next", "pp-recv-prev", "pp-send-prev", "pp-recv-next"
  *                    pipeline messages, one stream per direction and role so that
  *                    a blocked send never stops a receive (no deadlock).
@@ -43,6 +53,7 @@
 #include "workloads/layer.h"
 #include "workloads/pipeline.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,9 +74,132 @@ typedef struct plan {
     int v, lpc;     /* model chunks per stage (interleaved), layers per chunk */
     int zero;       /* ZeRO stage; 0 when dp = 1 (nothing to shard over) */
     int osdp;       /* OSDP per-layer levels in st.osdp */
+    int ds;         /* ZeRO-3 / FSDP / OSDP shard group: dp, or the GPUs of a node under fsdp=hybrid */
+    int reshard;    /* ZeRO-3 / FSDP: gathered parameters are freed after the forward (not SHARD_GRAD_OP) */
+    int64_t sw, sg, so; /* bytes per sharded parameter of weights, gradients, optimizer state at rest */
+    int fp8;        /* dtype=fp8: FP8 GEMMs in the layers, bf16 elsewhere (Transformer Engine) */
+    int tied;       /* the output layer shares the word embeddings (all-reduced between first and last stage) */
 } plan;
 
 /* ---- checks ------------------------------------------------------------ */
+
+/* Bytes of a gradient element as the rank accumulates and reduces it.
+ * grad_reduce=auto is the framework's default: Megatron (zero 0-1)
+ * accumulates and reduces a bf16 model's gradients in fp32 (its
+ * --accumulate-allreduce-grads-in-fp32, forced for bf16 by
+ * megatron/training/arguments.py; the distributed-optimizer guide,
+ * docs/user-guide/features/dist_optimizer.md, counts 18 bytes per
+ * parameter for "bf16 parameters, fp32 gradients"), an fp16 model's in
+ * fp16; PyTorch FSDP (fsdp=) reduces in fp32 (torchtitan's
+ * mixed_precision_reduce and MosaicML's DEFAULT policy); ZeRO-2/3 and
+ * OSDP keep the model's dtype.  An explicit 16-bit
+ * grad_reduce must be the model's own dtype.  FP8 training keeps bf16
+ * parameters and gradients (Transformer Engine casts only inside the GEMMs),
+ * so it follows bf16. */
+static int grad_dtype(const wl_strategy *st, int64_t *gbytes, sim_err *err)
+{
+    sim_dtype r = st->grad_reduce, own = st->dtype == SIM_DTYPE_FP8 ? SIM_DTYPE_BF16 : st->dtype;
+    if (r == SIM_DTYPE_COUNT) {
+        if ((own == SIM_DTYPE_BF16 && st->zero <= 1 && !st->osdp[0]) || st->fsdp)
+            *gbytes = 4;
+        return 0;
+    }
+    if (r != SIM_DTYPE_FP32 && r != own)
+        return sim_errf(err, "strategy: grad_reduce=%s: gradients are reduced in fp32 or in the model's dtype (%s)",
+                        sim_dtype_name(r), sim_dtype_name(own));
+    *gbytes = r == SIM_DTYPE_FP32 ? 4 : 2;
+    return 0;
+}
+
+/* fsdp=hybrid: the shard group is the members of a DP group that share a
+ * node; each node must hold one consecutive block of ds >= 2 of every DP
+ * group (Megatron rank order with the TP group inside a node). */
+static int hybrid_group(const sim_machine *mach, plan *pl, sim_err *err)
+{
+    if (!mach)
+        return sim_errf(err, "fsdp=hybrid shards over the GPUs of a node: it needs a platform to know the nodes");
+    int td = pl->t * pl->d, ds = 1;
+    while (ds < pl->d && mach->node[ds * pl->t] == mach->node[0])
+        ds++;
+    for (int p = 0; p < pl->p; p++)
+        for (int t = 0; t < pl->t; t++)
+            for (int i = 0; i < pl->d; i++) {
+                int r = p * td + i * pl->t + t, head = p * td + (i - i % ds) * pl->t + t;
+                int fresh = i % ds == 0 && i > 0 && mach->node[r] == mach->node[r - pl->t];
+                if (pl->d % ds || mach->node[r] != mach->node[head] || fresh)
+                    return sim_errf(err, "fsdp=hybrid shards over the GPUs of a node and replicates across nodes, "
+                                    "but the data-parallel group of rank %d does not fall into equal node-local "
+                                    "blocks (%d of its %d GPUs on rank 0's node)", p * td + t, ds, pl->d);
+            }
+    if (ds == 1)
+        return sim_errf(err, "fsdp=hybrid shards over the GPUs of a node, but each node holds one GPU of every "
+                        "data-parallel group (tp*pp = %d fills a node): use fsdp=full or zero=", pl->t * pl->p);
+    pl->ds = ds;
+    return 0;
+}
+
+/* PyTorch FSDP (fsdp=; pytorch/pytorch torch/distributed/fsdp:
+ * fully_sharded_data_parallel.py's defaults — backward_prefetch=BACKWARD_PRE,
+ * limit_all_gathers —, _runtime_utils.py's _unshard (the free-event queue
+ * that rate-limits all-gathers), _reshard and _post_backward_hook (the HSDP
+ * all-reduce), and FSDP2's _composable/fsdp fully_shard; read, not copied;
+ * as MosaicML, torchtitan and IBM's fms-fsdp run them): the ZeRO-3
+ * machinery, one FSDP unit per transformer layer and a
+ * root unit, with FSDP's mixed precision — fp32 shards of the weights,
+ * gradients and Adam state at rest (4 + 4 + 8 bytes per sharded parameter),
+ * bf16/fp16 gathered copies, gradients reduced in grad_reduce's dtype —;
+ * grad_op (SHARD_GRAD_OP) keeps a layer's gathered parameters from its
+ * forward to its backward instead of gathering them again; hybrid
+ * (HYBRID_SHARD) shards over the GPUs of a node and all-reduces each
+ * reduce-scattered shard over the nodes. */
+static int resolve_fsdp(const wl_strategy *st, const sim_machine *mach, plan *pl, sim_err *err)
+{
+    pl->ds = pl->d;
+    pl->reshard = 1;
+    pl->sw = pl->wbytes;
+    pl->sg = pl->gbytes;
+    pl->so = pl->obytes;
+    if (st->fsdp == WL_FSDP_NONE)
+        return 0;
+    if (st->zero || st->osdp[0])
+        return sim_errf(err, "fsdp and %s both choose the sharding: give one of them", st->zero ? "zero" : "osdp");
+    if (st->fsdp == WL_FSDP_GRAD_OP && pl->p > 1)
+        return sim_errf(err, "fsdp=grad_op keeps each layer gathered from its forward to its backward; with pp=%d "
+                        "several micro-batches are in flight between the two: not modelled (use fsdp=full)", pl->p);
+    if (pl->d == 1)
+        return 0;
+    pl->zero = 3;
+    pl->reshard = st->fsdp != WL_FSDP_GRAD_OP;
+    pl->sw = pl->sg = 4;
+    pl->so = 8;
+    return st->fsdp == WL_FSDP_HYBRID ? hybrid_group(mach, pl, err) : 0;
+}
+
+/* attn=auto is what the training stacks run (Megatron-Core through
+ * Transformer Engine, PyTorch's scaled_dot_product_attention): fused
+ * FlashAttention kernels in fp16/bf16 (fp8 runs attention in bf16) on GPUs
+ * FlashAttention-2 supports (sm80+: Ampere, Ada, Hopper), the unfused core
+ * in fp32/tf32 and on older GPUs (V100).  attn=flash where it cannot run is
+ * an error saying why. */
+static int resolve_attn(const wl_strategy *st, const sim_machine *mach, int *flash, sim_err *err)
+{
+    int dtype_ok = st->dtype == SIM_DTYPE_FP16 || st->dtype == SIM_DTYPE_BF16 || st->dtype == SIM_DTYPE_FP8;
+    const char *old_gpu = NULL;
+    for (int i = 0; mach && i < mach->nmodels && !old_gpu; i++)
+        if (!mach->gpus[i].flash_attn)
+            old_gpu = mach->gpus[i].model;
+    *flash = 0;
+    if (st->attn == WL_ATTN_UNFUSED)
+        return 0;
+    if (st->attn == WL_ATTN_FLASH && !dtype_ok)
+        return sim_errf(err, "strategy: attn=flash: FlashAttention computes in fp16 or bf16 (fp8 training keeps "
+                        "attention in bf16), not dtype=%s; use attn=unfused or a 16-bit dtype", sim_dtype_name(st->dtype));
+    if (st->attn == WL_ATTN_FLASH && old_gpu)
+        return sim_errf(err, "strategy: attn=flash: the %s is not supported by FlashAttention-2, which needs an sm80+ "
+                        "GPU (Ampere, Ada, Hopper: the ones with bf16 tensor cores); use attn=unfused", old_gpu);
+    *flash = dtype_ok && !old_gpu;
+    return 0;
+}
 
 static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *mach, plan *pl, sim_err *err)
 {
@@ -74,20 +208,37 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
                         m ? m->name : "(null)");
     if (m->hidden % m->heads)
         return sim_errf(err, "model %s: hidden %d is not divisible by heads %d", m->name, m->hidden, m->heads);
-    if (m->moe)
-        return sim_errf(err, "model %s has mixture-of-experts layers, which this dense GPT generator does not "
-                        "model: simulate it with `trainsim moe` (workloads/moe.c)", m->name);
+    if (m->moe) {
+        int gpt = !m->kv_heads && m->ffn_type == WL_FFN_GELU && m->position == WL_POS_LEARNED && !m->untied &&
+                  !m->no_bias && m->norm == WL_NORM_LAYERNORM && !m->embed_norm;
+        return sim_errf(err, "model %s has mixture-of-experts layers, which this dense generator does not model "
+                        "(expert parallelism in `trainsim run` is not implemented yet): %s", m->name,
+                        gpt ? "simulate it with `trainsim moe` (workloads/moe.c)"
+                            : "`trainsim moe` simulates GPT-style MoE models only (gelu experts, multi-head "
+                              "attention), so this one cannot be simulated yet");
+    }
     if (st->tp < 1 || st->pp < 1 || st->dp < 0 || st->mb < 1 || st->gb < 0)
         return sim_errf(err, "strategy: tp, pp and mb must be positive, dp and gb positive or auto (got tp=%d, "
                         "pp=%d, dp=%d, mb=%d, gb=%d)", st->tp, st->pp, st->dp, st->mb, st->gb);
-    if (st->dp_bucket_bytes < 1)
-        return sim_errf(err, "strategy: bucket: expected a positive size, got %lld bytes",
+    if (st->dp_bucket_bytes < 0)
+        return sim_errf(err, "strategy: bucket: expected a positive size or auto, got %lld bytes",
                         (long long)st->dp_bucket_bytes);
     if (st->dtype != SIM_DTYPE_FP32 && st->dtype != SIM_DTYPE_TF32 && st->dtype != SIM_DTYPE_FP16 &&
-        st->dtype != SIM_DTYPE_BF16)
-        return sim_errf(err, "strategy: dtype: expected fp32, tf32, fp16 or bf16, got %s", sim_dtype_name(st->dtype));
+        st->dtype != SIM_DTYPE_BF16 && st->dtype != SIM_DTYPE_FP8)
+        return sim_errf(err, "strategy: dtype: expected fp32, tf32, fp16, bf16 or fp8, got %s",
+                        sim_dtype_name(st->dtype));
+    /* FP8 GEMMs need FP8 tensor cores (Ada, Hopper and newer): the catalogue
+     * gives those an fp8 rate above the 16-bit ones (it fills a missing fp8
+     * rate with the bf16 or fp16 one) */
+    for (int i = 0; mach && st->dtype == SIM_DTYPE_FP8 && i < mach->nmodels; i++)
+        if (!(mach->gpus[i].peak_flops[SIM_DTYPE_FP8] >
+              fmax(mach->gpus[i].peak_flops[SIM_DTYPE_BF16], mach->gpus[i].peak_flops[SIM_DTYPE_FP16])))
+            return sim_errf(err, "strategy: dtype=fp8: the %s has no FP8 tensor cores (FP8 training needs Ada, Hopper "
+                            "or newer); use dtype=bf16", mach->gpus[i].model);
     memset(pl, 0, sizeof *pl);
     pl->st = *st;
+    if (resolve_attn(st, mach, &pl->st.flash, err))
+        return -1;
     long long tpp = (long long)st->tp * st->pp;
     if (st->dp == 0) {
         if (!mach)
@@ -108,6 +259,14 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
         return sim_errf(err, "tp=%d does not divide the hidden size %d of %s", st->tp, m->hidden, m->name);
     if (st->schedule != WL_TP_TESSERACT && m->ffn % st->tp)
         return sim_errf(err, "tp=%d does not divide the FFN size %d of %s", st->tp, m->ffn, m->name);
+    /* Megatron-Core splits the query groups over the TP ranks
+     * (megatron/core/transformer/attention.py: divide(num_query_groups,
+     * world_size) asserts it); it does not replicate K/V heads as inference
+     * engines do */
+    if (st->schedule != WL_TP_TESSERACT && wl_model_kv_heads(m) % st->tp)
+        return sim_errf(err, "tp=%d does not divide the %d K/V heads (kv_heads) of %s: Megatron-Core splits the query "
+                        "groups over the TP ranks and requires it; use a tp that divides %d", st->tp,
+                        wl_model_kv_heads(m), m->name, wl_model_kv_heads(m));
     if (m->layers % st->pp)
         return sim_errf(err, "pp=%d does not divide the %d layers of %s", st->pp, m->layers, m->name);
     long long mbdp = (long long)st->mb * pl->st.dp;
@@ -126,6 +285,7 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
     pl->lp = m->layers / st->pp;
     int64_t mult = 128ll * st->tp;
     pl->vp = ((int64_t)m->vocab + mult - 1) / mult * mult;
+    pl->tied = !m->untied;
     int fp32 = st->dtype == SIM_DTYPE_FP32 || st->dtype == SIM_DTYPE_TF32;
     pl->ab = fp32 ? 4 : 2;
     /* 16 bytes per parameter in every precision: fp32 keeps weights 4 +
@@ -133,9 +293,12 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
      * gradients 2 + fp32 master weights, m, v 12 (Rajbhandari et al. 2020,
      * ZeRO, Sec. 3.1).  Megatron's fp32 main-grad accumulation buffer (+2) is
      * not counted. */
+    pl->fp8 = st->dtype == SIM_DTYPE_FP8;
     pl->wbytes = fp32 ? 4 : 2;
     pl->gbytes = fp32 ? 4 : 2;
     pl->obytes = fp32 ? 8 : 12;
+    if (grad_dtype(st, &pl->gbytes, err))
+        return -1;
 
     /* pipeline schedule, ZeRO, OSDP */
     pl->v = st->vstages;
@@ -163,9 +326,15 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
                             m->layers, n);
         pl->osdp = 1;
     }
+    if (st->param_overlap && (st->zero != 1 || !st->dp_overlap))
+        return sim_errf(err, "param_overlap=1 (Megatron's --overlap-param-gather) all-gathers the distributed "
+                        "optimizer's updated parameters while the next forward runs: it needs zero=1 and "
+                        "dp_overlap=1 (Megatron asserts both), got zero=%d, dp_overlap=%d", st->zero, st->dp_overlap);
     pl->zero = pl->d > 1 ? st->zero : 0;
     if (pl->d == 1)
         pl->osdp = 0;
+    if (resolve_fsdp(st, mach, pl, err))
+        return -1;
     if (st->osdp_split > 1) {
         if (!st->osdp[0])
             return sim_errf(err, "osdp_split=%d splits the linears OSDP shards: it needs osdp=<levels> (zero=3 is osdp=3)",
@@ -174,6 +343,9 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
             return sim_errf(err, "osdp_split=%d is modelled for schedule=megatron only (its GEMMs are split per "
                             "linear), got schedule=%s", st->osdp_split, wl_tp_schedule_name(st->schedule));
     }
+    if (st->tp_overlap_comm && st->osdp_split > 1)
+        return sim_errf(err, "tp_overlap_comm=1 splits the linears' GEMMs into ring and pipeline chunks, osdp_split=%d "
+                        "into weight slices: the two are not modelled together", st->osdp_split);
     if ((pl->zero == 3 || pl->osdp) &&
         (st->pipeline == WL_PIPE_MERAK_PRE || st->pipeline == WL_PIPE_MERAK_FCP))
         return sim_errf(err, "pipeline=%s recomputes ahead of the gradient, which would need every layer's sharded "
@@ -197,15 +369,18 @@ static int layer_index(const plan *pl, int stage, int chunk, int j)
     return (chunk * pl->p + stage) * pl->lpc + j;
 }
 
-/* Embeddings, final layer norm and the output layer's copy of the word
- * embeddings: what the stage holds besides its layers. */
+/* Embeddings, final norm and the output layer: what the stage holds besides
+ * its layers.  The first stage: its vocab/tp slice of the word embeddings,
+ * the position table (learned positions) and BLOOM's embedding norm; the last
+ * stage: the final norm and the output layer, its own weights when untied,
+ * else, when pp > 1, its copy of the tied word embeddings. */
 static int64_t root_params(const wl_model *m, const plan *pl, int stage)
 {
-    int64_t h = m->hidden, t = pl->t, n = 0;
+    int64_t h = m->hidden, t = pl->t, n = 0, np = wl_model_norm_params(m);
     if (stage == 0)
-        n += pl->vp / t * h + (int64_t)m->seq * h;
+        n += pl->vp / t * h + (m->position == WL_POS_LEARNED ? (int64_t)m->seq * h : 0) + (m->embed_norm ? np : 0);
     if (stage == pl->p - 1)
-        n += 2 * h + (pl->p > 1 ? pl->vp / t * h : 0);
+        n += np + (pl->p > 1 || m->untied ? pl->vp / t * h : 0);
     return n;
 }
 
@@ -223,19 +398,20 @@ static int64_t stage_params(const wl_model *m, const plan *pl, int stage)
 
 /* A layer's parameters on one TP rank by FSDP/OSDP unit (OSDP shards the
  * attention linears and the MLP linears separately, papers.md §3.6):
- * attention = LN1 2h + QKV (3h² + 3h)/t + projection h²/t + its bias h;
- * MLP = LN2 2h + fc1 (hf + f)/t + fc2 fh/t + its bias h.  Together they are
- * stage_params()' per-layer count. */
+ * attention = LN1 + QKV weight and bias /t + projection /t + its bias;
+ * MLP = LN2 + fc1 weight and bias /t + fc2 /t + its bias (for GPT: (4h² +
+ * 3h)/t + 3h and (2hf + f)/t + 3h).  Together they are stage_params()'
+ * per-layer count. */
 static int64_t attn_megatron(const wl_model *m, const plan *pl)
 {
-    int64_t h = m->hidden, t = pl->t;
-    return (4 * h * h + 3 * h) / t + 3 * h;
+    wl_layer_param_split p = wl_model_layer_params(m);
+    return p.attn_split / pl->t + p.attn_rep;
 }
 
 static int64_t mlp_megatron(const wl_model *m, const plan *pl)
 {
-    int64_t h = m->hidden, f = m->ffn, t = pl->t;
-    return (2 * h * f + f) / t + 3 * h;
+    wl_layer_param_split p = wl_model_layer_params(m);
+    return p.mlp_split / pl->t + p.mlp_rep;
 }
 
 /* The MLP unit of a layer: exactly the Megatron count above under 1-D TP;
@@ -298,15 +474,26 @@ static stage_params_split split_params(const wl_model *m, const plan *pl, int st
         for (int j = 0; j < pl->lpc; j++) {
             int64_t x = layer_sharded(m, pl, layer_index(pl, stage, c, j));
             sp.sharded += x;
-            sp.owned += shard(x, pl->d);
+            sp.owned += shard(x, pl->ds);
         }
     if (pl->zero == 3) {
-        sp.owned += shard(sp.root, pl->d);
+        sp.owned += shard(sp.root, pl->ds);
         sp.replicated = 0;
     } else {
         sp.replicated = sp.all - sp.sharded;
     }
     return sp;
+}
+
+/* The layer parameters (not embeddings nor output layer) a rank holds
+ * across the step: what FP8 training casts and keeps in FP8. */
+static int64_t fp8_layer_params(const plan *pl, const stage_params_split *sp)
+{
+    if (pl->zero == 3)
+        return sp->owned - shard(sp->root, pl->d);
+    if (pl->osdp)
+        return sp->replicated + sp->owned - sp->root;
+    return sp->all - sp->root;
 }
 
 /* Parameters the optimizer step of a rank updates. */
@@ -316,6 +503,44 @@ static int64_t optimizer_params(const wl_model *m, const plan *pl, int stage)
     if (pl->zero == 1 || pl->zero == 2)
         return shard(sp.all, pl->d);
     return sp.replicated + sp.owned;
+}
+
+/* ---- data-parallel buckets ---------------------------------------------- */
+
+#define MEGATRON_BUCKET_PARAMS 40000000ll  /* Megatron-Core DDP: max(40M, 1M·dp) parameters */
+#define DEEPSPEED_BUCKET_ELEMS 500000000ll /* DeepSpeed ZeRO reduce_bucket_size default */
+#define DDP_BUCKET_BYTES (25ll << 20)      /* PyTorch DDP bucket_cap_mb default */
+
+/* bucket=auto is the bucket the framework of each scheme chooses:
+ *  - zero=0/1 (Megatron-Core DDP and distributed optimizer, core_v0.7.0 and
+ *    later, distributed_data_parallel.py): with overlap-grad-reduce
+ *    max(40M, 1M·dp) parameters per bucket (commit 0fda386c04, "Tune DDP
+ *    bucket size to improve speed at large DP counts"; 40M before), but one
+ *    bucket on pipeline stages after the first ("not on the critical path")
+ *    and on model chunks after the first (training.py get_model's
+ *    disable_bucketing); without overlap the whole buffer is one bucket
+ *    (bucket_size = None);
+ *  - zero=2 (DeepSpeed ZeRO-2): reduce_bucket_size, 5e8 elements;
+ *  - OSDP's replicated parameters: PyTorch DDP's 25 MiB.
+ * An explicit bucket= is that many bytes everywhere.  INT64_MAX = one
+ * bucket. */
+int64_t wl_gpt_bucket_bytes(const wl_strategy *st, int dp, int grad_bytes, int stage, int chunk)
+{
+    if (st->dp_bucket_bytes > 0)
+        return st->dp_bucket_bytes;
+    if (st->zero == 2)
+        return DEEPSPEED_BUCKET_ELEMS * grad_bytes;
+    if (st->osdp[0])
+        return DDP_BUCKET_BYTES;
+    if (!st->dp_overlap || stage > 0 || chunk > 0)
+        return INT64_MAX;
+    int64_t params = 1000000ll * dp;
+    return (params > MEGATRON_BUCKET_PARAMS ? params : MEGATRON_BUCKET_PARAMS) * grad_bytes;
+}
+
+static int64_t bucket_cap(const plan *pl, int stage, int chunk)
+{
+    return wl_gpt_bucket_bytes(&pl->st, pl->d, (int)pl->gbytes, stage, chunk);
 }
 
 /* Memory held for the whole iteration by one rank of a stage (bytes):
@@ -333,13 +558,22 @@ static void persistent_memory(const wl_model *m, const plan *pl, int stage, wl_m
         o = shard(sp.all, pl->d);
     if (pl->zero >= 2)
         g = shard(sp.all, pl->d);
-    if (pl->zero == 3 || pl->osdp)
-        w = g = o = sp.replicated + sp.owned;
     memset(mem, 0, sizeof *mem);
     mem->stage = stage;
     mem->weights = (double)(w * pl->wbytes);
+    /* FP8 (Transformer Engine): the layers' weights also as an FP8 workspace
+     * kept across the step's micro-batches, the weight and its transpose
+     * (Hopper's FP8 GEMMs take one layout), 2 bytes per layer parameter; the
+     * embeddings and the output layer stay bf16 */
+    if (pl->fp8)
+        mem->weights += 2.0 * (double)fp8_layer_params(pl, &sp);
     mem->gradients = (double)(g * pl->gbytes);
     mem->optimizer = (double)(o * pl->obytes);
+    if (pl->zero == 3 || pl->osdp) { /* the replicated parameters, and the shards at rest */
+        mem->weights = (double)(sp.replicated * pl->wbytes + sp.owned * pl->sw);
+        mem->gradients = (double)(sp.replicated * pl->gbytes + sp.owned * pl->sg);
+        mem->optimizer = (double)(sp.replicated * pl->obytes + sp.owned * pl->so);
+    }
     /* pipeline receive buffers, one per neighbour (both neighbours on every
      * stage when interleaved chunks wrap around) */
     int nbuf = pl->p == 1 ? 0 : pl->v > 1 ? 2 : (stage > 0) + !last;
@@ -347,23 +581,32 @@ static void persistent_memory(const wl_model *m, const plan *pl, int stage, wl_m
     /* ZeRO-2 reduces each micro-batch's gradients through a bucket being
      * filled and one being reduced (DeepSpeed's double-buffered IPG bucket) */
     if (pl->zero == 2)
-        buf += 2.0 * (double)pl->st.dp_bucket_bytes;
+        buf += 2.0 * (double)bucket_cap(pl, stage, 0);
     mem->buffers = buf;
     mem->context = (double)CONTEXT_BYTES;
 }
 
-/* Narayanan et al. 2021, Eq. 3 without recomputation:
- * 72·B·s·L·h²·(1 + s/(6h) + V/(12·L·h)).  Per layer the forward pass does
- * 2·B·s·h·(3h + h + 2·ffn) GEMM FLOPs (QKV, projection, fc1, fc2) and
- * 4·B·s²·h in attention (QKᵀ and attention×V); the logits add 2·B·s·h·V; the
- * backward pass doubles each.  So in general
- *   3·L·B·s·h·(8h + 4·ffn + 4s) + 6·B·s·h·V,
- * which is Eq. 3 for ffn = 4h.  V is the model's vocabulary as given. */
+/* Model FLOPs as Megatron-LM counts them (num_floating_point_operations in
+ * megatron/training/training.py; Narayanan et al. 2021, Eq. 3 and App.),
+ * without recomputation: every GEMM 3 times (forward, dgrad, wgrad) at 2 FLOPs
+ * per multiply-add.  Per layer the forward does 2·B·s·h·(qkv + h + fc1 + ffn)
+ * in the QKV (h + 2·kv_heads·head_dim wide), projection, fc1 (2·ffn wide with
+ * swiglu) and fc2 GEMMs, and 4·B·s²·h in attention (QKᵀ and attention×V over
+ * the whole s×s matrix: no causal halving, as Megatron counts); the logits
+ * add 2·B·s·h·V:
+ *   3·L·B·s·h·(2·(qkv + h + fc1 + ffn) + 4s) + 6·B·s·h·V,
+ * which for GPT (qkv = 3h, fc1 = ffn = 4h) is Eq. 3,
+ * 72·B·s·L·h²·(1 + s/(6h) + V/(12·L·h)).  It is the "6N + attention" count
+ * (PaLM's 6N + 12·L·h·s per token, Chowdhery et al. 2022 App. B) with N the
+ * GEMM weights: biases, norms and the input embedding lookup do not count, the
+ * output layer does, tied or not.  V is the model's vocabulary as given
+ * (Megatron uses the padded one). */
 double wl_gpt_model_flops(const wl_model *m, const wl_strategy *st)
 {
     double B = st->gb > 0 ? st->gb : (double)st->mb * (st->dp > 0 ? st->dp : 1);
     double s = m->seq, h = m->hidden, f = m->ffn, L = m->layers, V = m->vocab;
-    return 3.0 * L * B * s * h * (8 * h + 4 * f + 4 * s) + 6.0 * B * s * h * V;
+    double qkv = (double)wl_model_qkv_out(m), fc1 = (double)wl_model_fc1_out(m, m->ffn);
+    return 3.0 * L * B * s * h * (2 * (qkv + h + fc1 + f) + 4 * s) + 6.0 * B * s * h * V;
 }
 
 /* ---- generation -------------------------------------------------------- */
@@ -383,8 +626,16 @@ typedef struct payloads {
 
 /* Communicators, one array per kind, indexed as in make_comms(). */
 typedef struct comms {
-    int *tp, *dp, *emb, *ag, *rs;
+    int *tp, *dp, *emb, *ag, *rs, *ar;
 } comms;
+
+/* The data-parallel buckets of one model chunk (see buckets_build). */
+typedef struct dp_buckets {
+    int n, cap_n;
+    int64_t *params; /* per bucket, in Megatron's order (the last layers' first) */
+    int *last_piece; /* per bucket: the piece whose gradients complete it */
+    int *first;      /* per piece: the bucket holding its first parameter, -1 if it has none */
+} dp_buckets;
 
 typedef struct gen {
     sim_schedule *s;
@@ -396,16 +647,20 @@ typedef struct gen {
     /* the rank being generated */
     int rank, stage, prev, next;
     wl_cursor cur; /* compute and TP streams, pending dependencies */
-    int sdp, s_send_next, s_recv_prev, s_send_prev, s_recv_next, s_ag, s_rs;
-    int dp_comm, emb_comm, ag_comm, rs_comm;
+    int sdp, s_send_next, s_recv_prev, s_send_prev, s_recv_next, s_ag, s_rs, s_ar;
+    int dp_comm, emb_comm, ag_comm, rs_comm, ar_comm;
     int nrec;             /* layers of this stage (local index < nrec) recomputed */
     int pre_recompute;    /* Merak: recompute before waiting for the gradient */
     wl_pipe_step *steps;  /* this stage's pipeline order */
     int nsteps;
     int *last_bwd;        /* per chunk: index in steps of its last backward */
-    /* gradient buckets filled while backward runs */
-    int64_t acc;
-    uint32_t last_dp, last_rs; /* last op on "dp" / "fsdp-rs", UINT32_MAX = none */
+    /* data-parallel buckets per model chunk; the next one to reduce while
+     * backward runs; Megatron's overlapped parameter all-gather of each */
+    dp_buckets *bk;
+    int next_bucket;
+    uint32_t *pg;         /* per chunk: first index into pg_op */
+    uint32_t *pg_op;      /* the all-gathers at the start of the step, per chunk in bucket order */
+    uint32_t last_dp, last_rs, last_ar; /* last op on "dp" / "fsdp-rs" / "hsdp-ar", UINT32_MAX = none */
     /* ZeRO-3 / OSDP */
     uint32_t *ag_of;      /* per global layer: all-gather of its sharded parameters */
     int gfree;            /* a layer's full gradients wait to be freed after their reduce-scatter */
@@ -422,7 +677,9 @@ static void build_payloads(gen *g)
     const wl_model *m = g->m;
     const plan *pl = g->pl;
     payloads *P = &g->P;
-    sim_dtype dt = pl->st.dtype;
+    /* FP8 runs the layers' GEMMs in FP8; the embedding, output layer and loss
+     * stay bf16 (Megatron-Core's TE layers are the transformer layers') */
+    sim_dtype dt = pl->fp8 ? SIM_DTYPE_BF16 : pl->st.dtype;
     int64_t t = pl->t, sb = (int64_t)m->seq * pl->st.mb, h = m->hidden, d = pl->ab;
     int64_t sbhd = sb * h * d, vt = pl->vp / t;
     int64_t logits_bytes = sb * vt * 4;
@@ -432,7 +689,9 @@ static void build_payloads(gen *g)
     P->logits_free = wl_pay_mem(s, "logits", SIM_MEM_ACTIVATIONS, -logits_bytes);
 
     /* forward */
-    P->embed = wl_pay_elem(s, "embed", 3 * sbhd, dt); /* word row + position row → sum */
+    /* word row (+ position row) -> sum (+ BLOOM's embedding norm) */
+    P->embed = wl_pay_elem(s, "embed", (m->position == WL_POS_LEARNED ? 3 : 2) * sbhd + (m->embed_norm ? 2 * sbhd : 0),
+                           dt);
     P->final_ln = wl_pay_elem(s, "final_ln", 2 * sbhd / rt, dt);
     P->logits = wl_pay_gemm(s, "logits", sb, vt, h, dt);
     P->loss = wl_pay_elem(s, "loss", 2 * logits_bytes, SIM_DTYPE_FP32); /* vocab-parallel cross-entropy, fp32 */
@@ -442,7 +701,8 @@ static void build_payloads(gen *g)
     P->logits_dg = wl_pay_gemm(s, "logits_dgrad", sb, h, vt, dt);
     P->logits_wg = wl_pay_gemm(s, "logits_wgrad", vt, h, sb, dt);
     P->final_ln_b = wl_pay_elem(s, "final_ln_bwd", 3 * sbhd / rt, dt);
-    P->embed_b = wl_pay_elem(s, "embed_bwd", 3 * sbhd, dt);
+    P->embed_b = wl_pay_elem(s, "embed_bwd", (m->position == WL_POS_LEARNED ? 3 : 2) * sbhd +
+                                                 (m->embed_norm ? 3 * sbhd : 0), dt);
 
     P->tp_ar = wl_pay_coll(s, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd);
     /* vocab-parallel cross-entropy: max, predicted logit and sum of exp over
@@ -537,7 +797,8 @@ static int64_t linear_sharded(gen *g, int layer, wl_linear lin)
     if (!(lv & (attn ? 1 : 2)))
         return 0;
     int64_t x = attn ? attn_params(g->m, g->pl, layer) : mlp_params(g->m, g->pl, layer);
-    int64_t first = attn ? x * 3 / 4 : x / 2;
+    int64_t h = g->m->hidden, qkv = wl_model_qkv_out(g->m), fc1 = wl_model_fc1_out(g->m, g->m->ffn);
+    int64_t first = attn ? x * qkv / (qkv + h) : x * fc1 / (fc1 + g->m->ffn);
     return lin == WL_LIN_QKV || lin == WL_LIN_FC1 ? first : x - first;
 }
 
@@ -622,6 +883,26 @@ static uint32_t osdp_linear(wl_cursor *c, int layer, wl_linear lin, uint32_t pay
     return out;
 }
 
+/* FSDP's post-backward reduction of a unit's x gradients, after op `dep`:
+ * reduce-scatter over the shard group on "fsdp-rs", and under fsdp=hybrid
+ * (HSDP) the all-reduce of the resulting shard over the replicas (the
+ * nodes) on its own stream, as FSDP1's _all_reduce_stream
+ * (_runtime_utils.py _post_backward_hook).  Returns the reduce-scatter (the
+ * full gradients can go after it). */
+static uint32_t reduce_shard(gen *g, int64_t x, uint32_t dep, sim_tags t)
+{
+    const plan *pl = g->pl;
+    uint32_t rs = sim_sched_add(g->s, g->s_rs, wl_pay_coll(g->s, "fsdp_reducescatter", SIM_COLL_REDUCESCATTER,
+                                                            x * pl->gbytes),
+                                g->rs_comm, t, &dep, 1);
+    g->last_rs = rs;
+    if (g->ar_comm >= 0)
+        g->last_ar = sim_sched_add(g->s, g->s_ar, wl_pay_coll(g->s, "hsdp_allreduce", SIM_COLL_ALLREDUCE,
+                                                               shard(x, pl->ds) * pl->gbytes),
+                                   g->ar_comm, t, &rs, 1);
+    return rs;
+}
+
 /* Frees the full gradients of the previous layer once its reduce-scatter is
  * done (the compute stream waits for it, as FSDP's memory limit does). */
 static void free_gradients(gen *g)
@@ -632,34 +913,164 @@ static void free_gradients(gen *g)
     g->gfree = 0;
 }
 
-/* Data-parallel gradient buckets: `bytes` more gradients are ready after the
- * last kernel; full buckets go out on "dp" (PyTorch DDP's Reducer, Li et al.
- * 2020 §3.2.3: a bucket is reduced as soon as all its gradients are ready;
- * ZeRO-1/2 reduce-scatter instead of all-reduce). */
-static void dp_bucket(gen *g, int64_t bytes, int64_t cap, sim_tags t)
+/* ---- data-parallel buckets of a model chunk ------------------------------
+ * Megatron-Core lays a chunk's parameters out in one buffer in reverse
+ * order of registration, which is the order backward produces their
+ * gradients (param_and_grad_buffer.py, "backprop order"): on the last
+ * stage the output layer's copy of the word embeddings and the final layer
+ * norm, then the layers last to first, then on the first stage the
+ * position and word embeddings.  Buckets are cut every `cap` bytes (here
+ * within a parameter; Megatron closes a bucket after the parameter that
+ * fills it) and, under the distributed optimizer, the shared word
+ * embedding is a bucket of its own whatever its size (distrib_optimizer.py,
+ * _does_param_require_new_bucket).  The pieces: 0 output copy, 1 final
+ * layer norm, 2 + (lpc-1-j) local layer j, lpc + 2 position embedding,
+ * lpc + 3 word embedding. */
+
+static int npieces(const plan *pl)
+{
+    return pl->lpc + 4;
+}
+
+/* Replicated (all-reduced or reduce-scattered) parameters of piece k of
+ * chunk c, and whether it is a bucket of its own. */
+static int64_t piece_params(const gen *g, int c, int k, int *alone)
+{
+    const plan *pl = g->pl;
+    int64_t h = g->m->hidden, vt = pl->vp / pl->t;
+    int first_v = g->stage == 0 && c == 0, last_v = g->stage == pl->p - 1 && c == pl->v - 1;
+    *alone = 0;
+    if (pl->zero == 3)
+        return 0; /* everything is sharded (fsdp_reducescatter) */
+    if (k < 2) {
+        *alone = k == 0 && pl->zero == 1;
+        return !last_v ? 0 : k == 1 ? 2 * h : pl->p > 1 ? vt * h : 0;
+    }
+    if (k >= pl->lpc + 2) {
+        *alone = k == pl->lpc + 3 && pl->zero == 1;
+        return !first_v ? 0 : k == pl->lpc + 2 ? (int64_t)g->m->seq * h : vt * h;
+    }
+    int l = layer_index(pl, g->stage, c, pl->lpc + 1 - k);
+    return wl_layer_params(g->m, &pl->st, l) - layer_sharded(g->m, pl, l);
+}
+
+static void buckets_free(dp_buckets *b)
+{
+    free(b->params);
+    free(b->last_piece);
+    free(b->first);
+    memset(b, 0, sizeof *b);
+}
+
+static int bucket_close(dp_buckets *b, int64_t params, int piece)
+{
+    if (b->n == b->cap_n) {
+        int cap = b->cap_n ? 2 * b->cap_n : 16;
+        int64_t *p = realloc(b->params, sizeof *p * (size_t)cap);
+        if (p)
+            b->params = p;
+        int *l = realloc(b->last_piece, sizeof *l * (size_t)cap);
+        if (l)
+            b->last_piece = l;
+        if (!p || !l)
+            return -1;
+        b->cap_n = cap;
+    }
+    b->params[b->n] = params;
+    b->last_piece[b->n++] = piece;
+    return 0;
+}
+
+/* Builds the buckets of chunk c of the rank's stage into b. */
+static int buckets_build(gen *g, int c, dp_buckets *b)
+{
+    const plan *pl = g->pl;
+    memset(b, 0, sizeof *b);
+    int n = npieces(pl);
+    b->first = malloc(sizeof *b->first * (size_t)n);
+    if (!b->first)
+        return -1;
+    int64_t cap = bucket_cap(pl, g->stage, c);
+    cap = cap == INT64_MAX ? INT64_MAX : (cap + pl->gbytes - 1) / pl->gbytes; /* in parameters */
+    int64_t cur = 0;
+    int rc = 0;
+    for (int k = 0; k < n && !rc; k++) {
+        int alone;
+        int64_t x = piece_params(g, c, k, &alone);
+        b->first[k] = -1;
+        if (x == 0)
+            continue;
+        if (alone && cur > 0) {
+            rc = bucket_close(b, cur, k - 1);
+            cur = 0;
+        }
+        b->first[k] = b->n;
+        while (!rc && !alone && x >= cap - cur) {
+            x -= cap - cur;
+            rc = bucket_close(b, cap, k);
+            cur = 0;
+        }
+        cur += x;
+        if (!rc && alone && cur > 0) {
+            rc = bucket_close(b, cur, k);
+            cur = 0;
+        }
+    }
+    if (!rc && cur > 0)
+        rc = bucket_close(b, cur, n - 1);
+    return rc;
+}
+
+/* The gradient reduction of bucket i of chunk c on "dp", after op `dep`
+ * (all-reduce; reduce-scatter under ZeRO-1/2: Megatron's distributed
+ * optimizer, DeepSpeed ZeRO-2). */
+static uint32_t reduce_bucket(gen *g, int c, int i, uint32_t dep, sim_tags t)
 {
     sim_coll kind = g->pl->zero == 1 || g->pl->zero == 2 ? SIM_COLL_REDUCESCATTER : SIM_COLL_ALLREDUCE;
     const char *name = kind == SIM_COLL_ALLREDUCE ? "dp_allreduce" : "dp_reducescatter";
-    uint32_t dep = g->cur.last_comp;
-    g->last_dp = sim_sched_add(g->s, g->sdp, wl_pay_coll(g->s, name, kind, bytes < cap ? bytes : cap), g->dp_comm, t,
-                               &dep, 1);
+    g->last_dp = sim_sched_add(g->s, g->sdp, wl_pay_coll(g->s, name, kind, g->bk[c].params[i] * g->pl->gbytes),
+                               g->dp_comm, t, &dep, 1);
+    return g->last_dp;
 }
 
-static void grads_ready(gen *g, int64_t bytes, sim_tags t)
+/* Overlapped reduction (DDP's Reducer, Li et al. 2020 §3.2.3; Megatron's
+ * overlap-grad-reduce, register_grad_ready): the pieces up to k of chunk c
+ * have their gradients after the last kernel; every bucket they complete
+ * goes out on "dp" at once. */
+static void pieces_done(gen *g, int c, int k, sim_tags t)
 {
-    int64_t cap = g->pl->st.dp_bucket_bytes;
-    g->acc += bytes;
-    while (g->acc >= cap) {
-        dp_bucket(g, cap, cap, t);
-        g->acc -= cap;
-    }
+    const dp_buckets *b = &g->bk[c];
+    while (g->next_bucket < b->n && b->last_piece[g->next_bucket] <= k)
+        reduce_bucket(g, c, g->next_bucket++, g->cur.last_comp, t);
 }
 
-static void grads_flush(gen *g, sim_tags t)
+/* Megatron's --overlap-param-gather (distributed_data_parallel.py forward
+ * pre-hooks; param_and_grad_buffer.py start_param_sync/finish_param_sync):
+ * the distributed optimizer's updated parameters are all-gathered bucket by
+ * bucket while the next forward runs, in the reverse of the buckets' order
+ * (the first layers' bucket first), and a module's forward waits for its
+ * bucket.  The step simulated is a steady-state one: its all-gathers are
+ * those of the previous step's update, so they wait for nothing (the
+ * previous optimizer step ends at time 0) and the first forward of each
+ * chunk waits for them. */
+static void param_gathers(gen *g)
 {
-    if (g->acc > 0)
-        dp_bucket(g, g->acc, g->acc, t);
-    g->acc = 0;
+    const plan *pl = g->pl;
+    sim_tags t = tags(-1, 0, SIM_PHASE_FORWARD);
+    for (int c = 0; c < pl->v; c++)
+        for (int i = g->bk[c].n - 1; i >= 0; i--)
+            g->pg_op[g->pg[c] + (uint32_t)i] = sim_sched_add(
+                g->s, g->sdp, wl_pay_coll(g->s, "dp_param_allgather", SIM_COLL_ALLGATHER, g->bk[c].params[i] * pl->wbytes),
+                g->dp_comm, t, NULL, 0);
+}
+
+/* Under param_overlap, the first forward of chunk c waits for the
+ * all-gather of the bucket holding piece k's first parameter. */
+static void wait_param(gen *g, int c, int micro, int k)
+{
+    if (!g->pl->st.param_overlap || g->pl->zero != 1 || micro != 0 || g->bk[c].first[k] < 0)
+        return;
+    wl_cursor_pend(&g->cur, g->pg_op[g->pg[c] + (uint32_t)g->bk[c].first[k]]);
 }
 
 static int chunk_sharded(gen *g, int chunk)
@@ -681,6 +1092,7 @@ static void forward(gen *g, int micro, int chunk)
     if (!first_v) {
         wl_cursor_pend(c, sim_sched_add(g->s, g->s_recv_prev, P->recv_act, g->prev, t0, NULL, 0));
     } else {
+        wait_param(g, chunk, micro, pl->lpc + 2); /* position (and word) embeddings */
         wl_cursor_comp(c, P->embed, t0);
         wl_cursor_tp_allreduce(c, pl->t, P->emb_red, t0); /* VocabParallelEmbedding */
     }
@@ -692,19 +1104,24 @@ static void forward(gen *g, int micro, int chunk)
                 gather(g, first + j + 1, micro, SIM_PHASE_FORWARD);
             use_gathered(g, first + j);
             wl_layer_forward(layer_of(g, chunk, j), c, first + j, 1, micro, 0);
-            release(g, first + j, micro, SIM_PHASE_FORWARD);
+            if (pl->reshard) /* SHARD_GRAD_OP keeps it for the backward */
+                release(g, first + j, micro, SIM_PHASE_FORWARD);
         }
     } else {
-        /* runs of layers with the same recomputation */
+        /* runs of layers with the same recomputation; one layer at a time
+         * where each waits for its parameters' all-gather */
+        int one = pl->st.param_overlap && micro == 0;
         for (int j = 0; j < pl->lpc;) {
             int e = j;
-            while (e < pl->lpc && layer_of(g, chunk, e) == layer_of(g, chunk, j))
+            while (e < pl->lpc && layer_of(g, chunk, e) == layer_of(g, chunk, j) && !(one && e > j))
                 e++;
+            wait_param(g, chunk, micro, pl->lpc + 1 - j);
             wl_layer_forward(layer_of(g, chunk, j), c, first + j, e - j, micro, 0);
             j = e;
         }
     }
     if (last_v) {
+        wait_param(g, chunk, micro, g->bk[chunk].first[0] >= 0 ? 0 : 1); /* output layer, final layer norm */
         wl_cursor_comp(c, P->final_ln, t0);
         if (P->out_ag != UINT32_MAX)
             wl_cursor_tp_allreduce(c, pl->t, P->out_ag, t0); /* gather_from_sequence_parallel_region */
@@ -731,13 +1148,12 @@ static void backward(gen *g, int micro, int chunk, int step)
     sim_tags t0 = tags(-1, micro, SIM_PHASE_BACKWARD);
     int first_v = g->stage == 0 && chunk == 0, last_v = g->stage == pl->p - 1 && chunk == pl->v - 1;
     int first = layer_index(pl, g->stage, chunk, 0);
-    stage_params_split sp = split_params(g->m, pl, g->stage);
     /* gradients synchronised inside this backward: ZeRO-2 every micro-batch
      * (it keeps only its shard); DDP overlap in the chunk's last one (the
-     * others accumulate locally, DDP's no_sync) */
-    int sync = pl->d > 1 && sp.replicated > 0 &&
+     * others accumulate locally, DDP's no_sync; Megatron's is_last_microbatch) */
+    int sync = pl->d > 1 && g->bk[chunk].n > 0 &&
                (pl->zero == 2 || (pl->st.dp_overlap && g->last_bwd[chunk] == step));
-    int64_t root_grad = pl->zero == 3 ? 0 : sp.root * pl->gbytes;
+    g->next_bucket = 0;
     if (last_v) {
         wl_cursor_comp(c, P->loss_b, t0);
         wl_cursor_comp(c, P->logits_dg, t0);
@@ -745,8 +1161,8 @@ static void backward(gen *g, int micro, int chunk, int step)
         wl_cursor_comp_overlap(c, P->logits_wg, t0);
         wl_cursor_mem(c, P->logits_free, t0);
         wl_cursor_comp(c, P->final_ln_b, t0);
-        if (sync && g->stage > 0)
-            grads_ready(g, root_grad, t0); /* output layer and final layer norm */
+        if (sync)
+            pieces_done(g, chunk, 1, t0); /* output layer and final layer norm */
     } else {
         wl_cursor_pend(c, sim_sched_add(g->s, g->s_recv_next, P->recv_grad, g->next, t0, NULL, 0));
     }
@@ -773,34 +1189,30 @@ static void backward(gen *g, int micro, int chunk, int step)
             int l = first + j;
             int64_t x = layer_sharded(g->m, pl, l);
             sim_tags t = tags(l, micro, SIM_PHASE_BACKWARD);
-            if (sharded) {
+            if (sharded && pl->reshard) { /* gathered again, the next one prefetched (BACKWARD_PRE) */
                 if (j == pl->lpc - 1)
                     gather(g, l, micro, SIM_PHASE_BACKWARD);
                 if (j > 0)
                     gather(g, l - 1, micro, SIM_PHASE_BACKWARD);
                 use_gathered(g, l);
+            }
+            if (sharded) {
                 if (x > 0)
                     wl_cursor_mem(c, wl_pay_mem(g->s, "gathered_gradients", SIM_MEM_GRADIENTS, x * pl->gbytes), t);
             }
             wl_layer_backward(layer_of(g, chunk, j), c, l, 1, micro, j < nrc ? flags : 0);
             if (sharded) {
-                if (x > 0) {
-                    /* FSDP's post-backward reduce-scatter of the layer's gradients */
-                    uint32_t dep = c->last_comp;
-                    g->last_rs = sim_sched_add(
-                        g->s, g->s_rs, wl_pay_coll(g->s, "fsdp_reducescatter", SIM_COLL_REDUCESCATTER, x * pl->gbytes),
-                        g->rs_comm, t, &dep, 1);
-                }
+                uint32_t rs = x > 0 ? reduce_shard(g, x, c->last_comp, t) : UINT32_MAX;
                 release(g, l, micro, SIM_PHASE_BACKWARD);
                 free_gradients(g);
                 if (x > 0) {
                     g->gfree = 1;
                     g->gfree_pay = wl_pay_mem(g->s, "gathered_gradients", SIM_MEM_GRADIENTS, -x * pl->gbytes);
-                    g->gfree_dep = g->last_rs;
+                    g->gfree_dep = rs;
                 }
             }
             if (sync)
-                grads_ready(g, (wl_layer_params(g->m, &pl->st, l) - x) * pl->gbytes, t);
+                pieces_done(g, chunk, pl->lpc + 1 - j, t);
         }
     } else {
         /* runs of layers with the same recomputation, last first */
@@ -814,17 +1226,15 @@ static void backward(gen *g, int micro, int chunk, int step)
     }
     if (first_v) {
         wl_cursor_comp(c, P->embed_b, t0);
-        if (sync)
-            grads_ready(g, root_grad, t0); /* embeddings */
     } else {
         uint32_t dep = c->last_comp;
         sim_sched_add(g->s, g->s_send_prev, P->send_grad, g->prev, t0, &dep, 1);
     }
     if (sync)
-        grads_flush(g, t0);
+        pieces_done(g, chunk, npieces(pl), t0); /* embeddings: the last buckets */
 }
 
-static void generate_rank(gen *g, int rank, const comms *C)
+static int generate_rank(gen *g, int rank, const comms *C)
 {
     sim_schedule *s = g->s;
     const plan *pl = g->pl;
@@ -838,8 +1248,10 @@ static void generate_rank(gen *g, int rank, const comms *C)
     g->prev = ((stage + pl->p - 1) % pl->p) * td + rank % td;
     g->next = ((stage + 1) % pl->p) * td + rank % td;
     g->dp_comm = C->dp[stage * pl->t + tpi];
-    g->ag_comm = C->ag[stage * pl->t + tpi];
-    g->rs_comm = C->rs[stage * pl->t + tpi];
+    int nsg = pl->d / pl->ds, fsdp = pl->zero == 3 || pl->osdp;
+    g->ag_comm = fsdp ? C->ag[(stage * pl->t + tpi) * nsg + dpi / pl->ds] : -1;
+    g->rs_comm = fsdp ? C->rs[(stage * pl->t + tpi) * nsg + dpi / pl->ds] : -1;
+    g->ar_comm = fsdp && nsg > 1 ? C->ar[(stage * pl->t + tpi) * pl->ds + dpi % pl->ds] : -1;
     g->emb_comm = pl->p > 1 ? C->emb[dpi * pl->t + tpi] : -1;
     memset(&g->cur, 0, sizeof g->cur);
     g->cur.s = s;
@@ -852,10 +1264,10 @@ static void generate_rank(gen *g, int rank, const comms *C)
         g->cur.linear_ctx = g;
     }
     g->cur.stp = pl->t > 1 ? sim_sched_stream(s, rank, "tp") : -1;
-    g->sdp = pl->d > 1 || (pl->p > 1 && (stage == 0 || last)) ? sim_sched_stream(s, rank, "dp") : -1;
-    int fsdp = pl->zero == 3 || pl->osdp;
+    g->sdp = pl->d > 1 || (pl->p > 1 && !m->untied && (stage == 0 || last)) ? sim_sched_stream(s, rank, "dp") : -1;
     g->s_ag = fsdp ? sim_sched_stream(s, rank, "fsdp-ag") : -1;
     g->s_rs = fsdp ? sim_sched_stream(s, rank, "fsdp-rs") : -1;
+    g->s_ar = g->ar_comm >= 0 ? sim_sched_stream(s, rank, "hsdp-ar") : -1;
     g->s_send_next = g->s_recv_next = g->s_send_prev = g->s_recv_prev = -1;
     int wrap = pl->v > 1;
     if (!last || wrap) {
@@ -866,9 +1278,20 @@ static void generate_rank(gen *g, int rank, const comms *C)
         g->s_recv_prev = sim_sched_stream(s, rank, "pp-recv-prev");
         g->s_send_prev = sim_sched_stream(s, rank, "pp-send-prev");
     }
-    g->acc = 0;
-    g->last_dp = g->last_rs = UINT32_MAX;
+    g->last_dp = g->last_rs = g->last_ar = UINT32_MAX;
     g->gfree = 0;
+    int nb = 0;
+    for (int c = 0; c < pl->v; c++) {
+        buckets_free(&g->bk[c]);
+        if (buckets_build(g, c, &g->bk[c]))
+            return -1;
+        g->pg[c] = (uint32_t)nb;
+        nb += g->bk[c].n;
+    }
+    uint32_t *pg = realloc(g->pg_op, sizeof *pg * (size_t)(nb + 1));
+    if (!pg)
+        return -1;
+    g->pg_op = pg;
 
     /* recomputation: every layer under the strategy's mode, except with
      * Merak's schedules, which recompute the first ⌊ratio_k·n⌋ layers of
@@ -908,6 +1331,9 @@ static void generate_rank(gen *g, int rank, const comms *C)
                                               g->ag_comm, nt, &mem, 1));
     }
 
+    if (pl->st.param_overlap && pl->zero == 1)
+        param_gathers(g);
+
     /* the pipeline schedule's order of forward and backward passes */
     g->nsteps = wl_pipe_order(pl->st.pipeline, pl->p, pl->v, pl->nmb, stage, g->steps);
     for (int c = 0; c < pl->v; c++)
@@ -928,38 +1354,29 @@ static void generate_rank(gen *g, int rank, const comms *C)
     for (int c = 0; c < pl->v; c++) /* Tesseract's depth all-reduce of the weight gradients */
         wl_layer_step_sync(g->layer, &g->cur, layer_index(pl, stage, c, 0), pl->lpc, last_bwd, &tp_sync);
     sim_tags bt = tags(-1, -1, SIM_PHASE_BACKWARD);
-    int64_t bucket = pl->st.dp_bucket_bytes;
-    if (pl->d > 1 && sp.replicated > 0 && pl->zero != 2 && !pl->st.dp_overlap) {
+    if (pl->d > 1 && pl->zero != 2 && !pl->st.dp_overlap)
         /* end of step (the Oases benchmark's reduce_grad, DeepSpeed's and
-         * Merak's ReduceGrads after the flush, papers.md §2.3) */
-        int64_t bytes = sp.replicated * pl->gbytes;
-        sim_coll kind = pl->zero == 1 ? SIM_COLL_REDUCESCATTER : SIM_COLL_ALLREDUCE;
-        const char *name = pl->zero == 1 ? "dp_reducescatter" : "dp_allreduce";
-        uint32_t full_bucket = wl_pay_coll(s, name, kind, bucket);
-        for (int64_t off = 0; off < bytes; off += bucket) {
-            uint32_t p = bytes - off >= bucket ? full_bucket : wl_pay_coll(s, name, kind, bytes - off);
-            g->last_dp = sim_sched_add(s, g->sdp, p, g->dp_comm, bt, &last_bwd, 1);
-        }
-    }
-    if (pl->p > 1 && (stage == 0 || last)) {
+         * Merak's ReduceGrads after the flush, papers.md §2.3; Megatron's
+         * finalize_model_grads without overlap) */
+        for (int c = 0; c < pl->v; c++)
+            for (int i = 0; i < g->bk[c].n; i++)
+                reduce_bucket(g, c, i, last_bwd, bt);
+    if (pl->p > 1 && !m->untied && (stage == 0 || last)) {
         uint32_t p = wl_pay_coll(s, "embed_allreduce", SIM_COLL_ALLREDUCE, pl->vp / pl->t * m->hidden * pl->gbytes);
         g->last_dp = sim_sched_add(s, g->sdp, p, g->emb_comm, bt, &last_bwd, 1);
     }
     if (root_full > 0) {
-        uint32_t dep = g->last_dp != UINT32_MAX ? g->last_dp : last_bwd;
-        g->last_rs = sim_sched_add(s, g->s_rs, wl_pay_coll(s, "fsdp_reducescatter", SIM_COLL_REDUCESCATTER,
-                                                           root_full * pl->gbytes),
-                                   g->rs_comm, bt, &dep, 1);
+        uint32_t rs = reduce_shard(g, root_full, g->last_dp != UINT32_MAX ? g->last_dp : last_bwd, bt);
         wl_cursor_mem(&g->cur, wl_pay_mem(s, "gathered_weights", SIM_MEM_WEIGHTS, -root_full * pl->wbytes), bt);
         sim_sched_add(s, g->cur.sc, wl_pay_mem(s, "gathered_gradients", SIM_MEM_GRADIENTS, -root_full * pl->gbytes), -1,
-                      bt, &g->last_rs, 1);
+                      bt, &rs, 1);
     }
     /* Adam over the parameters this rank updates: reads p, g, m, v and
      * writes p, m, v (28 bytes/param in fp32; mixed precision reads a 2-byte
      * gradient and writes a 2-byte weight copy besides: also 28) */
     int64_t np = optimizer_params(m, pl, stage);
     uint32_t opt = wl_pay_kernel(s, "optimizer", SIM_KERNEL_OPTIMIZER, np, 0, 0, 0, 28 * np, SIM_DTYPE_FP32);
-    uint32_t deps[3];
+    uint32_t deps[4];
     int nd = 0;
     if (tp_sync != UINT32_MAX)
         deps[nd++] = tp_sync;
@@ -967,17 +1384,29 @@ static void generate_rank(gen *g, int rank, const comms *C)
         deps[nd++] = g->last_dp;
     if (g->last_rs != UINT32_MAX)
         deps[nd++] = g->last_rs;
+    if (g->last_ar != UINT32_MAX)
+        deps[nd++] = g->last_ar;
     uint32_t opt_op = sim_sched_add(s, g->cur.sc, opt, -1, tags(-1, -1, SIM_PHASE_OPTIMIZER), deps, nd);
-    if (pl->zero == 1 || pl->zero == 2) {
-        /* ZeRO-1/2: every rank updated its shard; all-gather the new weights */
-        int64_t bytes = sp.all * pl->wbytes;
+    uint32_t last_ag = opt_op; /* the last op the updated weights wait for */
+    if ((pl->zero == 1 || pl->zero == 2) && !pl->st.param_overlap) {
+        /* ZeRO-1/2: every rank updated its shard; all-gather the new
+         * weights, bucket by bucket (Megatron's start_param_sync) */
         sim_tags ot = tags(-1, -1, SIM_PHASE_OPTIMIZER);
-        uint32_t full_bucket = wl_pay_coll(s, "dp_allgather", SIM_COLL_ALLGATHER, bucket);
-        for (int64_t off = 0; off < bytes; off += bucket) {
-            uint32_t p = bytes - off >= bucket ? full_bucket : wl_pay_coll(s, "dp_allgather", SIM_COLL_ALLGATHER, bytes - off);
-            sim_sched_add(s, g->sdp, p, g->dp_comm, ot, &opt_op, 1);
-        }
+        for (int c = 0; c < pl->v; c++)
+            for (int i = 0; i < g->bk[c].n; i++)
+                last_ag = sim_sched_add(s, g->sdp,
+                                        wl_pay_coll(s, "dp_allgather", SIM_COLL_ALLGATHER, g->bk[c].params[i] * pl->wbytes),
+                                        g->dp_comm, ot, &opt_op, 1);
     }
+    if (pl->fp8) {
+        /* Transformer Engine casts the updated weights to FP8 once per step
+         * (at the first micro-batch, cached for the others): read bf16, write
+         * the FP8 weight and its transpose, 4 bytes per layer parameter */
+        int64_t n = fp8_layer_params(pl, &sp);
+        sim_sched_add(s, g->cur.sc, wl_pay_elem(s, "fp8_weight_cast", 4 * n, SIM_DTYPE_BF16), -1,
+                      tags(-1, -1, SIM_PHASE_OPTIMIZER), &last_ag, 1);
+    }
+    return 0;
 }
 
 static void free_comms(comms *C)
@@ -987,7 +1416,40 @@ static void free_comms(comms *C)
     free(C->emb);
     free(C->ag);
     free(C->rs);
+    free(C->ar);
     memset(C, 0, sizeof *C);
+}
+
+/* ZeRO-3/OSDP/FSDP: for each (stage, TP index) the all-gather and
+ * reduce-scatter communicators of each shard group (the DP group, or under
+ * fsdp=hybrid each node's block of ds members), and under hybrid the
+ * all-reduce communicators over the replicas (members with the same index
+ * in every block). */
+static void shard_comms(sim_schedule *s, const plan *pl, comms *C, int *ranks)
+{
+    int td = pl->t * pl->d, nsg = pl->d / pl->ds;
+    char name[64];
+    for (int p = 0; p < pl->p; p++)
+        for (int t = 0; t < pl->t; t++) {
+            int at = p * pl->t + t;
+            for (int q = 0; q < nsg; q++) {
+                char sfx[16] = "";
+                if (nsg > 1)
+                    snprintf(sfx, sizeof sfx, ".n%d", q);
+                for (int k = 0; k < pl->ds; k++)
+                    ranks[k] = p * td + (q * pl->ds + k) * pl->t + t;
+                snprintf(name, sizeof name, "fsdp-ag.p%d.t%d%s", p, t, sfx);
+                C->ag[at * nsg + q] = sim_sched_comm(s, name, ranks, pl->ds);
+                snprintf(name, sizeof name, "fsdp-rs.p%d.t%d%s", p, t, sfx);
+                C->rs[at * nsg + q] = sim_sched_comm(s, name, ranks, pl->ds);
+            }
+            for (int k = 0; nsg > 1 && k < pl->ds; k++) {
+                for (int q = 0; q < nsg; q++)
+                    ranks[q] = p * td + (q * pl->ds + k) * pl->t + t;
+                snprintf(name, sizeof name, "hsdp-ar.p%d.t%d.k%d", p, t, k);
+                C->ar[at * pl->ds + k] = sim_sched_comm(s, name, ranks, nsg);
+            }
+        }
 }
 
 /* Communicators, ranks in Megatron order: rank = pp·(tp·dp) + dp·tp + tp.
@@ -999,11 +1461,12 @@ static int make_comms(sim_schedule *s, const plan *pl, comms *C, sim_err *err)
     memset(C, 0, sizeof *C);
     C->tp = malloc(sizeof(int) * (size_t)(pl->p * pl->d));
     C->dp = malloc(sizeof(int) * (size_t)(pl->p * pl->t));
-    C->ag = malloc(sizeof(int) * (size_t)(pl->p * pl->t));
-    C->rs = malloc(sizeof(int) * (size_t)(pl->p * pl->t));
+    C->ag = malloc(sizeof(int) * (size_t)(pl->p * td));
+    C->rs = malloc(sizeof(int) * (size_t)(pl->p * td));
+    C->ar = malloc(sizeof(int) * (size_t)(pl->p * td));
     C->emb = malloc(sizeof(int) * (size_t)td);
     int *ranks = malloc(sizeof(int) * (size_t)(n > 2 ? n : 2));
-    if (!C->tp || !C->dp || !C->ag || !C->rs || !C->emb || !ranks) {
+    if (!C->tp || !C->dp || !C->ag || !C->rs || !C->ar || !C->emb || !ranks) {
         free_comms(C);
         free(ranks);
         return sim_errf(err, "out of memory");
@@ -1023,17 +1486,15 @@ static int make_comms(sim_schedule *s, const plan *pl, comms *C, sim_err *err)
                 ranks[d] = p * td + d * pl->t + t;
             snprintf(name, sizeof name, "dp.p%d.t%d", p, t);
             C->dp[p * pl->t + t] = pl->d > 1 ? sim_sched_comm(s, name, ranks, pl->d) : -1;
-            snprintf(name, sizeof name, "fsdp-ag.p%d.t%d", p, t);
-            C->ag[p * pl->t + t] = fsdp ? sim_sched_comm(s, name, ranks, pl->d) : -1;
-            snprintf(name, sizeof name, "fsdp-rs.p%d.t%d", p, t);
-            C->rs[p * pl->t + t] = fsdp ? sim_sched_comm(s, name, ranks, pl->d) : -1;
         }
+    if (fsdp)
+        shard_comms(s, pl, C, ranks);
     for (int d = 0; d < pl->d; d++)
         for (int t = 0; t < pl->t; t++) {
             ranks[0] = d * pl->t + t;
             ranks[1] = (pl->p - 1) * td + d * pl->t + t;
             snprintf(name, sizeof name, "embed.d%d.t%d", d, t);
-            C->emb[d * pl->t + t] = pl->p > 1 ? sim_sched_comm(s, name, ranks, 2) : -1;
+            C->emb[d * pl->t + t] = pl->p > 1 && pl->tied ? sim_sched_comm(s, name, ranks, 2) : -1;
         }
     free(ranks);
     return 0;
@@ -1063,7 +1524,9 @@ static int gen_init(gen *g, sim_schedule *s, const wl_model *m, const plan *pl, 
     g->steps = malloc(sizeof *g->steps * (size_t)(2 * pl->nmb * pl->v));
     g->last_bwd = malloc(sizeof *g->last_bwd * (size_t)pl->v);
     g->ag_of = malloc(sizeof *g->ag_of * (size_t)m->layers);
-    if (!g->layer_nr || !g->steps || !g->last_bwd || !g->ag_of)
+    g->bk = calloc((size_t)pl->v, sizeof *g->bk);
+    g->pg = malloc(sizeof *g->pg * (size_t)pl->v);
+    if (!g->layer_nr || !g->steps || !g->last_bwd || !g->ag_of || !g->bk || !g->pg)
         return sim_errf(err, "out of memory");
     return 0;
 }
@@ -1076,6 +1539,11 @@ static void gen_free(gen *g)
     free(g->steps);
     free(g->last_bwd);
     free(g->ag_of);
+    for (int c = 0; g->bk && c < g->pl->v; c++)
+        buckets_free(&g->bk[c]);
+    free(g->bk);
+    free(g->pg);
+    free(g->pg_op);
 }
 
 /* ---- memory check ------------------------------------------------------- */
@@ -1099,7 +1567,10 @@ static int stage_peaks(const wl_model *m, const plan *pl, wl_memory *out, sim_er
     if (rc == 0) {
         for (int i = 0; i < pl->p; i++) {
             int rank = i * pl->t * pl->d;
-            generate_rank(&g, rank, &C);
+            if (generate_rank(&g, rank, &C)) {
+                rc = sim_errf(err, "out of memory");
+                break;
+            }
             wl_memory *w = &out[i];
             memset(w, 0, sizeof *w);
             w->stage = i;
@@ -1176,8 +1647,13 @@ static int check_plan(const wl_model *m, const plan *pl, const sim_machine *mach
     if (peak)
         *peak = best;
     if (worst >= 0) {
-        char hint[160] = "", gathered[96] = "";
+        char hint[200] = "", gathered[96] = "";
         size_t k = 0;
+        wl_strategy fused = pl->st;
+        fused.attn = WL_ATTN_FLASH;
+        int can_flash = 0;
+        if (!pl->st.flash && resolve_attn(&fused, mach, &can_flash, NULL) == 0 && can_flash)
+            k += (size_t)snprintf(hint + k, sizeof hint - k, "attn=flash (no s x s scores kept), ");
         if (pl->st.recompute == WL_RECOMPUTE_NONE)
             k += (size_t)snprintf(hint + k, sizeof hint - k, "recompute=full, ");
         if (pl->st.mb > 1)
@@ -1253,9 +1729,9 @@ sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const si
     int rc = make_comms(s, &pl, &C, err);
     if (rc == 0)
         rc = gen_init(&g, s, m, &pl, err);
-    if (rc == 0)
-        for (int r = 0; r < n; r++)
-            generate_rank(&g, r, &C);
+    for (int r = 0; rc == 0 && r < n; r++)
+        if (generate_rank(&g, r, &C))
+            rc = sim_errf(err, "out of memory");
     gen_free(&g);
     free_comms(&C);
     if (rc) {

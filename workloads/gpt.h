@@ -43,6 +43,13 @@ int wl_gpt_resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
 sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const sim_machine *mach,
                               sim_err *err);
 
+/* Bytes of one data-parallel gradient bucket of model chunk `chunk` on
+ * pipeline stage `stage`, for gradients of grad_bytes bytes each: the
+ * strategy's bucket=, or with bucket=auto the rule of the framework the
+ * sharding scheme comes from (Megatron-Core, DeepSpeed, PyTorch DDP; gpt.c).
+ * INT64_MAX: one bucket holds every gradient. */
+int64_t wl_gpt_bucket_bytes(const wl_strategy *st, int dp, int grad_bytes, int stage, int chunk);
+
 /* Model FLOPs of one iteration (Megatron's count, no recompute). */
 double wl_gpt_model_flops(const wl_model *m, const wl_strategy *st);
 

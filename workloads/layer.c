@@ -124,6 +124,12 @@ int64_t wl_layer_act_bytes(const wl_strategy *st)
     return st->dtype == SIM_DTYPE_FP32 || st->dtype == SIM_DTYPE_TF32 ? 4 : 2;
 }
 
+/* The dtype of everything but the layers' GEMMs: bf16 under fp8. */
+static sim_dtype elem_dtype(const wl_strategy *st)
+{
+    return st->dtype == SIM_DTYPE_FP8 ? SIM_DTYPE_BF16 : st->dtype;
+}
+
 /* Activation sizes of one layer for b sequences at TP degree t, in bytes.
  * Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
  * Transformer Models", Sec. 4.1-4.2, with d bytes per element and 1-byte
@@ -146,15 +152,32 @@ typedef struct actsz {
     int64_t sbhd;   /* s·b·h·d, unsharded */
 } actsz;
 
-static actsz act_sizes(const wl_model *m, int64_t b, int64_t t, int sharded, int64_t d)
+static actsz act_sizes(const wl_model *m, int64_t b, int64_t t, int sharded, const wl_strategy *st)
 {
+    int64_t d = wl_layer_act_bytes(st);
+    int flash = st->flash;
     int64_t s = m->seq, h = m->hidden, f = m->ffn, a = m->heads;
     int64_t sbh = s * b * h, rt = sharded ? t : 1;
+    /* Q, K, V (K and V at kv_heads) and the projection input; the FFN's
+     * activation input (fc1's output, gate and up with swiglu) and fc2's
+     * input */
+    int64_t qkvp = wl_model_qkv_out(m) + h, ffn_io = wl_model_fc1_out(m, f) + f;
     actsz z;
     z.sbhd = sbh * d;
-    z.core = a * s * s * b * (2 * d + 1) / t;
-    z.attn = sbh * (2 * d + 1) / rt + 4 * d * sbh / t + z.core;
-    z.mlp = sbh * (2 * d + 1) / rt + 2 * d * s * b * f / t;
+    /* the core keeps the s x s softmax output, its dropout mask and output;
+     * a fused kernel keeps only the softmax statistics, one fp32 log-sum-exp
+     * per query row and head (it regenerates dropout from the RNG state) */
+    z.core = flash ? 4 * a * s * b / t : a * s * s * b * (2 * d + 1) / t;
+    z.attn = sbh * (2 * d + 1) / rt + d * s * b * qkvp / t + z.core;
+    z.mlp = sbh * (2 * d + 1) / rt + d * s * b * ffn_io / t;
+    if (st->dtype == SIM_DTYPE_FP8) {
+        /* Transformer Engine keeps the inputs of the FP8 GEMMs it saved for
+         * the weight gradients in FP8, 1 byte: QKV's and fc1's inputs (the
+         * norms' outputs) and fc2's (the projection's input is also the
+         * attention's saved output, kept in bf16) */
+        z.attn = sbh * (d + 2) / rt + d * s * b * qkvp / t + z.core;
+        z.mlp = sbh * (d + 2) / rt + (d * s * b * wl_model_fc1_out(m, f) + s * b * f) / t;
+    }
     z.full = z.attn + z.mlp;
     z.input = sbh * d / rt;
     return z;
@@ -187,9 +210,9 @@ static int uses_subbatches(const wl_strategy *st)
 
 void wl_layer_memory(const wl_model *m, const wl_strategy *st, int layer, int64_t *kept, int64_t *transient)
 {
-    int64_t t, b, d = wl_layer_act_bytes(st);
+    int64_t t, b;
     layer_shape(st, layer, &t, &b);
-    actsz z = act_sizes(m, b, t, sharded_acts(st), d);
+    actsz z = act_sizes(m, b, t, sharded_acts(st), st);
     int64_t k = z.full, tr = 0;
     switch (st->recompute) {
     case WL_RECOMPUTE_NONE:
@@ -207,7 +230,7 @@ void wl_layer_memory(const wl_model *m, const wl_strategy *st, int layer, int64_
          * after its all-reduce, residual): 4·s·b·h elements (papers.md Sec.
          * 1.3); one block rebuilt at a time, per sub-batch under oases */
         k = 4 * z.sbhd;
-        actsz r = uses_subbatches(st) ? act_sizes(m, b / 2, t, 0, d) : z;
+        actsz r = uses_subbatches(st) ? act_sizes(m, b / 2, t, 0, st) : z;
         tr = r.attn > r.mlp ? r.attn : r.mlp;
         break;
     }
@@ -232,21 +255,33 @@ int64_t wl_layer_transient_bytes(const wl_model *m, const wl_strategy *st)
     return tr;
 }
 
+/* A layer's weights (linear matrices), linear biases and norm parameters,
+ * for Tesseract's [in/q, out/q] blocks. */
+static void layer_param_parts(const wl_model *m, int64_t *w, int64_t *bias, int64_t *norms)
+{
+    int64_t h = m->hidden, f = m->ffn, qkv = wl_model_qkv_out(m), fc1 = wl_model_fc1_out(m, f);
+    *w = h * qkv + h * h + h * fc1 + f * h;
+    *bias = m->no_bias ? (m->qkv_bias ? qkv : 0) : qkv + h + fc1 + h;
+    *norms = 2 * wl_model_norm_params(m);
+}
+
 int64_t wl_layer_params(const wl_model *m, const wl_strategy *st, int layer)
 {
-    int64_t t, b, h = m->hidden, f = m->ffn;
+    int64_t t, b;
     layer_shape(st, layer, &t, &b);
     if (st->schedule == WL_TP_TESSERACT) {
         /* weights and biases as [in/q, out/q] and [out/q] blocks, replicated
          * over depth; layer norms [h/q] (papers.md Sec. 4.2) */
-        int64_t q = 1;
+        int64_t q = 1, w, bias, norms;
         while (q * q * st->tess_depth < t)
             q++;
-        return (4 * h * h + 2 * h * f) / (q * q) + (3 * h + f + 2 * h) / q + 4 * h / q;
+        layer_param_parts(m, &w, &bias, &norms);
+        return w / (q * q) + bias / q + norms / q;
     }
     /* QKV weight and bias, projection weight, fc1 weight and bias, fc2 weight
-     * split over t; the row-parallel biases and the layer norms replicated */
-    return (4 * h * h + 2 * h * f + 3 * h + f) / t + 6 * h;
+     * split over t; the row-parallel biases and the norms replicated */
+    wl_layer_param_split p = wl_model_layer_params(m);
+    return (p.attn_split + p.mlp_split) / t + p.attn_rep + p.mlp_rep;
 }
 
 /* ---- the layer --------------------------------------------------------- */
@@ -265,6 +300,10 @@ typedef struct opset {
     uint32_t unboth;                           /* both at once */
     uint32_t blk_attn, unblk_attn, blk_mlp, unblk_mlp; /* recompute=oases: one block rebuilt */
     uint32_t gather;                           /* cut-point: all-gather of the layer input along the batch */
+    int rope;                                  /* rotary embeddings: rope_f before the core, rope_b after */
+    uint32_t rope_f, rope_b;
+    int fp8;                                   /* FP8 casts: cast_f after the core, cast_b after its backward */
+    uint32_t cast_f, cast_b;
 } opset;
 
 /* Tesseract (papers.md Sec. 4): per linear, the q SUMMA steps' payloads. */
@@ -286,7 +325,19 @@ typedef struct tess {
 typedef struct rank_comms {
     int row, col, dep;                         /* Tesseract */
     int small, trans;                          /* cut-point: the small TP group, the all-gather group */
+    int ring_send, ring_recv;                  /* TP overlap: ring-exchange streams (-2: not yet) */
 } rank_comms;
+
+enum { WL_TAG_TP_RING = 2 }; /* send/recv tag of the ring exchange (gpt.c's pipeline uses 0 and 1) */
+
+/* Megatron-Core's TP communication overlap (tp_overlap_comm): GEMM chunks
+ * and transfers, from the whole layer's payloads. */
+#define TPO_SPLITS 4 /* Transformer Engine's num_splits for its "pipeline" reduce-scatter */
+typedef struct tpo {
+    uint32_t qkv, fc1, fc2_dg, proj_dg;        /* ring-exchange GEMM chunks: s·b/t tokens */
+    uint32_t proj[TPO_SPLITS], fc2[TPO_SPLITS], rs[TPO_SPLITS]; /* pipelined GEMM chunks, their reduce-scatters */
+    uint32_t send, recv;                       /* one ring step: s·b·h·d/t bytes */
+} tpo;
 
 struct wl_layer {
     wl_model m;
@@ -294,6 +345,7 @@ struct wl_layer {
     int sub;                                   /* sub-batches per micro-batch (1 or 2) */
     opset main, main_h, cut, cut_h;            /* after / before the cut, whole and half batch */
     tess T;
+    tpo O;                                     /* tp_overlap_comm */
     int nranks;
     rank_comms *rc;                            /* [nranks], -2 = not created */
     int rc_shared;                             /* rc belongs to the parent layer */
@@ -301,50 +353,145 @@ struct wl_layer {
                                                 * (WL_LAYER_NO_RECOMPUTE), or NULL */
 };
 
+/* The FFN activation's element-wise kernels, in elements of s·b·ffn/t read
+ * plus written: gelu and squared-relu read fc1's output and write fc2's input
+ * (2), their backward reads the input and the gradient and writes the
+ * gradient (3); swiglu reads gate and up and writes their product (3), its
+ * backward reads gate, up and the gradient and writes both gradients (5). */
+typedef struct ffn_act {
+    const char *name, *bwd_name;
+    int64_t fwd, bwd;
+} ffn_act;
+
+static ffn_act ffn_act_of(const wl_model *m)
+{
+    static const ffn_act acts[WL_FFN_COUNT] = {
+        [WL_FFN_GELU] = {"gelu", "gelu_bwd", 2, 3},
+        [WL_FFN_SWIGLU] = {"swiglu", "swiglu_bwd", 3, 5},
+        [WL_FFN_SQRELU] = {"squared_relu", "squared_relu_bwd", 2, 3},
+    };
+    return acts[(unsigned)m->ffn_type < WL_FFN_COUNT ? m->ffn_type : WL_FFN_GELU];
+}
+
+/* The attention core of b sequences with `heads` query and `kvh` K/V heads
+ * on this rank: unfused (Megatron's baddbmm, softmax, dropout and bmm; the
+ * backward as the forward shape with the batch doubled: dQ, dK, dV and
+ * d(probabilities) are twice the forward's FLOPs), or fused FlashAttention
+ * kernels (causal: a decoder's mask; HBM traffic of the forward: Q, K, V,
+ * O and the fp32 log-sum-exp; of the backward: Q, K, V, O, dO read, dQ, dK,
+ * dV written, the log-sum-exp and the dO·O row sums). */
+static void attn_payloads(sim_schedule *s, const wl_strategy *st, int64_t b, int64_t heads, int64_t kvh,
+                          int64_t seq, int64_t hd, opset *o)
+{
+    sim_dtype dt = elem_dtype(st); /* fp8 training keeps attention in bf16 */
+    if (!st->flash) {
+        o->attn = wl_pay_kernel(s, "attn", SIM_KERNEL_ATTENTION, heads, seq, hd, b, 0, dt);
+        o->attn_b = wl_pay_kernel(s, "attn_bwd", SIM_KERNEL_ATTENTION, heads, seq, hd, 2 * b, 0, dt);
+        return;
+    }
+    int64_t e = 2, qo = b * seq * heads * hd * e, kv = b * seq * kvh * hd * e, rows = b * heads * seq * 4;
+    sim_payload p;
+    memset(&p, 0, sizeof p);
+    p.kind = SIM_OP_COMPUTE;
+    p.dtype = (uint8_t)dt;
+    p.m = heads;
+    p.n = seq;
+    p.k = hd;
+    p.batch = b;
+    p.tag = 1; /* causal */
+    p.sub = SIM_KERNEL_FLASH_FWD;
+    p.name = sim_sched_str(s, "flash_attn");
+    p.bytes = 2 * qo + 2 * kv + rows;
+    o->attn = sim_sched_payload(s, &p);
+    p.sub = SIM_KERNEL_FLASH_BWD;
+    p.name = sim_sched_str(s, "flash_attn_bwd");
+    p.bytes = 4 * qo + 4 * kv + 3 * rows;
+    o->attn_b = sim_sched_payload(s, &p);
+}
+
+/* Rotary position embeddings (Su et al. 2021; Megatron-Core's
+ * apply_rotary_pos_emb): Q and K rotated after the QKV projection, read and
+ * written once (qk = elements of Q and K on this rank), and the same on
+ * their gradients in backward.  ALiBi needs no kernel of its own: its bias
+ * is added inside the attention scores' GEMM (BLOOM's baddbmm over a
+ * [b·heads, 1, s] bias) or the fused kernel, a negligible b·heads·s read. */
+static void rope_payloads(sim_schedule *s, const wl_model *m, int64_t qk, int64_t d, sim_dtype dt, opset *o)
+{
+    o->rope = m->position == WL_POS_ROPE;
+    if (!o->rope)
+        return;
+    o->rope_f = wl_pay_elem(s, "rope", 2 * qk * d, dt);
+    o->rope_b = wl_pay_elem(s, "rope_bwd", 2 * qk * d, dt);
+}
+
+/* FP8 training (Transformer Engine, per-tensor scaling): the tensors entering
+ * an FP8 GEMM are cast with their amax taken, 2 bytes read and 1 + 1 written
+ * (the FP8 tensor and its transpose for the other GEMM of the pair).  TE
+ * fuses the casts of the norm outputs (QKV's and fc1's inputs) and of the
+ * activation's output (fc2's input) into those kernels, which then write FP8
+ * instead of bf16: no extra traffic.  Two casts stand alone: the attention
+ * output before the projection (forward, `in` elements) and the attention's
+ * input gradient before the QKV dgrad (backward, `qkv_grad` elements). */
+static void fp8_payloads(sim_schedule *s, const wl_strategy *st, int64_t in, int64_t qkv_grad, opset *o)
+{
+    o->fp8 = st->dtype == SIM_DTYPE_FP8;
+    if (!o->fp8)
+        return;
+    o->cast_f = wl_pay_elem(s, "fp8_cast", 4 * in, SIM_DTYPE_BF16);
+    o->cast_b = wl_pay_elem(s, "fp8_cast_grad", 4 * qkv_grad, SIM_DTYPE_BF16);
+}
+
 static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *st, int64_t b, int64_t t,
                         int sub, opset *o)
 {
-    sim_dtype dt = st->dtype;
+    /* dtype=fp8 (Transformer Engine): the GEMMs in FP8, everything else bf16 */
+    sim_dtype gdt = st->dtype, dt = elem_dtype(st);
     int64_t sb = (int64_t)m->seq * b, h = m->hidden, f = m->ffn, d = wl_layer_act_bytes(st);
     int64_t sbhd = sb * h * d, rt = st->sp ? t : 1; /* sequence parallel: element-wise work on s/t tokens */
+    int64_t qkv = wl_model_qkv_out(m), fc1 = wl_model_fc1_out(m, f);
+    ffn_act act = ffn_act_of(m);
     memset(o, 0, sizeof *o);
     o->t = t;
     o->b = b;
     o->ln1 = wl_pay_elem(s, "ln1", 2 * sbhd / rt, dt);
-    o->qkv = wl_pay_gemm(s, "qkv", sb, 3 * h / t, h, dt);
+    o->qkv = wl_pay_gemm(s, "qkv", sb, qkv / t, h, gdt);
     /* attention core per TP rank: batch=b, m=heads/t, n=s, k=head_dim */
-    o->attn = wl_pay_kernel(s, "attn", SIM_KERNEL_ATTENTION, m->heads / t, m->seq, h / m->heads, b, 0, dt);
-    o->proj = wl_pay_gemm(s, "proj", sb, h, h / t, dt);
+    attn_payloads(s, st, b, m->heads / t, wl_model_kv_heads(m) / t, m->seq, h / m->heads, o);
+    o->proj = wl_pay_gemm(s, "proj", sb, h, h / t, gdt);
     o->post_attn = wl_pay_elem(s, "post_attn", 6 * sbhd / rt, dt); /* bias + dropout + residual + LN2 */
-    o->fc1 = wl_pay_gemm(s, "fc1", sb, f / t, h, dt);
-    o->gelu = wl_pay_elem(s, "gelu", 2 * sb * (f / t) * d, dt);
-    o->fc2 = wl_pay_gemm(s, "fc2", sb, h, f / t, dt);
+    o->fc1 = wl_pay_gemm(s, "fc1", sb, fc1 / t, h, gdt);
+    o->gelu = wl_pay_elem(s, act.name, act.fwd * sb * (f / t) * d, dt);
+    o->fc2 = wl_pay_gemm(s, "fc2", sb, h, f / t, gdt);
     o->post_mlp = wl_pay_elem(s, "post_mlp", 4 * sbhd / rt, dt); /* bias + dropout + residual */
 
-    o->post_mlp_b = wl_pay_elem(s, "post_mlp_bwd", 4 * sbhd / rt, dt);
-    o->fc2_dg = wl_pay_gemm(s, "fc2_dgrad", sb, f / t, h, dt);
-    o->fc2_wg = wl_pay_gemm(s, "fc2_wgrad", f / t, h, sb, dt);
-    o->gelu_b = wl_pay_elem(s, "gelu_bwd", 3 * sb * (f / t) * d, dt);
-    o->fc1_dg = wl_pay_gemm(s, "fc1_dgrad", sb, h, f / t, dt);
-    o->fc1_wg = wl_pay_gemm(s, "fc1_wgrad", h, f / t, sb, dt);
-    o->post_attn_b = wl_pay_elem(s, "post_attn_bwd", 8 * sbhd / rt, dt);
-    o->proj_dg = wl_pay_gemm(s, "proj_dgrad", sb, h / t, h, dt);
-    o->proj_wg = wl_pay_gemm(s, "proj_wgrad", h / t, h, sb, dt);
-    /* The attention backward computes dQ, dK (two s×s×hd GEMMs) and dV,
-     * d(probabilities) (two more): twice the forward's FLOPs, expressed as the
-     * forward shape with the batch doubled. */
-    o->attn_b = wl_pay_kernel(s, "attn_bwd", SIM_KERNEL_ATTENTION, m->heads / t, m->seq, h / m->heads, 2 * b, 0, dt);
-    o->qkv_dg = wl_pay_gemm(s, "qkv_dgrad", sb, h, 3 * h / t, dt);
-    o->qkv_wg = wl_pay_gemm(s, "qkv_wgrad", h, 3 * h / t, sb, dt);
+    /* FP8: the gradients entering fc2's and the projection's backward are cast
+     * (and transposed) for their FP8 GEMMs, read 2 bytes and written 1 + 1,
+     * fused here into the kernels that produce them (TE fuses them with the
+     * dgelu and norm backwards likewise); the activation's backward writes
+     * fc1's gradient in FP8 in place of bf16 */
+    int64_t cast = st->dtype == SIM_DTYPE_FP8 ? 2 * sbhd : 0;
+    o->post_mlp_b = wl_pay_elem(s, "post_mlp_bwd", 4 * sbhd / rt + cast, dt);
+    o->fc2_dg = wl_pay_gemm(s, "fc2_dgrad", sb, f / t, h, gdt);
+    o->fc2_wg = wl_pay_gemm(s, "fc2_wgrad", f / t, h, sb, gdt);
+    o->gelu_b = wl_pay_elem(s, act.bwd_name, act.bwd * sb * (f / t) * d, dt);
+    o->fc1_dg = wl_pay_gemm(s, "fc1_dgrad", sb, h, fc1 / t, gdt);
+    o->fc1_wg = wl_pay_gemm(s, "fc1_wgrad", h, fc1 / t, sb, gdt);
+    o->post_attn_b = wl_pay_elem(s, "post_attn_bwd", 8 * sbhd / rt + cast, dt);
+    o->proj_dg = wl_pay_gemm(s, "proj_dgrad", sb, h / t, h, gdt);
+    o->proj_wg = wl_pay_gemm(s, "proj_wgrad", h / t, h, sb, gdt);
+    rope_payloads(s, m, sb * (qkv - h) / 2 / t + sb * h / t, d, dt, o);
+    fp8_payloads(s, st, sb * h / t, sb * qkv / t, o);
+    o->qkv_dg = wl_pay_gemm(s, "qkv_dgrad", sb, h, qkv / t, gdt);
+    o->qkv_wg = wl_pay_gemm(s, "qkv_wgrad", h, qkv / t, sb, gdt);
     o->ln1_b = wl_pay_elem(s, "ln1_bwd", 3 * sbhd / rt, dt);
 
     o->ar = wl_pay_coll(s, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd);
     o->ag = wl_pay_coll(s, "sp_allgather", SIM_COLL_ALLGATHER, sbhd);
     o->rs = wl_pay_coll(s, "sp_reducescatter", SIM_COLL_REDUCESCATTER, sbhd);
-    o->proj_h = wl_pay_gemm(s, "proj", sb / 2, h, h / t, dt);
-    o->fc2_h = wl_pay_gemm(s, "fc2", sb / 2, h, f / t, dt);
-    o->qkv_dg_h = wl_pay_gemm(s, "qkv_dgrad", sb / 2, h, 3 * h / t, dt);
-    o->fc1_dg_h = wl_pay_gemm(s, "fc1_dgrad", sb / 2, h, f / t, dt);
+    o->proj_h = wl_pay_gemm(s, "proj", sb / 2, h, h / t, gdt);
+    o->fc2_h = wl_pay_gemm(s, "fc2", sb / 2, h, f / t, gdt);
+    o->qkv_dg_h = wl_pay_gemm(s, "qkv_dgrad", sb / 2, h, qkv / t, gdt);
+    o->fc1_dg_h = wl_pay_gemm(s, "fc1_dgrad", sb / 2, h, fc1 / t, gdt);
     o->ar_h = wl_pay_coll(s, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd / 2);
     o->gather = wl_pay_coll(s, "cut_allgather", SIM_COLL_ALLGATHER, sbhd);
 
@@ -356,7 +503,7 @@ static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *s
     one.tp_cut_tp = one.tp_cut_layers = 0;
     int64_t kept, tr;
     wl_layer_memory(m, &one, 0, &kept, &tr);
-    actsz z = act_sizes(m, b, t, 0, d);
+    actsz z = act_sizes(m, b, t, 0, st);
     o->keep = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, kept);
     o->unkeep = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -kept);
     o->tr = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, tr);
@@ -413,6 +560,35 @@ static void build_tlin(sim_schedule *s, const char *name, int64_t M, int64_t K, 
     }
 }
 
+/* A GEMM payload with m rows instead of its own. */
+static uint32_t gemm_rows(sim_schedule *s, uint32_t whole, int64_t m)
+{
+    sim_payload p = s->payloads[whole];
+    p.m = m;
+    return sim_sched_payload(s, &p);
+}
+
+/* The chunks of tp_overlap_comm (Transformer Engine's defaults in
+ * initialize_ub): the ring-exchange GEMMs (qkv/fc1 forward, proj/fc2
+ * dgrad) in tp chunks of s·b/t tokens, the pipelined row-parallel GEMMs
+ * (proj/fc2 forward) in TPO_SPLITS chunks of tokens, each followed by the
+ * reduce-scatter of its output. */
+static void build_tpo(sim_schedule *s, const wl_model *m, const wl_strategy *st, const opset *o, tpo *O)
+{
+    int64_t sb = (int64_t)m->seq * st->mb, t = st->tp, sbhd = sb * m->hidden * wl_layer_act_bytes(st);
+    O->qkv = gemm_rows(s, o->qkv, sb / t);
+    O->fc1 = gemm_rows(s, o->fc1, sb / t);
+    O->fc2_dg = gemm_rows(s, o->fc2_dg, sb / t);
+    O->proj_dg = gemm_rows(s, o->proj_dg, sb / t);
+    for (int i = 0; i < TPO_SPLITS; i++) {
+        O->proj[i] = gemm_rows(s, o->proj, sb / TPO_SPLITS);
+        O->fc2[i] = gemm_rows(s, o->fc2, sb / TPO_SPLITS);
+        O->rs[i] = wl_pay_coll(s, "sp_reducescatter", SIM_COLL_REDUCESCATTER, sbhd / TPO_SPLITS);
+    }
+    O->send = wl_pay_p2p(s, SIM_OP_SEND, "tp_ring_send", sbhd / t, WL_TAG_TP_RING);
+    O->recv = wl_pay_p2p(s, SIM_OP_RECV, "tp_ring_recv", sbhd / t, WL_TAG_TP_RING);
+}
+
 wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st, sim_err *err)
 {
     if (!m || m->hidden < 1 || m->heads < 1 || m->ffn < 1 || m->seq < 1 || m->layers < 1) {
@@ -434,6 +610,11 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
             return NULL;
         }
         int dq = q * st->tess_depth;
+        if (wl_model_kv_heads(m) % q) {
+            sim_errf(err, "strategy: schedule=tesseract with q=%d: q must divide the %d K/V heads of %s (each grid "
+                     "column holds whole K/V heads)", q, wl_model_kv_heads(m), m->name);
+            return NULL;
+        }
         if (m->heads % q || m->hidden % q || m->ffn % q || st->mb % dq) {
             sim_errf(err, "strategy: schedule=tesseract with q=%d, tess_depth=%d: q must divide the %d heads, hidden "
                      "%d and ffn %d of %s, and q·tess_depth = %d the micro-batch mb=%d (each depth slice and grid row "
@@ -444,6 +625,11 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
     } else if (m->heads % t || m->hidden % t || m->ffn % t) {
         sim_errf(err, "tp=%d does not divide the heads (%d), hidden size (%d) and FFN size (%d) of %s", t, m->heads,
                  m->hidden, m->ffn, m->name);
+        return NULL;
+    } else if (wl_model_kv_heads(m) % t) {
+        sim_errf(err, "tp=%d does not divide the %d K/V heads of %s: Megatron-Core splits the query groups over "
+                 "TP ranks and requires this (num_query_groups / tp, megatron/core/transformer/attention.py); "
+                 "use a tp that divides %d", t, wl_model_kv_heads(m), m->name, wl_model_kv_heads(m));
         return NULL;
     }
     int sub = uses_subbatches(st) ? 2 : 1;
@@ -467,6 +653,12 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
             return NULL;
         }
     }
+    if (st->tp_overlap_comm && (int64_t)m->seq * st->mb % (TPO_SPLITS * t)) {
+        sim_errf(err, "strategy: tp_overlap_comm=1 splits each linear's s·b = %lld tokens into tp = %d ring chunks and "
+                 "%d pipelined reduce-scatter chunks: seq·mb must be divisible by %d", (long long)m->seq * st->mb, t,
+                 TPO_SPLITS, TPO_SPLITS * t);
+        return NULL;
+    }
     if (st->schedule == WL_TP_MERAK && st->tp_overlap == 1 && (int64_t)m->seq * st->mb % 2) {
         sim_errf(err, "strategy: schedule=merak,tp_overlap=1 splits each linear's rows in halves: seq·mb must be even");
         return NULL;
@@ -485,12 +677,14 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
     L->nranks = s->nranks;
     L->rc = rc;
     for (int r = 0; r < s->nranks; r++)
-        rc[r].row = rc[r].col = rc[r].dep = rc[r].small = rc[r].trans = -2;
+        rc[r].row = rc[r].col = rc[r].dep = rc[r].small = rc[r].trans = rc[r].ring_send = rc[r].ring_recv = -2;
     build_opset(s, m, st, st->mb, t, 1, &L->main);
     if (sub == 2)
         build_opset(s, m, st, st->mb / 2, t, 2, &L->main_h);
     else
         L->main_h = L->main;
+    if (st->tp_overlap_comm)
+        build_tpo(s, m, st, &L->main, &L->O);
     if (st->tp_cut_tp) {
         int64_t b2 = (int64_t)st->mb * st->tp_cut_tp / st->tp;
         build_opset(s, m, st, b2, st->tp_cut_tp, 1, &L->cut);
@@ -507,31 +701,34 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
         int64_t M = (int64_t)m->seq * st->mb, h = m->hidden, f = m->ffn, d = wl_layer_act_bytes(st);
         T->q = q;
         T->d = st->tess_depth;
-        build_tlin(s, "qkv", M, h, 3 * h, q, T->d, st->dtype, d, &T->qkv);
+        build_tlin(s, "qkv", M, h, wl_model_qkv_out(m), q, T->d, st->dtype, d, &T->qkv);
         build_tlin(s, "proj", M, h, h, q, T->d, st->dtype, d, &T->proj);
-        build_tlin(s, "fc1", M, h, f, q, T->d, st->dtype, d, &T->fc1);
+        build_tlin(s, "fc1", M, h, wl_model_fc1_out(m, f), q, T->d, st->dtype, d, &T->fc1);
         build_tlin(s, "fc2", M, f, h, q, T->d, st->dtype, d, &T->fc2);
         /* LayerNorm2p5D: sum x and sum x² over the hidden split in ROW, one
          * value per local token */
         T->ln_ar = wl_pay_coll(s, "ln_allreduce", SIM_COLL_ALLREDUCE, M / ((int64_t)T->d * q) * d);
+        int64_t pw, pb, pn;
+        layer_param_parts(m, &pw, &pb, &pn);
         T->grad_ar = wl_pay_coll(s, "tess_grad_allreduce", SIM_COLL_ALLREDUCE,
-                                 ((4 * h * h + 2 * h * f) / ((int64_t)q * q) + (3 * h + f + 2 * h + 4 * h) / q) *
+                                 (pw / ((int64_t)q * q) + (pb + pn) / q) *
                                      (st->dtype == SIM_DTYPE_FP32 || st->dtype == SIM_DTYPE_TF32 ? 4 : 2));
         /* the element-wise work and the attention core on the local block */
         opset *o = &L->main;
         int64_t Mq = M / ((int64_t)T->d * q), sbhd = Mq * (h / q) * d;
         int64_t bl = st->mb / ((int64_t)T->d * q);
-        o->ln1 = wl_pay_elem(s, "ln1", 2 * sbhd, st->dtype);
-        o->attn = wl_pay_kernel(s, "attn", SIM_KERNEL_ATTENTION, m->heads / q, m->seq, h / m->heads, bl, 0, st->dtype);
-        o->attn_b =
-            wl_pay_kernel(s, "attn_bwd", SIM_KERNEL_ATTENTION, m->heads / q, m->seq, h / m->heads, 2 * bl, 0, st->dtype);
-        o->post_attn = wl_pay_elem(s, "post_attn", 6 * sbhd, st->dtype);
-        o->gelu = wl_pay_elem(s, "gelu", 2 * Mq * (f / q) * d, st->dtype);
-        o->post_mlp = wl_pay_elem(s, "post_mlp", 4 * sbhd, st->dtype);
-        o->post_mlp_b = wl_pay_elem(s, "post_mlp_bwd", 4 * sbhd, st->dtype);
-        o->gelu_b = wl_pay_elem(s, "gelu_bwd", 3 * Mq * (f / q) * d, st->dtype);
-        o->post_attn_b = wl_pay_elem(s, "post_attn_bwd", 8 * sbhd, st->dtype);
-        o->ln1_b = wl_pay_elem(s, "ln1_bwd", 3 * sbhd, st->dtype);
+        o->ln1 = wl_pay_elem(s, "ln1", 2 * sbhd, elem_dtype(st));
+        attn_payloads(s, st, bl, m->heads / q, wl_model_kv_heads(m) / q, m->seq, h / m->heads, o);
+        rope_payloads(s, m, Mq * ((wl_model_qkv_out(m) - h) / 2 + h) / q, d, elem_dtype(st), o);
+        fp8_payloads(s, st, Mq * (h / q), Mq * (wl_model_qkv_out(m) / q), o);
+        o->post_attn = wl_pay_elem(s, "post_attn", 6 * sbhd, elem_dtype(st));
+        ffn_act act = ffn_act_of(m);
+        o->gelu = wl_pay_elem(s, act.name, act.fwd * Mq * (f / q) * d, elem_dtype(st));
+        o->post_mlp = wl_pay_elem(s, "post_mlp", 4 * sbhd, elem_dtype(st));
+        o->post_mlp_b = wl_pay_elem(s, "post_mlp_bwd", 4 * sbhd, elem_dtype(st));
+        o->gelu_b = wl_pay_elem(s, act.bwd_name, act.bwd * Mq * (f / q) * d, elem_dtype(st));
+        o->post_attn_b = wl_pay_elem(s, "post_attn_bwd", 8 * sbhd, elem_dtype(st));
+        o->ln1_b = wl_pay_elem(s, "ln1_bwd", 3 * sbhd, elem_dtype(st));
         int64_t kept, tr;
         wl_layer_memory(m, st, m->layers - 1, &kept, &tr);
         o->keep = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, kept);
@@ -632,8 +829,29 @@ static void cut_comms(wl_layer *L, wl_cursor *c, int *small, int *trans)
 /* ---- emit helpers ------------------------------------------------------ */
 
 #define K(pay) wl_cursor_comp(c, (pay), t)
+/* The attention core with what sits against it (RoPE on Q and K, FP8 casts) */
+#define ATTN(o) attn_core(c, (o), t)
+#define ATTN_BWD(o) attn_core_bwd(c, (o), t)
 /* A GEMM that reads a linear's weights: through the cursor's hook if any */
 #define LIN(lin, pay) (c->linear ? c->linear(c, layer, (lin), (pay), t) : K(pay))
+
+static void attn_core(wl_cursor *c, const opset *o, sim_tags t)
+{
+    if (o->rope)
+        K(o->rope_f);
+    K(o->attn);
+    if (o->fp8)
+        K(o->cast_f);
+}
+
+static void attn_core_bwd(wl_cursor *c, const opset *o, sim_tags t)
+{
+    K(o->attn_b);
+    if (o->rope)
+        K(o->rope_b);
+    if (o->fp8)
+        K(o->cast_b);
+}
 
 /* Launches a collective of what the last kernel produced on stream `stream`;
  * nothing waits for it yet. */
@@ -691,6 +909,78 @@ static void sync_coll(wl_cursor *c, const lctx *x, uint32_t pay, sim_tags t)
     wl_cursor_pend(c, launch(c, tp_stream(c), pay, x->comm, t));
 }
 
+/* ---- Megatron-Core TP communication overlap (tp_overlap_comm) -----------
+ * Megatron-Core's --tp-comm-overlap hands sequence parallelism's
+ * all-gathers and reduce-scatters to Transformer Engine's userbuffers
+ * (transformer_engine/pytorch/module/base.py initialize_ub and
+ * common/comm_gemm_overlap/comm_gemm_overlap.cpp at NVIDIA/TransformerEngine
+ * d0067d0d, read, not copied), with TE's default methods:
+ *  - ring exchange (qkv and fc1 forward, proj and fc2 input gradients:
+ *    the all-gather before a GEMM): the GEMM runs in tp chunks of s·b/t
+ *    tokens; in step i a rank multiplies the chunk it holds (its own at
+ *    step 0) while sending it to the next rank of the ring and receiving
+ *    the next one from the previous rank, so only what a transfer takes
+ *    beyond its GEMM chunk is exposed: time g + (tp-1)·max(g, c) for GEMM
+ *    chunks g and transfers c;
+ *  - pipeline (proj and fc2 forward: the reduce-scatter after a GEMM): the
+ *    GEMM in TPO_SPLITS chunks of tokens, each chunk's output
+ *    reduce-scattered while the next chunk computes; the last chunk's
+ *    reduce-scatter is exposed;
+ *  - bulk (qkv and fc1 backward): the input all-gather beside the dgrad
+ *    GEMM and the dgrad reduce-scatter beside the wgrad GEMM, which the
+ *    sequence-parallel backward already does (column_bwd).
+ * The GEMM chunks are priced as the smaller GEMMs they are; the transfers
+ * are sends and receives between ring neighbours (on their own streams) and
+ * reduce-scatters on "tp", slowed, and slowing the kernels beside them, by
+ * the engine's overlap interference.  Not modelled: TE's SM margin for the
+ * pipelined reduce-scatter (16 SMs taken from the GEMM) beyond that
+ * interference, its atomic-GEMM variants, and the wgrad GEMMs run as
+ * "external" GEMMs inside the dgrad's ring (here they follow it). */
+
+static int ring_stream(wl_layer *L, wl_cursor *c, size_t field, const char *name)
+{
+    int *slot = (int *)((char *)&L->rc[c->rank] + field);
+    if (*slot == -2)
+        *slot = sim_sched_stream(c->s, c->rank, name);
+    return *slot;
+}
+
+/* The all-gather before a GEMM as a ring exchange pipelined with the GEMM
+ * in tp chunks (payload `chunk`). */
+static void ring_ag_gemm(wl_layer *L, wl_cursor *c, uint32_t chunk, sim_tags t)
+{
+    int me;
+    const sim_comm *g = tp_group(c, &me);
+    int n = g->nranks, next = g->ranks[(me + 1) % n], prev = g->ranks[(me + n - 1) % n];
+    int ss = ring_stream(L, c, offsetof(rank_comms, ring_send), "tp-ring-send");
+    int sr = ring_stream(L, c, offsetof(rank_comms, ring_recv), "tp-ring-recv");
+    uint32_t held = c->last_comp, got = UINT32_MAX;
+    for (int i = 0; i < n; i++) {
+        if (i + 1 < n) { /* forward the chunk held, receive the next */
+            sim_sched_add(c->s, ss, L->O.send, next, t, &held, 1);
+            got = sim_sched_add(c->s, sr, L->O.recv, prev, t, NULL, 0);
+        }
+        wl_cursor_comp(c, chunk, t);
+        if (i + 1 < n) {
+            wl_cursor_pend(c, got);
+            held = got;
+        }
+    }
+}
+
+/* A row-parallel GEMM in TPO_SPLITS chunks, each chunk's output
+ * reduce-scattered on "tp" while the next computes; the next kernel waits
+ * for the last. */
+static void pipe_gemm_rs(wl_cursor *c, const lctx *x, const uint32_t *chunks, const uint32_t *rs, sim_tags t)
+{
+    uint32_t last = UINT32_MAX;
+    for (int i = 0; i < TPO_SPLITS; i++) {
+        wl_cursor_comp(c, chunks[i], t);
+        last = launch(c, tp_stream(c), rs[i], x->comm, t);
+    }
+    wl_cursor_pend(c, last);
+}
+
 /* Megatron ParallelTransformerLayer.forward (megatron/model/transformer.py);
  * with sp=1 the sequence-parallel form (Korthikanti et al. 2022 Sec. 4.2.2,
  * megatron/core/tensor_parallel/layers.py): layer norms and dropouts on s/t
@@ -701,14 +991,25 @@ static void megatron_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_ph
     lctx x = layer_ctx(L, c, layer, 0);
     const opset *o = x.o;
     sim_tags t = tg(layer, micro, -1, ph);
-    int sp = L->st.sp;
+    int sp = L->st.sp, ovl = L->st.tp_overlap_comm && x.t > 1;
     if (alloc)
         wl_cursor_mem(c, ph == SIM_PHASE_RECOMPUTE ? o->tr : o->keep, t);
     K(o->ln1);
+    if (ovl) {
+        ring_ag_gemm(L, c, L->O.qkv, t);
+        K(o->attn);
+        pipe_gemm_rs(c, &x, L->O.proj, L->O.rs, t);
+        K(o->post_attn);
+        ring_ag_gemm(L, c, L->O.fc1, t);
+        K(o->gelu);
+        pipe_gemm_rs(c, &x, L->O.fc2, L->O.rs, t);
+        K(o->post_mlp);
+        return;
+    }
     if (sp)
         sync_coll(c, &x, o->ag, t);
     LIN(WL_LIN_QKV, o->qkv);
-    K(o->attn);
+    ATTN(o);
     LIN(WL_LIN_PROJ, o->proj);
     sync_coll(c, &x, sp ? o->rs : o->ar, t); /* RowParallelLinear: reduce_from_tensor_model_parallel_region */
     K(o->post_attn);
@@ -764,27 +1065,35 @@ static void megatron_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int re
     sim_tags t = tg(layer, micro, -1, SIM_PHASE_BACKWARD);
     sim_tags tr = tg(layer, micro, -1, SIM_PHASE_RECOMPUTE);
     wl_recompute rc = L->st.recompute;
-    int sp = L->st.sp;
+    int sp = L->st.sp, ovl = L->st.tp_overlap_comm && x.t > 1;
     if (rc == WL_RECOMPUTE_FULL && recompute)
         megatron_fwd(L, c, layer, micro, SIM_PHASE_RECOMPUTE, 1);
     K(o->post_mlp_b);
-    if (sp)
-        sync_coll(c, &x, o->ag, t); /* gradient of the reduce-scatter */
-    LIN(WL_LIN_FC2, o->fc2_dg);
+    if (ovl) {
+        ring_ag_gemm(L, c, L->O.fc2_dg, t); /* the gradient of the reduce-scatter, gathered in a ring */
+    } else {
+        if (sp)
+            sync_coll(c, &x, o->ag, t); /* gradient of the reduce-scatter */
+        LIN(WL_LIN_FC2, o->fc2_dg);
+    }
     K(o->fc2_wg);
     K(o->gelu_b);
     column_bwd(L, c, &x, o->fc1_dg, o->fc1_wg, t, layer, WL_LIN_FC1);
     K(o->post_attn_b);
-    if (sp)
-        sync_coll(c, &x, o->ag, t);
-    LIN(WL_LIN_PROJ, o->proj_dg);
+    if (ovl) {
+        ring_ag_gemm(L, c, L->O.proj_dg, t);
+    } else {
+        if (sp)
+            sync_coll(c, &x, o->ag, t);
+        LIN(WL_LIN_PROJ, o->proj_dg);
+    }
     K(o->proj_wg);
     if (rc == WL_RECOMPUTE_SELECTIVE && recompute) {
         /* selective: the attention core only (Korthikanti et al. 2022 Sec. 5) */
         wl_cursor_mem(c, o->tr, tr);
         wl_cursor_comp(c, o->attn, tr);
     }
-    K(o->attn_b);
+    ATTN_BWD(o);
     column_bwd(L, c, &x, o->qkv_dg, o->qkv_wg, t, layer, WL_LIN_QKV);
     K(o->ln1_b);
     wl_cursor_mem(c, rc == WL_RECOMPUTE_FULL || rc == WL_RECOMPUTE_SELECTIVE ? o->unboth : o->unkeep, t);
@@ -823,12 +1132,12 @@ static void rb_attn(wl_cursor *c, const opset *o, int layer, int micro, int k)
     wl_cursor_mem(c, o->blk_attn, t);
     K(o->ln1);
     K(o->qkv);
-    K(o->attn);
+    ATTN(o);
     K(o->proj);
     t.phase = SIM_PHASE_BACKWARD;
     K(o->proj_dg);
     K(o->proj_wg);
-    K(o->attn_b);
+    ATTN_BWD(o);
     K(o->qkv_dg);
     K(o->qkv_wg);
     wl_cursor_mem(c, o->unblk_attn, t);
@@ -863,7 +1172,7 @@ static void blk_A(wl_cursor *c, const opset *o, int layer, int micro, int k, sim
     sim_tags t = tg(layer, micro, k, ph);
     K(o->ln1);
     K(o->qkv);
-    K(o->attn);
+    ATTN(o);
     K(o->proj);
 }
 
@@ -1066,7 +1375,7 @@ static void overlap_ckpt_bwd_layer(wl_layer *L, wl_cursor *c, int l, int micro, 
         K(o->post_attn_b);
         K(o->proj_dg);
         K(o->proj_wg);
-        K(o->attn_b);
+        ATTN_BWD(o);
         K(o->qkv_dg);
         K(o->qkv_wg);
         wait_launch(c, &f, &x, o->ar, t);
@@ -1165,7 +1474,7 @@ static void merak_l1_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_ph
         wl_cursor_mem(c, ph == SIM_PHASE_RECOMPUTE ? o->tr : o->keep, t);
     K(o->ln1);
     K(o->qkv);
-    K(o->attn);
+    ATTN(o);
     merak_row_l1(c, &x, o->proj_h, t);
     K(o->post_attn);
     K(o->fc1);
@@ -1195,7 +1504,7 @@ static void merak_l1_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int re
         wl_cursor_mem(c, o->tr, tr);
         wl_cursor_comp(c, o->attn, tr);
     }
-    K(o->attn_b);
+    ATTN_BWD(o);
     merak_col_l1(c, &x, o->qkv_dg_h, o->qkv_wg, t);
     K(o->ln1_b);
     wl_cursor_mem(c, o->unkeep, t);
@@ -1304,7 +1613,7 @@ static void merak_bwd(wl_layer *L, wl_cursor *c, int first, int n, int micro, in
                     wl_cursor_mem(c, xf.o->tr, tr);
                 wl_cursor_comp(c, o->attn, tr);
             }
-            K(o->attn_b);
+            ATTN_BWD(o);
             K(o->qkv_dg);
             K(o->qkv_wg);
             if (k == 1)
@@ -1428,7 +1737,7 @@ static void tess_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_phase 
         wl_cursor_mem(c, ph == SIM_PHASE_RECOMPUTE ? o->tr : o->keep, t);
     tess_ln(L, c, &x, o->ln1, t);
     tess_ab(L, c, &x, &L->T.qkv, t);
-    K(o->attn);
+    ATTN(o);
     tess_ab(L, c, &x, &L->T.proj, t);
     tess_ln(L, c, &x, o->post_attn, t); /* bias + dropout + residual + LN2 */
     tess_ab(L, c, &x, &L->T.fc1, t);
@@ -1456,7 +1765,7 @@ static void tess_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int recomp
         wl_cursor_mem(c, o->tr, tr);
         wl_cursor_comp(c, o->attn, tr);
     }
-    K(o->attn_b);
+    ATTN_BWD(o);
     tess_bwd_lin(L, c, &x, &L->T.qkv, t);
     tess_ln(L, c, &x, o->ln1_b, t);
     wl_cursor_mem(c, o->unkeep, t);

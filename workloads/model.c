@@ -22,9 +22,33 @@
 
 /* ---- models ------------------------------------------------------------ */
 
-static const char *const model_keys[] = {"name", "layers", "hidden", "heads", "ffn",
-                                         "seq",  "vocab",  "description", "source", "moe"};
+static const char *const model_keys[] = {"name",     "layers",    "hidden",   "heads",          "ffn",
+                                         "seq",      "vocab",     "description", "source",       "moe",
+                                         "kv_heads", "ffn_type",  "norm",     "norm_bias",      "position",
+                                         "tie_embeddings", "bias", "embedding_norm", "qkv_bias"};
 #define NMODEL_KEYS ((int)(sizeof model_keys / sizeof model_keys[0]))
+#define MODEL_KEYS_TEXT                                                                                        \
+    "name, layers, hidden, heads, ffn, seq, vocab, description, source, moe, kv_heads, ffn_type, norm, "         \
+    "norm_bias, position, tie_embeddings, bias, embedding_norm, qkv_bias"
+
+static const char *const ffn_type_names[WL_FFN_COUNT] = {"gelu", "swiglu", "squared-relu"};
+static const char *const norm_names[WL_NORM_COUNT] = {"layernorm", "rmsnorm"};
+static const char *const position_names[WL_POS_COUNT] = {"learned", "rope", "alibi"};
+
+const char *wl_ffn_type_name(wl_ffn_type t)
+{
+    return (unsigned)t < WL_FFN_COUNT ? ffn_type_names[t] : "?";
+}
+
+const char *wl_norm_name(wl_norm n)
+{
+    return (unsigned)n < WL_NORM_COUNT ? norm_names[n] : "?";
+}
+
+const char *wl_position_name(wl_position p)
+{
+    return (unsigned)p < WL_POS_COUNT ? position_names[p] : "?";
+}
 
 /* A short rendering of a JSON value for error messages. */
 static void json_repr(const cJSON *it, char *buf, size_t len)
@@ -65,28 +89,116 @@ static int get_posint(const cJSON *root, const char *key, int required, int *out
     return 0;
 }
 
+/* Reads a string field that must be one of names[0..n); absent keeps *out. */
+static int get_enum(const cJSON *root, const char *key, const char *const *names, int n, int *out,
+                    const char *source, sim_err *err)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!it)
+        return 0;
+    for (int i = 0; i < n && cJSON_IsString(it); i++)
+        if (strcmp(it->valuestring, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    char got[80], want[160] = "";
+    json_repr(it, got, sizeof got);
+    for (int i = 0, w = 0; i < n && w < (int)sizeof want; i++)
+        w += snprintf(want + w, sizeof want - (size_t)w, "%s\"%s\"", i == 0 ? "" : i == n - 1 ? " or " : ", ",
+                      names[i]);
+    return sim_errf(err, "%s: %s: expected %s, got %s", source, key, want, got);
+}
+
+/* Reads a boolean field; absent keeps *out. */
+static int get_bool(const cJSON *root, const char *key, int *out, const char *source, sim_err *err)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!it)
+        return 0;
+    if (!cJSON_IsBool(it)) {
+        char got[80];
+        json_repr(it, got, sizeof got);
+        return sim_errf(err, "%s: %s: expected true or false, got %s", source, key, got);
+    }
+    *out = cJSON_IsTrue(it);
+    return 0;
+}
+
+/* The architecture fields (zero = GPT-2/3 default, see model.h). */
+static int read_architecture(const cJSON *root, wl_model *m, const char *source, sim_err *err)
+{
+    int ffn_type = WL_FFN_GELU, norm = WL_NORM_LAYERNORM, pos = WL_POS_LEARNED;
+    int tie = 1, bias = 1, norm_bias = -1, embed_norm = 0, qkv_bias = -1;
+    if (get_posint(root, "kv_heads", 0, &m->kv_heads, source, err) ||
+        get_enum(root, "ffn_type", ffn_type_names, WL_FFN_COUNT, &ffn_type, source, err) ||
+        get_enum(root, "norm", norm_names, WL_NORM_COUNT, &norm, source, err) ||
+        get_enum(root, "position", position_names, WL_POS_COUNT, &pos, source, err) ||
+        get_bool(root, "tie_embeddings", &tie, source, err) || get_bool(root, "bias", &bias, source, err) ||
+        get_bool(root, "norm_bias", &norm_bias, source, err) ||
+        get_bool(root, "embedding_norm", &embed_norm, source, err) ||
+        get_bool(root, "qkv_bias", &qkv_bias, source, err))
+        return -1;
+    if (qkv_bias == 0 && bias)
+        return sim_errf(err, "%s: qkv_bias: false with bias: true (every linear biased but QKV) is not modelled "
+                        "(expected qkv_bias: true, or bias: false)", source);
+    m->qkv_bias = !bias && qkv_bias == 1;
+    m->ffn_type = (wl_ffn_type)ffn_type;
+    m->norm = (wl_norm)norm;
+    m->position = (wl_position)pos;
+    m->untied = !tie;
+    m->no_bias = !bias;
+    m->embed_norm = embed_norm;
+    if (norm_bias == 1 && norm == WL_NORM_RMSNORM)
+        return sim_errf(err, "%s: norm_bias: rmsnorm has no bias (expected false or no norm_bias with norm "
+                        "\"rmsnorm\")", source);
+    m->norm_no_bias = norm == WL_NORM_LAYERNORM && norm_bias == 0;
+    if (m->kv_heads && m->heads % m->kv_heads)
+        return sim_errf(err, "%s: kv_heads: %d does not divide heads (%d) (expected a divisor: each K/V head "
+                        "serves heads/kv_heads query heads)", source, m->kv_heads, m->heads);
+    if (m->kv_heads == m->heads)
+        m->kv_heads = 0; /* the default, stored as such */
+    return 0;
+}
+
+cJSON *wl_model_parse(const char *text, const char *source, sim_err *err)
+{
+    if (!source)
+        source = "model";
+    if (!text) {
+        sim_errf(err, "%s: no text", source);
+        return NULL;
+    }
+    cJSON *root = sim_json_parse(text, source, err);
+    if (!root)
+        return NULL;
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        sim_errf(err, "%s: expected a JSON object {\"name\": ..., \"layers\": ..., ...}", source);
+        return NULL;
+    }
+    /* a Hugging Face config.json names its class or its model type */
+    if (cJSON_GetObjectItemCaseSensitive(root, "architectures") || cJSON_GetObjectItemCaseSensitive(root, "model_type")) {
+        cJSON *native = wl_hf_translate(root, source, err);
+        cJSON_Delete(root);
+        return native;
+    }
+    return root;
+}
+
 int wl_model_from_json(const char *text, const char *source, wl_model *out, sim_err *err)
 {
     if (!source)
         source = "model";
-    if (!text)
-        return sim_errf(err, "%s: no text", source);
-    cJSON *root = sim_json_parse(text, source, err);
+    cJSON *root = wl_model_parse(text, source, err);
     if (!root)
         return -1;
-    if (!cJSON_IsObject(root)) {
-        cJSON_Delete(root);
-        return sim_errf(err, "%s: expected a JSON object {\"name\": ..., \"layers\": ..., ...}", source);
-    }
     for (const cJSON *it = root->child; it; it = it->next) {
         int known = 0;
         for (int i = 0; i < NMODEL_KEYS && !known; i++)
             known = it->string && strcmp(it->string, model_keys[i]) == 0;
         if (!known) {
-            sim_errf(err,
-                     "%s: unknown field \"%s\" (known: name, layers, hidden, heads, ffn, seq, vocab, "
-                     "description, source, moe)",
-                     source, it->string ? it->string : "?");
+            sim_errf(err, "%s: unknown field \"%s\" (known: " MODEL_KEYS_TEXT ")", source,
+                     it->string ? it->string : "?");
             cJSON_Delete(root);
             return -1;
         }
@@ -127,11 +239,12 @@ int wl_model_from_json(const char *text, const char *source, wl_model *out, sim_
     rc = rc ? rc : get_posint(root, "vocab", 0, &m.vocab, source, err);
     /* the "moe" object is read by workloads/moe.c */
     m.moe = cJSON_GetObjectItemCaseSensitive(root, "moe") != NULL;
+    if (!rc && m.hidden % m.heads)
+        rc = sim_errf(err, "%s: hidden: %d is not divisible by heads (%d)", source, m.hidden, m.heads);
+    rc = rc ? rc : read_architecture(root, &m, source, err);
     cJSON_Delete(root);
     if (rc)
         return -1;
-    if (m.hidden % m.heads)
-        return sim_errf(err, "%s: hidden: %d is not divisible by heads (%d)", source, m.hidden, m.heads);
     *out = m;
     return 0;
 }
@@ -175,14 +288,86 @@ int wl_model_load(const char *spec, wl_model *out, sim_err *err)
     return rc;
 }
 
-/* Per layer: QKV 3h^2+3h, output projection h^2+h, fc1 h*ffn+ffn, fc2 ffn*h+h,
- * two layer norms 2*2h: 4h^2 + 2h*ffn + ffn + 9h (12h^2 + 13h for ffn = 4h,
- * Narayanan et al. 2021, Sec. 5.1).  Plus word embeddings V*h (tied with the
- * output layer), position embeddings s*h and the final layer norm 2h. */
+/* ---- shapes and parameters ----------------------------------------------- */
+
+int wl_model_kv_heads(const wl_model *m)
+{
+    return m->kv_heads > 0 ? m->kv_heads : m->heads;
+}
+
+int64_t wl_model_qkv_out(const wl_model *m)
+{
+    int64_t h = m->hidden, hd = m->heads > 0 ? h / m->heads : 0;
+    return h + 2 * (int64_t)wl_model_kv_heads(m) * hd;
+}
+
+int64_t wl_model_fc1_out(const wl_model *m, int64_t ffn)
+{
+    return m->ffn_type == WL_FFN_SWIGLU ? 2 * ffn : ffn;
+}
+
+int64_t wl_model_norm_params(const wl_model *m)
+{
+    return m->norm == WL_NORM_LAYERNORM && !m->norm_no_bias ? 2 * (int64_t)m->hidden : m->hidden;
+}
+
+/* Per layer: QKV h*(h + 2*kv_dim) (+ its bias), output projection h^2 (+ h),
+ * fc1 h*fc1_out (+ fc1_out), fc2 ffn*h (+ h), two norms.  For GPT (gelu,
+ * biases, layernorm, kv_heads = heads) 4h^2 + 2h*ffn + ffn + 9h, i.e.
+ * 12h^2 + 13h for ffn = 4h (Narayanan et al. 2021, Sec. 5.1). */
+wl_layer_param_split wl_model_layer_params(const wl_model *m)
+{
+    int64_t h = m->hidden, f = m->ffn, qkv = wl_model_qkv_out(m), fc1 = wl_model_fc1_out(m, f);
+    int64_t b = !m->no_bias, np = wl_model_norm_params(m);
+    wl_layer_param_split p;
+    p.attn_split = h * qkv + h * h + (b || m->qkv_bias) * qkv;
+    p.attn_rep = b * h + np;
+    p.mlp_split = h * fc1 + f * h + b * fc1;
+    p.mlp_rep = b * h + np;
+    return p;
+}
+
+double wl_model_ffn_params(const wl_model *m, int64_t ffn)
+{
+    int64_t h = m->hidden, fc1 = wl_model_fc1_out(m, ffn), b = !m->no_bias;
+    return (double)(h * fc1 + ffn * h + b * (fc1 + h));
+}
+
+/* The layers, the word embeddings V*h (once more for an untied output
+ * layer), the position table s*h (learned positions only), the final norm and
+ * BLOOM's embedding norm.  Exact in doubles: every term is an integer below
+ * 2^53. */
 double wl_model_params(const wl_model *m)
 {
-    double h = m->hidden, f = m->ffn;
-    return m->layers * (4 * h * h + 2 * h * f + f + 9 * h) + (double)m->vocab * h + (double)m->seq * h + 2 * h;
+    wl_layer_param_split p = wl_model_layer_params(m);
+    int64_t h = m->hidden, np = wl_model_norm_params(m);
+    int64_t layer = p.attn_split + p.attn_rep + p.mlp_split + p.mlp_rep;
+    int64_t emb = (int64_t)m->vocab * h * (m->untied ? 2 : 1);
+    int64_t pos = m->position == WL_POS_LEARNED ? (int64_t)m->seq * h : 0;
+    return (double)m->layers * (double)layer + (double)(emb + pos + np + (m->embed_norm ? np : 0));
+}
+
+cJSON *wl_model_describe(const wl_model *m)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "name", m->name);
+    cJSON_AddNumberToObject(o, "layers", m->layers);
+    cJSON_AddNumberToObject(o, "hidden", m->hidden);
+    cJSON_AddNumberToObject(o, "heads", m->heads);
+    cJSON_AddNumberToObject(o, "kv_heads", wl_model_kv_heads(m));
+    cJSON_AddNumberToObject(o, "ffn", m->ffn);
+    cJSON_AddStringToObject(o, "ffn_type", wl_ffn_type_name(m->ffn_type));
+    cJSON_AddStringToObject(o, "norm", wl_norm_name(m->norm));
+    cJSON_AddStringToObject(o, "position", wl_position_name(m->position));
+    cJSON_AddBoolToObject(o, "tie_embeddings", !m->untied);
+    cJSON_AddBoolToObject(o, "bias", !m->no_bias);
+    cJSON_AddBoolToObject(o, "qkv_bias", !m->no_bias || m->qkv_bias);
+    cJSON_AddNumberToObject(o, "seq", m->seq);
+    cJSON_AddNumberToObject(o, "vocab", m->vocab);
+    cJSON_AddNumberToObject(o, "parameters", wl_model_params(m));
+    return o;
 }
 
 /* ---- strategies -------------------------------------------------------- */
@@ -197,7 +382,8 @@ void wl_strategy_default(wl_strategy *s)
     s->gb = 0;
     s->dtype = SIM_DTYPE_TF32;
     s->recompute = WL_RECOMPUTE_NONE;
-    s->dp_bucket_bytes = 25ll << 20;
+    s->dp_bucket_bytes = 0; /* auto */
+    s->grad_reduce = SIM_DTYPE_COUNT; /* auto */
     s->pipeline = WL_PIPE_1F1B;
     s->vstages = 1;
     s->ckpt_ratio = -1;
@@ -215,12 +401,14 @@ void wl_strategy_default(wl_strategy *s)
 }
 
 #define KNOWN_KEYS                                                                                            \
-    "tp, pp, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, zero, osdp, osdp_split, schedule, sp, " \
-    "tp_overlap, tess_depth, tp_cut"
+    "tp, pp, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, " \
+    "grad_reduce, zero, fsdp, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn"
 
 static const char *const tp_schedule_names[WL_TP_SCHEDULE_COUNT] = {
     "megatron", "default_checkpoint", "optim_comm_checkpoint", "overlap_checkpoint", "oases", "merak", "tesseract"};
 static const char *const recompute_names[] = {"none", "full", "selective", "oases"};
+static const char *const fsdp_names[WL_FSDP_COUNT] = {"none", "full", "grad_op", "hybrid"};
+static const char *const attn_names[WL_ATTN_COUNT] = {"auto", "flash", "unfused"};
 
 const char *wl_tp_schedule_name(wl_tp_schedule s)
 {
@@ -264,6 +452,10 @@ int wl_strategy_check_tp(const wl_strategy *s, sim_err *err)
     if (s->sp && s->schedule != WL_TP_MEGATRON)
         return sim_errf(err, "strategy: sp=1 (Megatron sequence parallelism) needs schedule=megatron, not schedule=%s",
                         wl_tp_schedule_name(s->schedule));
+    if (s->tp_overlap_comm && !s->sp)
+        return sim_errf(err, "strategy: tp_overlap_comm=1 overlaps sequence parallelism's all-gathers and "
+                        "reduce-scatters with the GEMMs (Megatron asserts --sequence-parallel with "
+                        "--tp-comm-overlap): give sp=1");
     if (s->sp && s->recompute == WL_RECOMPUTE_OASES)
         return sim_errf(err, "strategy: sp=1 does not combine with recompute=oases (Oases saves the all-reduced, "
                         "unsharded block outputs)");
@@ -317,6 +509,15 @@ static int parse_int(const char *key, const char *val, int allow_auto, int *out,
     return 0;
 }
 
+/* A 0/1 switch; `what` explains the two values in the error message. */
+static int parse_bool(const char *key, const char *val, const char *what, int *out, sim_err *err)
+{
+    if (strcmp(val, "0") && strcmp(val, "1"))
+        return sim_errf(err, "strategy: %s: expected 0 or 1%s, got \"%s\"", key, what, val);
+    *out = val[0] == '1';
+    return 0;
+}
+
 static void trim(char **b, char **e)
 {
     while (*b < *e && (**b == ' ' || **b == '\t' || **b == '\n' || **b == '\r'))
@@ -339,8 +540,8 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         return parse_int("gb", val, 1, &s->gb, err);
     if (strcmp(key, "dtype") == 0) {
         sim_dtype d;
-        if (sim_dtype_parse(val, &d) || d == SIM_DTYPE_FP8)
-            return sim_errf(err, "strategy: dtype: expected fp32, tf32, fp16 or bf16, got \"%s\"", val);
+        if (sim_dtype_parse(val, &d))
+            return sim_errf(err, "strategy: dtype: expected fp32, tf32, fp16, bf16 or fp8, got \"%s\"", val);
         s->dtype = d;
         return 0;
     }
@@ -370,12 +571,12 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         return sim_errf(err, "strategy: schedule: expected megatron, default_checkpoint, optim_comm_checkpoint, "
                         "overlap_checkpoint, oases, merak or tesseract, got \"%s\"", val);
     }
-    if (strcmp(key, "sp") == 0 || strcmp(key, "sequence_parallel") == 0) {
-        if (strcmp(val, "0") && strcmp(val, "1"))
-            return sim_errf(err, "strategy: sp: expected 0 or 1, got \"%s\"", val);
-        s->sp = val[0] == '1';
-        return 0;
-    }
+    if (strcmp(key, "sp") == 0 || strcmp(key, "sequence_parallel") == 0)
+        return parse_bool("sp", val, "", &s->sp, err);
+    if (strcmp(key, "tp_overlap_comm") == 0 || strcmp(key, "tp_comm_overlap") == 0 ||
+        strcmp(key, "tp-comm-overlap") == 0)
+        return parse_bool("tp_overlap_comm", val, " (Megatron-Core's TP communication overlap)", &s->tp_overlap_comm,
+                          err);
     if (strcmp(key, "tp_overlap") == 0 || strcmp(key, "tp_overlapping_level") == 0) {
         if (strcmp(val, "1") && strcmp(val, "2") && strcmp(val, "3"))
             return sim_errf(err, "strategy: tp_overlap: expected 1, 2 or 3 (Merak's tp_overlapping_level), got \"%s\"",
@@ -385,6 +586,16 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
     }
     if (strcmp(key, "tess_depth") == 0)
         return parse_int("tess_depth", val, 0, &s->tess_depth, err);
+    if (strcmp(key, "attn") == 0 || strcmp(key, "attention") == 0 || strcmp(key, "attention-backend") == 0 ||
+        strcmp(key, "attention_backend") == 0) {
+        for (int i = 0; i < WL_ATTN_COUNT; i++)
+            if (strcmp(val, attn_names[i]) == 0) {
+                s->attn = (wl_attn)i;
+                return 0;
+            }
+        return sim_errf(err, "strategy: attn: expected auto (fused FlashAttention in fp16/bf16/fp8 on sm80+ GPUs, "
+                        "unfused otherwise), flash or unfused, got \"%s\"", val);
+    }
     if (strcmp(key, "tp_cut") == 0) {
         if (strcmp(val, "none") == 0) {
             s->tp_cut_layers = s->tp_cut_tp = 0;
@@ -405,11 +616,15 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         return 0;
     }
     if (strcmp(key, "bucket") == 0) {
+        if (strcmp(val, "auto") == 0) {
+            s->dp_bucket_bytes = 0;
+            return 0;
+        }
         char *end;
         errno = 0;
         double v = strtod(val, &end);
         if (!*val || *end || errno || !(v > 0) || v > 1e9 || v * 1048576.0 < 1)
-            return sim_errf(err, "strategy: bucket: expected a positive size in MiB, got \"%s\"", val);
+            return sim_errf(err, "strategy: bucket: expected a positive size in MiB or auto, got \"%s\"", val);
         s->dp_bucket_bytes = llround(v * 1048576.0);
         return 0;
     }
@@ -432,11 +647,21 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         return 0;
     }
     if (strcmp(key, "dp_overlap") == 0 || strcmp(key, "overlap-grad-reduce") == 0 ||
-        strcmp(key, "overlap_grad_reduce") == 0) {
-        if (strcmp(val, "0") && strcmp(val, "1"))
-            return sim_errf(err, "strategy: dp_overlap: expected 0 (all-reduce after the flush) or 1 (buckets "
-                            "all-reduced while backward runs), got \"%s\"", val);
-        s->dp_overlap = val[0] - '0';
+        strcmp(key, "overlap_grad_reduce") == 0)
+        return parse_bool("dp_overlap", val, " (0: all-reduce after the flush, 1: buckets all-reduced while backward "
+                          "runs)", &s->dp_overlap, err);
+    if (strcmp(key, "param_overlap") == 0 || strcmp(key, "overlap-param-gather") == 0 ||
+        strcmp(key, "overlap_param_gather") == 0)
+        return parse_bool("param_overlap", val, " (0: parameters all-gathered after the optimizer step, 1: while "
+                          "the next forward runs)", &s->param_overlap, err);
+    if (strcmp(key, "grad_reduce") == 0) {
+        sim_dtype d;
+        if (strcmp(val, "auto") == 0)
+            d = SIM_DTYPE_COUNT;
+        else if (sim_dtype_parse(val, &d) || (d != SIM_DTYPE_FP32 && d != SIM_DTYPE_BF16 && d != SIM_DTYPE_FP16))
+            return sim_errf(err, "strategy: grad_reduce: expected auto, fp32, bf16 or fp16 (the dtype gradients are "
+                            "reduced in), got \"%s\"", val);
+        s->grad_reduce = d;
         return 0;
     }
     if (strcmp(key, "zero") == 0 || strcmp(key, "zero_stage") == 0 || strcmp(key, "zero-stage") == 0) {
@@ -448,6 +673,16 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
             return sim_errf(err, "strategy: zero: expected 0, 1, 2, 3 (or fsdp = 3), got \"%s\"", val);
         s->zero = val[0] - '0';
         return 0;
+    }
+    if (strcmp(key, "fsdp") == 0) {
+        static const char *const aliases[WL_FSDP_COUNT] = {"no_shard", "full_shard", "shard_grad_op", "hybrid_shard"};
+        for (int i = 0; i < WL_FSDP_COUNT; i++)
+            if (strcmp(val, fsdp_names[i]) == 0 || strcmp(val, aliases[i]) == 0) {
+                s->fsdp = (wl_fsdp)i;
+                return 0;
+            }
+        return sim_errf(err, "strategy: fsdp: expected none, full, grad_op or hybrid (PyTorch FSDP's FULL_SHARD, "
+                        "SHARD_GRAD_OP, HYBRID_SHARD), got \"%s\"", val);
     }
     if (strcmp(key, "osdp_split") == 0) {
         char *end;
@@ -540,7 +775,9 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         snprintf(gb, sizeof gb, "%d", s->gb);
     else
         snprintf(gb, sizeof gb, "auto");
-    if (s->dp_bucket_bytes % 1048576 == 0)
+    if (s->dp_bucket_bytes <= 0)
+        snprintf(bucket, sizeof bucket, "auto");
+    else if (s->dp_bucket_bytes % 1048576 == 0)
         snprintf(bucket, sizeof bucket, "%lld", (long long)(s->dp_bucket_bytes / 1048576));
     else
         snprintf(bucket, sizeof bucket, "%.17g", (double)s->dp_bucket_bytes / 1048576.0);
@@ -569,8 +806,14 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
     }
     if (s->dp_overlap)
         APPEND(",dp_overlap=1");
+    if (s->param_overlap)
+        APPEND(",param_overlap=1");
+    if (s->grad_reduce != SIM_DTYPE_COUNT)
+        APPEND(",grad_reduce=%s", sim_dtype_name(s->grad_reduce));
     if (s->zero)
         APPEND(",zero=%d", s->zero);
+    if (s->fsdp)
+        APPEND(",fsdp=%s", fsdp_names[s->fsdp]);
     if (s->osdp[0])
         APPEND(",osdp=%s", s->osdp);
     if (s->osdp_split > 1)
@@ -580,11 +823,15 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         APPEND(",schedule=%s", wl_tp_schedule_name(s->schedule));
     if (s->sp)
         APPEND(",sp=1");
+    if (s->tp_overlap_comm)
+        APPEND(",tp_overlap_comm=1");
     if (s->schedule == WL_TP_MERAK)
         APPEND(",tp_overlap=%d", s->tp_overlap);
     if (s->schedule == WL_TP_TESSERACT)
         APPEND(",tess_depth=%d", s->tess_depth);
     if (s->tp_cut_tp)
         APPEND(",tp_cut=%d:%d", s->tp_cut_layers, s->tp_cut_tp);
+    if (s->attn != WL_ATTN_AUTO)
+        APPEND(",attn=%s", attn_names[s->attn]);
 #undef APPEND
 }

@@ -9,7 +9,24 @@
 #include "sim/machine.h"
 #include "workloads/pipeline.h"
 
-/* A GPT-style decoder. */
+struct cJSON;
+
+/* The FFN's activation: gelu (GPT-2/3: fc1 -> GeLU -> fc2), swiglu (Llama:
+ * gate and up projections, SiLU(gate)*up -> down; ffn is the intermediate
+ * size, fc1 carries gate and up fused as Megatron-Core's linear_fc1 does),
+ * squared-relu (Primer / Nemotron: relu(x)^2, shaped as gelu). */
+typedef enum wl_ffn_type { WL_FFN_GELU, WL_FFN_SWIGLU, WL_FFN_SQRELU, WL_FFN_COUNT } wl_ffn_type;
+typedef enum wl_norm { WL_NORM_LAYERNORM, WL_NORM_RMSNORM, WL_NORM_COUNT } wl_norm;
+/* learned: a position-embedding table of seq x hidden (GPT-2/3); rope:
+ * rotary embeddings applied to Q and K in every layer (Llama); alibi: a
+ * per-head linear bias added to the attention scores (BLOOM, MPT). */
+typedef enum wl_position { WL_POS_LEARNED, WL_POS_ROPE, WL_POS_ALIBI, WL_POS_COUNT } wl_position;
+
+/* A decoder-only transformer.  Every architecture field's zero value is the
+ * GPT-2/3 default (gelu, layernorm with bias, learned positions, tied
+ * embeddings, biased linears, kv_heads = heads), so a struct filled field by
+ * field, or read from a file without those keys, is the model it always
+ * was. */
 typedef struct wl_model {
     char name[64];
     int layers;
@@ -19,13 +36,58 @@ typedef struct wl_model {
     int seq;
     int vocab;
     int moe;   /* the file has a "moe" object: mixture-of-experts FFN layers (workloads/moe.h) */
+    /* architecture (workloads/README.md, "Architectures") */
+    int kv_heads;          /* K/V heads (GQA, MQA = 1); 0 = heads (use wl_model_kv_heads) */
+    wl_ffn_type ffn_type;
+    wl_norm norm;
+    int norm_no_bias;      /* a layernorm without its bias vector (MPT's no_bias) */
+    wl_position position;
+    int untied;            /* the output layer has its own weights (tie_embeddings: false) */
+    int no_bias;           /* the linear layers have no biases (bias: false) */
+    int embed_norm;        /* a norm after the word embeddings (BLOOM's word_embeddings_layernorm) */
+    int qkv_bias;          /* with no_bias: the QKV projection keeps its bias (Qwen2) */
 } wl_model;
 
-/* Loads a model by built-in name ("gpt-3072", see workloads/models/) or JSON path. */
+/* Loads a model by built-in name ("gpt-3072", see workloads/models/) or JSON
+ * path; a Hugging Face config.json (it has "architectures" or "model_type")
+ * is translated (workloads/README.md, "Hugging Face configs"). */
 int wl_model_load(const char *spec, wl_model *out, sim_err *err);
 int wl_model_from_json(const char *text, const char *source, wl_model *out, sim_err *err);
-/* Parameters of the whole model (embeddings included, tied output). */
+/* Parses a model file's text: trainsim's own object as it is, a Hugging Face
+ * config.json translated into one (workloads/hf_config.c).  Errors name the
+ * source, line and column, or the field.  The caller cJSON_Deletes it. */
+struct cJSON *wl_model_parse(const char *text, const char *source, sim_err *err);
+/* The Hugging Face translation itself: NULL with err set for an unsupported
+ * architecture or field. */
+struct cJSON *wl_hf_translate(const struct cJSON *config, const char *source, sim_err *err);
+/* Parameters of the whole model (embeddings, and the output layer when
+ * untied, included; a "moe" model's experts are counted by moe.c). */
 double wl_model_params(const wl_model *m);
+/* A model's description for --json results: its dimensions, architecture
+ * fields and parameter count (caller frees with cJSON_Delete). */
+struct cJSON *wl_model_describe(const wl_model *m);
+
+/* Shape helpers, the one place the architecture fields turn into sizes. */
+int wl_model_kv_heads(const wl_model *m);
+/* Output width of the fused QKV projection: hidden + 2 * kv_heads * head_dim. */
+int64_t wl_model_qkv_out(const wl_model *m);
+/* Output width of fc1 for an FFN of inner size ffn (2 * ffn with swiglu). */
+int64_t wl_model_fc1_out(const wl_model *m, int64_t ffn);
+/* Parameters of one norm (hidden, or 2 * hidden with a layernorm bias). */
+int64_t wl_model_norm_params(const wl_model *m);
+/* A layer's parameters as tensor parallelism splits them: the column- and
+ * row-parallel weights and the column-parallel biases (split), and what every
+ * TP rank holds whole (the row-parallel bias and the block's norm). */
+typedef struct wl_layer_param_split {
+    int64_t attn_split, attn_rep; /* QKV and projection weights, QKV bias | projection bias, norm 1 */
+    int64_t mlp_split, mlp_rep;   /* fc1 and fc2 weights, fc1 bias | fc2 bias, norm 2 */
+} wl_layer_param_split;
+wl_layer_param_split wl_model_layer_params(const wl_model *m);
+/* Parameters of one FFN of inner size ffn (a dense FFN or one expert). */
+double wl_model_ffn_params(const wl_model *m, int64_t ffn);
+const char *wl_ffn_type_name(wl_ffn_type t);
+const char *wl_norm_name(wl_norm n);
+const char *wl_position_name(wl_position p);
 
 #define WL_OSDP_MAX 512 /* most layers an osdp= mask may describe */
 
@@ -51,27 +113,46 @@ typedef enum wl_tp_schedule {
     WL_TP_SCHEDULE_COUNT
 } wl_tp_schedule;
 
+/* PyTorch FSDP sharding strategies (torch.distributed.fsdp.ShardingStrategy;
+ * workloads/gpt.c): FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD. */
+typedef enum wl_fsdp { WL_FSDP_NONE, WL_FSDP_FULL, WL_FSDP_GRAD_OP, WL_FSDP_HYBRID, WL_FSDP_COUNT } wl_fsdp;
+/* Attention kernels (strategy key attn): auto = what the training stacks
+ * run (Megatron-Core with Transformer Engine, PyTorch SDPA): fused
+ * FlashAttention kernels in fp16/bf16 (and fp8, whose attention stays bf16)
+ * on the GPUs FlashAttention-2 supports (sm80+), the unfused core (two
+ * batched GEMMs, softmax, dropout; s x s scores kept) otherwise; flash or
+ * unfused force one. */
+typedef enum wl_attn { WL_ATTN_AUTO, WL_ATTN_FLASH, WL_ATTN_UNFUSED, WL_ATTN_COUNT } wl_attn;
+
 typedef struct wl_strategy {
     int tp, pp, dp;
     int mb;             /* micro-batch size (sequences) */
     int gb;             /* global batch size (sequences) */
     sim_dtype dtype;    /* fp32, tf32 (fp32 with TF32 matmuls), fp16, bf16 (mixed precision) */
     wl_recompute recompute;
-    int64_t dp_bucket_bytes; /* data-parallel gradient bucket size */
+    int64_t dp_bucket_bytes; /* data-parallel gradient bucket size in bytes; 0 = auto (the
+                                framework's own rule, wl_gpt_bucket_bytes in gpt.h) */
     wl_pipeline pipeline;    /* pipeline schedule (pipeline.h) */
     int vstages;             /* model chunks per stage (interleaved), 1 otherwise */
     double ckpt_ratio;       /* Merak's activation_checkpoint_ratio r0 in [0, 1]; <0: 1 */
     int dp_overlap;          /* 1: gradient buckets all-reduced while backward runs (DDP) */
+    int param_overlap;       /* 1: Megatron --overlap-param-gather (needs zero=1, dp_overlap=1) */
+    sim_dtype grad_reduce;   /* dtype gradients are reduced (and, under Megatron, accumulated) in;
+                                SIM_DTYPE_COUNT = auto (gpt.c: the framework's default) */
     int zero;                /* ZeRO stage 0..3 (3 = FSDP) */
+    wl_fsdp fsdp;            /* PyTorch FSDP / HSDP sharding with mixed precision (instead of zero) */
     int osdp_split;             /* OSDP operator splitting: sharded linears gathered in this many slices (1 = whole units) */
     char osdp[WL_OSDP_MAX + 1]; /* OSDP per-layer sharding levels '0'..'3', one per layer; "" = off */
     /* tensor-parallel layer schedule (workloads/layer.c) */
     wl_tp_schedule schedule;
     int sp;              /* Megatron sequence parallelism (schedule=megatron only) */
+    int tp_overlap_comm; /* Megatron-Core --tp-comm-overlap (Transformer Engine userbuffers; needs sp) */
     int tp_overlap;      /* Merak tp_overlapping_level 1..3 */
     int tess_depth;      /* Tesseract depth d; tp = q*q*d */
     int tp_cut_layers;   /* Oases cut-point: the first tp_cut_layers layers run at */
     int tp_cut_tp;       /* TP degree tp_cut_tp (0 = no cut), the rest at tp */
+    wl_attn attn;        /* attention kernels asked for */
+    int flash;           /* resolved by wl_gpt_resolve: 1 = fused FlashAttention kernels, 0 = unfused */
 } wl_strategy;
 
 /* Name of a TP schedule as written in strategies ("megatron", "oases"...). */
@@ -83,7 +164,7 @@ int wl_strategy_check_tp(const wl_strategy *s, sim_err *err);
 
 /* Defaults: tp=pp=1, dp=0 ("auto": filled from the GPU count by
  * wl_gpt_check), mb=1, gb=0 ("auto": mb*dp), dtype tf32, recompute none,
- * 25 MiB buckets, pipeline 1f1b, vstages 1, end-of-step DP, no ZeRO, no
+ * buckets and gradient reduction dtype auto, pipeline 1f1b, vstages 1, end-of-step DP, no ZeRO, no
  * OSDP, schedule megatron, sp 0, tp_overlap 3, tess_depth 1, no cut. */
 void wl_strategy_default(wl_strategy *s);
 /* Parses "tp=4,pp=2,dp=4,mb=2,gb=64,dtype=bf16,recompute=full" on top of *s.

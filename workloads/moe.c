@@ -22,6 +22,7 @@
  * the vocabulary-parallel loss all-reduces (a few bytes) are left out.
  * Pipeline orders come from pipeline.h (1f1b, gpipe, eager). */
 #include "workloads/moe.h"
+#include "workloads/gpt.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -49,7 +50,7 @@ static int moe_int(const cJSON *o, const char *key, int def, int min, int *out, 
 
 static int moe_from_json(const char *text, const char *src, const wl_model *m, wl_moe *out, sim_err *err)
 {
-    cJSON *root = sim_json_parse(text, src, NULL); /* checked when the model was read */
+    cJSON *root = wl_model_parse(text, src, NULL); /* a Hugging Face config translated (Mixtral's experts) */
     const cJSON *o = root ? cJSON_GetObjectItemCaseSensitive(root, "moe") : NULL;
     int rc = 0;
     wl_moe x;
@@ -118,7 +119,9 @@ int wl_moe_model_load(const char *spec, wl_model *m, wl_moe *moe, sim_err *err)
     return rc;
 }
 
-double wl_moe_total_params(const char *spec, const wl_model *m)
+/* The dense count with each MoE layer's FFN traded for `experts` experts and
+ * a gate (router) of h x E. */
+static double moe_params(const char *spec, const wl_model *m, int active)
 {
     wl_model x;
     wl_moe moe;
@@ -126,11 +129,20 @@ double wl_moe_total_params(const char *spec, const wl_model *m)
     double p = wl_model_params(m);
     if (!m->moe || wl_moe_model_load(spec, &x, &moe, &err) < 0)
         return p;
-    /* each MoE layer trades its dense FFN for E experts and a gate */
-    double h = m->hidden, dense_ffn = 2 * h * m->ffn + m->ffn + h;
-    double expert = 2 * h * moe.expert_ffn + moe.expert_ffn + h;
+    double h = m->hidden, dense_ffn = wl_model_ffn_params(m, m->ffn);
+    double expert = wl_model_ffn_params(m, moe.expert_ffn);
     int n = wl_moe_count(&moe, m->layers);
-    return p + n * (moe.experts * expert - dense_ffn + h * moe.experts);
+    return p + n * ((active ? moe.top_k : moe.experts) * expert - dense_ffn + h * moe.experts);
+}
+
+double wl_moe_total_params(const char *spec, const wl_model *m)
+{
+    return moe_params(spec, m, 0);
+}
+
+double wl_moe_active_params(const char *spec, const wl_model *m)
+{
+    return moe_params(spec, m, 1);
 }
 
 int wl_moe_is_layer(const wl_moe *moe, int layer)
@@ -286,6 +298,21 @@ int wl_moe_resolve(const wl_model *m, const wl_moe *moe, wl_moe_strategy *st, co
 {
     wl_strategy *b = &st->base;
     int tp = b->tp, pp = b->pp;
+    /* this generator emits GPT-shaped layers (MHA, gelu experts with biases,
+     * learned positions, tied embeddings): a model of another architecture
+     * would be simulated as something it is not */
+    char arch[160] = "";
+    snprintf(arch, sizeof arch, "%s%s%s%s%s%s", m->kv_heads ? " kv_heads" : "",
+             m->ffn_type != WL_FFN_GELU ? " ffn_type" : "", m->position != WL_POS_LEARNED ? " position" : "",
+             m->untied ? " tie_embeddings" : "", m->no_bias || m->qkv_bias ? " bias" : "",
+             m->norm != WL_NORM_LAYERNORM || m->norm_no_bias || m->embed_norm ? " norm" : "");
+    if (b->dtype == SIM_DTYPE_FP8)
+        return sim_errf(err, "strategy: dtype=fp8 (FP8 GEMMs with per-tensor scaling) is modelled in `trainsim run` "
+                        "only; use bf16 with `trainsim moe`");
+    if (arch[0])
+        return sim_errf(err, "model %s: `trainsim moe` simulates GPT-style MoE layers only (multi-head attention, gelu "
+                        "experts with biases, layernorm, learned positions, tied embeddings); not modelled there yet:"
+                        "%s", m->name, arch);
     if (b->dp == 0) {
         if (mach->ngpus % (tp * pp))
             return sim_errf(err, "strategy: dp=auto needs tp·pp = %d to divide the platform's %d GPUs", tp * pp,
@@ -749,7 +776,7 @@ static void generate_rank(gen *g, int m_micro)
     double dense, expert;
     rank_params(g, &dense, &expert);
     int gbytes = sim_dtype_bytes(g->dt) >= 4 ? 4 : 2;
-    int64_t bucket = g->st->base.dp_bucket_bytes;
+    int64_t bucket = wl_gpt_bucket_bytes(&g->st->base, g->dp, gbytes, 0, 0);
     uint32_t lastdp = NONE;
     if (g->dp > 1) {
         g->c_dp = sim_sched_stream(s, g->rank, "dp");

@@ -28,6 +28,9 @@ int wl_moe_is_layer(const wl_moe *moe, int layer);
 /* Parameters of a loaded model with its experts counted (wl_model_params
  * for a dense one); spec names it for reading the "moe" object. */
 double wl_moe_total_params(const char *spec, const wl_model *m);
+/* The parameters one token passes through: top_k experts (and the router) of
+ * each MoE layer instead of all of them (wl_model_params for a dense one). */
+double wl_moe_active_params(const char *spec, const wl_model *m);
 int wl_moe_count(const wl_moe *moe, int layers); /* MoE layers among the first `layers` */
 
 typedef enum wl_balance { WL_BAL_NONE, WL_BAL_FASTERMOE, WL_BAL_PROPHET, WL_BAL_COUNT } wl_balance;

@@ -11,9 +11,9 @@ S=tp=2,pp=4,dp=4,mb=1,gb=16,recompute=full
 "$TRAINSIM" run --model gpt-1024 --strategy "$S" --compare pipeline=1f1b,gpipe,interleaved,interleaved+vstages=2 > "$tmp/c.txt" \
     || { cat "$tmp/c.txt" >&2; fail "--compare exited non-zero"; }
 for want in 'compared by pipeline' 'iteration time (s)' 'TFLOP/s per GPU' 'exposed comm (s)' 'bubble/idle (s)' \
-            'peak memory (GB)' 'gpipe: tp=2,pp=4,dp=4,mb=1,gb=16,dtype=tf32,recompute=full,bucket=25,pipeline=gpipe' \
+            'peak memory (GB)' 'gpipe: tp=2,pp=4,dp=4,mb=1,gb=16,dtype=tf32,recompute=full,bucket=auto,pipeline=gpipe' \
             'interleaved: cannot run: pipeline=interleaved needs vstages >= 2' \
-            'interleaved+vstages=2: tp=2,pp=4,dp=4,mb=1,gb=16,dtype=tf32,recompute=full,bucket=25,pipeline=interleaved,vstages=2'; do
+            'interleaved+vstages=2: tp=2,pp=4,dp=4,mb=1,gb=16,dtype=tf32,recompute=full,bucket=auto,pipeline=interleaved,vstages=2'; do
     grep -qF "$want" "$tmp/c.txt" || { cat "$tmp/c.txt" >&2; fail "--compare output lacks \"$want\""; }
 done
 

@@ -1,5 +1,6 @@
 # platform_xml.sh — the exported SimGrid XML carries the trainsim:gpu/rank/node
-# properties, so loading it back simulates exactly as the built-in cluster;
+# (and ring order, direction, staging cache) properties, so loading it back
+# simulates exactly as the built-in cluster;
 # the hand-written example platform loads too.
 set -euo pipefail
 : "${TRAINSIM:?path of the trainsim binary}"
@@ -19,6 +20,15 @@ M=(--model gpt-1024 --strategy tp=4,dp=8,mb=1,gb=8)
 "$TRAINSIM" run --platform oases-3090 "${M[@]}" --json > "$tmp/builtin.json" || fail "run on oases-3090 failed"
 a=$(time_of "$tmp/xml.json"); b=$(time_of "$tmp/builtin.json")
 [ "$a" = "$b" ] || fail "iteration time on the exported XML $a != on oases-3090 $b"
+
+# the bridged cluster: ring order and direction travel as host properties
+"$TRAINSIM" platform --platform oases-3090-nvlink -o "$tmp/nv.xml" || fail "trainsim platform (nvlink) failed"
+grep -q 'trainsim:ring_bidir' "$tmp/nv.xml" || fail "nv.xml lacks trainsim:ring_bidir"
+"$TRAINSIM" run --platform "$tmp/nv.xml" "${M[@]}" --json > "$tmp/nvxml.json" || fail "run on nv.xml failed"
+"$TRAINSIM" run --platform oases-3090-nvlink "${M[@]}" --json > "$tmp/nv.json" || fail "run on oases-3090-nvlink failed"
+a=$(time_of "$tmp/nvxml.json"); c=$(time_of "$tmp/nv.json")
+[ "$a" = "$c" ] || fail "iteration time on the exported bridged XML $a != on oases-3090-nvlink $c"
+[ "$c" != "$b" ] || fail "bridges change nothing: $c on oases-3090-nvlink = $b on oases-3090"
 
 ex="$SRC/platforms/examples/two-node.xml"
 ngpu=$(grep -o '<prop id="trainsim:gpu"' "$ex" | wc -l)

@@ -133,6 +133,26 @@ static double sh_run_flows(int n)
     return end - t0;
 }
 
+/* A route test's main: loads platform spec (a built-in name or path, when
+ * m is NULL), runs scenario in an actor on the first GPU host, frees the
+ * machine; returns the exit status. */
+static inline int sh_main(const char *spec, sim_machine *m, const char *argv0, void (*scenario)(int, char **))
+{
+    sim_err err = {{0}};
+    if (!m && !(m = plat_load(spec, &err))) {
+        fprintf(stderr, "plat_load: %s\n", err.msg);
+        return 1;
+    }
+    if (sh_load(m, argv0))
+        return 1;
+    sg_actor_create("scenario", sg_host_by_name(m->host[0]), scenario, 0, NULL);
+    simgrid_run();
+    sim_machine_free(m);
+    if (failures)
+        fprintf(stderr, "%d failure(s)\n", failures);
+    return failures != 0;
+}
+
 /* One transfer of bytes from src to dst, timed. */
 static double sh_time1(const char *src, const char *dst, double bytes)
 {

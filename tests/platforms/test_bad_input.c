@@ -49,6 +49,22 @@ int main(void)
 {
     bad_json(NODE("\"gpu\": \"RTX9090\", \"gpus_per_node\": 4, \"nic\": \"100GbE\""), "node.gpu",
              "unknown GPU model \"RTX9090\"", "RTX3090");
+    /* an inline GPU object: the catalogue's fields and checks */
+#define MYGPU(x) NODE("\"gpu\": {\"model\": \"MyGPU\", " x "}, \"gpus_per_node\": 2, \"nic\": \"100GbE\"")
+    bad_json(MYGPU("\"tflops\": {\"fp32\": 10}, \"memory_GB\": 16"), "node.gpu", "MyGPU",
+             "memory_GB and memory_GBps must be positive");
+    bad_json(MYGPU("\"tflops\": {\"fp32\": 10}, \"memory_GB\": 16, \"memory_GBps\": 500, \"tflop\": 3"),
+             "node.gpu", "unknown field \"tflop\"", "known: model");
+    bad_json(MYGPU("\"tflops\": {\"fp32\": 10, \"fp16\": -1}, \"memory_GB\": 16, \"memory_GBps\": 500"),
+             "node.gpu", "tflops", "fp16");
+    bad_json(MYGPU("\"tflops\": {\"fp32\": 10}, \"memory_GB\": 16, \"memory_GBps\": 500, "
+                   "\"nvlink\": {\"kind\": \"xgmi\", \"GBps\": 64}"),
+             "node.gpu", "nvlink.kind", "expected none, bridge, mesh or nvswitch");
+    bad_json(MYGPU("\"tflops\": {\"fp32\": 10}, \"memory_GB\": 16, \"memory_GBps\": 500, \"gemm\": {\"9\": 1.5}"),
+             "node.gpu", "MyGPU.gemm", "efficiency in (0, 1]");
+    bad_json(NODE("\"gpu\": {\"tflops\": {\"fp32\": 10}}, \"gpus_per_node\": 2, \"nic\": \"100GbE\""), "node.gpu",
+             "model: expected a GPU model name", NULL);
+    bad_json(NODE("\"gpu\": 7, \"gpus_per_node\": 2, \"nic\": \"100GbE\""), "node.gpu", "or a GPU object", NULL);
     bad_json(NODE("\"gpu\": \"RTX3090\", \"gpus_per_node\": -2, \"nic\": \"100GbE\""), "node.gpus_per_node",
              "expected a positive integer, got -2", NULL);
     bad_json(NODE("\"gpu\": \"RTX3090\", \"gpus_per_node\": 2.5, \"nic\": \"100GbE\""), "node.gpus_per_node",
@@ -84,6 +100,13 @@ int main(void)
     bad_json("{\"nodes\": 2, \"node\": {\"gpu\": \"RTX3090\", \"gpus_per_node\": 4, \"nic\": \"100GbE\"}, "
              "\"fabric\": {\"type\": \"fat-tree\", \"nodes_per_leaf\": 0}}",
              "fabric.nodes_per_leaf", "positive integer", NULL);
+    bad_json(NODE("\"gpu\": \"RTX3090\", \"gpus_per_node\": 4, \"nic\": \"100GbE\", \"p2p_level\": \"NVB\""),
+             "node.p2p_level", "\"PXB\"", "NVB");
+    bad_json(NODE("\"gpu\": \"RTX3090\", \"gpus_per_node\": 4, \"nic\": \"100GbE\", \"host_cache_MB\": -1"),
+             "node.host_cache_MB", "a number >= 0", "-1");
+    bad_json(NODE("\"gpu\": \"RTX3090\", \"gpus_per_node\": 4, \"nic\": \"100GbE\", \"switches\": "
+                  "[{\"socket\": 0, \"gpus\": [0, 1, 2, 3], \"p2p_GBps\": 0}]"),
+             "node.switches[0].p2p_GBps", "a positive number", NULL);
     bad_json("{\"nodes\": 2}", "node", "missing", NULL);
     bad_json("[1, 2]", "expected an object", NULL, NULL);
 
@@ -111,6 +134,15 @@ int main(void)
           f);
     fclose(f);
     bad_file(xpath, "host \"g0\"", "unknown GPU model \"TPUv4\"");
+
+    /* XML with a bad cache property on a link. */
+    f = fopen(xpath, "w");
+    fputs("<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\"><host id=\"g0\" speed=\"1Gf\">"
+          "<prop id=\"trainsim:gpu\" value=\"RTX3090\"/></host><link id=\"m\" bandwidth=\"1GBps\">"
+          "<prop id=\"trainsim:cache_bytes\" value=\"lots\"/></link></zone></platform>\n",
+          f);
+    fclose(f);
+    bad_file(xpath, "trainsim:cache_bytes", "\"lots\"");
     remove(xpath);
 
     if (failures)

@@ -22,6 +22,87 @@ static int failures;
 
 static int near(double a, double b) { return fabs(a - b) <= 1e-9 * fabs(b); }
 
+/* The catalogue additions (issue 15): datasheet dense rates, memory,
+ * NVLink, and what the fallbacks make of missing types. */
+static void test_new_gpus(void)
+{
+    static const struct {
+        const char *alias, *model;
+        double fp32, tf32, bf16, fp8, mem_gb, gbps, nvlink;
+        int p2p;
+        plat_nvlink_kind kind;
+    } G[] = {
+        {"3090ti", "RTX3090Ti", 40, 40, 80, 80, 24, 1008, 56.25, 0, PLAT_NVLINK_BRIDGE}, /* fp8 -> bf16 */
+        {"a6000", "RTX-A6000", 38.7, 77.4, 154.8, 154.8, 48, 768, 56.25, 1, PLAT_NVLINK_BRIDGE},
+        {"A40", "A40", 37.4, 74.8, 149.7, 149.7, 48, 696, 56.25, 1, PLAT_NVLINK_BRIDGE},
+        {"l40s", "L40S", 91.6, 183, 362.05, 733, 48, 864, 0, 1, PLAT_NVLINK_NONE},
+        {"h200-sxm", "H200", 67, 494.7, 989.4, 1978.9, 141, 4800, 450, 1, PLAT_NVLINK_NVSWITCH},
+        {"b200", "B200", 75, 1125, 2250, 4500, 180, 8000, 900, 1, PLAT_NVLINK_NVSWITCH},
+        {"GB200", "GB200", 90, 1250, 2500, 5000, 186, 8000, 900, 1, PLAT_NVLINK_NVSWITCH},
+    };
+    for (size_t i = 0; i < sizeof G / sizeof G[0]; i++) {
+        sim_gpu g;
+        plat_gpu_info info;
+        sim_err err = {{0}};
+        CHECK(plat_gpu_lookup_info(G[i].alias, &g, &info, &err) == 0, "%s: %s", G[i].alias, err.msg);
+        CHECK(strcmp(g.model, G[i].model) == 0, "%s -> %s", G[i].alias, g.model);
+        CHECK(near(g.peak_flops[SIM_DTYPE_FP32], G[i].fp32 * 1e12) && near(g.peak_flops[SIM_DTYPE_TF32], G[i].tf32 * 1e12) &&
+                  near(g.peak_flops[SIM_DTYPE_BF16], G[i].bf16 * 1e12) && near(g.peak_flops[SIM_DTYPE_FP8], G[i].fp8 * 1e12),
+              "%s rates %g %g %g %g", G[i].model, g.peak_flops[SIM_DTYPE_FP32], g.peak_flops[SIM_DTYPE_TF32],
+              g.peak_flops[SIM_DTYPE_BF16], g.peak_flops[SIM_DTYPE_FP8]);
+        CHECK(near(g.mem_capacity, G[i].mem_gb * 1e9) && near(g.mem_bw, G[i].gbps * 1e9), "%s memory", G[i].model);
+        CHECK(info.nvlink == G[i].kind && (G[i].kind == PLAT_NVLINK_NONE || near(info.nvlink_GBps, G[i].nvlink)) &&
+                  info.p2p == G[i].p2p,
+              "%s NVLink/P2P", G[i].model);
+        CHECK(g.power_w > 0 && g.overlap_compute >= 1, "%s power/overlap", G[i].model);
+    }
+    /* GB200 is sold in NVL72 racks only: no per-GPU price; the A100 SXM 40 GB now has one */
+    sim_gpu g;
+    sim_err err = {{0}};
+    CHECK(plat_gpu_lookup("GB200", &g, &err) == 0 && g.price_usd == 0, "GB200 price %g", g.price_usd);
+    CHECK(plat_gpu_lookup("A100-SXM-40GB", &g, &err) == 0 && g.price_usd > 0, "A100 SXM 40 GB price %g", g.price_usd);
+    /* calibrated device parameters (validation/fit_*.c): shortest kernel, launch gap, TF32/FP8 scales */
+    CHECK(plat_gpu_lookup("A100-SXM-80GB", &g, &err) == 0 && g.kernel_min_s > 1e-6 && g.kernel_min_s < 1e-5 &&
+              g.launch_s > 0 && g.launch_s < 1e-5 && g.gemm_scale[SIM_DTYPE_TF32] > 0.3 && g.gemm_scale[SIM_DTYPE_TF32] < 1 &&
+              g.gemm_scale[SIM_DTYPE_BF16] == 1,
+          "A100 calibration kmin %g launch %g tf32 %g", g.kernel_min_s, g.launch_s, g.gemm_scale[SIM_DTYPE_TF32]);
+    CHECK(plat_gpu_lookup("H100-SXM", &g, &err) == 0 && g.gemm_scale[SIM_DTYPE_FP8] > 0.5 &&
+              g.gemm_scale[SIM_DTYPE_FP8] < 1 && g.mem_eff.efficiency[g.mem_eff.n - 1] < 0.95,
+          "H100 fp8 scale %g", g.gemm_scale[SIM_DTYPE_FP8]);
+    CHECK(plat_gpu_lookup("RTX4090", &g, &err) == 0 && g.kernel_min_s == 0 && g.gemm_scale[SIM_DTYPE_TF32] == 1,
+          "uncalibrated GPUs keep the old cost rule");
+}
+
+/* A cluster's inline GPU object: read with the catalogue's rules, missing
+ * types and curves from the same fallbacks and defaults as a built-in entry. */
+static void test_inline_gpu(void)
+{
+    const char *json = "{\"name\": \"mine\", \"nodes\": 1, \"node\": {\"gpus_per_node\": 2, \"gpu\": "
+                       "{\"model\": \"MyGPU\", \"tflops\": {\"fp32\": 10, \"bf16\": 100}, \"memory_GB\": 16, "
+                       "\"memory_GBps\": 500, \"kernel_min_s\": 2e-6, \"gemm_scale\": {\"tf32\": 0.5}, "
+                       "\"nvlink\": {\"kind\": \"bridge\", \"GBps\": 50}, \"price_USD\": 1234, "
+                       "\"calibration_source\": \"mine\"}}}";
+    sim_err err = {{0}};
+    sim_machine *m = plat_from_json(json, "mine.json", &err);
+    CHECK(m != NULL, "inline GPU: %s", err.msg);
+    if (!m)
+        return;
+    const sim_gpu *g = &m->gpus[0];
+    sim_gpu d;
+    plat_gpu_lookup("RTX4090", &d, &err); /* an entry on the defaults */
+    CHECK(strcmp(g->model, "MyGPU") == 0 && near(g->peak_flops[SIM_DTYPE_BF16], 100e12) &&
+              near(g->peak_flops[SIM_DTYPE_TF32], 10e12) && near(g->peak_flops[SIM_DTYPE_FP16], 10e12) &&
+              near(g->peak_flops[SIM_DTYPE_FP8], 100e12),
+          "inline rates and fallbacks");
+    CHECK(near(g->mem_bw, 500e9) && near(g->mem_capacity, 16e9) && near(g->kernel_min_s, 2e-6) &&
+              near(g->gemm_scale[SIM_DTYPE_TF32], 0.5) && g->gemm_scale[SIM_DTYPE_BF16] == 1 && g->price_usd == 1234,
+          "inline memory, shortest kernel, scale, price");
+    CHECK(g->launch_s == d.launch_s && memcmp(&g->gemm_eff, &d.gemm_eff, sizeof d.gemm_eff) == 0 &&
+              memcmp(&g->coll, &d.coll, sizeof d.coll) == 0 && g->overlap_compute == d.overlap_compute,
+          "inline GPU takes the catalogue defaults for what it does not give");
+    sim_machine_free(m);
+}
+
 static void test_gpus(void)
 {
     sim_gpu g;
@@ -58,8 +139,9 @@ static void test_gpus(void)
     for (int d = 0; d < SIM_DTYPE_COUNT; d++)
         CHECK(g.peak_flops[d] > 0, "V100 %s peak is zero", sim_dtype_name((sim_dtype)d));
 
-    const char *all[] = {"RTX3090", "RTX4090", "A100-PCIe-40GB", "A100-PCIe-80GB", "A100-SXM-80GB",
-                         "V100-SXM2-32GB", "H100-PCIe", "H100-SXM"};
+    const char *all[] = {"RTX3090", "RTX3090Ti", "RTX4090", "RTX-A6000", "A40", "L40S", "A100-PCIe-40GB",
+                         "A100-PCIe-80GB", "A100-SXM-80GB", "A100-SXM-40GB", "V100-SXM2-32GB", "H100-PCIe",
+                         "H100-SXM", "H200", "B200"};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         plat_gpu_info info;
         CHECK(plat_gpu_lookup_info(all[i], &g, &info, &err) == 0, "%s: %s", all[i], err.msg);
@@ -72,6 +154,7 @@ static void test_gpus(void)
     CHECK(info.p2p && info.nvlink == PLAT_NVLINK_NVSWITCH && info.nvlink_GBps == 300, "A100 SXM NVSwitch 300");
 
     CHECK(plat_gpu_lookup("RTX9090", &g, &err) == -1, "unknown model accepted");
+    test_new_gpus();
     CHECK(strstr(err.msg, "RTX9090") && strstr(err.msg, "RTX3090") && strstr(err.msg, "H100-SXM"),
           "message lists known models: %s", err.msg);
 }
@@ -181,6 +264,7 @@ static void test_print(void)
 int main(void)
 {
     test_gpus();
+    test_inline_gpu();
     test_nics();
     test_clusters();
     test_example_xml();

@@ -42,18 +42,5 @@ static void scenario(int argc, char **argv)
 int main(int argc, char **argv)
 {
     (void)argc;
-    sim_err err = {{0}};
-    sim_machine *m = plat_load("galvatron-pcie-2x8", &err);
-    if (!m) {
-        fprintf(stderr, "plat_load: %s\n", err.msg);
-        return 1;
-    }
-    if (sh_load(m, argv[0]))
-        return 1;
-    sg_actor_create("scenario", sg_host_by_name("n0-gpu0"), scenario, 0, NULL);
-    simgrid_run();
-    sim_machine_free(m);
-    if (failures)
-        fprintf(stderr, "%d failure(s)\n", failures);
-    return failures != 0;
+    return sh_main("galvatron-pcie-2x8", NULL, argv[0], scenario);
 }

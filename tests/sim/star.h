@@ -53,6 +53,18 @@ static sim_machine *star_machine(int n, double bw, double lat, int gpus_per_node
     return m;
 }
 
+/* The star with kernels priced at their FLOPs only (memory-bound kernels,
+ * the optimizer step and launches free), `flops` per second per GPU. */
+static inline sim_machine *star_flops_machine(int n, double bw, double flops, int gpus_per_node)
+{
+    sim_machine *m = star_machine(n, bw, 0, gpus_per_node);
+    for (int d = 0; d < SIM_DTYPE_COUNT; d++)
+        m->gpus[0].peak_flops[d] = flops;
+    m->gpus[0].mem_bw = 1e18;
+    m->gpus[0].launch_s = 0;
+    return m;
+}
+
 static int near(double got, double want, double rel, const char *what)
 {
     double e = fabs(got - want) / (fabs(want) > 0 ? fabs(want) : 1);

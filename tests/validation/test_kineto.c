@@ -59,6 +59,9 @@ int main(void)
     expect_int(val_kineto_count(k, VAL_K_GEMM, &shaped), 243, "nccl_data: GEMM kernels");
     expect_int(shaped, 0, "nccl_data: GEMM kernels with shapes (no shapes recorded)");
     expect_int(val_kineto_nsteps(k), 3, "nccl_data: ProfilerStep# steps");
+    /* ns timestamps: the A100's back-to-back gap, 1.15 us (median of the compute stream) */
+    expect_int((long long)(val_kineto_busy_gap_us(k, val_kineto_main_stream(k)) * 1000 + 0.5), 1152,
+               "nccl_data: back-to-back gap (ns)");
     expect_int((long long)(val_kineto_step_us(k, 0) + 0.5), 222442, "nccl_data: ProfilerStep#4 (us)");
     expect_int(val_kineto_rank(k), 0, "nccl_data: rank");
     expect_int(val_kineto_world(k), 2, "nccl_data: world size");
@@ -117,6 +120,34 @@ int main(void)
         printf("FAIL: control: no TF32 addmm 1024x512x1705\n");
         fails++;
     }
+    /* element-wise bytes from the aten op: add(self, other, alpha) reads two
+     * [98304, 647] floats and writes one; mul.out(self, 0-dim scalar, out)
+     * reads one [1024, 1705] float and writes the out tensor */
+    int add3 = 0, mul2 = 0;
+    for (int i = 0; i < val_kineto_nkernels(k); i++) {
+        const val_kernel *x = val_kineto_kernel(k, i);
+        add3 += x->elem_bytes == 3LL * 98304 * 647 * 4 && x->op && !strcmp(x->op, "aten::add");
+        mul2 += x->elem_bytes == 2LL * 1024 * 1705 * 4 && x->op && !strcmp(x->op, "aten::mul") &&
+                x->elem_numel == 1024 * 1705;
+    }
+    expect_int(add3 > 0, 1, "control: aten::add [98304,647] x2 -> 763,232,256 B");
+    expect_int(mul2 > 0, 1, "control: aten::mul(out=) [1024,1705] -> read 1 + write 1");
+    expect_int(val_kineto_main_stream(k), 7, "control: compute stream");
+    expect_int((long long)(val_kineto_busy_gap_us(k, 7) * 100 + 0.5), 200, "control: back-to-back gap 2.00 us");
+    val_pointwise *pw;
+    int npw = val_kineto_pointwise(k, &pw);
+    expect_int(npw > 100, 1, "control: over 100 pointwise (op, size) groups on the compute stream");
+    int sorted = 1;
+    for (int i = 1; i < npw; i++)
+        sorted &= pw[i].bytes >= pw[i - 1].bytes && pw[i].median_us > 0;
+    expect_int(sorted, 1, "control: pointwise groups sorted by bytes, positive medians");
+    free(pw);
+    val_gemm_shape *gs;
+    int ngs = val_kineto_gemms(k, &gs), calls = 0;
+    for (int i = 0; i < ngs; i++)
+        calls += gs[i].calls;
+    expect_int(ngs > 100 && calls > ngs, 1, "control: GEMM shapes with several calls each");
+    free(gs);
     val_kineto_free(k);
 
     /* rank0 of 16: NCCL kernels carry no args; sizes come from the c10d ops'

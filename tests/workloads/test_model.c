@@ -110,9 +110,9 @@ static void test_strategy(void)
     char buf[256];
     wl_strategy_default(&s);
     CHECK(s.tp == 1 && s.pp == 1 && s.dp == 0 && s.mb == 1 && s.gb == 0);
-    CHECK(s.dtype == SIM_DTYPE_TF32 && s.recompute == WL_RECOMPUTE_NONE && s.dp_bucket_bytes == 25 << 20);
+    CHECK(s.dtype == SIM_DTYPE_TF32 && s.recompute == WL_RECOMPUTE_NONE && s.dp_bucket_bytes == 0);
     wl_strategy_format(&s, buf, sizeof buf);
-    CHECK_STR(buf, "tp=1,pp=1,dp=auto,mb=1,gb=auto,dtype=tf32,recompute=none,bucket=25");
+    CHECK_STR(buf, "tp=1,pp=1,dp=auto,mb=1,gb=auto,dtype=tf32,recompute=none,bucket=auto");
 
     CHECK(wl_strategy_parse(" tp = 4 , pp=2,dp=4, micro-batch=2,global-batch=64 ,dtype=bf16,recompute=full, bucket=40 ,",
                             &s, &err) == 0);
@@ -130,7 +130,7 @@ static void test_strategy(void)
 
     wl_strategy before = s;
     CHECK(wl_strategy_parse("tp=2,foo=1", &s, &err) == -1);
-    CHECK_STR(err.msg, "strategy: unknown key \"foo\" (known: tp, pp, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, zero, osdp, osdp_split, schedule, sp, tp_overlap, tess_depth, tp_cut)");
+    CHECK_STR(err.msg, "strategy: unknown key \"foo\" (known: tp, pp, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, grad_reduce, zero, fsdp, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn)");
     CHECK(memcmp(&s, &before, sizeof s) == 0); /* unchanged on error */
     CHECK(wl_strategy_parse("tp=x", &s, &err) == -1);
     CHECK_STR(err.msg, "strategy: tp: expected a positive integer, got \"x\"");
@@ -139,7 +139,7 @@ static void test_strategy(void)
     CHECK(wl_strategy_parse("mb=2.5", &s, &err) == -1);
     CHECK_STR(err.msg, "strategy: mb: expected a positive integer, got \"2.5\"");
     CHECK(wl_strategy_parse("dtype=int8", &s, &err) == -1);
-    CHECK_STR(err.msg, "strategy: dtype: expected fp32, tf32, fp16 or bf16, got \"int8\"");
+    CHECK_STR(err.msg, "strategy: dtype: expected fp32, tf32, fp16, bf16 or fp8, got \"int8\"");
     CHECK(wl_strategy_parse("recompute=some", &s, &err) == -1);
     CHECK_STR(err.msg, "strategy: recompute: expected none, full, selective or oases, got \"some\"");
     CHECK(wl_strategy_parse("bucket=-1", &s, &err) == -1);

@@ -116,30 +116,6 @@ static void test_merak_ratio(void)
     CHECK(wl_pipe_merak_ratio(WL_PIPE_MERAK_LNR, 1.0, 8, 6) == 1);
 }
 
-static wl_model tiny(int layers)
-{
-    wl_model m;
-    sim_err err;
-    char json[256];
-    snprintf(json, sizeof json,
-             "{\"name\":\"tiny\",\"layers\":%d,\"hidden\":64,\"heads\":4,\"ffn\":256,\"seq\":32,\"vocab\":1000}", layers);
-    if (wl_model_from_json(json, "tiny.json", &m, &err))
-        abort();
-    return m;
-}
-
-static wl_strategy strat(const char *text)
-{
-    wl_strategy s;
-    sim_err err;
-    wl_strategy_default(&s);
-    if (wl_strategy_parse(text, &s, &err)) {
-        fprintf(stderr, "%s: %s\n", text, err.msg);
-        abort();
-    }
-    return s;
-}
-
 /* tiny at fp32, mb=1, tp=1: A = sbh·(4·(4+12)+2) + a·s²·b·9 = 2048·66 + 4·1024·9 */
 static const double A = 2048.0 * 66 + 4 * 1024.0 * 9;
 static const double SBHD = 2048.0 * 4;
@@ -147,7 +123,7 @@ static const double LOGITS = 32.0 * 1024 * 4; /* s·b·V_padded·4 */
 
 static void test_activation_memory(void)
 {
-    wl_model m = tiny(8);
+    wl_model m = wl_test_tiny(8);
     sim_machine *mach = wl_test_machine(4, 0);
     sim_err err;
     wl_memory mem[4];
@@ -163,7 +139,7 @@ static void test_activation_memory(void)
         {"pp=4,mb=1,gb=8,dtype=fp32,pipeline=interleaved,vstages=2", 1, {11, 9, 7, 5}},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        wl_strategy s = strat(cases[k].s);
+        wl_strategy s = wl_test_strategy(cases[k].s);
         CHECK(wl_gpt_memory(&m, &s, mach, mem, &err) == 0);
         int gpipe = strstr(cases[k].s, "gpipe") != NULL;
         for (int i = 0; i < 4; i++) {
@@ -185,21 +161,21 @@ static void test_activation_memory(void)
      * input (d·sbh) and layer 1's activations A; the recomputed layer 0 is
      * rebuilt during its backward after layer 1's were freed (peak 4·sbh +
      * 4A), but ahead of the gradient under pre_recompute (4·sbh + 5A). */
-    wl_strategy s = strat("pp=4,mb=1,gb=8,dtype=fp32,recompute=full,pipeline=merak_last_no_recompute,ckpt_ratio=0.5");
+    wl_strategy s = wl_test_strategy("pp=4,mb=1,gb=8,dtype=fp32,recompute=full,pipeline=merak_last_no_recompute,ckpt_ratio=0.5");
     CHECK(wl_gpt_memory(&m, &s, mach, mem, &err) == 0);
     CHECK(mem[0].activations == 4 * SBHD + 4 * A);
     CHECK(mem[1].activations == 3 * 2 * A); /* ratio 0.25: ⌊0.5⌋ = 0 layers recomputed */
     CHECK(mem[3].activations == 2 * A + LOGITS);
-    s = strat("pp=4,mb=1,gb=8,dtype=fp32,recompute=full,pipeline=merak_pre_recompute,ckpt_ratio=0.5");
+    s = wl_test_strategy("pp=4,mb=1,gb=8,dtype=fp32,recompute=full,pipeline=merak_pre_recompute,ckpt_ratio=0.5");
     CHECK(wl_gpt_memory(&m, &s, mach, mem, &err) == 0);
     CHECK(mem[0].activations == 4 * SBHD + 5 * A);
     /* default ratio 1: every layer of stages 0..P-2 recomputed, none on the last */
-    s = strat("pp=4,mb=1,gb=8,dtype=fp32,recompute=full,pipeline=merak_last_no_recompute");
+    s = wl_test_strategy("pp=4,mb=1,gb=8,dtype=fp32,recompute=full,pipeline=merak_last_no_recompute");
     CHECK(wl_gpt_memory(&m, &s, mach, mem, &err) == 0);
     CHECK(mem[0].activations == 4 * 2 * SBHD + A);
     CHECK(mem[3].activations == 2 * A + LOGITS);
     /* Megatron full recompute keeps 1 layer input per layer and rebuilds one layer */
-    s = strat("pp=4,mb=1,gb=8,dtype=fp32,recompute=full");
+    s = wl_test_strategy("pp=4,mb=1,gb=8,dtype=fp32,recompute=full");
     CHECK(wl_gpt_memory(&m, &s, mach, mem, &err) == 0);
     CHECK(mem[0].activations == 4 * 2 * SBHD + A);
     sim_machine_free(mach);
@@ -209,24 +185,33 @@ static void test_activation_memory(void)
  * 2020 §5): tiny, pp=1, dp=4, fp32 (4 + 4 + 8 bytes per parameter). */
 static void test_zero_memory(void)
 {
-    wl_model m = tiny(4);
+    wl_model m = wl_test_tiny(4);
     sim_machine *mach = wl_test_machine(4, 0);
     sim_err err;
     wl_memory mem;
     double h = 64, layer = 12 * h * h + 13 * h, root = 1024 * h + 32 * h + 2 * h;
     double P = 4 * layer + root;
-    wl_strategy s = strat("dp=4,mb=1,gb=4,dtype=fp32");
+    wl_strategy s = wl_test_strategy("dp=4,mb=1,gb=4,dtype=fp32");
     CHECK(wl_gpt_check(&m, &s, mach, &mem, &err) == 0);
     CHECK(mem.weights == 4 * P && mem.gradients == 4 * P && mem.optimizer == 8 * P);
-    s = strat("dp=4,mb=1,gb=4,dtype=fp32,zero=1");
+    s = wl_test_strategy("dp=4,mb=1,gb=4,dtype=fp32,zero=1");
     CHECK(wl_gpt_check(&m, &s, mach, &mem, &err) == 0);
     CHECK(mem.weights == 4 * P && mem.gradients == 4 * P && mem.optimizer == 8 * ceil(P / 4));
-    s = strat("dp=4,mb=1,gb=4,dtype=fp32,zero=2,bucket=1");
+    s = wl_test_strategy("dp=4,mb=1,gb=4,dtype=fp32,zero=2,bucket=1");
     CHECK(wl_gpt_check(&m, &s, mach, &mem, &err) == 0);
     CHECK(mem.weights == 4 * P && mem.gradients == 4 * ceil(P / 4) && mem.optimizer == 8 * ceil(P / 4));
     CHECK(mem.buffers == 2 * 1048576.0);
-    /* mixed precision: K = 12 bytes of optimizer state per parameter, sharded */
-    s = strat("dp=4,mb=1,gb=4,dtype=bf16,zero=1");
+    /* mixed precision: K = 12 bytes of optimizer state per parameter,
+     * sharded; Megatron accumulates a bf16 model's gradients in fp32 (its
+     * distributed optimizer's 6 + 12/d bytes per parameter), an fp16
+     * model's in fp16, unless grad_reduce says otherwise */
+    s = wl_test_strategy("dp=4,mb=1,gb=4,dtype=bf16,zero=1");
+    CHECK(wl_gpt_check(&m, &s, mach, &mem, &err) == 0);
+    CHECK(mem.weights == 2 * P && mem.gradients == 4 * P && mem.optimizer == 12 * ceil(P / 4));
+    s = wl_test_strategy("dp=4,mb=1,gb=4,dtype=bf16,zero=1,grad_reduce=bf16");
+    CHECK(wl_gpt_check(&m, &s, mach, &mem, &err) == 0);
+    CHECK(mem.gradients == 2 * P);
+    s = wl_test_strategy("dp=4,mb=1,gb=4,dtype=fp16,zero=1");
     CHECK(wl_gpt_check(&m, &s, mach, &mem, &err) == 0);
     CHECK(mem.weights == 2 * P && mem.gradients == 2 * P && mem.optimizer == 12 * ceil(P / 4));
     /* ZeRO-3: each rank owns a quarter of every unit; at the peak (the second
@@ -235,7 +220,7 @@ static void test_zero_memory(void)
      * prefetched one) and two layers' full gradients are alive (the current
      * one and the one being reduce-scattered); three layers' activations are
      * still kept */
-    s = strat("dp=4,mb=1,gb=4,dtype=fp32,zero=3");
+    s = wl_test_strategy("dp=4,mb=1,gb=4,dtype=fp32,zero=3");
     CHECK(wl_gpt_check(&m, &s, mach, &mem, &err) == 0);
     double owned = 4 * ceil(layer / 4) + ceil(root / 4);
     CHECK(mem.optimizer == 8 * owned);
@@ -245,11 +230,11 @@ static void test_zero_memory(void)
     CHECK(mem.activations == 3 * A);
     /* OSDP level 3 on every layer shards the layers like ZeRO-3 but keeps
      * the embeddings replicated; level 0 everywhere is plain DP */
-    s = strat("dp=4,mb=1,gb=4,dtype=fp32,osdp=0");
+    s = wl_test_strategy("dp=4,mb=1,gb=4,dtype=fp32,osdp=0");
     wl_memory dp0;
     CHECK(wl_gpt_check(&m, &s, mach, &dp0, &err) == 0);
     CHECK(dp0.weights == 4 * P && dp0.optimizer == 8 * P);
-    s = strat("dp=4,mb=1,gb=4,dtype=fp32,osdp=2_2_2_2"); /* MLP sharded: (2hf+f)/t + 3h per layer */
+    s = wl_test_strategy("dp=4,mb=1,gb=4,dtype=fp32,osdp=2_2_2_2"); /* MLP sharded: (2hf+f)/t + 3h per layer */
     CHECK(wl_gpt_check(&m, &s, mach, &mem, &err) == 0);
     double mlp = 2 * h * 256 + 256 + 3 * h;
     CHECK(mem.optimizer == 8 * (P - 4 * mlp + 4 * ceil(mlp / 4)));
@@ -263,7 +248,7 @@ static void test_oom(void)
     wl_memory mem;
     CHECK(wl_model_load("gpt-2048", &g, &err) == 0);
     sim_machine *mach = wl_test_machine(8, 8e9);
-    wl_strategy s = strat("dp=8,mb=1,dtype=fp32,recompute=full");
+    wl_strategy s = wl_test_strategy("dp=8,mb=1,dtype=fp32,recompute=full");
     CHECK(wl_gpt_check(&g, &s, mach, &mem, &err) == -1);
     CHECK_HAS(err.msg, "out of GPU memory on stage 0: needs ");
     CHECK_HAS(err.msg, "optimizer ");
@@ -273,7 +258,7 @@ static void test_oom(void)
     snprintf(need, sizeof need, "needs %.1f GB", mem.total / 1e9);
     CHECK_HAS(err.msg, need);
     /* ZeRO-3 fits, and what it gathers is named when it does not */
-    s = strat("dp=8,mb=1,dtype=fp32,recompute=full,zero=3");
+    s = wl_test_strategy("dp=8,mb=1,dtype=fp32,recompute=full,zero=3");
     CHECK(wl_gpt_check(&g, &s, mach, &mem, &err) == 0);
     CHECK(mem.total < 8e9 && mem.gathered > 0);
     sim_machine *small = wl_test_machine(8, 2e9);
@@ -281,7 +266,7 @@ static void test_oom(void)
     CHECK_HAS(err.msg, "gathered copies of sharded parameters");
     /* GPipe holds every micro-batch */
     sim_machine *m4 = wl_test_machine(4, 24e9);
-    s = strat("pp=4,mb=4,gb=64,dtype=fp32,pipeline=gpipe");
+    s = wl_test_strategy("pp=4,mb=4,gb=64,dtype=fp32,pipeline=gpipe");
     CHECK(wl_gpt_check(&g, &s, m4, &mem, &err) == -1);
     CHECK_HAS(err.msg, "for 16 micro-batches in flight under pipeline=gpipe");
     sim_machine_free(m4);
@@ -302,21 +287,21 @@ static void test_keys(void)
     CHECK_HAS(err.msg, "osdp: expected one sharding level 0-3 per layer");
     CHECK(wl_strategy_parse("ckpt_ratio=1.5", &s, &err) == -1);
     CHECK(wl_strategy_parse("dp_overlap=2", &s, &err) == -1);
-    s = strat("pp=4,pipeline=interleaved,vstages=2,dp_overlap=1,zero=fsdp");
+    s = wl_test_strategy("pp=4,pipeline=interleaved,vstages=2,dp_overlap=1,zero=fsdp");
     char buf[256];
     wl_strategy_format(&s, buf, sizeof buf);
-    CHECK_STR(buf, "tp=1,pp=4,dp=auto,mb=1,gb=auto,dtype=tf32,recompute=none,bucket=25,pipeline=interleaved,vstages=2,"
+    CHECK_STR(buf, "tp=1,pp=4,dp=auto,mb=1,gb=auto,dtype=tf32,recompute=none,bucket=auto,pipeline=interleaved,vstages=2,"
                    "dp_overlap=1,zero=3");
-    wl_strategy back = strat(buf);
+    wl_strategy back = wl_test_strategy(buf);
     char buf2[256];
     wl_strategy_format(&back, buf2, sizeof buf2);
     CHECK_STR(buf2, buf);
-    s = strat("pp=4,recompute=full,pipeline=full_critical_path_1f1b,ckpt_ratio=0.1,osdp=3.0");
+    s = wl_test_strategy("pp=4,recompute=full,pipeline=full_critical_path_1f1b,ckpt_ratio=0.1,osdp=3.0");
     wl_strategy_format(&s, buf, sizeof buf);
     CHECK_HAS(buf, "pipeline=merak_full_critical_path,ckpt_ratio=0.1,osdp=30");
 
     /* combinations that cannot run are explained */
-    wl_model m = tiny(8);
+    wl_model m = wl_test_tiny(8);
     sim_machine *m4 = wl_test_machine(4, 0), *m8 = wl_test_machine(8, 0);
     struct {
         sim_machine *mach;
@@ -334,7 +319,7 @@ static void test_keys(void)
         {m8, "pp=2,gb=8,zero=3,recompute=full,pipeline=merak_pre_recompute", "not modelled with zero=3"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-        wl_strategy b = strat(bad[k].s);
+        wl_strategy b = wl_test_strategy(bad[k].s);
         wl_memory mem;
         err.msg[0] = 0;
         CHECK(wl_gpt_check(&m, &b, bad[k].mach, &mem, &err) == -1);
@@ -349,7 +334,7 @@ static void test_keys(void)
  * check reports for that stage. */
 static void test_schedules_check(void)
 {
-    wl_model m = tiny(8);
+    wl_model m = wl_test_tiny(8);
     static const struct {
         int gpus;
         const char *s;
@@ -380,7 +365,7 @@ static void test_schedules_check(void)
         {8, "tp=4,pp=2,mb=4,gb=16,schedule=tesseract,tess_depth=1,pipeline=gpipe"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        wl_strategy s = strat(cases[k].s);
+        wl_strategy s = wl_test_strategy(cases[k].s);
         sim_machine *mach = wl_test_machine(cases[k].gpus, 0);
         sim_err err;
         wl_memory per[8];
@@ -437,11 +422,11 @@ static int stream_of(const sim_schedule *s, int rank, const char *name)
  * full recompute the first recompute kernel is the one that waits. */
 static void test_pre_recompute_placement(void)
 {
-    wl_model m = tiny(8);
+    wl_model m = wl_test_tiny(8);
     sim_machine *mach = wl_test_machine(4, 0);
     sim_err err;
     for (int pre = 0; pre < 2; pre++) {
-        wl_strategy s = strat(pre ? "pp=4,gb=8,recompute=full,pipeline=merak_pre_recompute"
+        wl_strategy s = wl_test_strategy(pre ? "pp=4,gb=8,recompute=full,pipeline=merak_pre_recompute"
                                   : "pp=4,gb=8,recompute=full");
         sim_schedule *sc = wl_gpt_generate(&m, &s, mach, &err);
         CHECK(sc != NULL);
@@ -490,11 +475,11 @@ static void test_pre_recompute_placement(void)
  * the gradients; the end-of-step variant issues them after the flush. */
 static void test_dp_overlap_structure(void)
 {
-    wl_model m = tiny(8);
+    wl_model m = wl_test_tiny(8);
     sim_machine *mach = wl_test_machine(8, 0);
     sim_err err;
     for (int ov = 0; ov < 2; ov++) {
-        wl_strategy s = strat(ov ? "pp=2,dp=4,gb=16,bucket=0.05,dp_overlap=1" : "pp=2,dp=4,gb=16,bucket=0.05");
+        wl_strategy s = wl_test_strategy(ov ? "pp=2,dp=4,gb=16,bucket=0.05,dp_overlap=1" : "pp=2,dp=4,gb=16,bucket=0.05");
         sim_schedule *sc = wl_gpt_generate(&m, &s, mach, &err);
         CHECK(sc != NULL);
         if (!sc)
@@ -535,7 +520,7 @@ static void test_dp_overlap_structure(void)
  * largest gathered-weight footprint and the all-gathered bytes. */
 static void split_stats(const wl_model *m, const char *text, double *peak, double *agbytes, char **json)
 {
-    wl_strategy s = strat(text);
+    wl_strategy s = wl_test_strategy(text);
     sim_machine *mach = wl_test_machine(4, 0);
     sim_err err;
     sim_schedule *sc = wl_gpt_generate(m, &s, mach, &err);
@@ -576,7 +561,7 @@ static double slice(double y, int k, int i)
 
 static void test_osdp_split(void)
 {
-    wl_model m = tiny(4);
+    wl_model m = wl_test_tiny(4);
     const double h = 64, f = 256;
     /* osdp_split=1 is the unsplit schedule, byte for byte */
     double p1, a1, pk, ak;
@@ -622,10 +607,10 @@ static void test_osdp_split(void)
     CHECK(wl_strategy_parse("osdp_split=", &s, &err) == -1);
     sim_machine *mach = wl_test_machine(4, 0);
     wl_memory mem;
-    s = strat("dp=4,gb=4,osdp_split=2");
+    s = wl_test_strategy("dp=4,gb=4,osdp_split=2");
     CHECK(wl_gpt_check(&m, &s, mach, &mem, &err) == -1);
     CHECK_HAS(err.msg, "needs osdp=<levels>");
-    s = strat("dp=4,mb=2,gb=8,osdp=3,osdp_split=2,schedule=oases");
+    s = wl_test_strategy("dp=4,mb=2,gb=8,osdp=3,osdp_split=2,schedule=oases");
     CHECK(wl_gpt_check(&m, &s, mach, &mem, &err) == -1);
     CHECK_HAS(err.msg, "schedule=megatron only");
     sim_machine_free(mach);

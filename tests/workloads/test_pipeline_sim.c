@@ -32,35 +32,12 @@ static wl_model model(void)
  * optimizer step and launches are free), so stages are uniform. */
 static sim_machine *machine(int n, double bw, double flops)
 {
-    sim_machine *m = star_machine(n, bw, 0, 1);
-    for (int d = 0; d < SIM_DTYPE_COUNT; d++)
-        m->gpus[0].peak_flops[d] = flops;
-    m->gpus[0].mem_bw = 1e18;
-    m->gpus[0].launch_s = 0;
-    return m;
+    return star_flops_machine(n, bw, flops, 1);
 }
 
 static int simulate(const wl_model *mod, const char *text, sim_machine *mach, sim_result *r)
 {
-    wl_strategy s;
-    sim_err err;
-    wl_strategy_default(&s);
-    if (wl_strategy_parse(text, &s, &err)) {
-        printf("FAIL: %s: %s\n", text, err.msg);
-        return 1;
-    }
-    sim_schedule *sc = wl_gpt_generate(mod, &s, mach, &err);
-    if (!sc) {
-        printf("FAIL: %s: %s\n", text, err.msg);
-        return 1;
-    }
-    sim_options o;
-    sim_options_default(&o);
-    int rc = sim_run_isolated(sc, mach, &o, r, &err);
-    sim_sched_free(sc);
-    if (rc)
-        printf("FAIL: %s: %s\n", text, err.msg);
-    return rc ? 1 : 0;
+    return wl_test_simulate(mod, text, mach, r, NULL);
 }
 
 static int bubbles(void)

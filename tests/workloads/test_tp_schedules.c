@@ -11,28 +11,10 @@
 #include "workloads/gpt.h"
 #include "workloads/layer.h"
 
-static wl_model tiny(int layers)
-{
-    wl_model m;
-    sim_err err;
-    char json[256];
-    snprintf(json, sizeof json,
-             "{\"name\":\"tiny\",\"layers\":%d,\"hidden\":64,\"heads\":4,\"ffn\":256,\"seq\":32,\"vocab\":1000}",
-             layers);
-    if (wl_model_from_json(json, "tiny.json", &m, &err))
-        abort();
-    return m;
-}
-
 static sim_schedule *gen(const wl_model *m, const char *text, int ngpus, wl_memory *peak)
 {
-    wl_strategy s;
+    wl_strategy s = wl_test_strategy(text);
     sim_err err;
-    wl_strategy_default(&s);
-    if (wl_strategy_parse(text, &s, &err)) {
-        fprintf(stderr, "%s: %s\n", text, err.msg);
-        abort();
-    }
     sim_machine *mach = wl_test_machine(ngpus, 80e9);
     if (peak && wl_gpt_check(m, &s, mach, peak, &err)) {
         fprintf(stderr, "%s: %s\n", text, err.msg);
@@ -195,7 +177,7 @@ static void test_oases_windows(void)
         "L1b1.2 Qb1.1 RBm1.1", "Pb2.1 Qr2.0 RBa2.1", "Pb1.1 Qr1.0 RBa1.1", "L1b2.1 Qb2.0 RBm2.0",
         "L1b1.1 Qb1.0 RBm1.0", "Pb2.0 RBa2.0",       "Pb1.0 RBa1.0",       "L1b2.0", /* then L1b1.0 exposed */
     };
-    wl_model m = tiny(3);
+    wl_model m = wl_test_tiny(3);
     sim_schedule *s = gen(&m, "tp=2,mb=2,gb=4,schedule=oases", 2, NULL);
     const sim_stream *cs;
     uint32_t *pos = compute_positions(s, 0, &cs);
@@ -288,7 +270,7 @@ static int max_in_flight(const sim_schedule *s, int rank, int *min_out)
 
 static void test_in_flight(void)
 {
-    wl_model m = tiny(3);
+    wl_model m = wl_test_tiny(3);
     struct {
         const char *strategy;
         int want_max;
@@ -318,7 +300,7 @@ static void test_in_flight(void)
  * beside it (papers.md Sec. 2.2). */
 static void test_merak_levels(void)
 {
-    wl_model m = tiny(3);
+    wl_model m = wl_test_tiny(3);
     for (int level = 2; level <= 3; level++) {
         char st[96];
         snprintf(st, sizeof st, "tp=2,mb=2,gb=2,schedule=merak,tp_overlap=%d", level);
@@ -352,7 +334,7 @@ static void test_merak_levels(void)
  * communication (papers.md Sec. 1.3), counted on every rank. */
 static void test_allreduce_counts(void)
 {
-    wl_model m = tiny(2);
+    wl_model m = wl_test_tiny(2);
     struct {
         const char *strategy;
         int units, ops;
@@ -409,7 +391,7 @@ static void test_allreduce_counts(void)
  * reduce-scatters, no layer all-reduce; full recompute repeats the forward's. */
 static void test_sequence_parallel(void)
 {
-    wl_model m = tiny(2);
+    wl_model m = wl_test_tiny(2);
     for (int rc = 0; rc < 2; rc++) {
         sim_schedule *s = gen(&m, rc ? "tp=2,mb=1,gb=1,sp=1,recompute=full" : "tp=2,mb=1,gb=1,sp=1", 2, NULL);
         int ag[SIM_PHASE_COUNT] = {0}, rs[SIM_PHASE_COUNT] = {0}, ar = 0;
@@ -458,7 +440,7 @@ static void test_sequence_parallel(void)
  * layer.  Groups: ROW consecutive, COL stride q, DEP stride q². */
 static void test_tesseract(void)
 {
-    wl_model m = tiny(2);
+    wl_model m = wl_test_tiny(2);
     sim_schedule *s = gen(&m, "tp=8,mb=4,gb=4,schedule=tesseract,tess_depth=2", 8, NULL);
     int bc = 0, red = 0, lnar = 0, dep = 0;
     for (uint32_t i = 0; i < s->nops; i++) {
@@ -499,7 +481,7 @@ static void test_tesseract(void)
  * the backward slices without communication. */
 static void test_cut(void)
 {
-    wl_model m = tiny(3);
+    wl_model m = wl_test_tiny(3);
     sim_schedule *s = gen(&m, "tp=4,mb=4,gb=4,dtype=fp32,schedule=oases,tp_cut=1:2", 4, NULL);
     int gathers = 0, small = 0, large = 0;
     for (uint32_t i = 0; i < s->nops; i++) {
@@ -532,7 +514,7 @@ static void test_cut(void)
  * (wl_gpt_check): a running sum along each rank's compute stream. */
 static void test_memory(void)
 {
-    wl_model m = tiny(4);
+    wl_model m = wl_test_tiny(4);
     const char *cases[] = {
         "schedule=megatron",
         "schedule=megatron,recompute=full",
@@ -594,7 +576,7 @@ static void test_strategy_keys(void)
     CHECK(wl_strategy_parse("tp=4,schedule=oases", &s, &err) == 0);
     CHECK(s.schedule == WL_TP_OASES && s.recompute == WL_RECOMPUTE_OASES);
     wl_strategy_format(&s, buf, sizeof buf);
-    CHECK_STR(buf, "tp=4,pp=1,dp=auto,mb=1,gb=auto,dtype=tf32,recompute=oases,bucket=25,schedule=oases");
+    CHECK_STR(buf, "tp=4,pp=1,dp=auto,mb=1,gb=auto,dtype=tf32,recompute=oases,bucket=auto,schedule=oases");
     wl_strategy back;
     wl_strategy_default(&back);
     CHECK(wl_strategy_parse(buf, &back, &err) == 0 && memcmp(&back, &s, sizeof s) == 0);
@@ -614,7 +596,7 @@ static void test_strategy_keys(void)
     wl_strategy_default(&s);
     CHECK(wl_strategy_parse("tp=4,schedule=merak,tp_overlap=2,recompute=full,tp_cut=none", &s, &err) == 0);
     wl_strategy_format(&s, buf, sizeof buf);
-    CHECK_HAS(buf, "recompute=full,bucket=25,schedule=merak,tp_overlap=2");
+    CHECK_HAS(buf, "recompute=full,bucket=auto,schedule=merak,tp_overlap=2");
     wl_strategy_default(&s);
     CHECK(wl_strategy_parse("tp=4,schedule=oases,tp_cut=12:2", &s, &err) == 0);
     CHECK(s.tp_cut_layers == 12 && s.tp_cut_tp == 2);
@@ -648,7 +630,7 @@ static void test_strategy_keys(void)
         CHECK_HAS(err.msg, bad[i].msg);
     }
     /* model-dependent: odd micro-batches cannot be split in two sub-batches */
-    wl_model m = tiny(4);
+    wl_model m = wl_test_tiny(4);
     wl_strategy_default(&s);
     CHECK(wl_strategy_parse("tp=2,mb=3,schedule=oases", &s, &err) == 0);
     sim_machine *mach = wl_test_machine(2, 80e9);
@@ -668,7 +650,7 @@ static void test_strategy_keys(void)
  * recomputation ahead; the memory effects return to zero either way. */
 static void test_layer_api(void)
 {
-    wl_model m = tiny(2);
+    wl_model m = wl_test_tiny(2);
     for (int mode = 0; mode < 3; mode++) {
         wl_strategy st;
         sim_err err;

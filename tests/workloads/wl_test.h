@@ -7,7 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "platforms/catalog.h"
+#include "sim/engine.h"
 #include "sim/machine.h"
+#include "workloads/gpt.h"
+#include "workloads/model.h"
 
 static int wl_test_failures;
 
@@ -52,6 +56,72 @@ static inline sim_machine *wl_test_machine(int n, double mem_capacity)
     for (int i = 0; i < n; i++)
         m->node[i] = i / 4;
     return m;
+}
+
+/* n GPUs of a catalogue model (its peaks, curves, FlashAttention support),
+ * 80 GB each, 4 per node. */
+static inline sim_machine *wl_test_gpu_machine(const char *gpu, int n)
+{
+    sim_machine *m = wl_test_machine(n, 80e9);
+    sim_err err;
+    if (plat_gpu_lookup_info(gpu, &m->gpus[0], NULL, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        abort();
+    }
+    return m;
+}
+
+/* A strategy parsed over the defaults; a string that does not parse is a
+ * bug in the test, so it stops there. */
+static inline wl_strategy wl_test_strategy(const char *text)
+{
+    wl_strategy s;
+    sim_err err;
+    wl_strategy_default(&s);
+    if (wl_strategy_parse(text, &s, &err)) {
+        fprintf(stderr, "%s: %s\n", text, err.msg);
+        abort();
+    }
+    return s;
+}
+
+/* The tiny GPT of the workloads tests: hidden 64, 4 heads, ffn 256, seq 32,
+ * vocabulary 1000 (1024 once padded). */
+static inline wl_model wl_test_tiny(int layers)
+{
+    wl_model m;
+    sim_err err;
+    char json[160];
+    snprintf(json, sizeof json,
+             "{\"name\":\"tiny\",\"layers\":%d,\"hidden\":64,\"heads\":4,\"ffn\":256,\"seq\":32,\"vocab\":1000}", layers);
+    if (wl_model_from_json(json, "tiny.json", &m, &err))
+        abort();
+    return m;
+}
+
+/* Generates `text` for model m and simulates it in a child process; 0 and
+ * r filled (and the schedule in *keep when keep is not NULL, for the caller
+ * to free), or 1 with the reason printed. */
+static inline int wl_test_simulate(const wl_model *m, const char *text, const sim_machine *mach, sim_result *r,
+                                   sim_schedule **keep)
+{
+    wl_strategy s;
+    sim_err err;
+    wl_strategy_default(&s);
+    sim_schedule *sc = NULL;
+    int rc = wl_strategy_parse(text, &s, &err) || !(sc = wl_gpt_generate(m, &s, mach, &err));
+    if (!rc) {
+        sim_options o;
+        sim_options_default(&o);
+        rc = sim_run_isolated(sc, mach, &o, r, &err) != 0;
+    }
+    if (rc)
+        printf("FAIL: %s: %s\n", text, err.msg);
+    if (keep && !rc)
+        *keep = sc;
+    else
+        sim_sched_free(sc);
+    return rc;
 }
 
 static inline int wl_test_done(void)

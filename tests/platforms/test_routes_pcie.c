@@ -1,0 +1,95 @@
+/* test_routes_pcie.c — PCIe layouts and NCCL's transport per path: with
+ * node.p2p_level PXB (NCCL's default on Intel CPUs) two GPUs under one
+ * switch talk peer-to-peer through the switch's P2P link (shared by both
+ * directions) and GPUs under different switches stage through host memory;
+ * the SHM buffer lives in the receiver's socket (NCCL's receiver creates
+ * it), so a cross-socket copy crosses the socket link before host memory;
+ * the default level (SYS) keeps P2P on every path.  The machine carries the
+ * node's ring order (NVLink partners adjacent), the direction flag, and the
+ * host-memory links with their cache; the XML carries them too. */
+#include "simhelp.h"
+
+#include "platforms/platform.h"
+
+#define NODE_PXB                                                                                                    \
+    "{\"nodes\": 1, \"node\": {\"gpu\": \"RTX3090\", \"gpus_per_node\": 8, \"sockets\": 2, \"p2p\": true, "          \
+    "\"p2p_level\": \"%s\", \"pcie\": {\"gen\": 3}, \"host_cache_MB\": 2, \"host_staging_GBps\": 20, "            \
+    "\"switches\": ["                                                                                               \
+    "{\"socket\": 0, \"gpus\": [0, 1], \"uplink\": {\"gen\": 3}, \"p2p_GBps\": 8},"                                \
+    "{\"socket\": 0, \"gpus\": [2, 3], \"uplink\": {\"gen\": 3}, \"p2p_GBps\": 8},"                                \
+    "{\"socket\": 1, \"gpus\": [4, 5], \"uplink\": {\"gen\": 3}, \"p2p_GBps\": 8},"                                \
+    "{\"socket\": 1, \"gpus\": [6, 7], \"uplink\": {\"gen\": 3}, \"p2p_GBps\": 8}]}}"
+
+static const double GB = 1e9;
+
+static void scenario(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    char r[4096];
+    sh_route("n0-gpu0", "n0-gpu1", r, sizeof r);
+    CHECK(strcmp(r, "n0-gpu0-pcie_UP n0-sw0-p2p n0-gpu1-pcie_DOWN") == 0, "P2P under one switch \"%s\"", r);
+    sh_route("n0-gpu0", "n0-gpu2", r, sizeof r);
+    CHECK(strcmp(r, "n0-gpu0-pcie_UP n0-sw0-up_UP n0-mem0 n0-sw1-up_DOWN n0-gpu2-hostrd_DOWN n0-gpu2-pcie_DOWN") == 0,
+          "across switches: SHM \"%s\"", r);
+    sh_route("n0-gpu1", "n0-gpu6", r, sizeof r);
+    CHECK(strcmp(r, "n0-gpu1-pcie_UP n0-sw0-up_UP n0-upi_UP n0-mem1 n0-sw3-up_DOWN n0-gpu6-hostrd_DOWN "
+                    "n0-gpu6-pcie_DOWN") == 0,
+          "across sockets: the receiver's memory \"%s\"", r);
+    /* one direction alone: the switch's 8 GB/s P2P link (below the 12.5 GB/s slots) */
+    double t1 = sh_time1("n0-gpu0", "n0-gpu1", GB);
+    CHECK(close_rel(t1, 2e-6 + GB / 8e9, 1e-3), "one P2P copy took %g s", t1);
+    /* both directions of a pair share the switch's 8 GB/s P2P link */
+    sh_flows[0].src = "n0-gpu0", sh_flows[0].dst = "n0-gpu1", sh_flows[0].bytes = GB;
+    sh_flows[1].src = "n0-gpu1", sh_flows[1].dst = "n0-gpu0", sh_flows[1].bytes = GB;
+    double t = sh_run_flows(2), lat = 2e-6;
+    CHECK(close_rel(t, lat + 2 * GB / 8e9, 1e-3), "a pair's two directions took %g s, expected %g", t,
+          lat + 2 * GB / 8e9);
+}
+
+static sim_machine *load(const char *level, sim_err *err)
+{
+    char text[2048];
+    snprintf(text, sizeof text, NODE_PXB, level);
+    return plat_from_json(text, "test", err);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    sim_err err = {{0}};
+    /* the default level: P2P between switches too, through the root complex */
+    sim_machine *sys = load("SYS", &err);
+    CHECK(sys != NULL, "SYS level: %s", err.msg);
+    if (sys) {
+        CHECK(strstr(sys->platform_xml, "<route src=\"n0-gpu0\" dst=\"n0-gpu2\" symmetrical=\"NO\"><link_ctn "
+                                        "id=\"n0-gpu0-pcie\" direction=\"UP\"/><link_ctn id=\"n0-sw0-up\" "
+                                        "direction=\"UP\"/><link_ctn id=\"n0-sw1-up\" direction=\"DOWN\"/>") != NULL,
+              "SYS: gpu0 -> gpu2 is P2P through both uplinks");
+        sim_machine_free(sys);
+    }
+    /* the engine's view: two host memories with their 2 MiB caches, PCI order, one direction */
+    sim_machine *m = load("PXB", &err);
+    if (!m) {
+        fprintf(stderr, "plat_from_json: %s\n", err.msg);
+        return 1;
+    }
+    CHECK(m->nstage == 2 && !strcmp(m->stage[0].link, "n0-mem0") && !strcmp(m->stage[1].link, "n0-mem1") &&
+              m->stage[1].cache_bytes == 2 * 1048576.0,
+          "staging memories: %d", m->nstage);
+    CHECK(m->ring_pos && m->ring_pos[5] == 5 && !m->ring_bidir, "no NVLink: PCI order, one direction");
+    CHECK(strstr(m->platform_xml, "<prop id=\"trainsim:cache_bytes\" value=\"2097152\"/>") != NULL,
+          "the XML carries the cache");
+
+    /* bridged pairs (0,2) and (1,3): partners adjacent, rings both ways */
+    sim_machine *b = plat_from_json("{\"nodes\": 2, \"node\": {\"gpu\": \"RTX3090\", \"gpus_per_node\": 4, \"nic\": "
+                                    "\"100GbE\", \"nvlink\": {\"pairs\": [[0, 2], [1, 3]]}}}",
+                                    "bridged", &err);
+    CHECK(b != NULL, "bridged: %s", err.msg);
+    if (b) {
+        CHECK(b->ring_bidir && b->ring_pos[0] == 0 && b->ring_pos[2] == 1 && b->ring_pos[1] == 2 &&
+                  b->ring_pos[3] == 3 && b->ring_pos[6] == 1 && b->nstage == 0,
+              "bridged ring order 0 2 1 3, both ways, no cache");
+        sim_machine_free(b);
+    }
+    return sh_main(NULL, m, argv[0], scenario);
+}

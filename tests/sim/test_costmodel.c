@@ -1,0 +1,71 @@
+/* test_costmodel.c — the kernel cost rule (sim/costmodel.c) on a hand-made
+ * GPU: a kernel lasts at least kernel_min_s (its work overlaps that time),
+ * then the stream waits launch_s; a dtype's GEMMs run at gemm_scale of the
+ * curve (0 = unset = 1); every closed form below is computed by hand. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/costmodel.h"
+
+static int fails;
+
+static void expect(double got, double want, const char *what)
+{
+    int ok = fabs(got - want) <= 1e-12 + 1e-9 * fabs(want);
+    printf("%-64s got %.6g want %.6g%s\n", what, got, want, ok ? "" : "  FAIL");
+    fails += !ok;
+}
+
+static sim_gpu gpu(void)
+{
+    sim_gpu g;
+    memset(&g, 0, sizeof g);
+    for (int d = 0; d < SIM_DTYPE_COUNT; d++)
+        g.peak_flops[d] = 100e12;
+    g.mem_bw = 1e12;
+    g.launch_s = 2e-6;
+    g.kernel_min_s = 3e-6;
+    /* flat curves: efficiency 0.5 everywhere */
+    sim_curve half = {.n = 1, .log10_work = {0}, .efficiency = {0.5}};
+    g.gemm_eff = g.attn_eff = g.mem_eff = half;
+    return g;
+}
+
+int main(void)
+{
+    sim_gpu g = gpu();
+    sim_payload p;
+    memset(&p, 0, sizeof p);
+    p.kind = SIM_OP_COMPUTE;
+    p.sub = SIM_KERNEL_ELEMENTWISE;
+    p.bytes = 1000; /* 2 ns of traffic: the shortest kernel decides */
+    expect(sim_cost_kernel(&g, &p), 3e-6 + 2e-6, "tiny element-wise: kernel_min + launch");
+    p.bytes = 100000000; /* 100 MB at 0.5 x 1 TB/s = 200 us */
+    expect(sim_cost_kernel(&g, &p), 200e-6 + 2e-6, "large element-wise: traffic + launch");
+    g.kernel_min_s = 0;
+    p.bytes = 1000;
+    expect(sim_cost_kernel(&g, &p), 2e-9 + 2e-6, "kernel_min 0: the old additive rule");
+
+    g = gpu();
+    memset(&p, 0, sizeof p);
+    p.kind = SIM_OP_COMPUTE;
+    p.sub = SIM_KERNEL_GEMM;
+    p.m = p.n = p.k = 4096; /* 2 * 4096^3 FLOPs, tiles exact */
+    p.batch = 1;
+    p.dtype = SIM_DTYPE_BF16;
+    double F = 2.0 * 4096 * 4096 * 4096, t = F / (100e12 * 0.5);
+    expect(sim_cost_kernel(&g, &p), t + 2e-6, "GEMM at the curve (gemm_scale unset)");
+    g.gemm_scale[SIM_DTYPE_TF32] = 0.5;
+    p.dtype = SIM_DTYPE_TF32;
+    expect(sim_cost_kernel(&g, &p), 2 * t + 2e-6, "TF32 GEMM at gemm_scale 0.5: twice as long");
+    p.dtype = SIM_DTYPE_BF16;
+    expect(sim_cost_kernel(&g, &p), t + 2e-6, "another dtype keeps the curve");
+
+    memset(&p, 0, sizeof p);
+    p.kind = SIM_OP_COMPUTE;
+    p.sub = SIM_KERNEL_ATTENTION;
+    p.m = 1, p.n = 8, p.k = 8, p.batch = 1; /* tiny: four kernels at their shortest */
+    expect(sim_cost_kernel(&g, &p), 4 * 3e-6 + 4 * 2e-6, "tiny attention: 4 x (kernel_min + launch)");
+    return fails != 0;
+}

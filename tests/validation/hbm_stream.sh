@@ -1,0 +1,6 @@
+# trainsim validate --group hbm-stream --check: within validation/thresholds.json.
+set -u
+out=$("$TRAINSIM" validate --group hbm-stream --check --data "$SRC/validation/data" 2>&1); rc=$?
+echo "$out" | grep -A20 '^group / subset'
+[ $rc -eq 0 ] || { echo "$out" | grep 'trainsim:'; echo "FAIL: hbm-stream exceeds its threshold (exit $rc)"; exit 1; }
+echo "ok"

@@ -1,0 +1,242 @@
+/* fit_flash.c — fused attention (FlashAttention) efficiency curves (fit.h).
+ *
+ * Model (sim/costmodel.c): a flash_fwd / flash_bwd kernel takes
+ * FLOPs / (peak × eff(s)) + launches, eff(s) = e_max / (1 + (s_half / s)^g)
+ * over the sequence length s a query row runs through (s/2 when causal),
+ * the variable the FlashAttention benchmarks sweep at a fixed, full grid
+ * (batch·seq = 16k tokens, 16 heads of 128).  Stored in
+ * platforms/catalog/gpus.json under "flash_attention" sampled at
+ * s = 2^7 ... 2^17 (keys log10 s).  The measured times lose the kernels'
+ * launches first (the cost model adds them back).
+ *   H100-SXM (and H100-PCIe, the same fractions of its own peak): the
+ *     FlashAttention-3 bars of FA3's Figures 5 and 6, non-causal, hd 128,
+ *     against the 989.4 TFLOP/s dense BF16 peak — the class of kernel
+ *     Megatron-Core runs on Hopper (Transformer Engine's cuDNN fused
+ *     attention, whose bars are within ~10 % of FA3's in the same figures).
+ *   defaults (FlashAttention-2 on Ampere and Ada, A100 included): no
+ *     per-sequence-length A100 table is in the data, so the shape (s_half,
+ *     g) is fitted on FlashAttention-2's own bars on H100 in the same
+ *     figures, and e_max is set so that at 16k tokens the curve is at the
+ *     maxima the FA2 paper states for A100 (Dao 2023, abstract and Sec. 4.1:
+ *     up to 73 % of the theoretical peak forward, 63 % backward).
+ * A causal kernel is read at s/2 (a query row's mean K/V loop) and slowed by
+ * one factor per curve set, "causal", the mean ratio of the causal forward
+ * bars to the non-causal curve at s/2 (FA3's for H100, FA2's for the
+ * defaults): the load imbalance and masking of the diagonal blocks; no
+ * causal backward figure is published, so the backward takes the same
+ * factor.  Predicted, not fitted: the A100 FA2 forward measurements of the
+ * gpu_travel rows. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fit.h"
+#include "platforms/catalog.h"
+#include "sim/costmodel.h"
+#include "val_csv.h"
+
+#define FA2_A100_FWD_MAX 0.73 /* Dao 2023: "reaching 50-73% of the theoretical maximum FLOPs/s on A100" (fwd) */
+#define FA2_A100_BWD_MAX 0.63 /* Dao 2023, Sec. 4.1: backward "up to 63%" */
+#define H100_SXM_BF16 989.4e12
+#define A100_BF16 312e12
+
+typedef struct flash_pt {
+    double seq, eff; /* the kernel's efficiency once its launches are taken off, a fraction of peak */
+    double tflops;   /* as measured */
+} flash_pt;
+
+typedef struct flash_data {
+    int n;
+    flash_pt p[16];
+} flash_data;
+
+/* The kernel time the cost model charges besides FLOPs / (peak x eff): its
+ * launches (1 forward, 3 backward) at the GPU's launch_s; taken off the
+ * measured time so that the fitted curve and the cost model add up to the
+ * measurement. */
+static double launch_of(const char *gpu, int bwd)
+{
+    sim_gpu g;
+    sim_err e;
+    if (plat_gpu_lookup_info(gpu, &g, NULL, &e))
+        return 0;
+    return (bwd ? 3 : 1) * g.launch_s;
+}
+
+static double eff_of(const double *x, double s)
+{
+    double emax = 1 / (1 + exp(-x[0])), sh = pow(10, x[1]), g = 0.3 + 2.7 / (1 + exp(-x[2]));
+    return emax / (1 + pow(sh / s, g));
+}
+
+static int resid(const double *x, double *r, void *user)
+{
+    flash_data *d = user;
+    for (int i = 0; i < d->n; i++)
+        r[i] = log(eff_of(x, d->p[i].seq) / d->p[i].eff);
+    return 0;
+}
+
+/* The rows of one (gpu, implementation, direction, causal). */
+static int select_rows(val_csv *c, const char *gpu, const char *impl, const char *dir, int causal, double peak,
+                       int min, flash_data *d, sim_err *err)
+{
+    int cg = val_csv_col(c, "gpu", err), ci = val_csv_col(c, "implementation", err);
+    int cd = val_csv_col(c, "direction", err), cc = val_csv_col(c, "causal", err);
+    int cs = val_csv_col(c, "seq", err), ct = val_csv_col(c, "tflops", err), cb = val_csv_col(c, "batch", err);
+    int ch = val_csv_col(c, "heads", err), cdim = val_csv_col(c, "head_dim", err);
+    if (cg < 0 || ci < 0 || cd < 0 || cc < 0 || cs < 0 || ct < 0 || cb < 0 || ch < 0 || cdim < 0)
+        return -1;
+    int bwd = !strcmp(dir, "bwd");
+    double launch = launch_of(gpu, bwd);
+    d->n = 0;
+    for (int i = 0; i < val_csv_rows(c) && d->n < 16; i++) {
+        double cz, s, t, b, h, hd;
+        if (strcmp(val_csv_str(c, i, cg), gpu) || strcmp(val_csv_str(c, i, ci), impl) ||
+            strcmp(val_csv_str(c, i, cd), dir))
+            continue;
+        if (val_csv_num(c, i, cc, &cz, err) < 0 || val_csv_num(c, i, cs, &s, err) < 0 ||
+            val_csv_num(c, i, ct, &t, err) < 0 || val_csv_num(c, i, cb, &b, err) < 0 ||
+            val_csv_num(c, i, ch, &h, err) < 0 || val_csv_num(c, i, cdim, &hd, err) < 0)
+            return -1;
+        if ((int)cz != causal)
+            continue;
+        /* the benchmark's FLOP count (sim_cost_flops' for this shape) and time */
+        double f = 4 * b * h * s * s * hd * (causal ? 0.5 : 1) * (bwd ? 2.5 : 1), time = f / (t * 1e12);
+        if (time <= launch)
+            return sim_errf(err, "attention/flash_attention.csv: %s %s seq %.0f: %.3g s is shorter than the launches",
+                            gpu, impl, s, time);
+        d->p[d->n++] = (flash_pt){s, f / (time - launch) / peak, t};
+    }
+    if (d->n < min)
+        return sim_errf(err, "attention/flash_attention.csv: %d rows for %s %s %s causal=%d; expected at least %d",
+                        d->n, gpu, impl, dir, causal, min);
+    return 0;
+}
+
+static int fit_curve(flash_data *d, double *x, const char *what, FILE *logf, sim_err *err)
+{
+    double rms;
+    x[0] = 0.5;
+    x[1] = 2.5;
+    x[2] = 0.0;
+    if (val_fit_lm(resid, d, d->n, 3, x, &rms, err))
+        return sim_err_prefix(err, "%s: ", what);
+    if (logf)
+        fprintf(logf, "%s: e_max %.3f, s_half %.0f, g %.2f; rms log error %.3f\n", what, 1 / (1 + exp(-x[0])),
+                pow(10, x[1]), 0.3 + 2.7 / (1 + exp(-x[2])), rms);
+    return 0;
+}
+
+/* Prints measured against modelled for rows fitted or predicted (causal rows
+ * are read at s/2). */
+static void report(const flash_data *d, const double *x, double scale, int causal, const char *what, FILE *logf)
+{
+    if (!logf)
+        return;
+    double sum = 0;
+    for (int i = 0; i < d->n; i++) {
+        double m = scale * eff_of(x, causal ? d->p[i].seq / 2 : d->p[i].seq);
+        sum += fabs(m / d->p[i].eff - 1);
+        fprintf(logf, "  %-34s seq %6.0f  measured %5.3f of peak  model %5.3f  %+6.1f %%\n", what, d->p[i].seq,
+                d->p[i].eff, m, 100 * (m / d->p[i].eff - 1));
+    }
+    fprintf(logf, "  %-34s mean absolute error %.1f %%\n", what, 100 * sum / d->n);
+}
+
+/* The causal factor: the mean of measured / curve(s/2) over causal rows. */
+static double causal_factor(const flash_data *d, const double *x)
+{
+    double sum = 0;
+    for (int i = 0; i < d->n; i++)
+        sum += d->p[i].eff / eff_of(x, d->p[i].seq / 2);
+    return sum / d->n;
+}
+
+/* The curve sampled at s = 2^7 ... 2^17 (its stored points, keyed by
+ * log10 s; the benchmark's lengths fall on them) against the stored one. */
+static int emit(const char *model, int bwd, const double *x, double scale, val_fitted *out, int max)
+{
+    static char names[6][11][64];
+    static int slot = 0;
+    sim_gpu g;
+    sim_err e;
+    if (plat_gpu_lookup_info(model, &g, NULL, &e))
+        return 0;
+    int k = 0, sl = slot++ % 6;
+    for (int i = 7; i <= 17 && k < max; i++, k++) {
+        double s = pow(2, i);
+        snprintf(names[sl][k], sizeof names[sl][k], "%s flash_%s[2^%d]", model, bwd ? "bwd" : "fwd", i);
+        out[k] = (val_fitted){names[sl][k], scale * eff_of(x, s),
+                              sim_curve_eval(bwd ? &g.flash_bwd_eff : &g.flash_fwd_eff, s), ""};
+    }
+    return k;
+}
+
+int val_fit_flash(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/attention/flash_attention.csv", data_dir);
+    val_csv *c = val_csv_load(path, err);
+    if (!c)
+        return -1;
+    flash_data d;
+    double fa3[2][3], fa2[2][3];
+    static const char *dirs[2] = {"fwd", "bwd"};
+    int n = 0, rc = 0;
+    for (int b = 0; b < 2 && !rc; b++) {
+        char what[96];
+        snprintf(what, sizeof what, "H100-SXM FlashAttention-3 %s", dirs[b]);
+        rc = select_rows(c, "H100-SXM", "FlashAttention-3", dirs[b], 0, H100_SXM_BF16, 6, &d, err) ||
+             fit_curve(&d, fa3[b], what, logf, err);
+        if (!rc)
+            report(&d, fa3[b], 1, 0, what, logf);
+        snprintf(what, sizeof what, "FlashAttention-2 shape (H100) %s", dirs[b]);
+        rc = rc || select_rows(c, "H100-SXM", "FlashAttention-2", dirs[b], 0, H100_SXM_BF16, 6, &d, err) ||
+             fit_curve(&d, fa2[b], what, logf, err);
+    }
+    /* the FA2 paper's A100 maxima at the figures' longest sequence */
+    double scale[2] = {FA2_A100_FWD_MAX / eff_of(fa2[0], 16384), FA2_A100_BWD_MAX / eff_of(fa2[1], 16384)};
+    double causal3 = 0, causal2 = 0;
+    rc = rc || select_rows(c, "H100-SXM", "FlashAttention-3", "fwd", 1, H100_SXM_BF16, 6, &d, err);
+    if (!rc) {
+        causal3 = causal_factor(&d, fa3[0]);
+        report(&d, fa3[0], causal3, 1, "H100-SXM FA3 fwd causal", logf);
+    }
+    rc = rc || select_rows(c, "H100-SXM", "FlashAttention-2", "fwd", 1, H100_SXM_BF16, 6, &d, err);
+    if (!rc) {
+        causal2 = causal_factor(&d, fa2[0]);
+        report(&d, fa2[0], causal2, 1, "H100-SXM FA2 fwd causal", logf);
+    }
+    if (!rc && logf) {
+        fprintf(logf, "causal factor: %.3f (FA3, H100), %.3f (FA2: the defaults)\n", causal3, causal2);
+        fprintf(logf, "defaults (FlashAttention-2, A100): e_max %.3f fwd, %.3f bwd (FA2's 73 %% / 63 %% at 16k)\n",
+                scale[0] / (1 + exp(-fa2[0][0])), scale[1] / (1 + exp(-fa2[1][0])));
+        fprintf(logf, "predicted (not fitted):\n");
+        if (!select_rows(c, "A100-SXM-80GB", "FlashAttention-2", "fwd", 0, A100_BF16, 1, &d, err))
+            report(&d, fa2[0], scale[0], 0, "A100 FA2 fwd (gpu_travel)", logf);
+        if (!select_rows(c, "A100-SXM-80GB", "FlashAttention-2", "fwd", 1, A100_BF16, 1, &d, err))
+            report(&d, fa2[0], scale[0] * causal2, 1, "A100 FA2 fwd causal (gpu_travel)", logf);
+    }
+    val_csv_free(c);
+    if (rc)
+        return -1;
+    n += emit("H100-SXM", 0, fa3[0], 1, out + n, max - n);
+    n += emit("H100-SXM", 1, fa3[1], 1, out + n, max - n);
+    n += emit("H200", 0, fa3[0], 1, out + n, max - n); /* the same GH100 die: FA3 on Hopper */
+    n += emit("H200", 1, fa3[1], 1, out + n, max - n);
+    n += emit("A100-SXM-80GB", 0, fa2[0], scale[0], out + n, max - n);
+    n += emit("A100-SXM-80GB", 1, fa2[1], scale[1], out + n, max - n);
+    const char *who[2] = {"H100-SXM", "A100-SXM-80GB"};
+    double fitted[2] = {causal3, causal2};
+    static char names[2][64];
+    for (int i = 0; i < 2 && n < max; i++) {
+        sim_gpu g;
+        sim_err e;
+        if (plat_gpu_lookup_info(who[i], &g, NULL, &e))
+            continue;
+        snprintf(names[i], sizeof names[i], "%s flash causal", who[i]);
+        out[n++] = (val_fitted){names[i], fitted[i], g.flash_causal, ""};
+    }
+    return n;
+}

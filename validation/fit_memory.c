@@ -1,0 +1,298 @@
+/* fit_memory.c — memory-bound efficiency curves, the shortest kernel and
+ * the launch gap of the A100 (40 and 80 GB), V100 and H100/H200 (fit.h).
+ *
+ * Model (sim/costmodel.c): an element-wise kernel of B bytes read + written
+ * lasts max(kernel_min_s, B / (mem_bw x eff(B))), eff(B) = e_max / (1 +
+ * B_half / B) (stored in platforms/catalog/gpus.json sampled at log10 B =
+ * 3 ... 10), and the stream then waits launch_s before the next kernel.
+ *
+ * Data (validation/data/, PROVENANCE.md):
+ *   - the vectorised pointwise kernels (add, mul, tanh, copy_, fill_, ...)
+ *     of the Kineto traces that ran alone on their GPU (val_kineto_pointwise):
+ *     trace_diff/control (A100-SXM-40GB), negative_queue_length_values_check/
+ *     rank0 (A100-SXM-80GB), trace_diff/test (V100-SXM2-16GB); bytes from the
+ *     launching aten op's shapes, durations as the profiler recorded them;
+ *   - BabelStream Copy/Mul/Add/Triad on the Azure ND A100 v4, ND H100 v5 and
+ *     ND H200 v5 nodes (hbm/azure_babelstream.csv: 2^25 doubles per array,
+ *     BabelStream's default), kernels of 0.5-0.8 GB.
+ * launch_s is measured, not fitted: the trace's median back-to-back gap on
+ * its main stream (val_kineto_busy_gap_us: the next kernel was already
+ * queued and no NCCL kernel ran, so the gap is the device's).
+ * kernel_min_s, e_max and B_half are fitted on the even-indexed points of
+ * each GPU (by size); the odd ones are predicted (group kineto-elementwise
+ * shows them all, as busy-stream costs: duration + gap).  Kernels whose
+ * traffic could be served by the L2 cache (between a quarter and twice its
+ * capacity: the traces show up to 1.4x the HBM bandwidth there, consumers
+ * reading what the kernel before just wrote) are left out of the fit: the
+ * model has no cache, and they would pull e_max above what kernels larger
+ * than the cache reach.  They stay in the group, where the simulation is
+ * slower than measured.
+ *   - H100-SXM, H200: only large BabelStream kernels, so only e_max is fitted;
+ *     B_half is the A100-SXM-80GB's scaled by the bandwidth ratio (Little's
+ *     law: the bytes in flight needed to reach a bandwidth grow with it at a
+ *     similar DRAM latency) and kernel_min_s and launch_s are the
+ *     A100-SXM-80GB's (no H100 trace in the data).  Derived, not fitted:
+ *     stated in the catalogue. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fit.h"
+#include "kineto.h"
+#include "platforms/catalog.h"
+#include "sim/costmodel.h"
+#include "val_csv.h"
+
+#define MF_MAX 400
+
+typedef struct mf_pt {
+    double bytes, seconds; /* measured kernel duration */
+    int timed_alone;       /* 1: timed with a host sync (BabelStream): the launch gap is in the time */
+} mf_pt;
+
+typedef struct mf_data {
+    int n;
+    mf_pt p[MF_MAX];
+    sim_gpu g;
+    int fit_knee;         /* 1: kernel_min, e_max and B_half; 0: e_max only */
+    double kmin, half;    /* held when fit_knee = 0 */
+    double gap;           /* measured launch gap (s), -1 = none */
+} mf_data;
+
+/* One GPU's data: which trace, and its L2 capacity (datasheets: A100 40 MB,
+ * NVIDIA A100 Tensor Core GPU Architecture whitepaper; V100 6 MB, Tesla
+ * V100 GPU Architecture whitepaper; H100 SXM5 50 MB, H100 Tensor Core GPU
+ * Architecture whitepaper; H200: the same GH100 die). */
+static const struct {
+    const char *model, *trace;
+    double l2_bytes;
+} MF_GPUS[] = {
+    {"A100-SXM-40GB", "kineto-traces/trace_diff/control/control.json.gz", 40e6},
+    {"A100-SXM-80GB", "kineto-traces/negative_queue_length_values_check/rank0.json.gz", 40e6},
+    {"V100-SXM2-16GB", "kineto-traces/trace_diff/test/test.json.gz", 6e6},
+    {"H100-SXM", NULL, 50e6},
+    {"H200", NULL, 50e6},
+};
+#define MF_NGPUS (int)(sizeof MF_GPUS / sizeof MF_GPUS[0])
+#define MF_KNEE_FROM "A100-SXM-80GB" /* the GPU whose knee and launch the trace-less ones take */
+
+static void curve_of(double emax, double half, sim_curve *c)
+{
+    c->n = 8;
+    for (int i = 0; i < 8; i++) {
+        c->log10_work[i] = 3 + i;
+        c->efficiency[i] = emax / (1 + half / pow(10, 3 + i));
+    }
+}
+
+static void params(const double *x, const mf_data *d, double *kmin, double *emax, double *half)
+{
+    *emax = 1 / (1 + exp(-x[0]));
+    *kmin = d->fit_knee ? exp(x[1]) * 1e-6 : d->kmin;
+    *half = d->fit_knee ? pow(10, x[2]) : d->half;
+}
+
+/* The kernel's time as the cost model prices it: its duration, plus the
+ * launch gap when the measurement includes it. */
+static double duration(const sim_gpu *g, const mf_pt *q, double gap)
+{
+    sim_payload p;
+    memset(&p, 0, sizeof p);
+    p.kind = SIM_OP_COMPUTE;
+    p.sub = SIM_KERNEL_ELEMENTWISE;
+    p.bytes = (int64_t)q->bytes;
+    sim_gpu h = *g;
+    h.launch_s = q->timed_alone ? gap : 0;
+    return sim_cost_kernel(&h, &p);
+}
+
+/* Residuals over the points with index parity `par` (0 = fitted half). */
+static int resid_par(const double *x, double *r, const mf_data *d, int par)
+{
+    sim_gpu g = d->g;
+    double emax, half;
+    params(x, d, &g.kernel_min_s, &emax, &half);
+    curve_of(emax, half, &g.mem_eff);
+    int k = 0;
+    for (int i = par; i < d->n; i += 2)
+        r[k++] = log(duration(&g, &d->p[i], d->gap) / d->p[i].seconds);
+    return k;
+}
+
+static int resid(const double *x, double *r, void *user)
+{
+    resid_par(x, r, user, 0);
+    return 0;
+}
+
+static int cmp_pt(const void *a, const void *b)
+{
+    const mf_pt *x = a, *y = b;
+    return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+}
+
+/* The trace's pointwise groups outside the L2 window, and its launch gap. */
+static int add_trace(const char *data_dir, const char *rel, double l2, mf_data *d, sim_err *err)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", data_dir, rel);
+    val_kineto *k = val_kineto_load(path, err);
+    if (!k)
+        return -1;
+    double gap = val_kineto_busy_gap_us(k, val_kineto_main_stream(k));
+    val_pointwise *pw;
+    int n = val_kineto_pointwise(k, &pw);
+    val_kineto_free(k);
+    if (n < 0)
+        return sim_errf(err, "%s: out of memory", rel);
+    if (gap < 0 || n < 8) {
+        free(pw);
+        return sim_errf(err, "%s: too few back-to-back or element-wise kernels to fit a memory curve", rel);
+    }
+    d->gap = gap * 1e-6;
+    for (int i = 0; i < n && d->n < MF_MAX; i++)
+        if ((pw[i].bytes < l2 / 16 || pw[i].bytes > 2 * l2) && strcmp(pw[i].op, "aten::fill_") && strcmp(pw[i].op, "aten::zero_"))
+            d->p[d->n++] = (mf_pt){(double)pw[i].bytes, pw[i].median_us * 1e-6, 0};
+    free(pw);
+    return 0;
+}
+
+static int add_babelstream(const char *data_dir, const char *model, mf_data *d, sim_err *err)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/hbm/azure_babelstream.csv", data_dir);
+    val_csv *c = val_csv_load(path, err);
+    if (!c)
+        return -1;
+    int cg = val_csv_col(c, "gpu", err), ca = val_csv_col(c, "arrays", err), cb = val_csv_col(c, "array_bytes", err);
+    int ct = val_csv_col(c, "TBps", err);
+    int rc = cg < 0 || ca < 0 || cb < 0 || ct < 0 ? -1 : 0;
+    for (int i = 0; rc == 0 && i < val_csv_rows(c); i++) {
+        double a, b, t;
+        if (strcmp(val_csv_str(c, i, cg), model))
+            continue;
+        if (val_csv_num(c, i, ca, &a, err) < 0 || val_csv_num(c, i, cb, &b, err) < 0 ||
+            val_csv_num(c, i, ct, &t, err) < 0)
+            rc = -1;
+        else if (d->n < MF_MAX)
+            d->p[d->n++] = (mf_pt){a * b, a * b / (t * 1e12), 1};
+    }
+    val_csv_free(c);
+    return rc;
+}
+
+static double mean_abs_err(const double *x, const mf_data *d, int par)
+{
+    double r[MF_MAX], s = 0;
+    int k = resid_par(x, r, d, par);
+    for (int i = 0; i < k; i++)
+        s += fabs(exp(r[i]) - 1);
+    return k ? 100 * s / k : 0;
+}
+
+/* Fits one GPU; x gets (logit e_max, log kernel_min_us, log10 B_half). */
+static int fit_gpu(mf_data *d, const char *model, double *x, FILE *logf, sim_err *err)
+{
+    qsort(d->p, (size_t)d->n, sizeof d->p[0], cmp_pt);
+    int nfit = (d->n + 1) / 2, np = d->fit_knee ? 3 : 1;
+    double rms;
+    if (val_fit_lm(resid, d, nfit, np, x, &rms, err))
+        return sim_err_prefix(err, "%s memory curve: ", model);
+    double kmin, emax, half;
+    params(x, d, &kmin, &emax, &half);
+    if (logf)
+        fprintf(logf,
+                "%s memory-bound: e_max %.3f (%.0f GB/s of %.0f), half at 10^%.2f B, shortest kernel %.2f us%s, "
+                "launch gap %.2f us; %d kernels fitted (mean |error| %.1f %%), %d predicted (%.1f %%)\n",
+                model, emax, emax * d->g.mem_bw / 1e9, d->g.mem_bw / 1e9, log10(half), kmin * 1e6,
+                d->fit_knee ? "" : " (knee and both times derived from " MF_KNEE_FROM ")", d->gap * 1e6, nfit,
+                mean_abs_err(x, d, 0), d->n - nfit, mean_abs_err(x, d, 1));
+    return 0;
+}
+
+/* Cards that take a fitted GPU's numbers: the same die and memory type, so
+ * the fraction of their own datasheet bandwidth, the shortest kernel and the
+ * launch gap carry over (no trace of them in the data). */
+static const struct {
+    const char *model, *from;
+} MF_COPIES[] = {
+    {"A100-PCIe-40GB", "A100-SXM-40GB"},
+    {"A100-PCIe-80GB", "A100-SXM-80GB"},
+    {"V100-SXM2-32GB", "V100-SXM2-16GB"},
+};
+#define MF_NCOPIES (int)(sizeof MF_COPIES / sizeof MF_COPIES[0])
+
+static int report(const char *model, const mf_data *d, const double *x, val_fitted *out, int max, int slot)
+{
+    static char names[MF_NGPUS + MF_NCOPIES][10][48];
+    double kmin, emax, half;
+    params(x, d, &kmin, &emax, &half);
+    sim_curve c;
+    curve_of(emax, half, &c);
+    int k = 0;
+    if (k + 2 <= max) {
+        snprintf(names[slot][0], sizeof names[slot][0], "%s launch_us", model);
+        out[k++] = (val_fitted){names[slot][0], d->gap * 1e6, d->g.launch_s * 1e6, "us"};
+        snprintf(names[slot][1], sizeof names[slot][1], "%s kernel_min_us", model);
+        out[k++] = (val_fitted){names[slot][1], kmin * 1e6, d->g.kernel_min_s * 1e6, "us"};
+    }
+    for (int i = 0; i < 8 && k < max; i++, k++) {
+        snprintf(names[slot][k], sizeof names[slot][k], "%s memory[%d]", model, 3 + i);
+        out[k] = (val_fitted){names[slot][k], c.efficiency[i], sim_curve_eval(&d->g.mem_eff, pow(10, 3 + i)), ""};
+    }
+    return k;
+}
+
+int val_fit_memory(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err)
+{
+    mf_data *d = calloc(1, sizeof *d);
+    if (!d)
+        return sim_errf(err, "out of memory");
+    int total = 0, rc = 0;
+    double ref_kmin = 0, ref_gap = 0, ref_half = 0, ref_bw = 0;
+    for (int gi = 0; gi < MF_NGPUS && rc == 0; gi++) {
+        const char *model = MF_GPUS[gi].model;
+        memset(d, 0, sizeof *d);
+        d->gap = ref_gap;
+        if (plat_gpu_lookup_info(model, &d->g, NULL, err) || add_babelstream(data_dir, model, d, err) ||
+            (MF_GPUS[gi].trace && add_trace(data_dir, MF_GPUS[gi].trace, MF_GPUS[gi].l2_bytes, d, err))) {
+            rc = -1;
+            break;
+        }
+        d->fit_knee = MF_GPUS[gi].trace != NULL;
+        d->kmin = ref_kmin;
+        d->half = ref_half * d->g.mem_bw / (ref_bw > 0 ? ref_bw : 1);
+        if (!d->fit_knee && ref_bw <= 0) {
+            rc = sim_errf(err, "internal: %s needs %s's knee first", model, MF_KNEE_FROM);
+            break;
+        }
+        double x[3] = {1.5, log(5), 7};
+        if (fit_gpu(d, model, x, logf, err)) {
+            rc = -1;
+            break;
+        }
+        if (!strcmp(model, MF_KNEE_FROM)) {
+            double e;
+            params(x, d, &ref_kmin, &e, &ref_half);
+            ref_bw = d->g.mem_bw;
+            ref_gap = d->gap;
+        }
+        total += report(model, d, x, out + total, max - total, gi);
+        for (int c = 0; c < MF_NCOPIES; c++) {
+            if (strcmp(MF_COPIES[c].from, model))
+                continue;
+            mf_data *cd = calloc(1, sizeof *cd);
+            if (!cd || plat_gpu_lookup_info(MF_COPIES[c].model, &cd->g, NULL, err)) {
+                free(cd);
+                rc = cd ? -1 : sim_errf(err, "out of memory");
+                break;
+            }
+            cd->fit_knee = 1;
+            cd->gap = d->gap;
+            total += report(MF_COPIES[c].model, cd, x, out + total, max - total, MF_NGPUS + c);
+            free(cd);
+        }
+    }
+    free(d);
+    return rc ? -1 : total;
+}
