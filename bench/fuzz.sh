@@ -34,7 +34,7 @@ seeds() {
     case "$1" in
         schedule) echo 16384 tests/fuzz/corpus/schedule ;;
         cluster) echo 4096 platforms/clusters tests/fuzz/corpus/cluster ;;
-        model) echo 1024 workloads/models ;;
+        model) echo 1024 workloads/models tests/workloads/hf ;;
         strategy) echo 256 tests/fuzz/corpus/strategy ;;
         kineto) echo 8192 tests/fuzz/corpus/kineto ;;
         xml) echo 16384 platforms/examples tests/fuzz/corpus/xml ;;
@@ -52,8 +52,8 @@ printf '%-9s %12s %9s %7s %8s %s\n' target executions exec/s corpus "RSS MB" res
 for t in "${targets[@]}"; do
     mkdir -p "$work/$t"
     read -r max_len sources <<< "$(seeds "$t")"
-    for s in $sources; do
-        if [ -d "$s" ]; then cp "$s"/* "$work/$t/"; else cp "$s" "$work/$t/"; fi
+    for s in $sources; do # every file under s, named by its path (tests/workloads/hf has config.json twice)
+        find "$s" -type f | while read -r f; do cp "$f" "$work/$t/$(echo "$f" | tr / _)"; done
     done
     rc=0
     (cd "$work" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

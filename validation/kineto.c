@@ -1043,6 +1043,116 @@ const char *val_kineto_catalog_gpu(const char *device)
     return NULL;
 }
 
+/* The summary's groups: kernels of one key together, in the order each
+ * key was first seen (sorting, not a scan per key: a trace may hold a
+ * million kernels of distinct sizes). */
+typedef struct kref {
+    const val_kernel *k;
+    int i; /* index in the trace: the tie-break, so each group starts at its first kernel */
+} kref;
+
+#define KEY(f)                                                                                                         \
+    if (p->f != q->f)                                                                                                  \
+        return p->f < q->f ? -1 : 1;
+
+static int cmp_nccl_key(const void *x, const void *y)
+{
+    const kref *a = x, *b = y;
+    const val_kernel *p = a->k, *q = b->k;
+    KEY(coll) KEY(bytes) KEY(group_size)
+    int c = strcmp(p->name, q->name);
+    return c ? c : (a->i > b->i) - (a->i < b->i);
+}
+
+static int cmp_gemm_key(const void *x, const void *y)
+{
+    const kref *a = x, *b = y;
+    const val_kernel *p = a->k, *q = b->k;
+    KEY(m) KEY(n) KEY(k) KEY(batch) KEY(dtype)
+    return (a->i > b->i) - (a->i < b->i);
+}
+#undef KEY
+
+typedef struct kgroup {
+    int first, start, n; /* first kernel's index; the group is r[start .. start + n) */
+} kgroup;
+
+static int cmp_group_first(const void *x, const void *y)
+{
+    const kgroup *a = x, *b = y;
+    return (a->first > b->first) - (a->first < b->first);
+}
+
+/* The kernels of class cls (with a shape for GEMMs) grouped by cmp's key,
+ * groups in first-seen order; returns the number of groups.  *r and *g are
+ * malloc'd. */
+static int group_kernels(const val_kineto *t, val_kclass cls, int (*cmp)(const void *, const void *), kref **r,
+                         kgroup **g)
+{
+    int n = 0, ng = 0;
+    *r = sim_xcalloc((size_t)t->n, sizeof **r, "the trace summary");
+    *g = sim_xcalloc((size_t)t->n, sizeof **g, "the trace summary");
+    for (int i = 0; i < t->n; i++)
+        if (t->k[i].cls == cls && (cls != VAL_K_GEMM || t->k[i].has_shape))
+            (*r)[n++] = (kref){&t->k[i], i};
+    qsort(*r, (size_t)n, sizeof **r, cmp);
+    for (int i = 0; i < n; i++) {
+        kref key = {(*r)[i].k, -1}; /* the same key sorts before every member of its group */
+        if (i == 0 || cmp(&(kref){(*r)[i - 1].k, -1}, &key) != 0)
+            (*g)[ng++] = (kgroup){(*r)[i].i, i, 0};
+        (*g)[ng - 1].n++;
+    }
+    qsort(*g, (size_t)ng, sizeof **g, cmp_group_first);
+    return ng;
+}
+
+/* The durations of a group, sorted, into d. */
+static void group_durations(const kref *r, const kgroup *g, double *d)
+{
+    for (int j = 0; j < g->n; j++)
+        d[j] = r[g->start + j].k->dur_us;
+    qsort(d, (size_t)g->n, sizeof *d, cmp_dbl);
+}
+
+static void print_nccl_groups(const val_kineto *t, FILE *out)
+{
+    fprintf(out, "NCCL kernels (collective, bytes, group size (* = world size assumed), algorithm/protocol: count, "
+                 "min/median/max us)\n");
+    kref *r;
+    kgroup *g;
+    int ng = group_kernels(t, VAL_K_NCCL, cmp_nccl_key, &r, &g);
+    double *d = sim_xcalloc((size_t)t->n, sizeof *d, "the trace summary");
+    for (int i = 0; i < ng; i++) {
+        const val_kernel *a = &t->k[g[i].first];
+        int c = g[i].n;
+        group_durations(r, &g[i], d);
+        fprintf(out, "  %-14s %12lld B  group %-3d%s %s/%-6s x%-4d %10.1f %10.1f %10.1f%s\n",
+                a->coll >= 0 ? sim_coll_name(a->coll) : "sendrecv/other", (long long)a->bytes, a->group_size,
+                a->group_is_world ? "*" : " ", a->algo == SIM_ALGO_RING ? "ring" : a->algo == SIM_ALGO_TREE ? "tree" : "-",
+                a->proto[0] ? a->proto : "-", c, d[0], d[c / 2], d[c - 1],
+                a->nccl_from_op ? "  (size from the c10d op)" : "");
+    }
+    free(r), free(g), free(d);
+}
+
+static void print_gemm_groups(const val_kineto *t, FILE *out)
+{
+    fprintf(out, "GEMM shapes (op, dtype, batch x m x n x k: kernels, median us)\n");
+    kref *r;
+    kgroup *g;
+    int ng = group_kernels(t, VAL_K_GEMM, cmp_gemm_key, &r, &g);
+    double *d = sim_xcalloc((size_t)t->n, sizeof *d, "the trace summary");
+    for (int i = 0; i < ng && i < 30; i++) {
+        const val_kernel *a = &t->k[g[i].first];
+        group_durations(r, &g[i], d);
+        fprintf(out, "  %-13s %-4s %4lld x %6lld x %6lld x %6lld: %5d, %10.1f\n", a->op, sim_dtype_name(a->dtype),
+                (long long)a->batch, (long long)a->m, (long long)a->n, (long long)a->k, g[i].n, d[g[i].n / 2]);
+    }
+    if (ng > 30)
+        fprintf(out, "  ... %d distinct shapes in all\n", ng);
+    free(r), free(g), free(d);
+}
+
 void val_kineto_print_summary(const val_kineto *t, FILE *out)
 {
     const char *gpu = val_kineto_catalog_gpu(t->device);
@@ -1070,73 +1180,8 @@ void val_kineto_print_summary(const val_kineto *t, FILE *out)
     for (int i = 0; i < t->nsteps; i++)
         fprintf(out, "%s %s %.3f ms", i ? "," : ":", t->step_name[i], t->step_us[i] / 1e3);
     fputc('\n', out);
-    if (ncl) {
-        fprintf(out, "NCCL kernels (collective, bytes, group size (* = world size assumed), algorithm/protocol: count, "
-                     "min/median/max us)\n");
-        /* group identical (collective, bytes, group, name) in first-seen order */
-        int *done = calloc((size_t)t->n, sizeof *done);
-        double *d = malloc((size_t)t->n * sizeof *d);
-        for (int i = 0; i < t->n; i++) {
-            const val_kernel *a = &t->k[i];
-            if (a->cls != VAL_K_NCCL || done[i])
-                continue;
-            int c = 0;
-            for (int j = i; j < t->n; j++) {
-                const val_kernel *b = &t->k[j];
-                if (b->cls == VAL_K_NCCL && !done[j] && b->coll == a->coll && b->bytes == a->bytes &&
-                    b->group_size == a->group_size && b->name == a->name) {
-                    done[j] = 1;
-                    d[c++] = b->dur_us;
-                }
-            }
-            for (int x = 1; x < c; x++) /* insertion sort: few per key */
-                for (int y = x; y > 0 && d[y] < d[y - 1]; y--) {
-                    double tmp = d[y];
-                    d[y] = d[y - 1];
-                    d[y - 1] = tmp;
-                }
-            fprintf(out, "  %-14s %12lld B  group %-3d%s %s/%-6s x%-4d %10.1f %10.1f %10.1f%s\n",
-                    a->coll >= 0 ? sim_coll_name(a->coll) : "sendrecv/other", (long long)a->bytes, a->group_size,
-                    a->group_is_world ? "*" : " ",
-                    a->algo == SIM_ALGO_RING ? "ring" : a->algo == SIM_ALGO_TREE ? "tree" : "-",
-                    a->proto[0] ? a->proto : "-", c, d[0], d[c / 2], d[c - 1],
-                    a->nccl_from_op ? "  (size from the c10d op)" : "");
-        }
-        free(done);
-        free(d);
-    }
-    if (gs) {
-        fprintf(out, "GEMM shapes (op, dtype, batch x m x n x k: kernels, median us)\n");
-        int *done = calloc((size_t)t->n, sizeof *done), shown = 0, distinct = 0;
-        double *d = malloc((size_t)t->n * sizeof *d);
-        for (int i = 0; i < t->n; i++) {
-            const val_kernel *a = &t->k[i];
-            if (a->cls != VAL_K_GEMM || !a->has_shape || done[i])
-                continue;
-            int c = 0;
-            for (int j = i; j < t->n; j++) {
-                const val_kernel *b = &t->k[j];
-                if (b->cls == VAL_K_GEMM && b->has_shape && !done[j] && b->m == a->m && b->n == a->n &&
-                    b->k == a->k && b->batch == a->batch && b->dtype == a->dtype) {
-                    done[j] = 1;
-                    d[c++] = b->dur_us;
-                }
-            }
-            distinct++;
-            if (shown++ >= 30)
-                continue;
-            for (int x = 1; x < c; x++)
-                for (int y = x; y > 0 && d[y] < d[y - 1]; y--) {
-                    double tmp = d[y];
-                    d[y] = d[y - 1];
-                    d[y - 1] = tmp;
-                }
-            fprintf(out, "  %-13s %-4s %4lld x %6lld x %6lld x %6lld: %5d, %10.1f\n", a->op, sim_dtype_name(a->dtype),
-                    (long long)a->batch, (long long)a->m, (long long)a->n, (long long)a->k, c, d[c / 2]);
-        }
-        if (distinct > 30)
-            fprintf(out, "  ... %d distinct shapes in all\n", distinct);
-        free(done);
-        free(d);
-    }
+    if (ncl)
+        print_nccl_groups(t, out);
+    if (gs)
+        print_gemm_groups(t, out);
 }

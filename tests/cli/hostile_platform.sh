@@ -35,6 +35,16 @@ x 's|</platform>|</platform><platform/>|' tworoots
 expect_fail "root" -- run --platform "$tmp/tworoots.xml" "${S[@]}"
 x 's|<router id="alpha-gw"/>|<router id="alpha-gw" id="x"/>|' dupattr
 expect_fail "twice" -- run --platform "$tmp/dupattr.xml" "${S[@]}"
+# the ring and staging properties (sim/machine.h): all or none, numbers checked
+x 's|<prop id="trainsim:rank" value="0"/>|<prop id="trainsim:rank" value="0"/><prop id="trainsim:ring_pos" value="0"/>|' ringpos
+expect_fail "ringpos.xml" "trainsim:ring_pos is on 1 of 4 GPU hosts" -- run --platform "$tmp/ringpos.xml" "${S[@]}"
+x 's|<link id="alpha-mem" bandwidth="20GBps" latency="0us" sharing_policy="SHARED"/>|<link id="alpha-mem" bandwidth="20GBps" latency="0us" sharing_policy="SHARED"><prop id="trainsim:cache_bytes" value="-1"/></link>|' cache
+grep -q 'cache_bytes' "$tmp/cache.xml" || fail "cache.xml: the sed found no alpha-mem link"
+expect_fail "cache.xml:20:" "alpha-mem" "trainsim:cache_bytes" ">= 0" -- run --platform "$tmp/cache.xml" "${S[@]}"
+sed -i 's|value="-1"/>|value="1e6"/><prop id="trainsim:cache_bytes" value="2e6"/>|' "$tmp/cache.xml"
+expect_fail "cache.xml:20:" "given twice" -- run --platform "$tmp/cache.xml" "${S[@]}"
+sed -i 's|<prop id="trainsim:cache_bytes" value="2e6"/>||' "$tmp/cache.xml"
+"$TRAINSIM" run --platform "$tmp/cache.xml" "${S[@]}" > /dev/null || fail "a host-memory link with a cache does not run"
 # a GPU host inside a comment is not a GPU host: 4 GPUs, as SimGrid sees it
 x 's|<host id="alpha-cpu" speed="100Gf"/>|<!-- <host id="ghost" speed="1Gf"><prop id="trainsim:gpu" value="RTX4090"/></host> -->|' comment
 "$TRAINSIM" run --platform "$tmp/comment.xml" "${S[@]}" > /dev/null || fail "a host in a comment counted as a GPU"

@@ -1,9 +1,9 @@
 # kineto_hostile.sh — Kineto traces built to break the reader (issue 19):
 # integers out of range are errors naming the event and field (never a
 # wrapped cast), keys given twice and trailing text are refused, streams at
-# the ends of the int range sort without overflow, and 200 k distinct
-# kernel names read in linear time (the old linear-scan intern took 20.7 s
-# for 100 k).
+# the ends of the int range sort without overflow, 200 k distinct kernel
+# names read in linear time (the old linear-scan intern took 20.7 s for
+# 100 k), and 60 k streams and NCCL sizes summarised in n log n.
 set -euo pipefail
 . "$(dirname "$0")/../expect.bash"
 
@@ -69,5 +69,21 @@ start=$(date +%s)
 timeout 60 "$TRAINSIM" validate --trace "$tmp/names.json" > "$tmp/out" || fail "200 k kernel names: exit $?"
 grep -q "kernels    200000" "$tmp/out" || fail "200 k kernel names: not all read"
 echo "200 k distinct kernel names read in $(( $(date +%s) - start )) s"
+
+# 60 k NCCL kernels, each on its own stream and of its own size: the
+# summary's main stream and groups by sorting (a scan per stream and per
+# group was quadratic: minutes)
+python3 - "$tmp/streams.json" <<'PY'
+import json, sys
+ev = [{"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL_Sum_float", "pid": 0, "tid": 7, "ts": i,
+       "dur": 1, "args": {"stream": i, "Collective name": "allreduce", "In msg nelems": i + 1, "Group size": 8,
+                          "dtype": "Float"}} for i in range(60000)]
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+PY
+start=$(date +%s)
+timeout 60 "$TRAINSIM" validate --trace "$tmp/streams.json" > "$tmp/out" || fail "60 k streams: exit $?"
+grep -q "stream     0 has the most kernels" "$tmp/out" || fail "60 k streams: not the smallest stream id on a tie"
+[ "$(grep -c "allreduce" "$tmp/out")" -eq 60000 ] || fail "60 k streams: not one group per size"
+echo "60 k streams and NCCL sizes summarised in $(( $(date +%s) - start )) s"
 
 finish
