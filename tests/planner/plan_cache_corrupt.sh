@@ -5,12 +5,7 @@
 # for good); a read-only cache is read, not ignored, and the sweep says its
 # new results are not saved.
 set -euo pipefail
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-cd "$T"
-args=(plan --platform oases-3090 --gpus 4 --model gpt-1024 --global-batch 16 --quiet
-      --axis schedule=megatron --axis sp=0 --axis vstages=1 --axis zero=0)
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/sweep.bash"
 "$TRAINSIM" "${args[@]}" --cache c > ref.txt 2> /dev/null
 total=$(grep -c . c/results.tsv)
 [ "$total" -ge 4 ] || fail "only $total records"

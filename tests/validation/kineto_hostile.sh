@@ -28,26 +28,25 @@ exec(sys.argv[2])
 json.dump(d, open(sys.argv[1], "w"))
 PY
 }
+# bad NAME 'EDIT' WORDS...: the edited trace is refused, every word in the message
+bad() {
+    local name=$1 edit=$2
+    shift 2
+    trace "$name" "$edit"
+    expect_fail "$@" -- validate --trace "$tmp/$name.json"
+}
 trace ok 'pass'
 "$TRAINSIM" validate --trace "$tmp/ok.json" > "$tmp/out" || fail "the base trace is refused"
 grep -q "GEMM 1 (1 with shapes" "$tmp/out" || fail "the base trace lost its GEMM shape: $(cat "$tmp/out")"
 
-trace stream 'ev[2]["args"]["stream"] = 1e300'
-expect_fail "traceEvents[2].args.stream" "1e+300" -- validate --trace "$tmp/stream.json"
-trace pid 'ev[0]["pid"] = 1e300'
-expect_fail "traceEvents[0].pid" -- validate --trace "$tmp/pid.json"
-trace corr 'ev[1]["args"]["correlation"] = 2.5'
-expect_fail "traceEvents[1].args.correlation" "2.5" -- validate --trace "$tmp/corr.json"
-trace nelems 'ev[3]["args"]["In msg nelems"] = 1e300'
-expect_fail "traceEvents[3].args.In msg nelems" -- validate --trace "$tmp/nelems.json"
-trace bytes 'ev[3]["args"]["In msg nelems"] = 2**52'
-expect_fail "traceEvents[3]" "bytes" -- validate --trace "$tmp/bytes.json"
-trace group 'ev[3]["args"]["Group size"] = 4294967297'
-expect_fail "Group size" -- validate --trace "$tmp/group.json"
-trace dims 'ev[0]["args"]["Input Dims"] = [[1e300, 128], [128, 256]]'
-expect_fail "traceEvents[0].args.Input Dims" "aten::mm" -- validate --trace "$tmp/dims.json"
-trace rank 'd["distributedInfo"]["rank"] = 4294967296'
-expect_fail "distributedInfo.rank" -- validate --trace "$tmp/rank.json"
+bad stream 'ev[2]["args"]["stream"] = 1e300' "traceEvents[2].args.stream" "1e+300"
+bad pid 'ev[0]["pid"] = 1e300' "traceEvents[0].pid"
+bad corr 'ev[1]["args"]["correlation"] = 2.5' "traceEvents[1].args.correlation" "2.5"
+bad nelems 'ev[3]["args"]["In msg nelems"] = 1e300' "traceEvents[3].args.In msg nelems"
+bad bytes 'ev[3]["args"]["In msg nelems"] = 2**52' "traceEvents[3]" "bytes"
+bad group 'ev[3]["args"]["Group size"] = 4294967297' "Group size"
+bad dims 'ev[0]["args"]["Input Dims"] = [[1e300, 128], [128, 256]]' "traceEvents[0].args.Input Dims" "aten::mm"
+bad rank 'd["distributedInfo"]["rank"] = 4294967296' "distributedInfo.rank"
 trace dup 'pass'
 sed 's/"dur": 50,/"dur": 50, "dur": 60,/' "$tmp/dup.json" > "$tmp/dup2.json"
 expect_fail "traceEvents[0].dur" "twice" -- validate --trace "$tmp/dup2.json"
