@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up, builds, and runs the whole test suite twice: on the optimised
 # build, and on the AddressSanitizer + UndefinedBehaviorSanitizer build;
-# then every reader's libFuzzer target for 10 s (tests/fuzz/).
+# then every reader's libFuzzer target for 5 s (tests/fuzz/).
 set -euo pipefail
 cd "$(dirname "$0")"
 bash setup.sh --sanitize --fuzz
@@ -11,5 +11,5 @@ ctest --test-dir build --output-on-failure -j"$jobs"
 echo "== tests (AddressSanitizer + UndefinedBehaviorSanitizer; tests labelled heavy run above only)"
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-sanitize --output-on-failure -j"$jobs" -LE heavy
-echo "== fuzz targets (libFuzzer + AddressSanitizer + UBSan, 10 s each; the long run: bash bench/fuzz.sh)"
-bash bench/fuzz.sh --seconds 10
+echo "== fuzz targets (libFuzzer + AddressSanitizer + UBSan, 5 s each; the long run: bash bench/fuzz.sh)"
+bash bench/fuzz.sh --seconds 5

@@ -7,7 +7,7 @@
 # run; the input is kept in build-fuzz/artifacts/.
 #
 #   bash bench/fuzz.sh                    the long run: 10^6 executions per target (docs/fuzzing.md)
-#   bash bench/fuzz.sh --seconds 10       what test.sh (CI) runs
+#   bash bench/fuzz.sh --seconds 5        what test.sh (CI) runs
 #   bash bench/fuzz.sh --runs N TARGET..  some targets only (schedule cluster model strategy kineto xml cache catalog)
 set -euo pipefail
 cd "$(dirname "$0")/.."
