@@ -10,8 +10,12 @@
  * one.  Each record is one write(2) on an O_APPEND descriptor, so
  * concurrent writers (pool children never write; MPI ranks do) and a killed
  * sweep leave whole lines; a line whose checksum does not match (a torn tail
- * after a crash) is ignored, and a file that does not end in a newline gets
- * one before the next record.  Several sweeps may share one directory. */
+ * after a crash, an edit, a NUL byte from a crashed filesystem) is skipped
+ * and counted (plan_cache_skipped) and reading goes on with the next line,
+ * and a file that does not end in a newline gets one before the next record.
+ * A cache the process may not write (a read-only directory or file) is
+ * still read; new results then stay in memory (plan_cache_readonly).
+ * Several sweeps may share one directory. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -21,6 +25,7 @@
 #include <unistd.h>
 
 #include "planner/plan.h"
+#include "sim/alloc.h"
 #include "sim/fileio.h"
 
 uint64_t plan_hash(uint64_t h, const void *data, size_t n)
@@ -97,11 +102,12 @@ typedef struct entry {
 } entry;
 
 struct plan_cache {
-    int fd;
+    int fd; /* -1: read-only */
     char path[4096];
     uint64_t inputs;
     entry *e;
     int n, cap;
+    int skipped; /* corrupt lines */
 };
 
 static uint64_t key_of(uint64_t inputs, const char *strategy)
@@ -142,15 +148,28 @@ static int add(plan_cache *c, uint64_t key, const plan_result *r)
     return 0;
 }
 
-static void parse_line(plan_cache *c, char *line)
+/* An integer field in [lo, hi], or -1 with *ok cleared. */
+static int int_field(const char *s, int lo, int hi, int *ok)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < lo || v > hi)
+        return *ok = 0, -1;
+    return (int)v;
+}
+
+/* One record (NUL-terminated, no newline): 0 read or another sweep's, -1
+ * corrupt (torn, edited, not a record). */
+static int parse_line(plan_cache *c, char *line)
 {
     char *tab = strrchr(line, '\t');
     if (!tab)
-        return;
+        return -1;
     *tab = 0;
-    unsigned long long sum = strtoull(tab + 1, NULL, 16);
-    if (plan_hash_str(PLAN_HASH_INIT, line) != sum)
-        return; /* torn or edited line */
+    char *end;
+    unsigned long long sum = strtoull(tab + 1, &end, 16);
+    if (end == tab + 1 || *end || plan_hash_str(PLAN_HASH_INIT, line) != sum)
+        return -1; /* torn or edited line */
     char *f[16];
     int nf = 0;
     for (char *p = line; nf < 16;) {
@@ -161,69 +180,94 @@ static void parse_line(plan_cache *c, char *line)
         *t = 0;
         p = t + 1;
     }
-    if (nf != 14)
-        return;
+    if (nf != 14 || strlen(f[1]) >= sizeof(((plan_result *)0)->strategy))
+        return -1;
     plan_result r;
     memset(&r, 0, sizeof r);
     uint64_t key = strtoull(f[0], NULL, 16);
     snprintf(r.strategy, sizeof r.strategy, "%s", f[1]);
     if (key != key_of(c->inputs, r.strategy))
-        return; /* another sweep's inputs */
-    r.status = atoi(f[2]);
+        return 0; /* another sweep's inputs */
+    int ok = 1;
+    r.status = int_field(f[2], -1000, 1000, &ok);
     double *d[] = {&r.iteration_s, &r.samples_per_s, &r.tokens_per_s, &r.tflops_per_gpu, &r.peak_mem,
                    &r.compute_s,   &r.exposed_comm_s, &r.idle_s,      &r.comm_s};
-    for (int i = 0; i < 9; i++)
-        *d[i] = strtod(f[3 + i], NULL);
-    r.sims = atoi(f[12]);
+    for (int i = 0; i < 9; i++) {
+        *d[i] = strtod(f[3 + i], &end);
+        ok &= end != f[3 + i] && !*end;
+    }
+    r.sims = int_field(f[12], 0, INT32_MAX, &ok);
+    if (!ok)
+        return -1;
     snprintf(r.error, sizeof r.error, "%s", f[13]);
     add(c, key, &r);
+    return 0;
 }
+
+/* Every record of text[0, len); lines that are not records (a NUL byte
+ * inside, a bad checksum) are counted in c->skipped, the rest still read. */
+static void parse_text(plan_cache *c, char *text, size_t len)
+{
+    for (size_t at = 0; at < len;) {
+        char *line = text + at, *nl = memchr(line, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - line) : len - at;
+        at += n + 1;
+        if (n == 0)
+            continue;
+        line[n] = 0; /* the newline, or the NUL after the text */
+        if (memchr(line, 0, n) || parse_line(c, line) < 0)
+            c->skipped++;
+    }
+}
+
+plan_cache *plan_cache_from_text(uint64_t inputs_hash, const char *text, size_t len)
+{
+    plan_cache *c = sim_xcalloc(1, sizeof *c, "the result cache");
+    c->fd = -1;
+    c->inputs = inputs_hash;
+    char *copy = sim_xmalloc(len + 1, "the result cache");
+    memcpy(copy, text, len);
+    copy[len] = 0;
+    parse_text(c, copy, len);
+    free(copy);
+    return c;
+}
+
+static int writable_error(int e) { return e == EACCES || e == EROFS || e == EPERM; }
 
 plan_cache *plan_cache_open(const char *dir, uint64_t inputs_hash, int load, sim_err *err)
 {
-    if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+    struct stat st;
+    if (mkdir(dir, 0777) < 0 && errno != EEXIST && !(stat(dir, &st) == 0 && S_ISDIR(st.st_mode))) {
         sim_errf(err, "%s: cannot create the cache directory: %s", dir, strerror(errno));
         return NULL;
     }
-    plan_cache *c = calloc(1, sizeof *c);
-    if (!c) {
-        sim_errf(err, "out of memory");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/results.tsv", dir);
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0666);
+    if (fd < 0 && !writable_error(errno)) {
+        sim_errf(err, "%s: cannot open the cache: %s", path, strerror(errno));
         return NULL;
     }
-    c->inputs = inputs_hash;
-    snprintf(c->path, sizeof c->path, "%s/results.tsv", dir);
-    c->fd = open(c->path, O_WRONLY | O_APPEND | O_CREAT, 0666);
-    if (c->fd < 0) {
-        sim_errf(err, "%s: cannot open the cache: %s", c->path, strerror(errno));
-        free(c);
+    size_t len = 0;
+    sim_err e;
+    char *text = load ? sim_read_file_max(path, SIM_READ_MAX, &len, 1, &e) : NULL;
+    plan_cache *c = plan_cache_from_text(inputs_hash, text ? text : "", text ? len : 0);
+    snprintf(c->path, sizeof c->path, "%s", path);
+    c->fd = fd;
+    /* a torn last record: end it so the next append starts a line */
+    if (fd >= 0 && len > 0 && text[len - 1] != '\n' && write(fd, "\n", 1) != 1) {
+        sim_errf(err, "%s: cannot write: %s", path, strerror(errno));
+        free(text);
+        plan_cache_close(c);
         return NULL;
     }
-    if (load) {
-        sim_err e;
-        char *text = sim_read_file(c->path, &e);
-        if (text) {
-            size_t len = strlen(text);
-            if (len > 0 && text[len - 1] != '\n') {
-                /* a torn last record: end it so the next append starts a line */
-                if (write(c->fd, "\n", 1) != 1) {
-                    sim_errf(err, "%s: cannot write: %s", c->path, strerror(errno));
-                    free(text);
-                    plan_cache_close(c);
-                    return NULL;
-                }
-            }
-            for (char *line = text; line && *line;) {
-                char *nl = strchr(line, '\n');
-                if (nl)
-                    *nl = 0;
-                parse_line(c, line);
-                line = nl ? nl + 1 : NULL;
-            }
-            free(text);
-        }
-    }
+    free(text);
     return c;
 }
+
+int plan_cache_skipped(const plan_cache *c) { return c->skipped; }
+int plan_cache_readonly(const plan_cache *c) { return c->fd < 0; }
 
 void plan_cache_close(plan_cache *c)
 {
@@ -250,6 +294,10 @@ int plan_cache_get(const plan_cache *c, const char *strategy, plan_result *out)
 
 int plan_cache_put(plan_cache *c, const plan_result *r, sim_err *err)
 {
+    if (c->fd < 0) { /* read-only: kept for this process only */
+        add(c, key_of(c->inputs, r->strategy), r);
+        return 0;
+    }
     char line[PLAN_STRATEGY_MAX + sizeof r->error + 512];
     uint64_t key = key_of(c->inputs, r->strategy);
     int n = format_record(line, sizeof line - 24, key, r);

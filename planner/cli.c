@@ -21,7 +21,9 @@
 #include "planner/search.h"
 #include "platforms/platform.h"
 #include "sim/engine.h"
+#include "sim/json.h"
 #include "sim/machine.h"
+#include "sim/outfile.h"
 #include "workloads/gpt.h"
 
 typedef struct opts {
@@ -77,7 +79,7 @@ static double now(void)
 static int need(int argc, char **argv, int i)
 {
     if (i + 1 >= argc) {
-        fprintf(stderr, "trainsim plan: %s needs a value\n", argv[i]);
+        sim_err_print("trainsim plan", 2, "%s needs a value", argv[i]);
         return 0;
     }
     return 1;
@@ -88,7 +90,7 @@ static int posint(const char *opt, const char *v, int *out)
     char *end;
     long x = strtol(v, &end, 10);
     if (!*v || *end || x < 0 || x > 1 << 30) {
-        fprintf(stderr, "trainsim plan: %s: expected a non-negative integer, got \"%s\"\n", opt, v);
+        sim_err_print("trainsim plan", 2, "%s: expected a non-negative integer, got \"%s\"", opt, v);
         return -1;
     }
     *out = (int)x;
@@ -104,7 +106,7 @@ static int poslist(const char *opt, const char *v, int *out, int max, int *n)
         char *end;
         long x = strtol(q, &end, 10);
         if (end == q || x < 1 || x > 1 << 20 || (*end && *end != ',') || *n == max) {
-            fprintf(stderr, "trainsim plan: %s: expected up to %d positive integers separated by commas, got \"%s\"\n",
+            sim_err_print("trainsim plan", 2, "%s: expected up to %d positive integers separated by commas, got \"%s\"",
                     opt, max, v);
             return -1;
         }
@@ -150,7 +152,7 @@ static int parse(int argc, char **argv, opts *o, search_opts *so)
         else if (!strcmp(a, "--strategies")) o->only = v;
         else if (!strcmp(a, "--axis")) {
             if (o->naxis == 64) {
-                fprintf(stderr, "trainsim plan: --axis: at most 64\n");
+                sim_err_print("trainsim plan", 2, "--axis: at most 64");
                 return 2;
             }
             o->axis[o->naxis++] = v;
@@ -168,7 +170,7 @@ static int parse(int argc, char **argv, opts *o, search_opts *so)
         else if (!strcmp(a, "--max-batch")) { if (posint(a, v, &so->max_batch)) return 2; }
         else if (!strcmp(a, "--pipeline")) {
             if (strcmp(v, "gpipe") && strcmp(v, "1f1b")) {
-                fprintf(stderr, "trainsim plan: --pipeline: expected gpipe or 1f1b, got \"%s\"\n", v);
+                sim_err_print("trainsim plan", 2, "--pipeline: expected gpipe or 1f1b, got \"%s\"", v);
                 return 2;
             }
             so->one_f_one_b = !strcmp(v, "1f1b");
@@ -177,12 +179,12 @@ static int parse(int argc, char **argv, opts *o, search_opts *so)
             char *end;
             so->mem_budget = strtod(v, &end) * 1e9;
             if (!*v || *end || !(so->mem_budget > 0)) {
-                fprintf(stderr, "trainsim plan: --mem-budget: expected GB > 0, got \"%s\"\n", v);
+                sim_err_print("trainsim plan", 2, "--mem-budget: expected GB > 0, got \"%s\"", v);
                 return 2;
             }
         } else if (!strcmp(a, "--dtype")) {
             if (sim_dtype_parse(v, &o->dtype) || o->dtype == SIM_DTYPE_FP8) {
-                fprintf(stderr, "trainsim plan: --dtype: expected fp32, tf32, fp16 or bf16, got \"%s\"\n", v);
+                sim_err_print("trainsim plan", 2, "--dtype: expected fp32, tf32, fp16 or bf16, got \"%s\"", v);
                 return 2;
             }
         } else if (!strcmp(a, "--fidelity")) {
@@ -191,12 +193,13 @@ static int parse(int argc, char **argv, opts *o, search_opts *so)
             else if (!strcmp(v, "full"))
                 o->fidelity = PLAN_FULL;
             else {
-                fprintf(stderr, "trainsim plan: --fidelity: expected fast or full, got \"%s\"\n", v);
+                sim_err_print("trainsim plan", 2, "--fidelity: expected fast or full, got \"%s\"", v);
                 return 2;
             }
         } else {
-            fprintf(stderr, "trainsim plan: unknown option \"%s\"\n", a);
-            usage(stderr);
+            if (!sim_err_json_enabled())
+                usage(stderr);
+            sim_err_print("trainsim plan", 2, "unknown option \"%s\"", a);
             return 2;
         }
     }
@@ -238,20 +241,6 @@ static const char *fidelity_of(const plan_ctx *ctx, const plan_result *r)
     return r->refined || ctx->fidelity == PLAN_FULL ? "full" : "fast";
 }
 
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", *s);
-        else
-            putchar(*s);
-    }
-    putchar('"');
-}
-
 /* Indices into ok[] of the Pareto front (max throughput, min memory), by memory. */
 static int pareto(plan_result **ok, int n, int *front)
 {
@@ -282,9 +271,10 @@ static int pareto(plan_result **ok, int n, int *front)
 
 static int write_svg(const char *path, plan_result **ok, int n, const char *title, sim_err *err)
 {
-    FILE *f = fopen(path, "w");
+    sim_outfile out;
+    FILE *f = sim_out_open(&out, path, err);
     if (!f)
-        return sim_errf(err, "%s: cannot write the SVG", path);
+        return -1;
     int *front = malloc(sizeof(int) * (size_t)(n ? n : 1));
     int nf = pareto(ok, n, front);
     double W = 760, H = 480, L = 70, R = 20, T = 40, B = 60;
@@ -315,7 +305,7 @@ static int write_svg(const char *path, plan_result **ok, int n, const char *titl
                 ok[front[i]]->strategy);
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#d04a4a\">Pareto front (%d)</text>\n", W - R - 140, T + 14, nf);
     free(front);
-    return plan_svg_end(f, path, err);
+    return plan_svg_end(&out, err);
 }
 
 static void print_report(const opts *o, const plan_ctx *ctx, const plan_space *sp, plan_result *res, int n)
@@ -340,9 +330,9 @@ static void print_report(const opts *o, const plan_ctx *ctx, const plan_space *s
                    fidelity_of(ctx, ok[i]));
     } else if (o->json) {
         printf("{\n  \"trainsim_version\": \"%s\",\n  \"platform\": ", TRAINSIM_VERSION);
-        json_str(ctx->mach->name);
+        sim_json_fputs(stdout, ctx->mach->name);
         printf(",\n  \"model\": ");
-        json_str(ctx->model.name);
+        sim_json_fputs(stdout, ctx->model.name);
         cJSON *info = wl_model_describe(&ctx->model);
         char *info_text = info ? cJSON_PrintUnformatted(info) : NULL;
         if (info_text) /* the model's dimensions, architecture and parameter count */
@@ -352,7 +342,7 @@ static void print_report(const opts *o, const plan_ctx *ctx, const plan_space *s
         printf(",\n  \"gpus\": %d,\n  \"global_batch\": %d,\n  \"dtype\": \"%s\",\n  \"fidelity\": \"%s\",\n",
                ctx->mach->ngpus, ctx->gb, sim_dtype_name(ctx->dtype), ctx->fidelity == PLAN_FAST ? "fast" : "full");
         printf("  \"search_space\": ");
-        json_str(plan_space_axes(sp));
+        sim_json_fputs(stdout, plan_space_axes(sp));
         printf(",\n  \"enumerated\": %d,\n  \"pruned\": {", plan_space_enumerated(sp));
         for (int r = 0; r < PLAN_PRUNE_COUNT; r++)
             printf("%s\"%s\": %d", r ? ", " : "", plan_prune_name(r), plan_space_pruned(sp, r));
@@ -361,19 +351,19 @@ static void print_report(const opts *o, const plan_ctx *ctx, const plan_space *s
         for (int r = 0; r < PLAN_PRUNE_COUNT; r++)
             if (plan_space_pruned(sp, r)) {
                 printf("%s\"%s\": ", first ? "" : ", ", plan_prune_name(r));
-                json_str(plan_space_example(sp, r));
+                sim_json_fputs(stdout, plan_space_example(sp, r));
                 first = 0;
             }
         printf("},\n  \"simulated\": %d,\n  \"failed\": %d,\n", n, nfail);
         printf("  \"best\": ");
         if (nok)
-            json_str(ok[0]->strategy);
+            sim_json_fputs(stdout, ok[0]->strategy);
         else
             printf("null");
         printf(",\n  \"ranking\": [\n");
         for (int i = 0; i < nok; i++) {
             printf("    {\"rank\": %d, \"strategy\": ", i + 1);
-            json_str(ok[i]->strategy);
+            sim_json_fputs(stdout, ok[i]->strategy);
             printf(", \"samples_per_s\": %.9g, \"tokens_per_s\": %.9g, \"iteration_time_s\": %.9g, "
                    "\"peak_memory_bytes\": %.0f, \"exposed_comm_s\": %.9g, \"compute_s\": %.9g, \"bubble_s\": %.9g, "
                    "\"tflops_per_gpu\": %.9g, \"simulations\": %d, \"fidelity\": \"%s\"}%s\n",
@@ -423,7 +413,7 @@ static void print_report(const opts *o, const plan_ctx *ctx, const plan_space *s
                  ctx->mach->ngpus, ctx->gb, nok);
         sim_err e;
         if (write_svg(o->svg, ok, nok, title, &e) < 0)
-            fprintf(stderr, "trainsim plan: %s\n", e.msg);
+            sim_err_print("trainsim plan", 1, "%s", e.msg);
     }
     free(ok);
 }
@@ -438,7 +428,7 @@ int plan_cli_main(int argc, char **argv)
     sim_err err = {{0}};
     int mrank = 0, msize = 1;
     if (plan_mpi_start(&argc, &argv, &mrank, &msize, &err) < 0) {
-        fprintf(stderr, "trainsim plan: %s\n", err.msg);
+        sim_err_print("trainsim plan", 1, "%s", err.msg);
         return 1;
     }
     plan_ctx ctx;
@@ -452,7 +442,7 @@ int plan_cli_main(int argc, char **argv)
     ctx.naxis = o.naxis;
     ctx.mach = plat_load(o.platform, &err);
     if (!ctx.mach || restrict_gpus(ctx.mach, o.gpus, &err) < 0 || wl_model_load(o.model, &ctx.model, &err) < 0) {
-        fprintf(stderr, "trainsim plan: %s\n", err.msg);
+        sim_err_print("trainsim plan", 1, "%s", err.msg);
         sim_machine_free(ctx.mach);
         plan_mpi_stop();
         return 1;
@@ -468,7 +458,7 @@ int plan_cli_main(int argc, char **argv)
         if (mrank == 0)
             rc = search_cli(&ctx, o.search, &so, o.json, &err) < 0 ? 1 : 0;
         if (rc)
-            fprintf(stderr, "trainsim plan: %s\n", err.msg);
+            sim_err_print("trainsim plan", 1, "%s", err.msg);
         sim_machine_free(ctx.mach);
         plan_mpi_stop();
         return rc;
@@ -477,7 +467,7 @@ int plan_cli_main(int argc, char **argv)
     double t0 = now();
     plan_space *sp = plan_space_new(&ctx, &err);
     if (!sp) {
-        fprintf(stderr, "trainsim plan: %s\n", err.msg);
+        sim_err_print("trainsim plan", 1, "%s", err.msg);
         sim_machine_free(ctx.mach);
         plan_mpi_stop();
         return 1;
@@ -504,7 +494,7 @@ int plan_cli_main(int argc, char **argv)
             fprintf(stderr, "trainsim plan: the %d fastest simulated whole (--refine) in %.2f s, %.2f CPU s\n",
                     st.refined, st.refine_wall_s, st.refine_cpu_s);
     } else if (rc < 0) {
-        fprintf(stderr, "trainsim plan: %s\n", err.msg);
+        sim_err_print("trainsim plan", 1, "%s", err.msg);
     }
     free(res);
     plan_space_free(sp);

@@ -23,6 +23,7 @@
 #include <stdio.h>
 
 #include "sim/error.h"
+#include "sim/outfile.h"
 #include "sim/machine.h"
 #include "sim/schedule.h"
 #include "workloads/model.h"
@@ -150,8 +151,15 @@ void plan_progress_end(plan_progress *p);
 /* ---- cache.c ---- */
 typedef struct plan_cache plan_cache;
 /* Opens (creating) dir/results.tsv.  load=0 skips reading it (MPI ranks
- * other than 0 only append). */
+ * other than 0 only append).  Corrupt lines are skipped and counted; a
+ * cache this process may not write is read and kept in memory only. */
 plan_cache *plan_cache_open(const char *dir, uint64_t inputs_hash, int load, sim_err *err);
+/* A memory-only cache of the records in text[0, len) (tests, fuzzing). */
+plan_cache *plan_cache_from_text(uint64_t inputs_hash, const char *text, size_t len);
+/* Lines that were not records (torn, edited, a NUL byte) when it was read. */
+int plan_cache_skipped(const plan_cache *c);
+/* 1 when new records are not saved (the file or directory is read-only). */
+int plan_cache_readonly(const plan_cache *c);
 void plan_cache_close(plan_cache *c);
 /* 1 and *out filled when present. */
 int plan_cache_get(const plan_cache *c, const char *strategy, plan_result *out);
@@ -221,7 +229,7 @@ double plan_svg_nice(double v);
 /* Text with <, & and > escaped. */
 void plan_svg_text(FILE *f, const char *s);
 /* Closes the document; -1 with err when the file could not be written. */
-int plan_svg_end(FILE *f, const char *path, sim_err *err);
+int plan_svg_end(sim_outfile *out, sim_err *err);
 
 /* ---- cli.c ---- */
 int plan_cli_main(int argc, char **argv);

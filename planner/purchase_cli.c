@@ -826,9 +826,10 @@ static void chart_panel(FILE *f, int c, const plan_cluster *cl, const plan_purch
 static int write_charts(const char *path, const copts *o, const wl_model *m, const plan_cluster *cl,
                         const plan_purchase_row *rows, int n, sim_err *err)
 {
-    FILE *f = fopen(path, "w");
+    sim_outfile out;
+    FILE *f = sim_out_open(&out, path, err);
     if (!f)
-        return sim_errf(err, "%s: cannot write the SVG", path);
+        return -1;
     char title[256], t[32];
     if (o->tokens > 0)
         snprintf(title, sizeof title, "%s on %s tokens%s%s", m->name, human(o->tokens, t, sizeof t),
@@ -839,7 +840,7 @@ static int write_charts(const char *path, const copts *o, const wl_model *m, con
     plan_svg_begin(f, 960, 380, title);
     for (int c = 0; c < (int)(sizeof CHARTS / sizeof CHARTS[0]); c++)
         chart_panel(f, c, cl, rows, n, o->vary != NULL);
-    return plan_svg_end(f, path, err);
+    return plan_svg_end(&out, err);
 }
 
 static void output(const copts *o, const wl_model *m, const plan_cluster *cl, const plan_purchase_row *rows, int n,

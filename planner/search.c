@@ -36,6 +36,7 @@
 
 #include "planner/chain.h"
 #include "sim/engine.h"
+#include "sim/json.h"
 
 #define MAXS 32
 #define MAXN 256
@@ -1188,9 +1189,11 @@ static int galvatron_cli(const plan_ctx *ctx, const search_opts *o, int json, si
         agree = !ex->mismatches && !ex->sim_mismatches &&
                 fabs(ex->best_thr - best[bi].B / best[bi].est) <= 1e-9 * ex->best_thr;
     if (json) {
-        printf("{\n  \"algorithm\": \"galvatron\", \"platform\": \"%s\", \"model\": \"%s\", \"gpus\": %d, \"layers\": %d, "
+        char *qp = sim_json_quote(ctx->mach->name), *qm = sim_json_quote(ctx->model.name);
+        printf("{\n  \"algorithm\": \"galvatron\", \"platform\": %s, \"model\": %s, \"gpus\": %d, \"layers\": %d, "
                "\"memory_budget_bytes\": %.0f, \"pipeline\": \"%s\",\n  \"plans\": [\n",
-               ctx->mach->name, ctx->model.name, G, L, budget, o->one_f_one_b ? "1f1b" : "gpipe");
+               qp, qm, G, L, budget, o->one_f_one_b ? "1f1b" : "gpipe");
+        free(qp), free(qm);
         int first = 1;
         for (int i = 0; i < npp; i++) {
             if (!best[i].ok)
@@ -1373,8 +1376,10 @@ int search_cli(const plan_ctx *ctx, const char *algo, const search_opts *o, int 
                 best = c;
         }
         if (json) {
-            printf("{\n  \"platform\": \"%s\", \"model\": \"%s\", \"gpus\": %d, \"global_batch\": %d,\n", ctx->mach->name,
-                   ctx->model.name, p->G, p->batch);
+            char *qp = sim_json_quote(ctx->mach->name), *qm = sim_json_quote(ctx->model.name);
+            printf("{\n  \"platform\": %s, \"model\": %s, \"gpus\": %d, \"global_batch\": %d,\n", qp, qm, p->G,
+                   p->batch);
+            free(qp), free(qm);
             printf("  \"oases_model_blocks\": \"%s\", \"oases_model_plan\": \"%s\",\n", odesc, cand[0]);
             printf("  \"candidates\": [\n");
             for (int c = 0; c < nc; c++) {
@@ -1417,9 +1422,11 @@ int search_cli(const plan_ctx *ctx, const char *algo, const search_opts *o, int 
         goto out;
     }
     if (json) {
-        printf("{\n  \"algorithm\": \"%s\", \"platform\": \"%s\", \"model\": \"%s\", \"gpus\": %d, \"batch\": %d, "
+        char *qp = sim_json_quote(ctx->mach->name), *qm = sim_json_quote(ctx->model.name);
+        printf("{\n  \"algorithm\": \"%s\", \"platform\": %s, \"model\": %s, \"gpus\": %d, \"batch\": %d, "
                "\"nodes\": %d, \"strategies\": %d, \"memory_budget_bytes\": %.0f,\n",
-               algo, ctx->mach->name, ctx->model.name, p->G, p->batch, p->nodes, p->nopt, p->budget);
+               algo, qp, qm, p->G, p->batch, p->nodes, p->nopt, p->budget);
+        free(qp), free(qm);
         printf("  \"plan\": \"%s\", \"predicted_s\": %.9g, \"simulated_s\": %.9g, \"samples_per_s\": %.9g, "
                "\"peak_memory_bytes\": %.0f, \"fragment_simulations\": %d",
                desc, cost, t, p->batch / t, peak, frag_sims);

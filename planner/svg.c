@@ -65,11 +65,8 @@ void plan_svg_axes(FILE *f, const plan_svg_panel *p, const char *xlabel, const c
     fprintf(f, "</text>\n");
 }
 
-int plan_svg_end(FILE *f, const char *path, sim_err *err)
+int plan_svg_end(sim_outfile *out, sim_err *err)
 {
-    fprintf(f, "</svg>\n");
-    int bad = ferror(f);
-    if (fclose(f) || bad)
-        return sim_errf(err, "%s: write error", path);
-    return 0;
+    fprintf(out->f, "</svg>\n");
+    return sim_out_commit(out, err);
 }

@@ -201,6 +201,14 @@ int plan_sweep_run(plan_ctx *ctx, const plan_space *sp, const plan_sweep_opts *o
         w.cache = plan_cache_open(o->cache_dir, ctx->inputs_hash, mrank == 0, &e);
         if (!w.cache)
             snprintf(st->cache_warning, sizeof st->cache_warning, "%.400s (continuing without a cache)", e.msg);
+        else if (plan_cache_skipped(w.cache))
+            snprintf(st->cache_warning, sizeof st->cache_warning,
+                     "warning: %.300s/results.tsv: %d corrupt line(s) skipped (torn or edited records); the others "
+                     "are used", o->cache_dir, plan_cache_skipped(w.cache));
+        else if (plan_cache_readonly(w.cache))
+            snprintf(st->cache_warning, sizeof st->cache_warning,
+                     "warning: %.300s/results.tsv: read-only; cached results are used, new ones are not saved",
+                     o->cache_dir);
     }
     int ntodo = 0;
     if (mrank == 0)

@@ -11,12 +11,15 @@
 #include "platform.h"
 
 #include <ctype.h>
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
 #include "sim/embedded.h"
+#include "sim/json.h"
 
 #define GPUS_JSON PLAT_GPUS_JSON
 #define NICS_JSON PLAT_NICS_JSON
@@ -44,16 +47,20 @@ static cJSON *parse_embedded(const char *path, sim_err *err)
         sim_errf(err, "%s: not compiled into this binary (re-run cmake)", path);
         return NULL;
     }
-    cJSON *root = cJSON_Parse(text);
-    if (!root)
-        sim_errf(err, "%s: malformed JSON in the built-in catalogue", path);
-    return root;
+    return sim_json_parse(text, path, err);
 }
 
 static double num(const cJSON *obj, const char *key, double dflt)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+/* An integer field, or dflt when absent, fractional or beyond int. */
+static int inum(const cJSON *obj, const char *key, int dflt)
+{
+    double v = num(obj, key, dflt);
+    return v == floor(v) && v >= INT_MIN && v <= INT_MAX ? (int)v : dflt;
 }
 
 static const char *str(const cJSON *obj, const char *key)
@@ -105,7 +112,8 @@ static int parse_curve(const cJSON *obj, sim_curve *c, const char *where, const 
     {
         char *end;
         double x = strtod(p->string, &end);
-        if (*end || !cJSON_IsNumber(p) || p->valuedouble <= 0 || p->valuedouble > 1)
+        if (*end || end == p->string || !isfinite(x) || !cJSON_IsNumber(p) || p->valuedouble <= 0 ||
+            p->valuedouble > 1)
             return sim_errf(err, "%s: %s: point \"%s\" must map a log10 work to an efficiency in (0, 1]",
                             where, what, p->string);
         if (n == SIM_CURVE_MAX)
@@ -265,8 +273,9 @@ static int fill_gpu(const cJSON *e, const cJSON *defaults, const char *where, si
 {
     static const char *keys[SIM_DTYPE_COUNT] = {"fp32", "tf32", "fp16", "bf16", "fp8"};
     memset(g, 0, sizeof *g);
-    if (!str(e, "model") || !*str(e, "model"))
-        return sim_errf(err, "%s: model: expected a GPU model name (string)", where);
+    if (!str(e, "model") || !*str(e, "model") || strlen(str(e, "model")) >= sizeof g->model)
+        return sim_errf(err, "%s: model: expected a GPU model name (a string of 1 to %zu bytes)", where,
+                        sizeof g->model - 1);
     snprintf(g->model, sizeof g->model, "%s", str(e, "model"));
     /* a user's object must not carry typos; the built-in file is tested as it is
      * (and other kernel classes' curves may be added there before this list) */
@@ -373,27 +382,37 @@ static int fill_gpu(const cJSON *e, const cJSON *defaults, const char *where, si
     return 0;
 }
 
+/* model in a parsed gpus.json. */
+static int lookup_gpu(const cJSON *root, const char *model, sim_gpu *out, plat_gpu_info *info, sim_err *err)
+{
+    const cJSON *gpus = cJSON_GetObjectItemCaseSensitive(root, "gpus");
+    const cJSON *e;
+    cJSON_ArrayForEach(e, gpus)
+        if (model && entry_matches(e, model))
+            return fill_gpu(e, cJSON_GetObjectItemCaseSensitive(root, "defaults"), GPUS_JSON, out, info, err);
+    char known[1024];
+    known_list(gpus, known, sizeof known);
+    return sim_errf(err, "unknown GPU model \"%s\"; known: %s", model ? model : "(null)", known);
+}
+
 int plat_gpu_lookup_info(const char *model, sim_gpu *out, plat_gpu_info *info, sim_err *err)
 {
     cJSON *root = parse_embedded(GPUS_JSON, err);
     if (!root)
         return -1;
-    const cJSON *gpus = cJSON_GetObjectItemCaseSensitive(root, "gpus");
-    const cJSON *e;
-    int rc = -1;
-    cJSON_ArrayForEach(e, gpus)
-    {
-        if (model && entry_matches(e, model)) {
-            rc = fill_gpu(e, cJSON_GetObjectItemCaseSensitive(root, "defaults"), GPUS_JSON, out, info, err);
-            cJSON_Delete(root);
-            return rc;
-        }
-    }
-    char known[1024];
-    known_list(gpus, known, sizeof known);
-    sim_errf(err, "unknown GPU model \"%s\"; known: %s", model ? model : "(null)", known);
+    int rc = lookup_gpu(root, model, out, info, err);
     cJSON_Delete(root);
-    return -1;
+    return rc;
+}
+
+int plat_gpu_from_text(const char *text, const char *model, sim_gpu *out, plat_gpu_info *info, sim_err *err)
+{
+    cJSON *root = sim_json_parse(text, GPUS_JSON, err);
+    if (!root)
+        return -1;
+    int rc = lookup_gpu(root, model, out, info, err);
+    cJSON_Delete(root);
+    return rc;
 }
 
 int plat_gpu_from_json(const cJSON *entry, const char *where, sim_gpu *out, plat_gpu_info *info, sim_err *err)
@@ -458,7 +477,7 @@ double plat_pcie_bw(int gen, int width, sim_err *err)
     const cJSON *e;
     double bw = -1;
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "pcie"))
-        if ((int)num(e, "gen", 0) == gen)
+        if (inum(e, "gen", 0) == gen)
             bw = num(e, "effective_GBps_x16", 0) * 1e9 * width / 16.0;
     cJSON_Delete(root);
     if (bw < 0)

@@ -43,6 +43,8 @@ struct cJSON;
 struct cJSON *plat_catalog_entry(const char *file, const char *array, const char *name, sim_err *err);
 #define PLAT_GPUS_JSON "platforms/catalog/gpus.json"
 #define PLAT_NICS_JSON "platforms/catalog/nics.json"
+/* The same in the text of a gpus.json (tests, fuzzing). */
+int plat_gpu_from_text(const char *text, const char *model, sim_gpu *out, plat_gpu_info *info, sim_err *err);
 /* A GPU given as a JSON object with the catalogue's fields (a cluster's
  * inline "gpu"): the same checks and defaults as a built-in entry; errors
  * start with `where` ("mycluster.json: node.gpu"). */

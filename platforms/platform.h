@@ -26,6 +26,10 @@ sim_machine *plat_from_json(const char *text, const char *source, sim_err *err);
  * property trainsim:gpu (a catalogue model name); optional trainsim:rank and
  * trainsim:node properties give their rank and node. */
 sim_machine *plat_from_xml(const char *path, sim_err *err);
+/* The same from the text of one (source names it in errors): the file is
+ * checked (xmlplat.c) but not loaded into SimGrid, which plat_from_xml does
+ * in a forked child (sim_platform_probe). */
+sim_machine *plat_from_xml_text(const char *text, const char *source, sim_err *err);
 
 /* Looks up a GPU model in the catalogue (case-insensitive, also accepts
  * aliases such as "3090" for "RTX3090").  Returns 0, or -1 with a message

@@ -9,6 +9,7 @@
  * operation is done iff its stream's position is past op.seq, so the dry run
  * needs state per stream, not per operation. */
 #include "schedule.h"
+#include "alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -143,17 +144,17 @@ static int check_collectives(const sim_schedule *s, sim_err *err)
         return 0;
     int rc = 0;
     size_t nslots = 0;
-    size_t *base = malloc((size_t)s->ncomms * sizeof *base);
+    size_t *base = sim_xmalloc((size_t)s->ncomms * sizeof *base, "the schedule check");
     for (int c = 0; c < s->ncomms; c++) {
         base[c] = nslots;
         nslots += (size_t)s->comms[c].nranks;
     }
-    uint32_t *count = calloc(nslots, sizeof *count);
-    int64_t *stream_of = malloc(nslots * sizeof *stream_of);
+    uint32_t *count = sim_xcalloc(nslots, sizeof *count, "the schedule check");
+    int64_t *stream_of = sim_xmalloc(nslots * sizeof *stream_of, "the schedule check");
     for (size_t i = 0; i < nslots; i++)
         stream_of[i] = -1;
-    uint32_t **seq = calloc(nslots, sizeof *seq);
-    uint32_t *cap = calloc(nslots, sizeof *cap);
+    uint32_t **seq = sim_xcalloc(nslots, sizeof *seq, "the schedule check");
+    uint32_t *cap = sim_xcalloc(nslots, sizeof *cap, "the schedule check");
     char d1[DESC], d2[DESC];
 
     for (uint32_t st = 0; st < s->nstreams && rc == 0; st++) {
@@ -175,7 +176,7 @@ static int check_collectives(const sim_schedule *s, sim_err *err)
             stream_of[slot] = st;
             if (count[slot] == cap[slot]) {
                 cap[slot] = cap[slot] ? cap[slot] * 2 : 8;
-                seq[slot] = realloc(seq[slot], cap[slot] * sizeof **seq);
+                seq[slot] = sim_xrealloc(seq[slot], cap[slot], sizeof **seq, "the schedule check");
             }
             seq[slot][count[slot]++] = op;
         }
@@ -227,7 +228,8 @@ static int check_messages(const sim_schedule *s, pair **pairs_out, size_t *npair
         ns += k == SIM_OP_SEND;
         nr += k == SIM_OP_RECV;
     }
-    p2p_ref *sends = malloc((ns + 1) * sizeof *sends), *recvs = malloc((nr + 1) * sizeof *recvs);
+    p2p_ref *sends = sim_xmalloc((ns + 1) * sizeof *sends, "the schedule check");
+    p2p_ref *recvs = sim_xmalloc((nr + 1) * sizeof *recvs, "the schedule check");
     size_t is = 0, ir = 0;
     for (uint32_t i = 0; i < s->nops; i++) {
         const sim_payload *p = &s->payloads[s->ops[i].payload];
@@ -239,7 +241,7 @@ static int check_messages(const sim_schedule *s, pair **pairs_out, size_t *npair
     }
     qsort(sends, ns, sizeof *sends, cmp_p2p);
     qsort(recvs, nr, sizeof *recvs, cmp_p2p);
-    pair *pairs = malloc((2 * ns + 1) * sizeof *pairs);
+    pair *pairs = sim_xmalloc((2 * ns + 1) * sizeof *pairs, "the schedule check");
     size_t np = 0;
     int rc = 0;
     char d1[DESC], d2[DESC];
@@ -464,14 +466,14 @@ int sim_sched_check(const sim_schedule *s, sim_err *err)
     }
     dry D = {.s = s, .pairs = pairs, .npairs = npairs};
     uint32_t n = s->nstreams;
-    D.pos = calloc(n, sizeof *D.pos);
-    D.state = calloc(n, 1);
-    D.wait_head = malloc(n * sizeof *D.wait_head);
-    D.wait_next = malloc(n * sizeof *D.wait_next);
-    D.coll_head = malloc(((size_t)s->ncomms + 1) * sizeof *D.coll_head);
-    D.coll_count = calloc((size_t)s->ncomms + 1, sizeof *D.coll_count);
-    D.queue = malloc(n * sizeof *D.queue);
-    D.queued = calloc(n, 1);
+    D.pos = sim_xcalloc(n, sizeof *D.pos, "the schedule check");
+    D.state = sim_xcalloc(n, 1, "the schedule check");
+    D.wait_head = sim_xmalloc(n * sizeof *D.wait_head, "the schedule check");
+    D.wait_next = sim_xmalloc(n * sizeof *D.wait_next, "the schedule check");
+    D.coll_head = sim_xmalloc(((size_t)s->ncomms + 1) * sizeof *D.coll_head, "the schedule check");
+    D.coll_count = sim_xcalloc((size_t)s->ncomms + 1, sizeof *D.coll_count, "the schedule check");
+    D.queue = sim_xmalloc(n * sizeof *D.queue, "the schedule check");
+    D.queued = sim_xcalloc(n, 1, "the schedule check");
     memset(D.wait_head, 0xff, n * sizeof *D.wait_head);
     memset(D.wait_next, 0xff, n * sizeof *D.wait_next);
     memset(D.coll_head, 0xff, ((size_t)s->ncomms + 1) * sizeof *D.coll_head);

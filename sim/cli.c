@@ -13,6 +13,7 @@
  * testbed), which needs no files. */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +21,11 @@
 #include "planner/plan.h"
 #include "planner/purchase.h"
 #include "platforms/platform.h"
+#include "sim/alloc.h"
 #include "sim/embedded.h"
 #include "sim/engine.h"
+#include "sim/json.h"
+#include "sim/outfile.h"
 #include "sim/schedule.h"
 #include "validation/fit.h"
 #include "validation/val_cli.h"
@@ -82,11 +86,14 @@ static void usage(FILE *f)
             DEFAULT_PLATFORM, DEFAULT_MODEL, DEFAULT_STRATEGY);
 }
 
-static int fail(const char *msg)
-{
-    fprintf(stderr, "trainsim: %s\n", msg);
-    return 1;
-}
+/* --json anywhere on the command line: errors are JSON too (sim_err_print). */
+#define json_errors sim_err_json_enabled()
+
+#define report(code, ...) sim_err_print("trainsim", code, __VA_ARGS__)
+
+static int fail(const char *msg) { return report(1, "%s", msg); }
+
+static void oom(const char *msg) { report(1, "%s", msg); }
 
 static int parse_args(int argc, char **argv, args *a)
 {
@@ -101,10 +108,10 @@ static int parse_args(int argc, char **argv, args *a)
         const char **slot = NULL;
         if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
             usage(stdout);
-            exit(0);
+            return -1;
         } else if (!strcmp(o, "--version")) {
             printf("trainsim %s\n", TRAINSIM_VERSION);
-            exit(0);
+            return -1;
         } else if (!strcmp(o, "--json")) {
             a->json = 1;
             continue;
@@ -128,7 +135,7 @@ static int parse_args(int argc, char **argv, args *a)
             slot = &a->output;
         } else if (!strcmp(o, "--collectives")) {
             if (i + 1 >= argc)
-                return fprintf(stderr, "trainsim: --collectives needs a value: auto, step or aggregated\n"), 2;
+                return report(2, "--collectives needs a value: auto, step or aggregated");
             const char *v = argv[++i];
             if (!strcmp(v, "auto"))
                 a->opt.coll_mode = SIM_COLLMODE_AUTO;
@@ -137,7 +144,7 @@ static int parse_args(int argc, char **argv, args *a)
             else if (!strcmp(v, "aggregated"))
                 a->opt.coll_mode = SIM_COLLMODE_AGGREGATED;
             else
-                return fprintf(stderr, "trainsim: --collectives: expected auto, step or aggregated, got \"%s\"\n", v), 2;
+                return report(2, "--collectives: expected auto, step or aggregated, got \"%s\"", v);
             continue;
         } else if (!strcmp(o, "--max-channels")) {
             char *end = NULL;
@@ -153,13 +160,12 @@ static int parse_args(int argc, char **argv, args *a)
             a->schedule = o;
             continue;
         } else {
-            fprintf(stderr, "trainsim: unknown option \"%s\"\n", o);
-            usage(stderr);
-            return 2;
+            if (!json_errors)
+                usage(stderr);
+            return report(2, "unknown option \"%s\"", o);
         }
         if (i + 1 >= argc) {
-            fprintf(stderr, "trainsim: %s needs a value\n", o);
-            return 2;
+            return report(2, "%s needs a value", o);
         }
         *slot = argv[++i];
     }
@@ -204,9 +210,9 @@ static void print_text(const args *a, const sim_machine *m, const sim_schedule *
                        const char *strategy)
 {
     const sim_gpu *g = sim_machine_gpu(m, 0);
-    double T = r->iteration_s;
+    double T = r->iteration_s, pct = T > 0 ? 100 / T : 0; /* an iteration of no time has no rates */
     double samples = s->meta.samples_per_iteration, tokens = s->meta.tokens_per_iteration;
-    double tflops = s->meta.model_flops_per_iteration / T / s->nranks / 1e12;
+    double tflops = T > 0 ? s->meta.model_flops_per_iteration / T / s->nranks / 1e12 : 0;
     double peak = g->peak_flops[s->meta.dtype] / 1e12;
     char b1[32], b2[32];
     printf("trainsim %s: %s on %s (%d nodes, %d x %s)\n", TRAINSIM_VERSION,
@@ -214,14 +220,13 @@ static void print_text(const args *a, const sim_machine *m, const sim_schedule *
     if (strategy[0])
         printf("strategy              %s\n", strategy);
     printf("iteration time        %.4f s\n", T);
-    if (samples > 0)
+    if (samples > 0 && T > 0)
         printf("throughput            %.2f samples/s, %.0f tokens/s\n", samples / T, tokens / T);
-    if (s->meta.model_flops_per_iteration > 0)
+    if (s->meta.model_flops_per_iteration > 0 && T > 0)
         printf("model TFLOP/s per GPU %.2f   MFU %.1f %% of %.1f TFLOP/s (%s peak)\n", tflops,
                peak > 0 ? 100 * tflops / peak : 0, peak, sim_dtype_name((sim_dtype)s->meta.dtype));
     printf("time per GPU (mean)   compute %.4f s (%.1f %%), exposed communication %.4f s (%.1f %%), bubble/idle %.4f s (%.1f %%)\n",
-           r->compute_s, 100 * r->compute_s / T, r->exposed_comm_s, 100 * r->exposed_comm_s / T, r->idle_s,
-           100 * r->idle_s / T);
+           r->compute_s, pct * r->compute_s, r->exposed_comm_s, pct * r->exposed_comm_s, r->idle_s, pct * r->idle_s);
     printf("communication         %.4f s in all, %.4f s of it hidden behind compute\n", r->comm_s,
            r->comm_s - r->exposed_comm_s);
     const sim_rank_result *pr = &r->rank[r->peak_mem_rank];
@@ -237,46 +242,71 @@ static void print_text(const args *a, const sim_machine *m, const sim_schedule *
         printf("trace                 %s (open in https://ui.perfetto.dev)\n", a->trace);
 }
 
+/* A number, or null where it is undefined (rates of an iteration that
+ * takes no time): JSON has no NaN. */
+static void add_num(cJSON *o, const char *key, double v)
+{
+    cJSON_AddItemToObject(o, key, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+}
+
 static void print_json(const sim_machine *m, const sim_schedule *s, const sim_result *r, const char *strategy,
                        const wl_model *wm)
 {
     const char *model = wm ? wm->name : "";
     const sim_gpu *g = sim_machine_gpu(m, 0);
     double T = r->iteration_s;
-    double tflops = s->meta.model_flops_per_iteration / T / s->nranks / 1e12;
+    double rate = T > 0 ? 1 / T : NAN;
+    double tflops = s->meta.model_flops_per_iteration * rate / s->nranks / 1e12;
     double peak = g->peak_flops[s->meta.dtype] / 1e12;
     const sim_rank_result *pr = &r->rank[r->peak_mem_rank];
-    printf("{\n  \"trainsim_version\": \"%s\",\n  \"platform\": \"%s\",\n  \"model\": \"%s\",\n  \"strategy\": \"%s\",\n",
-           TRAINSIM_VERSION, m->name, model, strategy);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "trainsim_version", TRAINSIM_VERSION);
+    cJSON_AddStringToObject(o, "platform", m->name);
+    cJSON_AddStringToObject(o, "model", model);
+    cJSON_AddStringToObject(o, "strategy", strategy);
     cJSON *info = wm ? wl_model_describe(wm) : NULL;
-    char *info_text = info ? cJSON_PrintUnformatted(info) : NULL;
-    if (info_text) /* the model's dimensions, architecture and parameter count */
-        printf("  \"model_info\": %s,\n", info_text);
-    free(info_text);
-    cJSON_Delete(info);
-    printf("  \"schedule\": \"%s\",\n  \"gpus\": %d,\n  \"gpu_model\": \"%s\",\n", s->meta.name, s->nranks, g->model);
-    printf("  \"iteration_time_s\": %.9g,\n", T);
-    printf("  \"samples_per_s\": %.9g,\n  \"tokens_per_s\": %.9g,\n", s->meta.samples_per_iteration / T,
-           s->meta.tokens_per_iteration / T);
-    printf("  \"tflops_per_gpu\": %.9g,\n  \"mfu\": %.9g,\n  \"peak_tflops_per_gpu\": %.9g,\n", tflops,
-           peak > 0 ? tflops / peak : 0, peak);
-    printf("  \"breakdown\": {\"compute_s\": %.9g, \"exposed_comm_s\": %.9g, \"bubble_s\": %.9g, \"comm_total_s\": %.9g, "
-           "\"comm_hidden_s\": %.9g},\n",
-           r->compute_s, r->exposed_comm_s, r->idle_s, r->comm_s, r->comm_s - r->exposed_comm_s);
-    printf("  \"peak_memory_bytes\": %.0f,\n  \"peak_memory_rank\": %d,\n  \"memory_capacity_bytes\": %.0f,\n",
-           r->peak_mem, r->peak_mem_rank, g->mem_capacity);
-    printf("  \"peak_memory_by_kind\": {");
-    for (int k = 0; k < SIM_MEM_KIND_COUNT; k++)
-        printf("%s\"%s\": %.0f", k ? ", " : "", sim_mem_kind_name(k), pr->peak_by_kind[k]);
-    printf("},\n  \"per_gpu\": [\n");
+    if (info) /* the model's dimensions, architecture and parameter count */
+        cJSON_AddItemToObject(o, "model_info", info);
+    cJSON_AddStringToObject(o, "schedule", s->meta.name);
+    add_num(o, "gpus", s->nranks);
+    cJSON_AddStringToObject(o, "gpu_model", g->model);
+    add_num(o, "iteration_time_s", T);
+    add_num(o, "samples_per_s", s->meta.samples_per_iteration * rate);
+    add_num(o, "tokens_per_s", s->meta.tokens_per_iteration * rate);
+    add_num(o, "tflops_per_gpu", tflops);
+    add_num(o, "mfu", peak > 0 ? tflops / peak : 0);
+    add_num(o, "peak_tflops_per_gpu", peak);
+    cJSON *b = cJSON_AddObjectToObject(o, "breakdown");
+    add_num(b, "compute_s", r->compute_s);
+    add_num(b, "exposed_comm_s", r->exposed_comm_s);
+    add_num(b, "bubble_s", r->idle_s);
+    add_num(b, "comm_total_s", r->comm_s);
+    add_num(b, "comm_hidden_s", r->comm_s - r->exposed_comm_s);
+    add_num(o, "peak_memory_bytes", r->peak_mem);
+    add_num(o, "peak_memory_rank", r->peak_mem_rank);
+    add_num(o, "memory_capacity_bytes", g->mem_capacity);
+    cJSON *k = cJSON_AddObjectToObject(o, "peak_memory_by_kind");
+    for (int i = 0; i < SIM_MEM_KIND_COUNT; i++)
+        add_num(k, sim_mem_kind_name(i), pr->peak_by_kind[i]);
+    cJSON *per = cJSON_AddArrayToObject(o, "per_gpu");
     for (int i = 0; i < r->nranks; i++) {
         const sim_rank_result *x = &r->rank[i];
-        printf("    {\"rank\": %d, \"compute_s\": %.9g, \"exposed_comm_s\": %.9g, \"bubble_s\": %.9g, \"comm_total_s\": %.9g, "
-               "\"peak_memory_bytes\": %.0f}%s\n",
-               i, x->compute_s, x->exposed_comm_s, x->idle_s, x->comm_s, x->peak_mem, i + 1 < r->nranks ? "," : "");
+        cJSON *e = cJSON_CreateObject();
+        add_num(e, "rank", i);
+        add_num(e, "compute_s", x->compute_s);
+        add_num(e, "exposed_comm_s", x->exposed_comm_s);
+        add_num(e, "bubble_s", x->idle_s);
+        add_num(e, "comm_total_s", x->comm_s);
+        add_num(e, "peak_memory_bytes", x->peak_mem);
+        cJSON_AddItemToArray(per, e);
     }
-    printf("  ],\n  \"operations\": %llu,\n  \"flows\": %llu\n}\n", (unsigned long long)r->ops,
-           (unsigned long long)r->flows);
+    add_num(o, "operations", (double)r->ops);
+    add_num(o, "flows", (double)r->flows);
+    char *t = cJSON_Print(o);
+    if (t)
+        puts(t);
+    free(t);
+    cJSON_Delete(o);
 }
 
 /* run --compare: the job once per value, side by side (workloads/compare.c) */
@@ -285,7 +315,7 @@ static int cmd_compare(const args *a, sim_machine *m)
     sim_err err = {{0}};
     wl_model model;
     if (a->schedule)
-        return sim_machine_free(m), fputs("trainsim: --compare varies a strategy key; it cannot use --schedule\n", stderr), 2;
+        return sim_machine_free(m), report(2, "--compare varies a strategy key; it cannot use --schedule");
     if (wl_model_load(a->model, &model, &err) < 0)
         return sim_machine_free(m), fail(err.msg);
     const char *text = a->strategy ? a->strategy : DEFAULT_STRATEGY;
@@ -352,8 +382,7 @@ static int cmd_run(const args *a, int only_schedule)
     int rc = 0;
     const char *save = only_schedule ? a->output : a->save_schedule;
     if (only_schedule && !save) {
-        fputs("trainsim: schedule: give the output file with -o FILE\n", stderr);
-        rc = 2;
+        rc = report(2, "schedule: give the output file with -o FILE");
     } else if (save && sim_sched_save(s, save, &err) < 0) {
         rc = fail(err.msg);
     } else if (!only_schedule) {
@@ -382,7 +411,7 @@ static int cmd_check(const args *a)
 {
     sim_err err = {{0}};
     if (!a->schedule)
-        return fputs("trainsim: check: give a schedule file\n", stderr), 2;
+        return report(2, "check: give a schedule file");
     sim_schedule *s = sim_sched_load(a->schedule, &err);
     if (!s || sim_sched_check(s, &err) < 0) {
         sim_sched_free(s);
@@ -400,17 +429,13 @@ static int cmd_platform(const args *a)
     sim_machine *m = plat_load(a->platform, &err);
     if (!m)
         return fail(err.msg);
-    FILE *f = a->output ? fopen(a->output, "w") : stdout;
-    if (!f) {
-        sim_machine_free(m);
-        fprintf(stderr, "trainsim: %s: cannot write\n", a->output);
-        return 1;
-    }
-    fputs(m->platform_xml, f);
-    if (f != stdout)
-        fclose(f);
+    int rc = 0;
+    if (a->output)
+        rc = sim_out_write(a->output, m->platform_xml, strlen(m->platform_xml), &err) < 0 ? fail(err.msg) : 0;
+    else
+        fputs(m->platform_xml, stdout);
     sim_machine_free(m);
-    return 0;
+    return rc;
 }
 
 static void print_models(void)
@@ -437,7 +462,7 @@ static void print_models(void)
     }
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "validate"))
         return val_cli_main(argc, argv);
@@ -454,7 +479,7 @@ int main(int argc, char **argv)
     args a;
     int rc = parse_args(argc, argv, &a);
     if (rc)
-        return rc;
+        return rc < 0 ? 0 : rc; /* -1: --help or --version done */
     if (!strcmp(a.cmd, "run"))
         return cmd_run(&a, 0);
     if (!strcmp(a.cmd, "schedule"))
@@ -468,7 +493,24 @@ int main(int argc, char **argv)
         print_models();
         return 0;
     }
-    fprintf(stderr, "trainsim: unknown command \"%s\"\n", a.cmd);
-    usage(stderr);
-    return 2;
+    if (!json_errors)
+        usage(stderr);
+    return report(2, "unknown command \"%s\"", a.cmd);
+}
+
+/* Exit codes: 0 success; 1 a failure (bad input, an impossible strategy, a
+ * failed simulation, an output that could not be written, stdout
+ * included); 2 a usage error. */
+int main(int argc, char **argv)
+{
+    sim_tmp_install_handlers();
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--json"))
+            sim_err_json(1);
+    sim_alloc_set_handler(oom);
+    int rc = dispatch(argc, argv);
+    sim_err err = {{0}};
+    if (sim_out_check_stdout(&err) < 0 && rc == 0)
+        rc = fail(err.msg);
+    return rc;
 }

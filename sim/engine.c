@@ -27,13 +27,18 @@
  *
  * This file owns the one SimGrid engine of the process: started by sim_run(),
  * or once by sim_preload() for every simulation forked afterwards. */
+#define _GNU_SOURCE /* memfd_create */
 #include "engine.h"
+#include "alloc.h"
 #include "fileio.h"
+#include "json.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,13 +49,19 @@
 #include <simgrid/engine.h>
 #include <simgrid/exec.h>
 #include <simgrid/host.h>
+#include <simgrid/link.h>
 #include <simgrid/mailbox.h>
 #include <simgrid/mutex.h>
+#include <xbt/dynar.h>
 
 #include "costmodel.h"
 #include "engine_internal.h"
 
-sim_engine E;
+#undef E
+static sim_engine engine_state;
+#define E engine_state
+
+sim_engine *sim_engine_state(void) { return &engine_state; }
 
 void sim_options_default(sim_options *o)
 {
@@ -74,12 +85,10 @@ static void ivl_add(sim_ivlist *l, double a, double b)
     }
     if (l->n == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 64;
-        l->v = realloc(l->v, l->cap * sizeof *l->v);
+        l->v = sim_xrealloc(l->v, l->cap, sizeof *l->v, "a GPU's busy intervals");
     }
     l->v[l->n++] = (sim_ivl){a, b};
 }
-
-void sim_engine_comm_interval(int rank, double a, double b) { ivl_add(&E.comm[rank], a, b); }
 
 static int cmp_ivl(const void *x, const void *y)
 {
@@ -128,14 +137,38 @@ static double ivl_overlap(const sim_ivlist *x, const sim_ivlist *y)
 
 /* ---- Chrome trace ----------------------------------------------------- */
 
+/* Names as quoted JSON strings, escaped once per string (a trace has
+ * millions of events but a few hundred names). */
+static const char *qname(int32_t id)
+{
+    return id >= 0 && (uint32_t)id < E.nqname ? E.qname[id] : "\"\"";
+}
+
+static const char *qlabel(uint32_t op)
+{
+    const sim_payload *p = sim_sched_payload_of(E.s, op);
+    if (p->name >= 0)
+        return qname(p->name);
+    static char buf[64]; /* the enum names need no escaping */
+    snprintf(buf, sizeof buf, "\"%s\"", sim_sched_op_label(E.s, op));
+    return buf;
+}
+
+static void quote_names(void)
+{
+    E.nqname = sim_sched_nstrings(E.s);
+    E.qname = sim_xcalloc(E.nqname + 1, sizeof *E.qname, "the trace's names");
+    for (uint32_t i = 0; i < E.nqname; i++)
+        E.qname[i] = sim_json_quote(sim_sched_strname(E.s, (int32_t)i));
+}
+
 static void trace_op(uint32_t op, double t0, double t1)
 {
     const sim_schedule *s = E.s;
     const sim_op *o = &s->ops[op];
     const sim_payload *p = &s->payloads[o->payload];
-    fprintf(E.trace, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"name\":\"%s\",\"cat\":\"%s\",\"args\":{",
-            s->streams[o->stream].rank, o->stream, t0 * 1e6, (t1 - t0) * 1e6, sim_sched_op_label(s, op),
-            sim_op_kind_name(p->kind));
+    fprintf(E.trace, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"name\":%s,\"cat\":\"%s\",\"args\":{",
+            s->streams[o->stream].rank, o->stream, t0 * 1e6, (t1 - t0) * 1e6, qlabel(op), sim_op_kind_name(p->kind));
     fprintf(E.trace, "\"op\":%u", op);
     if (o->layer >= 0)
         fprintf(E.trace, ",\"layer\":%d", o->layer);
@@ -151,8 +184,8 @@ static void trace_op(uint32_t op, double t0, double t1)
                 sim_cost_flops(p), sim_cost_bytes(p));
         break;
     case SIM_OP_COLLECTIVE:
-        fprintf(E.trace, ",\"collective\":\"%s\",\"comm\":\"%s\",\"bytes\":%lld", sim_coll_name(p->sub),
-                sim_sched_strname(s, s->comms[o->arg].name), (long long)p->bytes);
+        fprintf(E.trace, ",\"collective\":\"%s\",\"comm\":%s,\"bytes\":%lld", sim_coll_name(p->sub),
+                qname(s->comms[o->arg].name), (long long)p->bytes);
         break;
     case SIM_OP_SEND:
     case SIM_OP_RECV:
@@ -174,23 +207,40 @@ void sim_engine_trace_transfer(uint32_t stream, int dst_rank, double bytes, doub
             E.s->streams[stream].rank, SIM_TRACE_XFER_TID + stream, t0 * 1e6, (t1 - t0) * 1e6, dst_rank, bytes);
 }
 
+/* Writes a formatted text as a JSON string (escaped). */
+__attribute__((format(printf, 1, 2))) static void trace_str(const char *fmt, ...)
+{
+    char buf[2 * SIM_NAME_MAX + 64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    sim_json_fputs(E.trace, buf);
+}
+
 static void trace_header(void)
 {
     const sim_schedule *s = E.s;
-    fprintf(E.trace, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"trainsim %s\",\"schedule\":\"%s\",\"platform\":\"%s\"},\n\"traceEvents\":[\n",
-            TRAINSIM_VERSION, s->meta.name, E.m->name);
-    fprintf(E.trace, "{\"ph\":\"M\",\"pid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"rank 0 (%s)\"}}", E.m->host[0]);
-    for (int r = 1; r < s->nranks; r++)
-        fprintf(E.trace, ",\n{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"rank %d (%s)\"}}", r, r,
-                E.m->host[r]);
+    fprintf(E.trace, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"trainsim %s\",\"schedule\":", TRAINSIM_VERSION);
+    sim_json_fputs(E.trace, s->meta.name);
+    fputs(",\"platform\":", E.trace);
+    sim_json_fputs(E.trace, E.m->name);
+    fputs("},\n\"traceEvents\":[\n", E.trace);
+    for (int r = 0; r < s->nranks; r++) {
+        fprintf(E.trace, "%s{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":", r ? ",\n" : "", r);
+        trace_str("rank %d (%s)", r, E.m->host[r]);
+        fputs("}}", E.trace);
+    }
     for (uint32_t i = 0; i < s->nstreams; i++) {
         const char *nm = sim_sched_strname(s, s->streams[i].name);
-        fprintf(E.trace, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":\"%s\"}}",
-                s->streams[i].rank, i, nm);
+        fprintf(E.trace, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":%s}}",
+                s->streams[i].rank, i, qname(s->streams[i].name));
         fprintf(E.trace, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":%u}}",
                 s->streams[i].rank, i, i);
-        fprintf(E.trace, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":\"%s transfers\"}}",
-                s->streams[i].rank, SIM_TRACE_XFER_TID + i, nm);
+        fprintf(E.trace, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":",
+                s->streams[i].rank, SIM_TRACE_XFER_TID + i);
+        trace_str("%s transfers", nm);
+        fputs("}}", E.trace);
     }
 }
 
@@ -254,14 +304,37 @@ static void finish_op(uint32_t stream)
     }
 }
 
+/* Filled before the run for every kernel an op runs (kernel_times). */
 static double kernel_seconds(uint32_t op, int rank)
 {
-    uint32_t pl = E.s->ops[op].payload;
-    int model = E.m->gpu_model[rank];
-    double *slot = &E.kernel_s[(size_t)pl * (size_t)E.m->nmodels + (size_t)model];
-    if (*slot < 0)
-        *slot = sim_cost_kernel(&E.m->gpus[model], &E.s->payloads[pl]);
-    return *slot;
+    return E.kernel_s[(size_t)E.s->ops[op].payload * (size_t)E.m->nmodels + (size_t)E.m->gpu_model[rank]];
+}
+
+/* Every compute op's time on its GPU, once per (payload, GPU model); a time
+ * SimGrid's double clock cannot hold (beyond SIM_MAX_SECONDS) is an error
+ * naming the op, not a simulation that never ends. */
+static int kernel_times(sim_err *err)
+{
+    const sim_schedule *s = E.s;
+    size_t n = (size_t)s->npayloads * (size_t)E.m->nmodels;
+    E.kernel_s = sim_xcalloc(n + 1, sizeof *E.kernel_s, "the kernel times");
+    for (size_t i = 0; i < n; i++)
+        E.kernel_s[i] = -1;
+    for (uint32_t op = 0; op < s->nops; op++) {
+        const sim_payload *p = sim_sched_payload_of(s, op);
+        int model = E.m->gpu_model[sim_sched_rank_of(s, op)];
+        double *slot = &E.kernel_s[(size_t)s->ops[op].payload * (size_t)E.m->nmodels + (size_t)model];
+        if (p->kind != SIM_OP_COMPUTE || *slot >= 0)
+            continue;
+        *slot = sim_cost_kernel(&E.m->gpus[model], p);
+        if (!(*slot >= 0 && *slot <= SIM_MAX_SECONDS)) {
+            char d[320];
+            sim_sched_describe(s, op, d, sizeof d);
+            return sim_errf(err, "%s: the kernel takes %g s on a %s, more than the %g s a simulation can time", d,
+                            *slot, E.m->gpus[model].model, SIM_MAX_SECONDS);
+        }
+    }
+    return 0;
 }
 
 static int is_depended_on(uint32_t op) { return (E.depended[op >> 3] >> (op & 7)) & 1; }
@@ -287,8 +360,6 @@ static sg_mailbox_t p2p_mailbox(int src, int dst, int tag)
     return sg_mailbox_by_name(name);
 }
 
-static FILE *memlog; /* sim_options.memory_path */
-
 static void apply_memory(int rank, const sim_payload *p)
 {
     E.mem[rank] += (double)p->bytes;
@@ -307,13 +378,13 @@ static void apply_memory(int rank, const sim_payload *p)
             fprintf(E.trace, "%s\"%s\":%.6f", i ? "," : "", sim_mem_kind_name(i), k[i] / 1e9);
         fputs("}}", E.trace);
     }
-    if (memlog) {
-        const char *nm = p->name >= 0 ? sim_sched_strname(E.s, p->name) : "";
-        fprintf(memlog, "%.9f,%d,%s,%s,%lld,%.0f", simgrid_get_clock(), rank, sim_mem_kind_name(p->sub), nm ? nm : "",
-                (long long)p->bytes, E.mem[rank]);
+    if (E.memlog) {
+        fprintf(E.memlog, "%.9f,%d,%s,", simgrid_get_clock(), rank, sim_mem_kind_name(p->sub));
+        sim_csv_fputs(E.memlog, p->name >= 0 ? sim_sched_strname(E.s, p->name) : "");
+        fprintf(E.memlog, ",%lld,%.0f", (long long)p->bytes, E.mem[rank]);
         for (int i = 0; i < SIM_MEM_KIND_COUNT; i++)
-            fprintf(memlog, ",%.0f", k[i]);
-        fputc('\n', memlog);
+            fprintf(E.memlog, ",%.0f", k[i]);
+        fputc('\n', E.memlog);
     }
 }
 
@@ -361,7 +432,7 @@ static void stream_main(int argc, char **argv)
             ivl_add(&E.comm[rank], t0, simgrid_get_clock());
             break;
         case SIM_OP_SEND: {
-            send_note *note = malloc(sizeof *note);
+            send_note *note = sim_xmalloc(sizeof *note, "a message in flight");
             note->posted = t0;
             comm_begin(rank);
             double staged = fmin((double)p->bytes, SIM_STAGE_FIFO_BYTES);
@@ -397,17 +468,34 @@ static void stream_main(int argc, char **argv)
 
 /* ---- setup and results ------------------------------------------------- */
 
-static int write_platform(const sim_machine *m, char *path, size_t len, sim_err *err)
+/* The platform text as a file SimGrid can open: an anonymous memory file
+ * named by /proc/self/fd/N, so that nothing is on disk for a signal, an
+ * abort or a kill to leave behind; where memfd is missing, a temporary file
+ * in $TMPDIR registered for removal (outfile.h).  *fd is the memory file or
+ * -1, *slot the registry slot of the temporary file or -1. */
+static int write_platform(const sim_machine *m, char *path, size_t len, int *fd, int *slot, sim_err *err)
 {
-    snprintf(path, len, "/tmp/trainsim-platform-XXXXXX.xml");
-    int fd = mkstemps(path, 4);
-    if (fd < 0)
-        return sim_errf(err, "cannot create a temporary platform file in /tmp");
     size_t n = strlen(m->platform_xml);
-    int bad = sim_write_all(fd, m->platform_xml, n) != 0;
-    close(fd);
+    *slot = -1;
+    *fd = memfd_create("trainsim-platform.xml", MFD_CLOEXEC);
+    if (*fd >= 0) {
+        snprintf(path, len, "/proc/self/fd/%d", *fd);
+        if (access(path, R_OK) == 0 && sim_write_all(*fd, m->platform_xml, n) == 0)
+            return 0;
+        close(*fd);
+        *fd = -1;
+    }
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, len, "%s/trainsim-platform-XXXXXX.xml", dir && *dir ? dir : "/tmp");
+    int tfd = mkstemps(path, 4);
+    if (tfd < 0)
+        return sim_errf(err, "cannot create a temporary platform file (%s): %s", path, strerror(errno));
+    *slot = sim_tmp_register(path);
+    int bad = sim_write_all(tfd, m->platform_xml, n) != 0;
+    close(tfd);
     if (bad) {
         unlink(path);
+        sim_tmp_unregister(*slot);
         return sim_errf(err, "cannot write the temporary platform file %s", path);
     }
     return 0;
@@ -438,11 +526,12 @@ static int report_stuck(sim_err *err)
 }
 
 /* Starts SimGrid and loads the machine's platform: the fixed cost of a
- * simulation (a temporary file, SimGrid's options, the XML parse). */
+ * simulation (the platform file, SimGrid's options, the XML parse). */
 static int engine_start(const sim_machine *m, sim_err *err)
 {
-    char platform_path[64];
-    if (write_platform(m, platform_path, sizeof platform_path, err) < 0)
+    char platform_path[4200];
+    int fd, slot;
+    if (write_platform(m, platform_path, sizeof platform_path, &fd, &slot, err) < 0)
         return -1;
     /* CM02 without TCP artefacts gives bytes / bottleneck + latency exactly
      * (simgrid-notes.md); the fair-bottleneck solver shares a link evenly
@@ -455,6 +544,7 @@ static int engine_start(const sim_machine *m, sim_err *err)
                            "--cfg=network/solver:fairbottleneck",
                            "--cfg=contexts/stack-size:8192",
                            "--log=root.thres:critical",
+                           "--log=xbt_exception.thres:error", /* parse errors: SimGrid's last words */
                            "--log=root.app:stderr",
                            NULL};
     int argc = (int)(sizeof argv / sizeof argv[0]) - 1;
@@ -465,8 +555,195 @@ static int engine_start(const sim_machine *m, sim_err *err)
 #endif
     simgrid_init(&argc, argv);
     simgrid_load_platform(platform_path);
-    unlink(platform_path);
+    if (fd >= 0)
+        close(fd);
+    else
+        unlink(platform_path);
+    sim_tmp_unregister(slot);
     return 0;
+}
+
+/* ---- checking a platform as SimGrid sees it ---------------------------- */
+
+/* What the probe child found, in memory shared with the parent: which pair
+ * it was routing when it died, or the problem it reported. */
+typedef struct probe_state {
+    int stage;    /* 0 loading, 1 hosts and links, 2 routes, 3 done */
+    int a, b;     /* the ranks being routed */
+    char msg[1024];
+} probe_state;
+
+/* The routes between every pair of GPU hosts, from an actor: SimGrid seals
+ * its routing zones when the simulation starts, and asking for a route
+ * across zones before that fails inside SimGrid.  Beyond PROBE_ALL_PAIRS
+ * GPUs (a million route queries, ~3 s), each GPU is routed to and from the
+ * GPUs of its own node and rank 0. */
+#define PROBE_ALL_PAIRS 1024
+static struct {
+    const sim_machine *m;
+    sg_host_t *h;
+    probe_state *ps;
+} probe;
+
+static void probe_routes(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    const sim_machine *m = probe.m;
+    probe_state *ps = probe.ps;
+    xbt_dynar_t route = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    for (int a = 0; a < m->ngpus; a++)
+        for (int b = 0; b < m->ngpus; b++) {
+            if (probe.h[a] == probe.h[b] ||
+                (m->ngpus > PROBE_ALL_PAIRS && a && b && m->node[a] != m->node[b]))
+                continue;
+            ps->a = a, ps->b = b;
+            xbt_dynar_reset(route);
+            sg_host_get_route(probe.h[a], probe.h[b], route);
+            if (xbt_dynar_is_empty(route) && !(sg_host_get_route_latency(probe.h[a], probe.h[b]) > 0)) {
+                snprintf(ps->msg, sizeof ps->msg, "no route from host \"%s\" (rank %d) to host \"%s\" (rank %d)",
+                         m->host[a], a, m->host[b], b);
+                return;
+            }
+        }
+    xbt_dynar_free(&route);
+    ps->stage = 3;
+}
+
+static void probe_child(const sim_machine *m, int routes, probe_state *ps)
+{
+    sim_err e;
+    if (engine_start(m, &e) < 0) {
+        snprintf(ps->msg, sizeof ps->msg, "%.1000s", e.msg);
+        return;
+    }
+    ps->stage = 1;
+    sg_host_t *h = sim_xcalloc((size_t)m->ngpus, sizeof *h, "the platform's hosts");
+    for (int r = 0; r < m->ngpus; r++) {
+        if (!(h[r] = sg_host_by_name(m->host[r]))) {
+            snprintf(ps->msg, sizeof ps->msg, "no host named \"%s\" for rank %d", m->host[r], r);
+            return;
+        }
+        /* kernels run seconds x 1e9 flops (engine.c) */
+        if (sg_host_get_speed(h[r]) != 1e9) {
+            snprintf(ps->msg, sizeof ps->msg, "GPU host \"%s\": speed %g flop/s; GPU hosts need speed=\"1Gf\" "
+                     "(kernel times come from the cost model, not the host speed)", m->host[r],
+                     sg_host_get_speed(h[r]));
+            return;
+        }
+    }
+    /* SimGrid's solver fails ("The Impossible Did Happen") when transfer
+     * times leave the range its double clock resolves */
+    sg_link_t *links = sg_link_list();
+    for (size_t i = 0; i < sg_link_count(); i++) {
+        double bw = sg_link_get_bandwidth(links[i]), lat = sg_link_get_latency(links[i]);
+        if (!(bw >= 1e3 && bw <= 1e15) || !(lat >= 0 && lat <= 1)) {
+            snprintf(ps->msg, sizeof ps->msg, "link \"%s\": bandwidth %g B/s, latency %g s (expected a bandwidth in "
+                     "[1 kB/s, 1 PB/s] and a latency in [0, 1] s)", sg_link_get_name(links[i]), bw, lat);
+            free(links);
+            return;
+        }
+    }
+    free(links);
+    ps->stage = 2;
+    if (!routes) {
+        ps->stage = 3;
+        return;
+    }
+    probe.m = m, probe.h = h, probe.ps = ps;
+    sg_actor_create("probe", h[0], probe_routes, 0, NULL);
+    simgrid_run();
+}
+
+/* SimGrid's own message from what the child printed: the text after the
+ * first "CRITICAL] " or "ERROR] ", without the exception's type, with the
+ * memory file's name (engine_start) replaced by the platform's. */
+static void simgrid_message(const char *out, const char *name, char *msg, size_t n)
+{
+    const char *c = strstr(out, "CRITICAL] "), *e = strstr(out, "ERROR] ");
+    if (!c || (e && e < c))
+        c = e ? e + 7 : NULL;
+    else
+        c += 10;
+    if (!c) {
+        snprintf(msg, n, "SimGrid stopped without a message");
+        return;
+    }
+    if (!strncmp(c, "Uncaught exception ", 19)) {
+        const char *colon = strstr(c, ": ");
+        if (colon)
+            c = colon + 2;
+    }
+    size_t len = strcspn(c, "\n");
+    const char *fd = strstr(c, "/proc/self/fd/");
+    if (fd && fd < c + len) {
+        size_t skip = strspn(fd + 14, "0123456789");
+        snprintf(msg, n, "%.*s%s%.*s", (int)(fd - c), c, name, (int)(len - (size_t)(fd + 14 + skip - c)),
+                 fd + 14 + skip);
+    } else {
+        snprintf(msg, n, "%.*s", (int)(len < 400 ? len : 400), c);
+    }
+}
+
+int sim_platform_probe(const sim_machine *m, int routes, sim_err *err)
+{
+    probe_state *ps = mmap(NULL, sizeof *ps, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (ps == MAP_FAILED)
+        return sim_errf(err, "cannot map memory: %s", strerror(errno));
+    memset(ps, 0, sizeof *ps);
+    int out[2];
+    if (pipe(out) < 0) {
+        munmap(ps, sizeof *ps);
+        return sim_errf(err, "cannot create a pipe: %s", strerror(errno));
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(out[0]), close(out[1]), munmap(ps, sizeof *ps);
+        return sim_errf(err, "cannot fork: %s", strerror(errno));
+    }
+    if (pid == 0) { /* SimGrid's complaints go to the parent, which words the error */
+        close(out[0]);
+        dup2(out[1], 1);
+        dup2(out[1], 2);
+        probe_child(m, routes, ps);
+        fflush(NULL);
+        _exit(ps->stage == 3 ? 0 : 1);
+    }
+    close(out[1]);
+    char text[8192];
+    size_t len = 0;
+    for (;;) { /* to the end: the child may print more than the pipe holds */
+        char buf[4096];
+        ssize_t r = read(out[0], buf, sizeof buf);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        size_t k = (size_t)r < sizeof text - 1 - len ? (size_t)r : sizeof text - 1 - len;
+        memcpy(text + len, buf, k);
+        len += k;
+    }
+    text[len] = 0;
+    close(out[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    int rc = 0;
+    if (ps->stage != 3) {
+        char sg[512];
+        simgrid_message(text, m->name, sg, sizeof sg);
+        if (ps->msg[0])
+            rc = sim_errf(err, "platform \"%s\": %s", m->name, ps->msg);
+        else if (ps->stage == 2)
+            rc = sim_errf(err, "platform \"%s\": no usable route from host \"%s\" (rank %d) to host \"%s\" (rank %d): %s",
+                          m->name, m->host[ps->a], ps->a, m->host[ps->b], ps->b, sg);
+        else
+            rc = sim_errf(err, "platform \"%s\": SimGrid cannot load it: %s", m->name, sg);
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        rc = sim_errf(err, "platform \"%s\": the checking process failed", m->name);
+    }
+    munmap(ps, sizeof *ps);
+    return rc;
 }
 
 /* The platform text sim_preload() loaded, NULL when none: forked children
@@ -487,22 +764,9 @@ int sim_preload(const sim_machine *m, sim_err *err)
         return sim_errf(err, "out of memory");
     /* SimGrid exits on a platform it cannot load: try it in a child first,
      * so that the caller gets an error instead of dying */
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
+    if (sim_platform_probe(m, 0, err) < 0) {
         free(copy);
-        return sim_errf(err, "cannot fork: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        sim_err e;
-        _exit(engine_start(m, &e) < 0 ? 1 : 0);
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        free(copy);
-        return sim_errf(err, "platform \"%s\": SimGrid cannot load it", m->name);
+        return -1;
     }
     if (engine_start(m, err) < 0) {
         free(copy);
@@ -539,86 +803,98 @@ static int check_fold(const sim_schedule *s, const sim_options *o, sim_err *err)
     return 0;
 }
 
-int sim_run(const sim_schedule *s, const sim_machine *m, const sim_options *opt_in, sim_result *out, sim_err *err)
+/* Opens the trace and the memory timeline (outfile.h: written beside their
+ * targets, renamed into place when the run succeeds). */
+static int open_outputs(sim_err *err)
 {
-    memset(out, 0, sizeof *out);
-    if (used)
-        return sim_errf(err, "internal: one simulation per process (SimGrid keeps one engine)");
-    if (s->nranks > m->ngpus)
-        return sim_errf(err, "the schedule needs %d GPUs but the platform \"%s\" has %d", s->nranks, m->name,
-                        m->ngpus);
-    if (sim_sched_check(s, err) < 0 || (opt_in && check_fold(s, opt_in, err) < 0))
-        return -1;
-    used = 1;
-    double wall0 = now_wall();
-    memset(&E, 0, sizeof E);
-    E.s = s;
-    E.m = m;
-    sim_options_default(&E.opt);
-    if (opt_in)
-        E.opt = *opt_in;
-    E.res = out;
-
-    if (preloaded) {
-        if (strcmp(preloaded, m->platform_xml) != 0)
-            return sim_errf(err, "internal: the platform of \"%s\" differs from the one this process preloaded "
-                                 "(sim_preload: one platform per process)", m->name);
-    } else if (engine_start(m, err) < 0) {
-        return -1;
-    }
-
-    int nr = s->nranks;
-    out->nranks = nr;
-    out->rank = calloc((size_t)nr, sizeof *out->rank);
-    E.hosts = calloc((size_t)nr, sizeof *E.hosts);
-    for (int r = 0; r < nr; r++) {
-        E.hosts[r] = sg_host_by_name(m->host[r]);
-        if (!E.hosts[r]) {
-            sim_errf(err, "platform \"%s\": no host named \"%s\" for rank %d", m->name, m->host[r], r);
-            goto fail;
-        }
-    }
-    E.pos = calloc(s->nstreams, sizeof *E.pos);
-    E.has_waiters = calloc(s->nstreams, 1);
-    E.cond = calloc(s->nstreams, sizeof *E.cond);
-    for (uint32_t i = 0; i < s->nstreams; i++)
-        E.cond[i] = sg_cond_init();
-    E.mutex = sg_mutex_init();
-    E.depended = calloc(s->nops / 8 + 1, 1);
-    for (uint32_t i = 0; i < s->ndeps; i++)
-        E.depended[s->deps[i] >> 3] |= (uint8_t)(1u << (s->deps[i] & 7));
-    E.kernel_s = malloc(((size_t)s->npayloads * (size_t)m->nmodels + 1) * sizeof *E.kernel_s);
-    for (size_t i = 0; i < (size_t)s->npayloads * (size_t)m->nmodels; i++)
-        E.kernel_s[i] = -1;
-    E.compute = calloc((size_t)nr, sizeof *E.compute);
-    E.comm = calloc((size_t)nr, sizeof *E.comm);
-    E.mem = calloc((size_t)nr, sizeof *E.mem);
-    E.comm_busy = calloc((size_t)nr, sizeof *E.comm_busy);
-    E.kern_busy = calloc((size_t)nr, sizeof *E.kern_busy);
-    E.bg = calloc((size_t)nr, sizeof *E.bg);
-    E.mem_kind = calloc((size_t)nr * SIM_MEM_KIND_COUNT, sizeof *E.mem_kind);
-    if (sim_coll_setup(err) < 0 || sim_staging_setup(err) < 0)
-        goto fail;
     if (E.opt.trace_path) {
-        E.trace = fopen(E.opt.trace_path, "w");
-        if (!E.trace) {
-            sim_errf(err, "%s: cannot write the trace", E.opt.trace_path);
-            goto fail;
-        }
+        if (!(E.trace = sim_out_open(&E.trace_out, E.opt.trace_path, err)))
+            return -1;
+        quote_names();
         trace_header();
     }
     if (E.opt.memory_path) {
-        memlog = fopen(E.opt.memory_path, "w");
-        if (!memlog) {
-            sim_errf(err, "%s: cannot write the memory timeline", E.opt.memory_path);
-            goto fail;
-        }
-        fputs("time_s,rank,kind,what,delta_bytes,total_bytes", memlog);
+        if (!(E.memlog = sim_out_open(&E.memlog_out, E.opt.memory_path, err)))
+            return -1;
+        fputs("time_s,rank,kind,what,delta_bytes,total_bytes", E.memlog);
         for (int i = 0; i < SIM_MEM_KIND_COUNT; i++)
-            fprintf(memlog, ",%s_bytes", sim_mem_kind_name(i));
-        fputc('\n', memlog);
+            fprintf(E.memlog, ",%s_bytes", sim_mem_kind_name(i));
+        fputc('\n', E.memlog);
     }
+    return 0;
+}
 
+/* Commits both outputs (ok) or discards what was written (a failed run). */
+static int close_outputs(int ok, sim_err *err)
+{
+    int rc = 0;
+    if (E.trace) {
+        fputs("\n]}\n", E.trace);
+        if (ok && sim_out_commit(&E.trace_out, err) < 0)
+            rc = -1, ok = 0;
+    }
+    if (E.memlog && ok && sim_out_commit(&E.memlog_out, err) < 0)
+        rc = -1;
+    sim_out_discard(&E.trace_out); /* no-ops after a commit */
+    sim_out_discard(&E.memlog_out);
+    E.trace = E.memlog = NULL;
+    return rc;
+}
+
+/* Frees the run's state, whatever point setup reached (SimGrid owns the
+ * condition objects until exit). */
+static void engine_free(void)
+{
+    if (E.comms)
+        sim_coll_teardown();
+    sim_staging_teardown();
+    for (int r = 0; E.compute && r < E.s->nranks; r++)
+        free(E.compute[r].v);
+    for (int r = 0; E.comm && r < E.s->nranks; r++)
+        free(E.comm[r].v);
+    for (uint32_t i = 0; E.qname && i < E.nqname; i++)
+        free(E.qname[i]);
+    free(E.qname);
+    free(E.compute);
+    free(E.comm);
+    free(E.mem);
+    free(E.comm_busy);
+    free(E.kern_busy);
+    free(E.bg);
+    free(E.mem_kind);
+    free(E.kernel_s);
+    free(E.depended);
+    free(E.pos);
+    free(E.has_waiters);
+    free(E.cond);
+    free(E.hosts);
+}
+
+static int engine_setup(const sim_schedule *s, const sim_machine *m, sim_err *err)
+{
+    int nr = s->nranks;
+    E.hosts = sim_xcalloc((size_t)nr, sizeof *E.hosts, "the engine's hosts");
+    for (int r = 0; r < nr; r++)
+        if (!(E.hosts[r] = sg_host_by_name(m->host[r])))
+            return sim_errf(err, "platform \"%s\": no host named \"%s\" for rank %d", m->name, m->host[r], r);
+    E.pos = sim_xcalloc(s->nstreams, sizeof *E.pos, "the engine's streams");
+    E.has_waiters = sim_xcalloc(s->nstreams, 1, "the engine's streams");
+    E.cond = sim_xcalloc(s->nstreams, sizeof *E.cond, "the engine's streams");
+    for (uint32_t i = 0; i < s->nstreams; i++)
+        E.cond[i] = sg_cond_init();
+    E.mutex = sg_mutex_init();
+    E.depended = sim_xcalloc(s->nops / 8 + 1, 1, "the engine's dependency bits");
+    for (uint32_t i = 0; i < s->ndeps; i++)
+        E.depended[s->deps[i] >> 3] |= (uint8_t)(1u << (s->deps[i] & 7));
+    E.compute = sim_xcalloc((size_t)nr, sizeof *E.compute, "the engine's per-GPU state");
+    E.comm = sim_xcalloc((size_t)nr, sizeof *E.comm, "the engine's per-GPU state");
+    E.mem = sim_xcalloc((size_t)nr, sizeof *E.mem, "the engine's per-GPU state");
+    E.comm_busy = sim_xcalloc((size_t)nr, sizeof *E.comm_busy, "the engine's per-GPU state");
+    E.kern_busy = sim_xcalloc((size_t)nr, sizeof *E.kern_busy, "the engine's per-GPU state");
+    E.bg = sim_xcalloc((size_t)nr, sizeof *E.bg, "the engine's per-GPU state");
+    E.mem_kind = sim_xcalloc((size_t)nr * SIM_MEM_KIND_COUNT, sizeof *E.mem_kind, "the engine's per-GPU state");
+    if (sim_coll_setup(err) < 0 || sim_staging_setup(err) < 0 || open_outputs(err) < 0)
+        return -1;
     for (uint32_t i = 0; i < s->nstreams; i++) {
         if (s->streams[i].nops == 0)
             continue;
@@ -628,14 +904,13 @@ int sim_run(const sim_schedule *s, const sim_machine *m, const sim_options *opt_
         sg_actor_set_data(a, (void *)(uintptr_t)i);
         sg_actor_start(a, stream_main, 0, NULL);
     }
-    simgrid_run();
+    return 0;
+}
 
-    for (uint32_t st = 0; st < s->nstreams; st++)
-        if (E.pos[st] < s->streams[st].nops) {
-            report_stuck(err);
-            goto fail;
-        }
-
+/* The breakdown per rank and the means, from the busy intervals. */
+static void collect_results(const sim_schedule *s, sim_result *out)
+{
+    int nr = s->nranks;
     double T = simgrid_get_clock();
     out->iteration_s = T;
     for (int r = 0; r < nr; r++) {
@@ -658,44 +933,54 @@ int sim_run(const sim_schedule *s, const sim_machine *m, const sim_options *opt_
     out->ops = s->nops;
     out->flows = E.flows;
     out->execs = E.execs;
+}
+
+int sim_run(const sim_schedule *s, const sim_machine *m, const sim_options *opt_in, sim_result *out, sim_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (used)
+        return sim_errf(err, "internal: one simulation per process (SimGrid keeps one engine)");
+    if (s->nranks > m->ngpus)
+        return sim_errf(err, "the schedule needs %d GPUs but the platform \"%s\" has %d", s->nranks, m->name,
+                        m->ngpus);
+    if (sim_sched_check(s, err) < 0 || (opt_in && check_fold(s, opt_in, err) < 0))
+        return -1;
+    used = 1;
+    double wall0 = now_wall();
+    memset(&E, 0, sizeof E);
+    E.s = s;
+    E.m = m;
+    sim_options_default(&E.opt);
+    if (opt_in)
+        E.opt = *opt_in;
+    E.res = out;
+    out->nranks = s->nranks;
+    out->rank = sim_xcalloc((size_t)s->nranks, sizeof *out->rank, "the per-GPU results");
+    int rc = kernel_times(err);
+    if (rc == 0 && preloaded && strcmp(preloaded, m->platform_xml) != 0)
+        rc = sim_errf(err, "internal: the platform of \"%s\" differs from the one this process preloaded "
+                           "(sim_preload: one platform per process)", m->name);
+    else if (rc == 0 && !preloaded)
+        rc = engine_start(m, err);
+    if (rc == 0)
+        rc = engine_setup(s, m, err);
+    if (rc == 0) {
+        simgrid_run();
+        for (uint32_t st = 0; st < s->nstreams && rc == 0; st++)
+            if (E.pos[st] < s->streams[st].nops)
+                rc = report_stuck(err);
+    }
+    if (rc == 0)
+        collect_results(s, out);
+    if (close_outputs(rc == 0, err) < 0)
+        rc = -1;
+    engine_free();
+    if (rc < 0) {
+        sim_result_free(out);
+        return -1;
+    }
     out->wall_s = now_wall() - wall0;
-    if (E.trace) {
-        fputs("\n]}\n", E.trace);
-        fclose(E.trace);
-        E.trace = NULL;
-    }
-    if (memlog)
-        fclose(memlog);
-    memlog = NULL;
-    sim_coll_teardown();
-    sim_staging_teardown();
-    for (int r = 0; r < nr; r++) {
-        free(E.compute[r].v);
-        free(E.comm[r].v);
-    }
-    free(E.compute);
-    free(E.comm);
-    free(E.mem);
-    free(E.comm_busy);
-    free(E.kern_busy);
-    free(E.bg);
-    free(E.mem_kind);
-    free(E.kernel_s);
-    free(E.depended);
-    free(E.pos);
-    free(E.has_waiters);
-    free(E.cond); /* SimGrid owns the condition objects until exit */
-    free(E.hosts);
     return 0;
-fail:
-    sim_staging_teardown();
-    if (E.trace)
-        fclose(E.trace);
-    E.trace = NULL;
-    if (memlog)
-        fclose(memlog);
-    memlog = NULL;
-    return -1;
 }
 
 void sim_result_free(sim_result *r)

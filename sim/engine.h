@@ -101,4 +101,12 @@ int sim_run_isolated(const sim_schedule *s, const sim_machine *m, const sim_opti
  * Call it before any sim_run() of the process; calling it again with the
  * same platform does nothing.  Results are identical with or without it. */
 int sim_preload(const sim_machine *m, sim_err *err);
+
+/* Loads m's platform in a forked child and checks it as SimGrid sees it:
+ * the host of every rank exists, every link has a finite bandwidth > 0 and
+ * latency >= 0, and (with routes) every ordered pair of GPU hosts has a
+ * route.  SimGrid aborts on a platform it cannot use, often without a
+ * message; here the caller gets an error naming the problem (the host
+ * pair, the link, or SimGrid's own message) instead. */
+int sim_platform_probe(const sim_machine *m, int routes, sim_err *err);
 #endif

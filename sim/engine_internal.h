@@ -6,6 +6,7 @@
 #include <simgrid/forward.h>
 
 #include "engine.h"
+#include "outfile.h"
 
 #define SIM_TRACE_XFER_TID 1000000u
 
@@ -35,11 +36,18 @@ typedef struct sim_engine {
     struct sim_comm_rt *comms;
     int *comm_busy, *kern_busy; /* per rank: collectives/sends, compute kernels in flight */
     sg_exec_t *bg;          /* per rank: the interference load while communication is in flight */
-    FILE *trace;
+    FILE *trace, *memlog;   /* the Chrome trace and the memory CSV, or NULL */
+    sim_outfile trace_out, memlog_out;
+    char **qname;           /* per string id: the name as a quoted JSON string */
+    uint32_t nqname;
     uint64_t flows, execs;
 } sim_engine;
 
-extern sim_engine E;
+/* The engine's state is private to engine.c (a static there, reset by every
+ * sim_run); collectives.c reaches it through sim_engine_state(), spelled E
+ * so that its code reads as the engine's. */
+sim_engine *sim_engine_state(void);
+#define E (*sim_engine_state())
 
 int sim_coll_setup(sim_err *err);
 void sim_coll_teardown(void);

@@ -21,4 +21,12 @@ int sim_errf(sim_err *err, const char *fmt, ...) __attribute__((format(printf, 2
 /* Prefixes an existing message with more context ("file.json: " + msg). */
 int sim_err_prefix(sim_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* For the front ends (the cli.c files) only: prints an error for the user,
+ * "PROG: message" on stderr, or after sim_err_json(1) (--json) one JSON
+ * object {"error": message, "exit_code": code}, and returns code (1 a
+ * failure, 2 a usage error). */
+int sim_err_print(const char *prog, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void sim_err_json(int on);
+int sim_err_json_enabled(void);
+
 #endif

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "engine.h"
 #include "fileio.h"
 
@@ -47,7 +48,7 @@ int sim_run_isolated(const sim_schedule *s, const sim_machine *m, const sim_opti
     if (got && rc == 0) {
         got = sim_read_all(fds[0], out, sizeof *out) == 0;
         if (got) {
-            out->rank = calloc((size_t)out->nranks, sizeof *out->rank);
+            out->rank = sim_xcalloc((size_t)out->nranks, sizeof *out->rank, "the per-GPU results");
             got = sim_read_all(fds[0], out->rank, (size_t)out->nranks * sizeof *out->rank) == 0;
         }
     }

@@ -11,6 +11,10 @@
 
 #include <stddef.h>
 
+/* The most GPUs a platform or a schedule may have (a stated limit, checked
+ * by every reader before memory is spent). */
+#define SIM_MAX_GPUS 65536
+
 /* Element types.  TF32 means fp32 storage with TF32 tensor-core matmuls (the
  * PyTorch default on Ampere that the Oases benchmarks ran with). */
 typedef enum sim_dtype {

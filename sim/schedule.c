@@ -8,10 +8,11 @@
  * operations are named.  It runs in time linear in operations + dependencies. */
 #include "schedule.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "alloc.h"
 
 /* ---- growable arrays -------------------------------------------------- */
 
@@ -22,11 +23,7 @@ static void *grow(void *ptr, uint32_t *cap, uint32_t need, size_t elem)
     uint32_t c = *cap ? *cap : 16;
     while (c < need)
         c = c < 0x40000000u ? c * 2 : 0xffffffffu;
-    void *p = realloc(ptr, (size_t)c * elem);
-    if (!p) {
-        fprintf(stderr, "trainsim: out of host memory (%zu bytes)\n", (size_t)c * elem);
-        abort();
-    }
+    void *p = sim_xrealloc(ptr, c, elem, "the schedule");
     *cap = c;
     return p;
 }
@@ -52,9 +49,7 @@ static uint64_t hash_bytes(const void *data, size_t len)
 static void strtab_rehash(struct sim_strtab *t)
 {
     uint32_t hcap = t->hcap ? t->hcap * 2 : 64;
-    int32_t *h = malloc(hcap * sizeof *h);
-    if (!h)
-        abort();
+    int32_t *h = sim_xcalloc(hcap, sizeof *h, "the schedule's names");
     memset(h, 0xff, hcap * sizeof *h);
     for (uint32_t i = 0; i < t->n; i++) {
         uint32_t j = (uint32_t)hash_bytes(t->str[i], strlen(t->str[i])) & (hcap - 1);
@@ -81,7 +76,7 @@ int32_t sim_sched_str(sim_schedule *s, const char *str)
         j = (j + 1) & (t->hcap - 1);
     }
     t->str = grow(t->str, &t->cap, t->n + 1, sizeof *t->str);
-    t->str[t->n] = strdup(str);
+    t->str[t->n] = sim_xstrdup(str, "the schedule's names");
     t->hash[j] = (int32_t)t->n;
     return (int32_t)t->n++;
 }
@@ -91,14 +86,14 @@ const char *sim_sched_strname(const sim_schedule *s, int32_t id)
     return (id >= 0 && (uint32_t)id < s->strings->n) ? s->strings->str[id] : "";
 }
 
+uint32_t sim_sched_nstrings(const sim_schedule *s) { return s->strings->n; }
+
 /* ---- construction ----------------------------------------------------- */
 
 sim_schedule *sim_sched_new(int nranks)
 {
-    sim_schedule *s = calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
-    s->strings = calloc(1, sizeof *s->strings);
+    sim_schedule *s = sim_xcalloc(1, sizeof *s, "a schedule");
+    s->strings = sim_xcalloc(1, sizeof *s->strings, "a schedule");
     s->nranks = nranks;
     s->meta.dtype = SIM_DTYPE_FP32;
     return s;
@@ -146,7 +141,7 @@ int sim_sched_comm(sim_schedule *s, const char *name, const int *ranks, int n)
     sim_comm *c = &s->comms[s->ncomms];
     c->name = sim_sched_str(s, name);
     c->nranks = n;
-    c->ranks = malloc((size_t)(n > 0 ? n : 1) * sizeof *c->ranks);
+    c->ranks = sim_xcalloc((size_t)(n > 0 ? n : 1), sizeof *c->ranks, "a communicator");
     if (n > 0)
         memcpy(c->ranks, ranks, (size_t)n * sizeof *ranks);
     return s->ncomms++;
@@ -155,9 +150,7 @@ int sim_sched_comm(sim_schedule *s, const char *name, const int *ranks, int n)
 static void payload_rehash(sim_schedule *s)
 {
     uint32_t hcap = s->payload_hash_cap ? s->payload_hash_cap * 2 : 256;
-    uint32_t *h = malloc(hcap * sizeof *h);
-    if (!h)
-        abort();
+    uint32_t *h = sim_xcalloc(hcap, sizeof *h, "the schedule's payloads");
     memset(h, 0xff, hcap * sizeof *h);
     for (uint32_t i = 0; i < s->npayloads; i++) {
         uint32_t j = (uint32_t)hash_bytes(&s->payloads[i], sizeof(sim_payload)) & (hcap - 1);

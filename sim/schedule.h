@@ -26,6 +26,16 @@
 #include "error.h"
 #include "machine.h"
 
+/* Limits of a schedule, stated here and checked by the JSON reader before
+ * memory is spent (each refusal names the number and the limit). */
+#define SIM_MAX_OPS 2147483647u               /* operations, and dependencies, in one schedule */
+#define SIM_MAX_DEPS 65535                    /* dependencies of one operation (sim_op.ndeps) */
+#define SIM_NAME_MAX 1024                     /* bytes of an operation, stream or communicator name */
+#define SIM_MAX_DIM ((int64_t)1 << 31)        /* a GEMM or attention dimension */
+#define SIM_MAX_BYTES ((int64_t)1 << 50)      /* bytes moved, touched or allocated by one operation (1 PiB) */
+#define SIM_MAX_SECONDS 1e6                   /* a fixed kernel's duration: SimGrid's clock is a double */
+#define SIM_SCHED_READ_MAX ((size_t)8 << 30)  /* bytes of schedule JSON read (8 GiB) */
+
 typedef enum sim_op_kind {
     SIM_OP_COMPUTE,
     SIM_OP_COLLECTIVE,
@@ -184,6 +194,7 @@ void sim_sched_free(sim_schedule *s);
 /* Interns a string; returns its id.  sim_sched_strname() returns it back. */
 int32_t sim_sched_str(sim_schedule *s, const char *str);
 const char *sim_sched_strname(const sim_schedule *s, int32_t id);
+uint32_t sim_sched_nstrings(const sim_schedule *s); /* ids are 0 .. this - 1 */
 
 /* Returns the stream of that rank and name, creating it on first use. */
 int sim_sched_stream(sim_schedule *s, int rank, const char *name);

@@ -35,6 +35,7 @@
 #include <xbt/dynar.h>
 
 #include "engine_internal.h"
+#include "alloc.h"
 
 #define STAGE_MAX_PER_ROUTE 4
 
@@ -69,9 +70,7 @@ int sim_staging_setup(sim_err *err)
     nstages = 0;
     if (E.m->nstage <= 0)
         return 0;
-    stages = calloc((size_t)E.m->nstage, sizeof *stages);
-    if (!stages)
-        return sim_errf(err, "out of memory");
+    stages = sim_xcalloc((size_t)E.m->nstage, sizeof *stages, "the host-memory links");
     for (int i = 0; i < E.m->nstage; i++) {
         sg_link_t l = sg_link_by_name(E.m->stage[i].link);
         if (!l)
@@ -100,21 +99,16 @@ static route_slot *slot_of(uint64_t key)
     return &table[i];
 }
 
-static int grow(void)
+static void grow(void)
 {
     route_slot *old = table;
     size_t n = table_cap;
     table_cap = n ? 2 * n : 256;
-    table = calloc(table_cap, sizeof *table);
-    if (!table) {
-        table = old, table_cap = n;
-        return -1;
-    }
+    table = sim_xcalloc(table_cap, sizeof *table, "the routes through host memory");
     for (size_t i = 0; i < n; i++)
         if (old[i].key)
             *slot_of(old[i].key) = old[i];
     free(old);
-    return 0;
 }
 
 /* The staging memories on the route from rank a to rank b. */
@@ -126,8 +120,8 @@ static const route_slot *route_stages(int a, int b)
         if (s->key == key)
             return s;
     }
-    if (2 * (table_used + 1) > table_cap && grow() < 0)
-        return NULL;
+    if (2 * (table_used + 1) > table_cap)
+        grow();
     route_slot *s = slot_of(key);
     memset(s, 0, sizeof *s);
     s->key = key;

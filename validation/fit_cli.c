@@ -49,7 +49,7 @@ int val_fit_cli_main(int argc, char **argv)
     for (size_t i = 0; i < sizeof FITS / sizeof FITS[0]; i++) {
         int k = FITS[i](data, f + n, 512 - n, log, &err);
         if (k < 0) {
-            fprintf(stderr, "trainsim calibrate: %s\n", err.msg);
+            sim_err_print("trainsim calibrate", 1, "%s", err.msg);
             return 1;
         }
         n += k;

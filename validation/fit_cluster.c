@@ -14,16 +14,21 @@
 #include "fit.h"
 #include "platforms/platform.h"
 #include "sim/embedded.h"
+#include "sim/json.h"
 
 static cJSON *cluster_json(const char *name, sim_err *err)
 {
     char key[256];
     snprintf(key, sizeof key, "platforms/clusters/%s.json", name);
     const char *text = sim_embedded(key);
-    cJSON *root = text ? cJSON_Parse(text) : NULL;
-    if (!root || !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "node"))) {
+    if (!text) {
+        sim_errf(err, "%s: no built-in cluster of that name", key);
+        return NULL;
+    }
+    cJSON *root = sim_json_parse(text, key, err);
+    if (root && !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "node"))) {
         cJSON_Delete(root);
-        sim_errf(err, "%s: no built-in cluster with a node object", key);
+        sim_errf(err, "%s: no node object", key);
         return NULL;
     }
     return root;

@@ -31,6 +31,8 @@
 
 #include "g_e2e.h"
 #include "planner/plan.h"
+#include "sim/outfile.h"
+#include "sim/alloc.h"
 #include "platforms/platform.h"
 #include "val_groups.h"
 #include "val_sim.h"
@@ -403,9 +405,7 @@ static void choose(const val_ctx *ctx, prepared **ok, int n, double budget)
             ok[i]->chosen = 1;
         return;
     }
-    prepared **s = malloc(sizeof *s * (size_t)(n ? n : 1));
-    if (!s)
-        return;
+    prepared **s = sim_xcalloc((size_t)n, sizeof *s, "the end-to-end cases");
     memcpy(s, ok, sizeof *s * (size_t)n);
     qsort(s, (size_t)n, sizeof *s, by_cost);
     double used = 0;
@@ -448,17 +448,18 @@ static int add_case(val_set *out, const prepared *p, double T, const double part
     return 0;
 }
 
-/* One file of --emit: dir/row.ext holding text; -1 with err naming it. */
+/* One file of --emit: dir/row.ext holding text, written whole or not at
+ * all (sim/outfile.h); -1 with err naming it. */
 static int emit_file(const char *dir, const char *row, const char *ext, const char *text, sim_err *err)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s.%s", dir, row, ext);
-    FILE *f = fopen(path, "w");
+    sim_outfile out;
+    FILE *f = sim_out_open(&out, path, err);
     if (!f)
-        return sim_errf(err, "--emit: cannot write %s", path);
-    int bad = fputs(text, f) < 0;
-    bad |= fclose(f) != 0;
-    return bad ? sim_errf(err, "--emit: writing %s failed", path) : 0;
+        return sim_err_prefix(err, "--emit: ");
+    fputs(text, f);
+    return sim_out_commit(&out, err) < 0 ? sim_err_prefix(err, "--emit: ") : 0;
 }
 
 /* A row as `trainsim run` takes it: its cluster, its model and the command
@@ -494,12 +495,8 @@ static int run_family(const char *group, const val_ctx *ctx, val_set *out, sim_e
         val_csv_free(csv);
         return -1;
     }
-    prepared *p = calloc((size_t)(nrows ? nrows : 1), sizeof *p);
-    prepared **ok = calloc((size_t)(nrows ? nrows : 1), sizeof *ok);
-    if (!p || !ok) {
-        sim_errf(err, "out of memory");
-        goto done;
-    }
+    prepared *p = sim_xcalloc((size_t)nrows, sizeof *p, "the end-to-end cases");
+    prepared **ok = sim_xcalloc((size_t)nrows, sizeof *ok, "the end-to-end cases");
     for (int i = 0; i < nrows; i++) {
         int k = e2e_map_row(f, csv, i, &p[in].map, err);
         if (k < 0)

@@ -11,12 +11,16 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <malloc.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <zlib.h>
 
 #include "kineto.h"
+#include "sim/alloc.h"
+#include "sim/json.h"
 #include "sim/schedule.h"
 
 /* An aten op whose Input Dims give the work of the kernels it launches: a
@@ -52,6 +56,7 @@ struct val_kineto {
     val_kernel *k;
     char **names;     /* distinct kernel names, owned */
     int nnames, names_cap;
+    int *name_hash;   /* open addressing over names, -1 empty; capacity 2 x names_cap */
     int nsteps;
     double *step_us;
     char **step_name;
@@ -69,8 +74,20 @@ static char *read_gz(const char *path, sim_err *err)
     size_t cap = 1 << 20, len = 0;
     char *buf = malloc(cap);
     for (;;) {
+        if (len > VAL_KINETO_MAX_BYTES) { /* a gzip bomb stops here, not when memory runs out */
+            free(buf);
+            gzclose(f);
+            sim_errf(err, "%s: more than %zu MiB of trace text; trainsim reads traces up to that size", path,
+                     VAL_KINETO_MAX_BYTES >> 20);
+            return NULL;
+        }
+        if (!buf) {
+            gzclose(f);
+            sim_errf(err, "%s: out of memory reading the trace", path);
+            return NULL;
+        }
         if (cap - len < (1 << 16)) {
-            cap *= 2;
+            cap = cap * 2 < VAL_KINETO_MAX_BYTES + (2 << 16) ? cap * 2 : VAL_KINETO_MAX_BYTES + (2 << 16);
             char *b = realloc(buf, cap);
             if (!b) {
                 free(buf);
@@ -128,6 +145,46 @@ static double num(const cJSON *o, const char *key, double dflt)
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsNumber(v) ? v->valuedouble : dflt;
 }
+
+/* Where the reader is, for messages about a value out of range. */
+typedef struct rd {
+    const char *src;
+    sim_err *err;
+    int ev;  /* index in traceEvents */
+    int bad; /* an error is set */
+} rd;
+
+/* An integer field in [lo, hi]: absent or not a number gives dflt; a
+ * fraction or a value out of range is an error (never a wrapped cast). */
+static int64_t ival(rd *R, const cJSON *o, const char *where, const char *key, int64_t dflt, int64_t lo, int64_t hi)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(v))
+        return dflt;
+    double x = v->valuedouble;
+    if (x == floor(x) && x >= (double)lo && x <= (double)hi)
+        return (int64_t)x;
+    if (!R->bad)
+        sim_errf(R->err, "%s: traceEvents[%d].%s%s: %.17g is not an integer in %lld..%lld", R->src, R->ev, where, key,
+                 x, (long long)lo, (long long)hi);
+    R->bad = 1;
+    return dflt;
+}
+
+/* A byte count from elements x bytes each, at most SIM_MAX_BYTES. */
+static int64_t bytes_of(rd *R, double elems, int each, const char *what)
+{
+    double b = elems * each;
+    if (b >= 0 && b <= (double)SIM_MAX_BYTES)
+        return (int64_t)b;
+    if (!R->bad)
+        sim_errf(R->err, "%s: traceEvents[%d]: %s of %.17g bytes (at most %lld)", R->src, R->ev, what, b,
+                 (long long)SIM_MAX_BYTES);
+    R->bad = 1;
+    return 0;
+}
+
+#define ID_MAX ((int64_t)1 << 53) /* integers a double holds exactly */
 
 static const char *str(const cJSON *o, const char *key)
 {
@@ -214,8 +271,10 @@ static void nccl_from_name(val_kernel *k)
              contains(n, "_LL128_") ? "LL128" : contains(n, "_LL_") ? "LL" : contains(n, "_SIMPLE_") ? "SIMPLE" : "");
 }
 
-/* Shape of a GEMM op from its Input Dims; 0 if not a recognised shape. */
-static int gemm_shape(const char *op, const cJSON *args, gemm_op *g)
+/* Shape of a GEMM op from its Input Dims; 0 if not a recognised shape (a
+ * dimension of 0 or less), an error for a dimension that is not an integer
+ * up to SIM_MAX_DIM. */
+static int gemm_shape(rd *R, const char *op, const cJSON *args, gemm_op *g)
 {
     const cJSON *dims = cJSON_GetObjectItemCaseSensitive(args, "Input Dims");
     const cJSON *types = cJSON_GetObjectItemCaseSensitive(args, "Input type");
@@ -243,6 +302,14 @@ static int gemm_shape(const char *op, const cJSON *args, gemm_op *g)
             return 0;
         v[0][i] = x->valuedouble;
         v[1][i] = y->valuedouble;
+        for (int k = 0; k < 2; k++)
+            if (v[k][i] != floor(v[k][i]) || v[k][i] > (double)SIM_MAX_DIM) {
+                if (!R->bad)
+                    sim_errf(R->err, "%s: traceEvents[%d].args.Input Dims: %s: dimension %.17g is not an integer "
+                             "in 1..%lld", R->src, R->ev, op, v[k][i], (long long)SIM_MAX_DIM);
+                R->bad = 1;
+                return 0;
+            }
     }
     int o = batched ? 1 : 0;
     if (v[0][o + 1] != v[1][o]) /* inner dimensions must agree */
@@ -298,7 +365,7 @@ static const struct {
 /* Bytes a pointwise op moves, from its Input Dims and types; 0 if it is not
  * in the table, records no shapes, or broadcasts (a tensor argument whose
  * shape differs from the output's is not a stream). */
-static int pointwise_shape(const char *op, const cJSON *args, gemm_op *g)
+static int pointwise_shape(rd *R, const char *op, const cJSON *args, gemm_op *g)
 {
     int arity = -2;
     for (size_t i = 0; i < sizeof POINTWISE / sizeof POINTWISE[0]; i++)
@@ -332,14 +399,14 @@ static int pointwise_shape(const char *op, const cJSON *args, gemm_op *g)
     }
     if (!out_size || (arity == -1 && read <= 0))
         return 0;
-    g->ebytes = (int64_t)(read + numel * out_size);
-    g->enumel = (int64_t)numel;
-    return 1;
+    g->ebytes = bytes_of(R, read + numel * out_size, 1, op); /* numel <= ebytes: it fits too */
+    g->enumel = g->ebytes ? (int64_t)numel : 0;
+    return g->ebytes > 0;
 }
 
 /* Size of a c10d collective from its Input Dims; 0 if it does not say
  * (TensorList arguments record no shapes). */
-static int comm_shape(const char *op, const cJSON *args, comm_op *c)
+static int comm_shape(rd *R, const char *op, const cJSON *args, comm_op *c)
 {
     const cJSON *dims = cJSON_GetObjectItemCaseSensitive(args, "Input Dims");
     const cJSON *types = cJSON_GetObjectItemCaseSensitive(args, "Input type");
@@ -352,18 +419,18 @@ static int comm_shape(const char *op, const cJSON *args, comm_op *c)
     c->group = 0;
     if (!strcmp(op, "c10d::allreduce_") && b0 && e0 > 0) {
         c->coll = SIM_COLL_ALLREDUCE;
-        c->bytes = (int64_t)(e0 * b0);
+        c->bytes = bytes_of(R, e0, b0, op);
     } else if (!strcmp(op, "c10d::alltoall_base_") && b1 && e1 > 0) { /* (output, input, ...) */
         c->coll = SIM_COLL_ALLTOALL;
-        c->bytes = (int64_t)(e1 * b1);
+        c->bytes = bytes_of(R, e1, b1, op);
     } else if (!strcmp(op, "c10d::_allgather_base_") && b0 && e0 > 0 && e1 > 0) { /* (output, input) */
         c->coll = SIM_COLL_ALLGATHER;
-        c->bytes = (int64_t)(e0 * b0);
-        c->group = (int)(e0 / e1 + 0.5);
+        c->bytes = bytes_of(R, e0, b0, op);
+        c->group = e0 / e1 < SIM_MAX_GPUS ? (int)(e0 / e1 + 0.5) : 0; /* 0: not implied */
     } else if (!strcmp(op, "c10d::_reduce_scatter_base_") && b1 && e0 > 0 && e1 > 0) { /* (output, input) */
         c->coll = SIM_COLL_REDUCESCATTER;
-        c->bytes = (int64_t)(e1 * b1);
-        c->group = (int)(e1 / e0 + 0.5);
+        c->bytes = bytes_of(R, e1, b1, op);
+        c->group = e1 / e0 < SIM_MAX_GPUS ? (int)(e1 / e0 + 0.5) : 0;
     } else {
         return 0;
     }
@@ -423,21 +490,43 @@ static int cmp_kernel_ts(const void *x, const void *y)
     const val_kernel *a = x, *b = y;
     if (a->ts_us != b->ts_us)
         return a->ts_us < b->ts_us ? -1 : 1;
-    return a->stream - b->stream;
+    return (a->stream > b->stream) - (a->stream < b->stream); /* a difference could overflow */
 }
 
+static uint32_t hash_str(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* Kernel names repeat thousands of times: one copy each, found by hash (a
+ * trace with 100 k distinct names took 20.7 s by linear scan). */
 static const char *intern(val_kineto *t, const char *s)
 {
-    /* kernel names repeat thousands of times; a linear scan over the few
-     * hundred distinct ones from the most recent is fast enough */
-    for (int i = t->nnames - 1; i >= 0; i--)
-        if (!strcmp(t->names[i], s))
-            return t->names[i];
+    uint32_t mask = (uint32_t)(2 * t->names_cap - 1), j = hash_str(s) & mask;
+    for (; t->names_cap && t->name_hash[j] >= 0; j = (j + 1) & mask)
+        if (!strcmp(t->names[t->name_hash[j]], s))
+            return t->names[t->name_hash[j]];
     if (t->nnames == t->names_cap) {
         t->names_cap = t->names_cap ? 2 * t->names_cap : 64;
-        t->names = realloc(t->names, (size_t)t->names_cap * sizeof *t->names);
+        t->names = sim_xrealloc(t->names, (size_t)t->names_cap, sizeof *t->names, "the trace's kernel names");
+        free(t->name_hash);
+        t->name_hash = sim_xcalloc(2 * (size_t)t->names_cap, sizeof *t->name_hash, "the trace's kernel names");
+        mask = (uint32_t)(2 * t->names_cap - 1);
+        memset(t->name_hash, 0xff, 2 * (size_t)t->names_cap * sizeof *t->name_hash);
+        for (int i = 0; i < t->nnames; i++) {
+            uint32_t k = hash_str(t->names[i]) & mask;
+            while (t->name_hash[k] >= 0)
+                k = (k + 1) & mask;
+            t->name_hash[k] = i;
+        }
+        for (j = hash_str(s) & mask; t->name_hash[j] >= 0; j = (j + 1) & mask)
+            ;
     }
-    return t->names[t->nnames++] = strdup(s);
+    t->name_hash[j] = t->nnames;
+    return t->names[t->nnames++] = sim_xstrdup(s, "the trace's kernel names");
 }
 
 /* The GEMM op on (pid, tid) whose interval holds time ts, or -1. */
@@ -463,191 +552,235 @@ static int find_op(const gemm_op *ops, int nops, int64_t pid, int64_t tid, doubl
     return -1;
 }
 
-val_kineto *val_kineto_load(const char *path, sim_err *err)
-{
-    char *text = read_gz(path, err);
-    if (!text)
-        return NULL;
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 0);
-    if (!root) {
-        size_t off = end ? (size_t)(end - text) : 0;
-        sim_errf(err, "%s: not valid JSON (parse error near byte %zu): expected a PyTorch-profiler Chrome trace",
-                 path, off);
-        free(text);
-        return NULL;
-    }
-    free(text);
-    const cJSON *events = cJSON_IsArray(root) ? root : cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
-    if (!cJSON_IsArray(events)) {
-        cJSON_Delete(root);
-        sim_errf(err, "%s: no \"traceEvents\" array: expected a PyTorch-profiler (Kineto) Chrome trace", path);
-        return NULL;
-    }
-    val_kineto *t = calloc(1, sizeof *t);
-    t->path = strdup(path);
-    t->rank = -1;
-    const cJSON *dp = cJSON_GetObjectItemCaseSensitive(root, "deviceProperties");
-    if (cJSON_IsArray(dp) && str(cJSON_GetArrayItem(dp, 0), "name"))
-        snprintf(t->device, sizeof t->device, "%s", str(cJSON_GetArrayItem(dp, 0), "name"));
-    const cJSON *di = cJSON_GetObjectItemCaseSensitive(root, "distributedInfo");
-    if (cJSON_IsObject(di)) {
-        t->rank = (int)num(di, "rank", -1);
-        t->world = (int)num(di, "world_size", 0);
-    }
+/* The ops, launches and steps of pass 1. */
+typedef struct pass1 {
+    gemm_op *ops;
+    comm_op *comms;
+    launch *ls;
+    int nops, ops_cap, ncomm, comm_cap, nl, l_cap, steps_cap;
+} pass1;
 
-    /* pass 1: GEMM ops with shapes, kernel launches, steps */
-    int nops = 0, ops_cap = 0, nl = 0, l_cap = 0, steps_cap = 0, ncomm = 0, comm_cap = 0;
-    gemm_op *ops = NULL;
-    comm_op *comms = NULL;
-    launch *ls = NULL;
-    for (const cJSON *e = events->child; e; e = e->next) {
+/* p with room for element n (capacity doubled as needed). */
+static void *grow(void *p, int *cap, int n, size_t elem, const char *what)
+{
+    if (n < *cap)
+        return p;
+    *cap = *cap ? 2 * *cap : 256;
+    return sim_xrealloc(p, (size_t)*cap, elem, what);
+}
+
+/* The thread and the time interval of a CPU event. */
+static void span_of(rd *R, const cJSON *e, int64_t *pid, int64_t *tid, double *ts, double *end)
+{
+    *pid = ival(R, e, "", "pid", 0, -ID_MAX, ID_MAX);
+    *tid = ival(R, e, "", "tid", 0, -ID_MAX, ID_MAX);
+    *ts = num(e, "ts", 0);
+    *end = *ts + num(e, "dur", 0);
+}
+
+static void cpu_op(rd *R, pass1 *P, const cJSON *e, const char *name, const cJSON *args)
+{
+    gemm_op g;
+    comm_op c;
+    memset(&g, 0, sizeof g);
+    if (!strncmp(name, "aten::", 6) && (gemm_shape(R, name, args, &g) || pointwise_shape(R, name, args, &g))) {
+        P->ops = grow(P->ops, &P->ops_cap, P->nops, sizeof *P->ops, "the trace's GEMM ops");
+        span_of(R, e, &g.pid, &g.tid, &g.ts, &g.end);
+        P->ops[P->nops++] = g;
+    }
+    if (!strncmp(name, "c10d::", 6) && comm_shape(R, name, args, &c)) {
+        P->comms = grow(P->comms, &P->comm_cap, P->ncomm, sizeof *P->comms, "the trace's c10d ops");
+        span_of(R, e, &c.pid, &c.tid, &c.ts, &c.end);
+        P->comms[P->ncomm++] = c;
+    }
+}
+
+/* Pass 1: GEMM and c10d ops with shapes, kernel launches, steps. */
+static void first_pass(rd *R, val_kineto *t, const cJSON *events, pass1 *P)
+{
+    R->ev = 0;
+    for (const cJSON *e = events->child; e && !R->bad; e = e->next, R->ev++) {
         const char *cat = str(e, "cat"), *name = str(e, "name");
         if (!cat || !name)
             continue;
         const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
         if (!strcmp(cat, "cpu_op") || !strcmp(cat, "operator")) {
-            gemm_op g;
-            memset(&g, 0, sizeof g);
-            if (!strncmp(name, "aten::", 6) && (gemm_shape(name, args, &g) || pointwise_shape(name, args, &g))) {
-                if (nops == ops_cap) {
-                    ops_cap = ops_cap ? 2 * ops_cap : 256;
-                    ops = realloc(ops, (size_t)ops_cap * sizeof *ops);
-                }
-                g.pid = (int64_t)num(e, "pid", 0);
-                g.tid = (int64_t)num(e, "tid", 0);
-                g.ts = num(e, "ts", 0);
-                g.end = g.ts + num(e, "dur", 0);
-                ops[nops++] = g;
-            }
-            comm_op c;
-            if (!strncmp(name, "c10d::", 6) && comm_shape(name, args, &c)) {
-                if (ncomm == comm_cap) {
-                    comm_cap = comm_cap ? 2 * comm_cap : 64;
-                    comms = realloc(comms, (size_t)comm_cap * sizeof *comms);
-                }
-                c.pid = (int64_t)num(e, "pid", 0);
-                c.tid = (int64_t)num(e, "tid", 0);
-                c.ts = num(e, "ts", 0);
-                c.end = c.ts + num(e, "dur", 0);
-                comms[ncomm++] = c;
-            }
+            cpu_op(R, P, e, name, args);
         } else if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "Runtime")) {
-            double corr = num(args, "correlation", -1);
+            int64_t corr = ival(R, args, "args.", "correlation", -1, -1, ID_MAX);
             if (corr >= 0) {
-                if (nl == l_cap) {
-                    l_cap = l_cap ? 2 * l_cap : 1024;
-                    ls = realloc(ls, (size_t)l_cap * sizeof *ls);
-                }
-                double ts = num(e, "ts", 0);
-                ls[nl++] = (launch){(int64_t)corr, (int64_t)num(e, "pid", 0), (int64_t)num(e, "tid", 0), ts,
-                                    ts + num(e, "dur", 0)};
+                P->ls = grow(P->ls, &P->l_cap, P->nl, sizeof *P->ls, "the trace's launches");
+                launch *l = &P->ls[P->nl++];
+                l->corr = corr;
+                span_of(R, e, &l->pid, &l->tid, &l->ts, &l->end);
             }
         }
         if (!strncmp(name, "ProfilerStep#", 13) && num(e, "dur", -1) >= 0 && strcmp(cat, "gpu_user_annotation")) {
-            if (t->nsteps == steps_cap) {
-                steps_cap = steps_cap ? 2 * steps_cap : 16;
-                t->step_us = realloc(t->step_us, (size_t)steps_cap * sizeof *t->step_us);
-                t->step_name = realloc(t->step_name, (size_t)steps_cap * sizeof *t->step_name);
+            if (t->nsteps == P->steps_cap) {
+                P->steps_cap = P->steps_cap ? 2 * P->steps_cap : 16;
+                t->step_us = sim_xrealloc(t->step_us, (size_t)P->steps_cap, sizeof *t->step_us, "the trace's steps");
+                t->step_name = sim_xrealloc(t->step_name, (size_t)P->steps_cap, sizeof *t->step_name,
+                                            "the trace's steps");
             }
             t->step_us[t->nsteps] = num(e, "dur", 0);
-            t->step_name[t->nsteps++] = strdup(name);
+            t->step_name[t->nsteps++] = sim_xstrdup(name, "the trace's steps");
         }
     }
-    if (nops)
-        qsort(ops, (size_t)nops, sizeof *ops, cmp_gemm_op);
-    if (nl)
-        qsort(ls, (size_t)nl, sizeof *ls, cmp_launch);
-    if (ncomm)
-        qsort(comms, (size_t)ncomm, sizeof *comms, cmp_comm_op);
+    if (P->nops > 1)
+        qsort(P->ops, (size_t)P->nops, sizeof *P->ops, cmp_gemm_op);
+    if (P->nl > 1)
+        qsort(P->ls, (size_t)P->nl, sizeof *P->ls, cmp_launch);
+    if (P->ncomm > 1)
+        qsort(P->comms, (size_t)P->ncomm, sizeof *P->comms, cmp_comm_op);
+}
 
-    /* pass 2: kernels */
-    for (const cJSON *e = events->child; e; e = e->next) {
+static const launch *find_launch(rd *R, const pass1 *P, const cJSON *args)
+{
+    launch key = {ival(R, args, "args.", "correlation", -1, -1, ID_MAX), 0, 0, 0, 0};
+    return key.corr >= 0 && P->nl ? bsearch(&key, P->ls, (size_t)P->nl, sizeof *P->ls, cmp_launch) : NULL;
+}
+
+static void nccl_kernel(rd *R, val_kineto *t, const pass1 *P, const launch *l, val_kernel *k, const cJSON *args)
+{
+    k->cls = VAL_K_NCCL;
+    nccl_from_name(k);
+    const char *cname = str(args, "Collective name");
+    if (cname) {
+        k->coll = coll_of(cname);
+        int eb = dtype_bytes(str(args, "dtype"));
+        int64_t in = ival(R, args, "args.", "In msg nelems", 0, 0, ID_MAX);
+        int64_t out = ival(R, args, "args.", "Out msg nelems", 0, 0, ID_MAX);
+        /* sim/schedule.h: all-gather counts the gathered output, the others the input */
+        k->bytes = bytes_of(R, (double)(k->coll == SIM_COLL_ALLGATHER ? out : in), eb, "a collective");
+        k->group_size = (int)ival(R, args, "args.", "Group size", 0, 0, SIM_MAX_GPUS);
+    } else if (P->ncomm) {
+        int ci = l ? find_comm(P->comms, P->ncomm, l->pid, l->tid, l->ts) : -1;
+        if (ci >= 0) {
+            k->coll = P->comms[ci].coll;
+            k->bytes = P->comms[ci].bytes;
+            k->nccl_from_op = 1;
+            k->group_size = P->comms[ci].group > 0 ? P->comms[ci].group : t->world;
+            k->group_is_world = P->comms[ci].group <= 0;
+        }
+    }
+}
+
+static void gemm_kernel(const pass1 *P, const launch *l, val_kernel *k, const char *name)
+{
+    k->cls = VAL_K_GEMM;
+    int oi = l ? find_op(P->ops, P->nops, l->pid, l->tid, l->ts) : -1;
+    if (oi < 0 || P->ops[oi].ebytes)
+        return;
+    const gemm_op *g = &P->ops[oi];
+    k->has_shape = 1;
+    k->m = g->m;
+    k->n = g->n;
+    k->k = g->k;
+    k->batch = g->batch;
+    k->op = g->name;
+    k->op_index = oi;
+    k->dtype = (sim_dtype)g->dtype;
+    /* fp32 inputs on tensor cores are TF32 (PyTorch's allow_tf32, Ampere+) */
+    if (k->dtype == SIM_DTYPE_FP32 && (contains(name, "tensorop_s") || contains(name, "s1688") ||
+                                       contains(name, "s16816") || contains(name, "tf32")))
+        k->dtype = SIM_DTYPE_TF32;
+}
+
+/* An element-wise kernel launched by a pointwise op of the table. */
+static void elementwise_kernel(const pass1 *P, const launch *l, val_kernel *k, const char *name)
+{
+    int oi = l ? find_op(P->ops, P->nops, l->pid, l->tid, l->ts) : -1;
+    if (oi < 0 || !P->ops[oi].ebytes)
+        return;
+    k->op = P->ops[oi].name;
+    k->op_index = oi;
+    k->elem_bytes = P->ops[oi].ebytes;
+    k->elem_numel = P->ops[oi].enumel;
+    k->elem_vectorized = contains(name, "vectorized_elementwise_kernel");
+}
+
+/* Pass 2: the kernels. */
+static void second_pass(rd *R, val_kineto *t, const cJSON *events, const pass1 *P)
+{
+    R->ev = 0;
+    for (const cJSON *e = events->child; e && !R->bad; e = e->next, R->ev++) {
         const char *cat = str(e, "cat"), *name = str(e, "name");
         if (!cat || !name || (strcmp(cat, "kernel") && strcmp(cat, "Kernel")))
             continue;
         const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
-        if (t->n == t->cap) {
-            t->cap = t->cap ? 2 * t->cap : 1024;
-            t->k = realloc(t->k, (size_t)t->cap * sizeof *t->k);
-        }
+        t->k = grow(t->k, &t->cap, t->n, sizeof *t->k, "the trace's kernels");
         val_kernel *k = &t->k[t->n++];
         memset(k, 0, sizeof *k);
         k->name = intern(t, name);
         k->ts_us = num(e, "ts", 0);
         k->dur_us = num(e, "dur", 0);
-        k->stream = (int)num(args, "stream", num(e, "tid", 0));
+        k->stream = (int)ival(R, args, "args.", "stream", ival(R, e, "", "tid", 0, INT32_MIN, INT32_MAX), INT32_MIN,
+                              INT32_MAX);
         k->coll = -1;
         k->op_index = -1;
-        k->launch_end_us = -1;
-        const launch *l = NULL;
-        if (nl) {
-            launch key = {(int64_t)num(args, "correlation", -1), 0, 0, 0, 0};
-            l = key.corr >= 0 ? bsearch(&key, ls, (size_t)nl, sizeof *ls, cmp_launch) : NULL;
-            if (l)
-                k->launch_end_us = l->end;
-        }
-        if (!strncmp(name, "ncclKernel", 10) || !strncmp(name, "ncclDevKernel", 13)) {
-            k->cls = VAL_K_NCCL;
-            nccl_from_name(k);
-            const char *cname = str(args, "Collective name");
-            if (cname) {
-                k->coll = coll_of(cname);
-                int eb = dtype_bytes(str(args, "dtype"));
-                double in = num(args, "In msg nelems", 0), out = num(args, "Out msg nelems", 0);
-                /* sim/schedule.h: all-gather counts the gathered output, the others the input */
-                double elems = k->coll == SIM_COLL_ALLGATHER ? out : in;
-                k->bytes = (int64_t)(elems * eb);
-                k->group_size = (int)num(args, "Group size", 0);
-            } else if (ncomm) {
-                int ci = l ? find_comm(comms, ncomm, l->pid, l->tid, l->ts) : -1;
-                if (ci >= 0) {
-                    k->coll = comms[ci].coll;
-                    k->bytes = comms[ci].bytes;
-                    k->nccl_from_op = 1;
-                    k->group_size = comms[ci].group > 0 ? comms[ci].group : t->world;
-                    k->group_is_world = comms[ci].group <= 0;
-                }
-            }
-        } else if (is_gemm_kernel(name)) {
-            k->cls = VAL_K_GEMM;
-            int oi = l ? find_op(ops, nops, l->pid, l->tid, l->ts) : -1;
-            if (oi >= 0 && ops[oi].ebytes == 0) {
-                const gemm_op *g = &ops[oi];
-                k->has_shape = 1;
-                k->m = g->m;
-                k->n = g->n;
-                k->k = g->k;
-                k->batch = g->batch;
-                k->op = g->name;
-                k->op_index = oi;
-                k->dtype = (sim_dtype)g->dtype;
-                /* fp32 inputs on tensor cores are TF32 (PyTorch's allow_tf32, Ampere+) */
-                if (k->dtype == SIM_DTYPE_FP32 &&
-                    (contains(name, "tensorop_s") || contains(name, "s1688") || contains(name, "s16816") ||
-                     contains(name, "tf32")))
-                    k->dtype = SIM_DTYPE_TF32;
-            }
-        } else if (contains(name, "elementwise_kernel")) {
-            int oi = l ? find_op(ops, nops, l->pid, l->tid, l->ts) : -1;
-            if (oi >= 0 && ops[oi].ebytes > 0) {
-                k->op = ops[oi].name;
-                k->op_index = oi;
-                k->elem_bytes = ops[oi].ebytes;
-                k->elem_numel = ops[oi].enumel;
-                k->elem_vectorized = contains(name, "vectorized_elementwise_kernel");
-            }
-        }
+        const launch *l = find_launch(R, P, args);
+        k->launch_end_us = l ? l->end : -1;
+        if (!strncmp(name, "ncclKernel", 10) || !strncmp(name, "ncclDevKernel", 13))
+            nccl_kernel(R, t, P, l, k, args);
+        else if (is_gemm_kernel(name))
+            gemm_kernel(P, l, k, name);
+        else if (contains(name, "elementwise_kernel"))
+            elementwise_kernel(P, l, k, name);
     }
-    free(ops);
-    free(comms);
-    free(ls);
+}
+
+val_kineto *val_kineto_parse(const char *text, const char *source, sim_err *err)
+{
+    cJSON *root = sim_json_parse(text, source, err);
+    if (!root)
+        return NULL;
+    const cJSON *events = cJSON_IsArray(root) ? root : cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+    if (!cJSON_IsArray(events)) {
+        cJSON_Delete(root);
+        sim_errf(err, "%s: no \"traceEvents\" array: expected a PyTorch-profiler (Kineto) Chrome trace", source);
+        return NULL;
+    }
+    val_kineto *t = sim_xcalloc(1, sizeof *t, "a trace");
+    t->path = sim_xstrdup(source, "a trace");
+    t->rank = -1;
+    rd R = {source, err, 0, 0};
+    const cJSON *dp = cJSON_GetObjectItemCaseSensitive(root, "deviceProperties");
+    if (cJSON_IsArray(dp) && str(cJSON_GetArrayItem(dp, 0), "name"))
+        snprintf(t->device, sizeof t->device, "%s", str(cJSON_GetArrayItem(dp, 0), "name"));
+    const cJSON *di = cJSON_GetObjectItemCaseSensitive(root, "distributedInfo");
+    if (cJSON_IsObject(di)) {
+        R.ev = -1;
+        t->rank = (int)ival(&R, di, "distributedInfo.", "rank", -1, -1, SIM_MAX_GPUS - 1);
+        t->world = (int)ival(&R, di, "distributedInfo.", "world_size", 0, 0, SIM_MAX_GPUS);
+    }
+    pass1 P = {0};
+    if (!R.bad)
+        first_pass(&R, t, events, &P);
+    if (!R.bad)
+        second_pass(&R, t, events, &P);
+    free(P.ops);
+    free(P.comms);
+    free(P.ls);
     cJSON_Delete(root);
     /* give the parse tree's heap back: callers fork one simulation per case,
      * and a fork copies the page tables of whatever is still mapped */
     malloc_trim(0);
+    if (R.bad) {
+        val_kineto_free(t);
+        return NULL;
+    }
     if (t->n > 1)
         qsort(t->k, (size_t)t->n, sizeof *t->k, cmp_kernel_ts);
+    return t;
+}
+
+val_kineto *val_kineto_load(const char *path, sim_err *err)
+{
+    char *text = read_gz(path, err);
+    if (!text)
+        return NULL;
+    val_kineto *t = val_kineto_parse(text, path, err);
+    free(text);
     return t;
 }
 
@@ -660,6 +793,7 @@ void val_kineto_free(val_kineto *t)
     for (int i = 0; i < t->nsteps; i++)
         free(t->step_name[i]);
     free(t->names);
+    free(t->name_hash);
     free(t->step_name);
     free(t->step_us);
     free(t->k);
@@ -673,36 +807,67 @@ int val_kineto_rank(const val_kineto *t) { return t->rank; }
 int val_kineto_world(const val_kineto *t) { return t->world; }
 int val_kineto_nkernels(const val_kineto *t) { return t->n; }
 const val_kernel *val_kineto_kernel(const val_kineto *t, int i) { return i >= 0 && i < t->n ? &t->k[i] : NULL; }
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
 int val_kineto_main_stream(const val_kineto *t)
 {
-    /* few streams: count per distinct stream id by a scan per id */
+    /* the stream ids sorted, counted by runs: a trace may name any number of streams */
+    int *s = sim_xcalloc((size_t)t->n, sizeof *s, "the trace's streams");
+    for (int i = 0; i < t->n; i++)
+        s[i] = t->k[i].stream;
+    qsort(s, (size_t)t->n, sizeof *s, cmp_int);
     int best = -1, best_n = 0;
-    for (int i = 0; i < t->n; i++) {
-        int s = t->k[i].stream, seen = 0, n = 0;
-        for (int j = 0; j < i && !seen; j++)
-            seen = t->k[j].stream == s;
-        if (seen)
-            continue;
-        for (int j = i; j < t->n; j++)
-            n += t->k[j].stream == s;
-        if (n > best_n || (n == best_n && s < best))
-            best = s, best_n = n;
+    for (int i = 0, j; i < t->n; i = j) {
+        for (j = i; j < t->n && s[j] == s[i]; j++)
+            ;
+        if (j - i > best_n) /* ascending ids: the smallest wins a tie */
+            best = s[i], best_n = j - i;
     }
+    free(s);
     return best;
 }
 
-/* 1 when [ts, end] overlaps an NCCL kernel (kernels sorted by start) */
-static int beside_nccl(const val_kineto *t, const int *nccl, int nn, double ts, double end)
+/* The NCCL kernels in start order, with the latest end among the first i
+ * (end_max[i]), so that an overlap is found by one binary search. */
+typedef struct nccl_spans {
+    double *ts, *end_max;
+    int n;
+} nccl_spans;
+
+static nccl_spans nccl_spans_of(const val_kineto *t)
 {
-    for (int i = 0; i < nn; i++) {
-        const val_kernel *c = &t->k[nccl[i]];
-        if (c->ts_us >= end)
-            break;
-        if (c->ts_us + c->dur_us > ts)
-            return 1;
-    }
-    return 0;
+    nccl_spans S = {sim_xcalloc((size_t)t->n, sizeof *S.ts, "the trace's NCCL kernels"),
+                    sim_xcalloc((size_t)t->n, sizeof *S.end_max, "the trace's NCCL kernels"), 0};
+    for (int i = 0; i < t->n; i++) /* kernels are sorted by start time */
+        if (t->k[i].cls == VAL_K_NCCL) {
+            double e = t->k[i].ts_us + t->k[i].dur_us;
+            S.ts[S.n] = t->k[i].ts_us;
+            S.end_max[S.n] = S.n && S.end_max[S.n - 1] > e ? S.end_max[S.n - 1] : e;
+            S.n++;
+        }
+    return S;
 }
+
+/* 1 when [ts, end] overlaps an NCCL kernel: one that starts before end
+ * and ends after ts. */
+static int beside_nccl(const nccl_spans *S, double ts, double end)
+{
+    int lo = 0, hi = S->n; /* the first NCCL kernel starting at or after end */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (S->ts[mid] < end)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && S->end_max[lo - 1] > ts;
+}
+
+static void nccl_spans_free(nccl_spans *S) { free(S->ts), free(S->end_max); }
 
 static int cmp_dbl(const void *a, const void *b)
 {
@@ -712,12 +877,9 @@ static int cmp_dbl(const void *a, const void *b)
 
 double val_kineto_busy_gap_us(const val_kineto *t, int stream)
 {
-    double *g = malloc(((size_t)t->n + 1) * sizeof *g);
-    int *nccl = malloc(((size_t)t->n + 1) * sizeof *nccl);
-    int n = 0, nn = 0, prev = -1;
-    for (int i = 0; i < t->n; i++)
-        if (t->k[i].cls == VAL_K_NCCL)
-            nccl[nn++] = i;
+    double *g = sim_xcalloc((size_t)t->n + 1, sizeof *g, "the trace's kernel gaps");
+    nccl_spans S = nccl_spans_of(t);
+    int n = 0, prev = -1;
     for (int i = 0; i < t->n; i++) { /* kernels are sorted by start time */
         const val_kernel *k = &t->k[i];
         if (k->stream != stream)
@@ -727,12 +889,12 @@ double val_kineto_busy_gap_us(const val_kineto *t, int stream)
             double end = p->ts_us + p->dur_us;
             /* queued before the previous ended, and no NCCL kernel holding SMs meanwhile */
             if (k->launch_end_us >= 0 && k->launch_end_us < end && k->ts_us >= end &&
-                !beside_nccl(t, nccl, nn, p->ts_us, k->ts_us + k->dur_us))
+                !beside_nccl(&S, p->ts_us, k->ts_us + k->dur_us))
                 g[n++] = k->ts_us - end;
         }
         prev = i;
     }
-    free(nccl);
+    nccl_spans_free(&S);
     double med = -1;
     if (n) {
         qsort(g, (size_t)n, sizeof *g, cmp_dbl);
@@ -763,22 +925,14 @@ static int cmp_pw(const void *a, const void *b)
 
 int val_kineto_pointwise(const val_kineto *t, val_pointwise **out)
 {
-    int ms = val_kineto_main_stream(t), nn = 0, nc = 0, ng = 0;
-    int *nccl = malloc(((size_t)t->n + 1) * sizeof *nccl);
-    pw_call *c = malloc(((size_t)t->n + 1) * sizeof *c);
-    *out = malloc(((size_t)t->n + 1) * sizeof **out);
-    if (!nccl || !c || !*out) {
-        free(nccl), free(c), free(*out);
-        *out = NULL;
-        return -1;
-    }
-    for (int i = 0; i < t->n; i++)
-        if (t->k[i].cls == VAL_K_NCCL)
-            nccl[nn++] = i;
+    int ms = val_kineto_main_stream(t), nc = 0, ng = 0;
+    nccl_spans S = nccl_spans_of(t);
+    pw_call *c = sim_xcalloc((size_t)t->n + 1, sizeof *c, "the trace's pointwise kernels");
+    *out = sim_xcalloc((size_t)t->n + 1, sizeof **out, "the trace's pointwise kernels");
     for (int i = 0; i < t->n; i++) {
         const val_kernel *k = &t->k[i];
         if (k->stream == ms && k->elem_bytes > 0 && k->elem_vectorized &&
-            !beside_nccl(t, nccl, nn, k->ts_us, k->ts_us + k->dur_us))
+            !beside_nccl(&S, k->ts_us, k->ts_us + k->dur_us))
             c[nc++] = (pw_call){k->op, k->elem_numel, k->elem_bytes, k->dur_us};
     }
     if (nc)
@@ -792,7 +946,7 @@ int val_kineto_pointwise(const val_kineto *t, val_pointwise **out)
         (*out)[ng++] = (val_pointwise){c[i].op, c[i].numel, c[i].bytes, med, n};
         i = j;
     }
-    free(nccl);
+    nccl_spans_free(&S);
     free(c);
     return ng;
 }
@@ -815,14 +969,9 @@ int val_kineto_gemms(const val_kineto *t, val_gemm_shape **out)
     for (int i = 0; i < t->n; i++)
         if (t->k[i].op_index > max_op)
             max_op = t->k[i].op_index;
-    int *slot = malloc(((size_t)max_op + 2) * sizeof *slot);
-    val_gemm_shape *c = calloc((size_t)t->n + 1, sizeof *c);
-    *out = calloc((size_t)t->n + 1, sizeof **out);
-    if (!slot || !c || !*out) {
-        free(slot), free(c), free(*out);
-        *out = NULL;
-        return -1;
-    }
+    int *slot = sim_xcalloc((size_t)max_op + 2, sizeof *slot, "the trace's GEMM calls");
+    val_gemm_shape *c = sim_xcalloc((size_t)t->n + 1, sizeof *c, "the trace's GEMM calls");
+    *out = sim_xcalloc((size_t)t->n + 1, sizeof **out, "the trace's GEMM calls");
     for (int i = 0; i <= max_op; i++)
         slot[i] = -1;
     for (int i = 0; i < t->n; i++) {
@@ -894,6 +1043,116 @@ const char *val_kineto_catalog_gpu(const char *device)
     return NULL;
 }
 
+/* The summary's groups: kernels of one key together, in the order each
+ * key was first seen (sorting, not a scan per key: a trace may hold a
+ * million kernels of distinct sizes). */
+typedef struct kref {
+    const val_kernel *k;
+    int i; /* index in the trace: the tie-break, so each group starts at its first kernel */
+} kref;
+
+#define KEY(f)                                                                                                         \
+    if (p->f != q->f)                                                                                                  \
+        return p->f < q->f ? -1 : 1;
+
+static int cmp_nccl_key(const void *x, const void *y)
+{
+    const kref *a = x, *b = y;
+    const val_kernel *p = a->k, *q = b->k;
+    KEY(coll) KEY(bytes) KEY(group_size)
+    int c = strcmp(p->name, q->name);
+    return c ? c : (a->i > b->i) - (a->i < b->i);
+}
+
+static int cmp_gemm_key(const void *x, const void *y)
+{
+    const kref *a = x, *b = y;
+    const val_kernel *p = a->k, *q = b->k;
+    KEY(m) KEY(n) KEY(k) KEY(batch) KEY(dtype)
+    return (a->i > b->i) - (a->i < b->i);
+}
+#undef KEY
+
+typedef struct kgroup {
+    int first, start, n; /* first kernel's index; the group is r[start .. start + n) */
+} kgroup;
+
+static int cmp_group_first(const void *x, const void *y)
+{
+    const kgroup *a = x, *b = y;
+    return (a->first > b->first) - (a->first < b->first);
+}
+
+/* The kernels of class cls (with a shape for GEMMs) grouped by cmp's key,
+ * groups in first-seen order; returns the number of groups.  *r and *g are
+ * malloc'd. */
+static int group_kernels(const val_kineto *t, val_kclass cls, int (*cmp)(const void *, const void *), kref **r,
+                         kgroup **g)
+{
+    int n = 0, ng = 0;
+    *r = sim_xcalloc((size_t)t->n, sizeof **r, "the trace summary");
+    *g = sim_xcalloc((size_t)t->n, sizeof **g, "the trace summary");
+    for (int i = 0; i < t->n; i++)
+        if (t->k[i].cls == cls && (cls != VAL_K_GEMM || t->k[i].has_shape))
+            (*r)[n++] = (kref){&t->k[i], i};
+    qsort(*r, (size_t)n, sizeof **r, cmp);
+    for (int i = 0; i < n; i++) {
+        kref key = {(*r)[i].k, -1}; /* the same key sorts before every member of its group */
+        if (i == 0 || cmp(&(kref){(*r)[i - 1].k, -1}, &key) != 0)
+            (*g)[ng++] = (kgroup){(*r)[i].i, i, 0};
+        (*g)[ng - 1].n++;
+    }
+    qsort(*g, (size_t)ng, sizeof **g, cmp_group_first);
+    return ng;
+}
+
+/* The durations of a group, sorted, into d. */
+static void group_durations(const kref *r, const kgroup *g, double *d)
+{
+    for (int j = 0; j < g->n; j++)
+        d[j] = r[g->start + j].k->dur_us;
+    qsort(d, (size_t)g->n, sizeof *d, cmp_dbl);
+}
+
+static void print_nccl_groups(const val_kineto *t, FILE *out)
+{
+    fprintf(out, "NCCL kernels (collective, bytes, group size (* = world size assumed), algorithm/protocol: count, "
+                 "min/median/max us)\n");
+    kref *r;
+    kgroup *g;
+    int ng = group_kernels(t, VAL_K_NCCL, cmp_nccl_key, &r, &g);
+    double *d = sim_xcalloc((size_t)t->n, sizeof *d, "the trace summary");
+    for (int i = 0; i < ng; i++) {
+        const val_kernel *a = &t->k[g[i].first];
+        int c = g[i].n;
+        group_durations(r, &g[i], d);
+        fprintf(out, "  %-14s %12lld B  group %-3d%s %s/%-6s x%-4d %10.1f %10.1f %10.1f%s\n",
+                a->coll >= 0 ? sim_coll_name(a->coll) : "sendrecv/other", (long long)a->bytes, a->group_size,
+                a->group_is_world ? "*" : " ", a->algo == SIM_ALGO_RING ? "ring" : a->algo == SIM_ALGO_TREE ? "tree" : "-",
+                a->proto[0] ? a->proto : "-", c, d[0], d[c / 2], d[c - 1],
+                a->nccl_from_op ? "  (size from the c10d op)" : "");
+    }
+    free(r), free(g), free(d);
+}
+
+static void print_gemm_groups(const val_kineto *t, FILE *out)
+{
+    fprintf(out, "GEMM shapes (op, dtype, batch x m x n x k: kernels, median us)\n");
+    kref *r;
+    kgroup *g;
+    int ng = group_kernels(t, VAL_K_GEMM, cmp_gemm_key, &r, &g);
+    double *d = sim_xcalloc((size_t)t->n, sizeof *d, "the trace summary");
+    for (int i = 0; i < ng && i < 30; i++) {
+        const val_kernel *a = &t->k[g[i].first];
+        group_durations(r, &g[i], d);
+        fprintf(out, "  %-13s %-4s %4lld x %6lld x %6lld x %6lld: %5d, %10.1f\n", a->op, sim_dtype_name(a->dtype),
+                (long long)a->batch, (long long)a->m, (long long)a->n, (long long)a->k, g[i].n, d[g[i].n / 2]);
+    }
+    if (ng > 30)
+        fprintf(out, "  ... %d distinct shapes in all\n", ng);
+    free(r), free(g), free(d);
+}
+
 void val_kineto_print_summary(const val_kineto *t, FILE *out)
 {
     const char *gpu = val_kineto_catalog_gpu(t->device);
@@ -921,73 +1180,8 @@ void val_kineto_print_summary(const val_kineto *t, FILE *out)
     for (int i = 0; i < t->nsteps; i++)
         fprintf(out, "%s %s %.3f ms", i ? "," : ":", t->step_name[i], t->step_us[i] / 1e3);
     fputc('\n', out);
-    if (ncl) {
-        fprintf(out, "NCCL kernels (collective, bytes, group size (* = world size assumed), algorithm/protocol: count, "
-                     "min/median/max us)\n");
-        /* group identical (collective, bytes, group, name) in first-seen order */
-        int *done = calloc((size_t)t->n, sizeof *done);
-        double *d = malloc((size_t)t->n * sizeof *d);
-        for (int i = 0; i < t->n; i++) {
-            const val_kernel *a = &t->k[i];
-            if (a->cls != VAL_K_NCCL || done[i])
-                continue;
-            int c = 0;
-            for (int j = i; j < t->n; j++) {
-                const val_kernel *b = &t->k[j];
-                if (b->cls == VAL_K_NCCL && !done[j] && b->coll == a->coll && b->bytes == a->bytes &&
-                    b->group_size == a->group_size && b->name == a->name) {
-                    done[j] = 1;
-                    d[c++] = b->dur_us;
-                }
-            }
-            for (int x = 1; x < c; x++) /* insertion sort: few per key */
-                for (int y = x; y > 0 && d[y] < d[y - 1]; y--) {
-                    double tmp = d[y];
-                    d[y] = d[y - 1];
-                    d[y - 1] = tmp;
-                }
-            fprintf(out, "  %-14s %12lld B  group %-3d%s %s/%-6s x%-4d %10.1f %10.1f %10.1f%s\n",
-                    a->coll >= 0 ? sim_coll_name(a->coll) : "sendrecv/other", (long long)a->bytes, a->group_size,
-                    a->group_is_world ? "*" : " ",
-                    a->algo == SIM_ALGO_RING ? "ring" : a->algo == SIM_ALGO_TREE ? "tree" : "-",
-                    a->proto[0] ? a->proto : "-", c, d[0], d[c / 2], d[c - 1],
-                    a->nccl_from_op ? "  (size from the c10d op)" : "");
-        }
-        free(done);
-        free(d);
-    }
-    if (gs) {
-        fprintf(out, "GEMM shapes (op, dtype, batch x m x n x k: kernels, median us)\n");
-        int *done = calloc((size_t)t->n, sizeof *done), shown = 0, distinct = 0;
-        double *d = malloc((size_t)t->n * sizeof *d);
-        for (int i = 0; i < t->n; i++) {
-            const val_kernel *a = &t->k[i];
-            if (a->cls != VAL_K_GEMM || !a->has_shape || done[i])
-                continue;
-            int c = 0;
-            for (int j = i; j < t->n; j++) {
-                const val_kernel *b = &t->k[j];
-                if (b->cls == VAL_K_GEMM && b->has_shape && !done[j] && b->m == a->m && b->n == a->n &&
-                    b->k == a->k && b->batch == a->batch && b->dtype == a->dtype) {
-                    done[j] = 1;
-                    d[c++] = b->dur_us;
-                }
-            }
-            distinct++;
-            if (shown++ >= 30)
-                continue;
-            for (int x = 1; x < c; x++)
-                for (int y = x; y > 0 && d[y] < d[y - 1]; y--) {
-                    double tmp = d[y];
-                    d[y] = d[y - 1];
-                    d[y - 1] = tmp;
-                }
-            fprintf(out, "  %-13s %-4s %4lld x %6lld x %6lld x %6lld: %5d, %10.1f\n", a->op, sim_dtype_name(a->dtype),
-                    (long long)a->batch, (long long)a->m, (long long)a->n, (long long)a->k, c, d[c / 2]);
-        }
-        if (distinct > 30)
-            fprintf(out, "  ... %d distinct shapes in all\n", distinct);
-        free(done);
-        free(d);
-    }
+    if (ncl)
+        print_nccl_groups(t, out);
+    if (gs)
+        print_gemm_groups(t, out);
 }

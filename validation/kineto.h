@@ -69,9 +69,17 @@ typedef struct val_kernel {
 
 typedef struct val_kineto val_kineto;
 
-/* Loads a trace.  Errors name the file: unreadable, corrupt gzip, not JSON,
- * no traceEvents. */
+/* Traces larger than this (decompressed) are refused as they are read, so
+ * that a gzip bomb stops there and not when memory runs out. */
+#define VAL_KINETO_MAX_BYTES ((size_t)1 << 30)
+
+/* Loads a trace.  Errors name the file: unreadable, corrupt gzip, larger
+ * than VAL_KINETO_MAX_BYTES, not JSON (sim/json.h: keys given twice, trailing
+ * text), no traceEvents, an integer field (ids, ranks, streams, sizes, GEMM
+ * dimensions) out of its range, with the event's index. */
 val_kineto *val_kineto_load(const char *path, sim_err *err);
+/* The same from the trace's text; source names it in errors. */
+val_kineto *val_kineto_parse(const char *text, const char *source, sim_err *err);
 void val_kineto_free(val_kineto *k);
 
 const char *val_kineto_path(const val_kineto *k);
@@ -97,7 +105,7 @@ double val_kineto_busy_gap_us(const val_kineto *k, int stream);
  * kernels of the main stream that ran alone (no NCCL kernel on the GPU at
  * the same time), grouped by (op, elements, bytes), with the median
  * duration of each group; sorted by bytes, then op.  Returns the number of
- * groups (*out malloc'd, free() it), or -1 when out of memory. */
+ * groups (*out malloc'd, free() it; out of memory ends the process: sim/alloc.h). */
 typedef struct val_pointwise {
     const char *op;            /* static string, "aten::add_" */
     int64_t numel, bytes;
@@ -109,7 +117,7 @@ int val_kineto_pointwise(const val_kineto *k, val_pointwise **out);
 /* GEMM work of a trace: every GEMM op call with a shape (the kernels one
  * call launched summed: split-K GEMMs launch two), grouped by (dtype,
  * batch, m, n, k) in that order, with the median over the calls.  Returns
- * the number of shapes (*out malloc'd, free() it), or -1 when out of memory. */
+ * the number of shapes (*out malloc'd, free() it; out of memory: sim/alloc.h). */
 typedef struct val_gemm_shape {
     const char *op;            /* static string, "aten::addmm" */
     int64_t m, n, k, batch;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sim/fileio.h"
+#include "sim/json.h"
 #include "val.h"
 #include "val_csv.h"
 
@@ -172,12 +173,10 @@ val_thresholds *val_thresholds_load(const char *path, sim_err *err)
     char *text = sim_read_file(path, err);
     if (!text)
         return NULL;
-    cJSON *root = cJSON_Parse(text);
+    cJSON *root = sim_json_parse(text, path, err);
     free(text);
-    if (!root) {
-        sim_errf(err, "%s: not valid JSON", path);
+    if (!root)
         return NULL;
-    }
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(root, "groups");
     if (!cJSON_IsObject(g)) {
         cJSON_Delete(root);

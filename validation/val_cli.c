@@ -64,7 +64,7 @@ static int trace_summary(const char *path)
     sim_err err = {{0}};
     val_kineto *k = val_kineto_load(path, &err);
     if (!k) {
-        fprintf(stderr, "trainsim: %s\n", err.msg);
+        sim_err_print("trainsim", 1, "%s", err.msg);
         return 1;
     }
     val_kineto_print_summary(k, stdout);
@@ -120,18 +120,19 @@ int val_cli_main(int argc, char **argv)
         } else if (!strcmp(o, "--trace")) {
             slot = &trace;
         } else {
-            fprintf(stderr, "trainsim: validate: unknown option \"%s\"\n", o);
-            usage(stderr);
+            if (!sim_err_json_enabled())
+                usage(stderr);
+            sim_err_print("trainsim validate", 2, "unknown option \"%s\"", o);
             return 2;
         }
         if (i + 1 >= argc) {
-            fprintf(stderr, "trainsim: validate: %s needs a value\n", o);
+            sim_err_print("trainsim validate", 2, "%s needs a value", o);
             return 2;
         }
         *slot = argv[++i];
     }
     if (json && csv) {
-        fputs("trainsim: validate: give --json or --csv, not both\n", stderr);
+        sim_err_print("trainsim validate", 2, "give --json or --csv, not both");
         return 2;
     }
     if (trace)
@@ -142,13 +143,11 @@ int val_cli_main(int argc, char **argv)
         if (!strcmp(fidelity, fidelities[k]))
             fid = k;
     if (fidelity && fid < 0) {
-        fprintf(stderr, "trainsim: validate: --fidelity: expected auto, full or fast, got \"%s\"\n", fidelity);
-        return 2;
+        return sim_err_print("trainsim validate", 2, "--fidelity: expected auto, full or fast, got \"%s\"", fidelity);
     }
     if (unexpressed && (json || csv || svg || check)) {
-        fputs("trainsim: validate: --unexpressed lists rows; it does not combine with --json, --csv, --svg or --check\n",
-              stderr);
-        return 2;
+        return sim_err_print("trainsim validate", 2,
+                             "--unexpressed lists rows; it does not combine with --json, --csv, --svg or --check");
     }
 
     int ng;
@@ -163,10 +162,10 @@ int val_cli_main(int argc, char **argv)
         char *copy = strdup(groups);
         for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
             if (!val_group_find(tok)) {
-                fprintf(stderr, "trainsim: validate: --group: no group named \"%s\"; known groups:", tok);
+                char known[1024] = "";
                 for (int i = 0; i < ng; i++)
-                    fprintf(stderr, " %s", groups_all[i].name);
-                fputc('\n', stderr);
+                    snprintf(known + strlen(known), sizeof known - strlen(known), " %s", groups_all[i].name);
+                sim_err_print("trainsim validate", 2, "--group: no group named \"%s\"; known groups:%s", tok, known);
                 free(copy);
                 return 2;
             }
@@ -184,7 +183,7 @@ int val_cli_main(int argc, char **argv)
     if (!thr_path) {
         int n = snprintf(thr_buf, sizeof thr_buf, "%s/../thresholds.json", data);
         if (n < 0 || (size_t)n >= sizeof thr_buf) {
-            fprintf(stderr, "trainsim: validate: data directory path too long (%s)\n", data);
+            sim_err_print("trainsim validate", 2, "data directory path too long (%s)", data);
             return 2;
         }
         thr_path = thr_buf;
@@ -192,7 +191,7 @@ int val_cli_main(int argc, char **argv)
     sim_err err = {{0}};
     val_thresholds *thr = val_thresholds_load(thr_path, &err);
     if (!thr && check) {
-        fprintf(stderr, "trainsim: validate --check: %s\n", err.msg);
+        sim_err_print("trainsim validate --check", 1, "%s", err.msg);
         return 1;
     }
 
@@ -217,7 +216,7 @@ int val_cli_main(int argc, char **argv)
         if (groups_all[i].run(&ctx, r->set, &r->err) < 0) {
             r->error = 1;
             failed = 1;
-            fprintf(stderr, "trainsim: validate: group %s: %s\n", groups_all[i].name, r->err.msg);
+            sim_err_print("trainsim validate", 1, "group %s: %s", groups_all[i].name, r->err.msg);
         }
     }
     int check_failed = 0;
@@ -232,7 +231,7 @@ int val_cli_main(int argc, char **argv)
     else
         val_report_text(res, nres, thr, stdout);
     if (svg && val_report_svg(res, nres, thr, svg, &err) < 0) {
-        fprintf(stderr, "trainsim: validate: %s\n", err.msg);
+        sim_err_print("trainsim validate", 1, "%s", err.msg);
         failed = 1;
     }
     for (int i = 0; i < nres; i++)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/outfile.h"
 #include "val_report.h"
 
 #define MAX_SUBSETS 16
@@ -670,9 +671,10 @@ static void svg_panel(FILE *f, const val_result *r, const val_thresholds *t, dou
 
 int val_report_svg(const val_result *r, int n, const val_thresholds *t, const char *path, sim_err *err)
 {
-    FILE *f = fopen(path, "w");
+    sim_outfile out;
+    FILE *f = sim_out_open(&out, path, err);
     if (!f)
-        return sim_errf(err, "%s: cannot write the SVG", path);
+        return -1;
     int cols = n < 2 ? 1 : 2, rows = (n + cols - 1) / cols;
     if (rows < 1)
         rows = 1;
@@ -684,7 +686,5 @@ int val_report_svg(const val_result *r, int n, const val_thresholds *t, const ch
     for (int i = 0; i < n; i++)
         svg_panel(f, &r[i], t, (i % cols) * PW, (i / cols) * PH);
     fputs("</svg>\n", f);
-    if (fclose(f) != 0)
-        return sim_errf(err, "%s: cannot write the SVG", path);
-    return 0;
+    return sim_out_commit(&out, err);
 }

@@ -19,6 +19,7 @@
 #include "sim/embedded.h"
 #include "sim/fileio.h"
 #include "sim/schedule.h"
+#include "sim/json.h"
 
 /* ---- models ------------------------------------------------------------ */
 
@@ -69,7 +70,27 @@ static void json_repr(const cJSON *it, char *buf, size_t len)
         snprintf(buf, len, "?");
 }
 
-/* Reads a positive integer field; absent fields keep *out when !required. */
+/* The largest value of each size field: far above any model trained (the
+ * largest hidden size is ~25 k, vocabularies ~256 k), low enough that
+ * parameter counts, FLOPs and activation sizes computed from them stay
+ * inside int64_t (a hidden size of 2^31 overflowed the default ffn = 4 x
+ * hidden, and h x (h + 2 kv) the int64_t of the parameter count). */
+static const struct {
+    const char *key;
+    int max;
+} LIMITS[] = {{"layers", 1 << 16}, {"hidden", 1 << 20}, {"heads", 1 << 16}, {"kv_heads", 1 << 16},
+              {"ffn", 1 << 22},    {"seq", 1 << 22},    {"vocab", 1 << 24}};
+
+static int limit_of(const char *key)
+{
+    for (size_t i = 0; i < sizeof LIMITS / sizeof LIMITS[0]; i++)
+        if (!strcmp(key, LIMITS[i].key))
+            return LIMITS[i].max;
+    return INT_MAX;
+}
+
+/* Reads a positive integer field up to its limit; absent fields keep *out
+ * when !required. */
 static int get_posint(const cJSON *root, const char *key, int required, int *out, const char *source,
                       sim_err *err)
 {
@@ -80,11 +101,14 @@ static int get_posint(const cJSON *root, const char *key, int required, int *out
         return 0;
     }
     double v = cJSON_IsNumber(it) ? it->valuedouble : 0;
-    if (!cJSON_IsNumber(it) || v < 1 || v > INT_MAX || v != floor(v)) {
+    if (!cJSON_IsNumber(it) || v < 1 || v != floor(v)) {
         char got[80];
         json_repr(it, got, sizeof got);
         return sim_errf(err, "%s: %s: expected a positive integer, got %s", source, key, got);
     }
+    if (v > limit_of(key))
+        return sim_errf(err, "%s: %s: %.17g is larger than trainsim models (at most %d)", source, key, v,
+                        limit_of(key));
     *out = (int)v;
     return 0;
 }
@@ -160,21 +184,6 @@ static int read_architecture(const cJSON *root, wl_model *m, const char *source,
     return 0;
 }
 
-/* Line and column (1-based) of a byte offset. */
-static void line_col(const char *text, size_t off, int *line, int *col)
-{
-    *line = 1;
-    *col = 1;
-    for (size_t i = 0; i < off && text[i]; i++) {
-        if (text[i] == '\n') {
-            (*line)++;
-            *col = 1;
-        } else {
-            (*col)++;
-        }
-    }
-}
-
 cJSON *wl_model_parse(const char *text, const char *source, sim_err *err)
 {
     if (!source)
@@ -183,15 +192,9 @@ cJSON *wl_model_parse(const char *text, const char *source, sim_err *err)
         sim_errf(err, "%s: no text", source);
         return NULL;
     }
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 0);
-    if (!root) {
-        int line, col;
-        size_t off = end ? (size_t)(end - text) : 0;
-        line_col(text, off, &line, &col);
-        sim_errf(err, "%s:%d:%d: malformed JSON", source, line, col);
+    cJSON *root = sim_json_parse(text, source, err);
+    if (!root)
         return NULL;
-    }
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
         sim_errf(err, "%s: expected a JSON object {\"name\": ..., \"layers\": ..., ...}", source);

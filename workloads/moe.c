@@ -31,6 +31,7 @@
 
 #include "sim/embedded.h"
 #include "sim/fileio.h"
+#include "sim/json.h"
 
 /* ---- model -------------------------------------------------------------- */
 

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "platforms/platform.h"
+#include "sim/json.h"
 #include "workloads/moe.h"
 
 static wl_moe_place *place_new(int experts, int ep, int overlap)
@@ -303,12 +304,14 @@ int wl_moe_run(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st_i
 
     char stext[256];
     wl_strategy_format(&st.base, stext, sizeof stext);
-    if (json)
-        fprintf(out, "{\n  \"model\": \"%s\", \"platform\": \"%s\", \"strategy\": \"%s,ep=%d\", \"experts\": %d, "
+    if (json) {
+        char *qm = sim_json_quote(m->name), *qp = sim_json_quote(mach->name);
+        fprintf(out, "{\n  \"model\": %s, \"platform\": %s, \"strategy\": \"%s,ep=%d\", \"experts\": %d, "
                 "\"top_k\": %d, \"moe_layers\": %d,\n  \"routing\": \"%s\", \"drift\": %g, \"seed\": %lu,\n  \"steps\": [\n",
-                m->name, mach->name, stext, ep, E, moe->top_k, nq, wl_route_dist_name(st.routing.dist), st.routing.drift,
+                qm, qp, stext, ep, E, moe->top_k, nq, wl_route_dist_name(st.routing.dist), st.routing.drift,
                 st.routing.seed);
-    else {
+        free(qm), free(qp);
+    } else {
         fprintf(out, "trainsim moe: %s (%d experts, top-%d, %d MoE layers of %d) on %s\n", m->name, E, moe->top_k, nq,
                 m->layers, mach->name);
         fprintf(out, "strategy %s,ep=%d; routing %s", stext, ep, wl_route_dist_name(st.routing.dist));
@@ -494,7 +497,7 @@ int wl_moe_cli_main(int argc, char **argv)
         }
         if (!strcmp(o, "--trace")) {
             if (i + 1 >= argc) {
-                fprintf(stderr, "trainsim moe: --trace needs a file\n");
+                sim_err_print("trainsim moe", 2, "--trace needs a file");
                 return 2;
             }
             trace = argv[++i];
@@ -505,11 +508,11 @@ int wl_moe_cli_main(int argc, char **argv)
                             : !strcmp(o, "--strategy") ? &strategy
                                                        : NULL;
         if (!slot) {
-            fprintf(stderr, "trainsim moe: unknown option \"%s\" (see trainsim moe --help)\n", o);
+            sim_err_print("trainsim moe", 2, "unknown option \"%s\" (see trainsim moe --help)", o);
             return 2;
         }
         if (i + 1 >= argc) {
-            fprintf(stderr, "trainsim moe: %s needs a value\n", o);
+            sim_err_print("trainsim moe", 2, "%s needs a value", o);
             return 2;
         }
         *slot = argv[++i];
@@ -520,12 +523,12 @@ int wl_moe_cli_main(int argc, char **argv)
     wl_moe_strategy st;
     wl_moe_strategy_default(&st);
     if (wl_moe_model_load(model, &m, &moe, &err) < 0 || wl_moe_strategy_parse(strategy, &st, &err) < 0) {
-        fprintf(stderr, "trainsim: %s\n", err.msg);
+        sim_err_print("trainsim moe", 1, "%s", err.msg);
         return 1;
     }
     sim_machine *mach = plat_load(platform, &err);
     if (!mach) {
-        fprintf(stderr, "trainsim: %s\n", err.msg);
+        sim_err_print("trainsim moe", 1, "%s", err.msg);
         return 1;
     }
     st.trace = trace;
@@ -534,7 +537,7 @@ int wl_moe_cli_main(int argc, char **argv)
         printf("trace of the last step (%s): %s (open in https://ui.perfetto.dev)\n",
                wl_balance_name(31 - __builtin_clz((unsigned)st.balance_mask)), trace);
     if (rc < 0)
-        fprintf(stderr, "trainsim: %s\n", err.msg);
+        sim_err_print("trainsim moe", 1, "%s", err.msg);
     sim_machine_free(mach);
     return rc < 0 ? 1 : 0;
 }

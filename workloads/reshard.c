@@ -782,15 +782,15 @@ int wl_reshard_cli_main(int argc, char **argv)
         else if (!strcmp(argv[i], "--stages") && i + 1 < argc) {
             xp.stages = (int)strtol(argv[++i], &end, 10);
             if (*end || xp.stages < 2)
-                return fprintf(stderr, "trainsim reshard: --stages: expected an integer >= 2\n"), 2;
+                return sim_err_print("trainsim reshard", 2, "--stages: expected an integer >= 2");
         } else if (!strcmp(argv[i], "--micro") && i + 1 < argc) {
             xp.micro = (int)strtol(argv[++i], &end, 10);
             if (*end || xp.micro < 1)
-                return fprintf(stderr, "trainsim reshard: --micro: expected a positive integer\n"), 2;
+                return sim_err_print("trainsim reshard", 2, "--micro: expected a positive integer");
         } else if (!strcmp(argv[i], "--forward-ms") && i + 1 < argc) {
             xp.fwd_s = strtod(argv[++i], &end) / 1e3;
             if (*end || !(xp.fwd_s > 0))
-                return fprintf(stderr, "trainsim reshard: --forward-ms: expected a positive number\n"), 2;
+                return sim_err_print("trainsim reshard", 2, "--forward-ms: expected a positive number");
         }
         else if (!strcmp(argv[i], "--platform") && i + 1 < argc)
             platform = argv[++i];
@@ -804,21 +804,21 @@ int wl_reshard_cli_main(int argc, char **argv)
                    "  under 1F1B and Alpa's eager 1F1B, for each implementation\n");
             return 0;
         } else {
-            fprintf(stderr, "trainsim reshard: unknown option \"%s\" (see trainsim reshard --help)\n", argv[i]);
+            sim_err_print("trainsim reshard", 2, "unknown option \"%s\" (see trainsim reshard --help)", argv[i]);
             return 2;
         }
     }
     sim_err err = {{0}};
     sim_machine *m = plat_load(platform, &err);
     if (!m) {
-        fprintf(stderr, "trainsim: %s\n", err.msg);
+        sim_err_print("trainsim reshard", 1, "%s", err.msg);
         return 1;
     }
     if (pipe) {
         int rc = 0;
         if (xp.stages > m->nnodes) {
-            fprintf(stderr, "trainsim: reshard --pipeline: %d stages need %d nodes (one per stage); %s has %d\n",
-                    xp.stages, xp.stages, m->name, m->nnodes);
+            sim_err_print("trainsim reshard --pipeline", 1, "%d stages need %d nodes (one per stage); %s has %d",
+                          xp.stages, xp.stages, m->name, m->nnodes);
             sim_machine_free(m);
             return 1;
         }
@@ -848,7 +848,7 @@ int wl_reshard_cli_main(int argc, char **argv)
         if (json && !rc)
             printf("}}\n");
         if (rc)
-            fprintf(stderr, "trainsim: %s\n", err.msg);
+            sim_err_print("trainsim reshard", 1, "%s", err.msg);
         sim_machine_free(m);
         return rc;
     }
@@ -899,7 +899,7 @@ int wl_reshard_cli_main(int argc, char **argv)
     if (json && !rc)
         printf("]}\n");
     if (rc)
-        fprintf(stderr, "trainsim: %s\n", err.msg);
+        sim_err_print("trainsim reshard", 1, "%s", err.msg);
     free(cases);
     sim_machine_free(m);
     return rc;

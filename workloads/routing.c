@@ -16,6 +16,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "sim/fileio.h"
+#include "sim/json.h"
 
 struct wl_routing {
     int steps, layers, experts, sources;
@@ -114,10 +115,10 @@ static wl_routing *from_trace(const char *path, int steps, int layers, int exper
     if (!text)
         return NULL;
     wl_routing *r = NULL;
-    cJSON *root = cJSON_Parse(text);
+    cJSON *root = sim_json_parse(text, path, err);
     free(text);
     if (!root) {
-        sim_errf(err, "%s: malformed JSON (expected a trainsim-routing file, see workloads/README.md)", path);
+        sim_err_prefix(err, "expected a trainsim-routing file (workloads/README.md): ");
         return NULL;
     }
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");

@@ -2,12 +2,7 @@
 # trainsim plan: ranking, outputs, cache hits, parallel = serial, pruning
 # reasons, bad options.
 set -euo pipefail
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-cd "$T"
-args=(plan --platform oases-3090 --gpus 4 --model gpt-1024 --global-batch 16 --quiet
-      --axis schedule=megatron --axis sp=0 --axis vstages=1 --axis zero=0)
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/sweep.bash"
 
 # serial and parallel, no cache: identical rankings
 "$TRAINSIM" "${args[@]}" --no-cache --jobs 1 > serial.txt 2> serial.err

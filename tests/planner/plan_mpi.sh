@@ -5,12 +5,7 @@ if ! command -v mpirun > /dev/null; then
   echo "SKIPPED: mpirun not found (bash setup.sh installs openmpi-bin)"
   exit 0
 fi
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-cd "$T"
-args=(plan --platform oases-3090 --gpus 4 --model gpt-1024 --global-batch 16 --quiet
-      --axis schedule=megatron --axis sp=0 --axis vstages=1 --axis zero=0)
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/sweep.bash"
 "$TRAINSIM" "${args[@]}" --no-cache > local.txt 2>/dev/null
 if "$TRAINSIM" --help | grep -q 'not in this build' || ! "$TRAINSIM" plan --help | grep -q 'over the ranks\.'; then
   echo "SKIPPED: this trainsim was built without MPI"

@@ -2,12 +2,7 @@
 # An interrupted sweep (killed with SIGKILL mid-way) resumes with nothing lost
 # or duplicated, and ends with the same ranking as an uninterrupted one.
 set -euo pipefail
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-cd "$T"
-args=(plan --platform oases-3090 --gpus 4 --model gpt-1024 --global-batch 16 --quiet
-      --axis schedule=megatron --axis sp=0 --axis vstages=1 --axis zero=0)
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/sweep.bash"
 "$TRAINSIM" "${args[@]}" --no-cache > ref.txt 2>/dev/null
 total=$(sed -n 's/.*, \([0-9]*\) simulated$/\1/p' ref.txt)
 

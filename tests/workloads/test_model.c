@@ -57,6 +57,9 @@ static void test_json(void)
     CHECK_STR(err.msg, "model.json: heads: expected a positive integer, got \"many\"");
     CHECK(wl_model_from_json("{\"layers\":2.5,\"hidden\":64,\"heads\":4}", "model.json", &m, &err) == -1);
     CHECK_STR(err.msg, "model.json: layers: expected a positive integer, got 2.5");
+    /* sizes beyond any model are refused (they would overflow the parameter count) */
+    CHECK(wl_model_from_json("{\"layers\":2,\"hidden\":1073741824,\"heads\":4}", "model.json", &m, &err) == -1);
+    CHECK_STR(err.msg, "model.json: hidden: 1073741824 is larger than trainsim models (at most 1048576)");
     CHECK(wl_model_from_json("{\"layers\":2,\"hidden\":64,\"heads\":4,\"seq\":0}", "model.json", &m, &err) == -1);
     CHECK_STR(err.msg, "model.json: seq: expected a positive integer, got 0");
     CHECK(wl_model_from_json("{\"layers\":2,\"heads\":4}", "model.json", &m, &err) == -1);

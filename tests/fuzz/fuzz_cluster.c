@@ -1,0 +1,39 @@
+/* fuzz_cluster.c — the cluster JSON reader and SimGrid XML writer
+ * (platforms/platform.c).  Property: a cluster that is accepted yields XML
+ * that the hand-written-XML check (xmlplat.c) accepts with the same GPUs.
+ * Clusters of more than 256 GPUs are skipped: they repeat the same node
+ * code, and their XML (~150 MB at the 65,536-GPU limit) would make every
+ * input a timeout. */
+#include "fuzz.h"
+#include "platforms/platform.h"
+
+#include <cjson/cJSON.h>
+
+static int too_large(const char *text)
+{
+    cJSON *root = cJSON_Parse(text);
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(root, "nodes");
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "node"), "gpus_per_node");
+    int big = cJSON_IsNumber(n) && cJSON_IsNumber(g) && n->valuedouble * g->valuedouble > 256;
+    cJSON_Delete(root);
+    return big;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *text = fuzz_text(data, size);
+    if (!text || too_large(text)) {
+        free(text);
+        return 0;
+    }
+    sim_err err;
+    sim_machine *m = plat_from_json(text, "fuzz", &err);
+    free(text);
+    if (!m)
+        return 0;
+    sim_machine *x = plat_from_xml_text(m->platform_xml, "fuzz.xml", &err);
+    FUZZ_CHECK(x != NULL && x->ngpus == m->ngpus);
+    sim_machine_free(x);
+    sim_machine_free(m);
+    return 0;
+}
