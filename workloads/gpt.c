@@ -1555,7 +1555,7 @@ static void gen_free(gen *g)
  * rank of the stage (all on its "compute" stream, so their order, and so the
  * peak, is the one the simulation will see): the check and the schedule
  * agree by construction. */
-static int stage_peaks(const wl_model *m, const plan *pl, wl_memory *out, sim_err *err)
+static int stage_peaks_at(const wl_model *m, const plan *pl, wl_memory *out, sim_err *err)
 {
     int n = pl->t * pl->p * pl->d;
     sim_schedule *s = sim_sched_new(n);
@@ -1605,6 +1605,43 @@ static int stage_peaks(const wl_model *m, const plan *pl, wl_memory *out, sim_er
     gen_free(&g);
     free_comms(&C);
     sim_sched_free(s);
+    return rc;
+}
+
+/* The peaks of many micro-batches without generating them all: a stage's
+ * memory either stops growing once the pipeline is full (1F1B, interleaved:
+ * the same at 4p and 8p micro-batches) or grows by the same activations per
+ * micro-batch (GPipe, eager), so the peaks at 4p and 8p extend linearly to
+ * nmb, exactly in both cases.  A check of millions of micro-batches stays
+ * as cheap as one of 8p. */
+static int stage_peaks(const wl_model *m, const plan *pl, wl_memory *out, sim_err *err)
+{
+    int n1 = 4 * pl->p, n2 = 8 * pl->p;
+    if (pl->nmb <= n2)
+        return stage_peaks_at(m, pl, out, err);
+    wl_memory *at = calloc((size_t)pl->p, sizeof *at);
+    if (!at)
+        return sim_errf(err, "out of memory");
+    plan a = *pl, b = *pl;
+    int64_t mbdp = (int64_t)pl->st.mb * pl->d;
+    a.nmb = n1, a.st.gb = (int)(n1 * mbdp);
+    b.nmb = n2, b.st.gb = (int)(n2 * mbdp);
+    int rc = stage_peaks_at(m, &a, at, err) || stage_peaks_at(m, &b, out, err) ? -1 : 0;
+    double f = (double)(pl->nmb - n2) / (n2 - n1);
+    for (int i = 0; rc == 0 && i < pl->p; i++) {
+        wl_memory *o = &out[i];
+        const wl_memory *l = &at[i];
+        o->weights += f * (o->weights - l->weights);
+        o->gradients += f * (o->gradients - l->gradients);
+        o->optimizer += f * (o->optimizer - l->optimizer);
+        o->activations += f * (o->activations - l->activations);
+        o->buffers += f * (o->buffers - l->buffers);
+        o->context += f * (o->context - l->context);
+        o->total += f * (o->total - l->total);
+        o->gathered += f * (o->gathered - l->gathered);
+        o->inflight += (int)lround(f * (o->inflight - l->inflight));
+    }
+    free(at);
     return rc;
 }
 
@@ -1713,6 +1750,18 @@ sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const si
     if (resolve(m, st, mach, &pl, err) || check_plan(m, &pl, mach, NULL, err))
         return NULL;
     int n = pl.t * pl.p * pl.d;
+    /* refused before memory is spent: a generated rank holds about 41
+     * operations per layer and micro-batch (GPT-3 175B on 1,024 GPUs: 48.2 M
+     * operations, 2.1 GB), so this many take about 13 GB */
+    double ops = (double)n * pl.nmb * (pl.lp + 2) * 41;
+    if (ops > WL_MAX_SCHEDULE_OPS) {
+        sim_errf(err, "strategy: the whole schedule would hold about %.0f M operations (%d GPUs x %d micro-batches "
+                 "x %d layers per stage), more than the %.0f M that fit in about 13 GB; use fewer micro-batches "
+                 "(a larger mb or a smaller gb), or the planner's fast fidelity (trainsim plan --strategies ...), "
+                 "which simulates a few",
+                 ops / 1e6, n, pl.nmb, pl.lp, WL_MAX_SCHEDULE_OPS / 1e6);
+        return NULL;
+    }
     sim_schedule *s = sim_sched_new(n);
     if (!s) {
         sim_errf(err, "out of memory creating a schedule for %d ranks", n);

@@ -9,6 +9,10 @@
 #include "workloads/model.h"
 
 /* Per-GPU memory estimate of a strategy, by what takes it (bytes). */
+/* The largest whole schedule wl_gpt_generate builds, in operations (about
+ * 13 GB at the ~44 bytes an operation takes with the engine's state). */
+#define WL_MAX_SCHEDULE_OPS 3e8
+
 typedef struct wl_memory {
     double weights, gradients, optimizer, activations, buffers, context;
     double total;
