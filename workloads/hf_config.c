@@ -18,6 +18,8 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -59,6 +61,11 @@ static int fail(hf *x, const char *fmt, const char *a, const char *b)
 
 /* A positive integer field (the first of the aliases present) written to the
  * native object as `to`; absent: def (0 = required). */
+/* The FFN width when a config gives none: 4 x hidden (GPT-2's n_inner
+ * default), not overflowing for absurd widths, which the model's own
+ * bounds then refuse. */
+static int ffn_default(int h) { return h > 0 && h <= INT_MAX / 4 ? 4 * h : 1; }
+
 static int map_int(hf *x, const cJSON *o, const char *const *aliases, const char *to, int def)
 {
     const cJSON *it = NULL;
@@ -170,7 +177,7 @@ static void llama_like(hf *x)
     if (x->rc)
         return;
     int hd = get(in, "head_dim") ? map_int(x, in, KEYS("head_dim"), NULL, 1) : h / a;
-    if (!x->rc && hd * a != h) {
+    if (!x->rc && (int64_t)hd * a != h) {
         char v[64];
         snprintf(v, sizeof v, "%d (hidden_size / num_attention_heads = %d)", hd, h / a);
         fail(x, "head_dim: %s: heads of their own width are not modelled%s", v, "");
@@ -231,7 +238,7 @@ static void gpt2(hf *x)
     map_int(x, in, KEYS("n_layer"), "layers", 0);
     int h = map_int(x, in, KEYS("n_embd"), "hidden", 0);
     map_int(x, in, KEYS("n_head"), "heads", 0);
-    map_int(x, in, KEYS("n_inner"), "ffn", h > 0 ? 4 * h : 1);
+    map_int(x, in, KEYS("n_inner"), "ffn", ffn_default(h));
     map_int(x, in, KEYS("n_positions", "n_ctx"), "seq", 1024);
     map_int(x, in, KEYS("vocab_size"), "vocab", 0);
     const char *act = get_str(x, in, "activation_function", "gelu_new");
@@ -252,7 +259,7 @@ static void gpt_neox(hf *x)
     map_int(x, in, KEYS("num_hidden_layers"), "layers", 0);
     int h = map_int(x, in, KEYS("hidden_size"), "hidden", 0);
     map_int(x, in, KEYS("num_attention_heads"), "heads", 0);
-    map_int(x, in, KEYS("intermediate_size"), "ffn", h > 0 ? 4 * h : 1);
+    map_int(x, in, KEYS("intermediate_size"), "ffn", ffn_default(h));
     map_int(x, in, KEYS("max_position_embeddings"), "seq", 2048);
     map_int(x, in, KEYS("vocab_size"), "vocab", 0);
     const char *act = get_str(x, in, "hidden_act", "gelu");
@@ -348,7 +355,7 @@ static void falcon(hf *x)
     map_int(x, in, KEYS("num_hidden_layers", "n_layer"), "layers", 0);
     int h = map_int(x, in, KEYS("hidden_size", "n_embed"), "hidden", 0);
     int a = map_int(x, in, KEYS("num_attention_heads", "n_head"), "heads", 0);
-    map_int(x, in, KEYS("ffn_hidden_size"), "ffn", h > 0 ? 4 * h : 1);
+    map_int(x, in, KEYS("ffn_hidden_size"), "ffn", ffn_default(h));
     map_int(x, in, KEYS("max_position_embeddings"), "seq", 2048);
     map_int(x, in, KEYS("vocab_size"), "vocab", 0);
     int nda = get_flag(x, in, "new_decoder_architecture", 0), par = get_flag(x, in, "parallel_attn", 1);

@@ -164,6 +164,17 @@ static void test_errors(void)
         CHECK(wl_model_from_json(bad[i].json, "cfg.json", &m, &err) == -1);
         CHECK_HAS(err.msg, bad[i].want);
     }
+    /* absurd widths (fuzz_model): refused by the model's bounds, the default
+     * FFN width and the head-width check computed without overflow (UBSan) */
+    static const char *const huge[] = {
+        "{\"model_type\":\"falcon\",\"hidden_size\":6E8,\"new_decoder_architecture\":true,\"num_attention_heads\":8,"
+        "\"num_hidden_layers\":2,\"num_kv_heads\":2,\"vocab_size\":2048}",
+        "{\"model_type\":\"gpt2\",\"n_layer\":2,\"n_embd\":2000000000,\"n_head\":4,\"vocab_size\":100}",
+        "{\"model_type\":\"llama\",\"num_hidden_layers\":2,\"hidden_size\":64,\"num_attention_heads\":4,"
+        "\"intermediate_size\":96,\"vocab_size\":100,\"head_dim\":1073741824}",
+    };
+    for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++)
+        CHECK(wl_model_from_json(huge[i], "cfg.json", &m, &err) == -1 && err.msg[0]);
     /* architectures alone identify the family */
     CHECK(wl_model_from_json("{\"architectures\":[\"GPT2LMHeadModel\"],\"n_layer\":2,\"n_embd\":64,\"n_head\":4,"
                              "\"vocab_size\":100}",
