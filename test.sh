@@ -12,4 +12,4 @@ echo "== tests (AddressSanitizer + UndefinedBehaviorSanitizer; tests labelled he
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-sanitize --output-on-failure -j"$jobs" -LE heavy
 echo "== fuzz targets (libFuzzer + AddressSanitizer + UBSan, 5 s each; the long run: bash bench/fuzz.sh)"
-bash bench/fuzz.sh --seconds 5
+bash bench/fuzz.sh --seconds 5 --seed 1

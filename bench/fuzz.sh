@@ -7,17 +7,20 @@
 # run; the input is kept in build-fuzz/artifacts/.
 #
 #   bash bench/fuzz.sh                    the long run: 10^6 executions per target (docs/fuzzing.md)
-#   bash bench/fuzz.sh --seconds 5        what test.sh (CI) runs
+#   bash bench/fuzz.sh --seconds 5 --seed 1   what test.sh (CI) runs: a fixed seed, so
+#                                         that CI explores the same inputs every time
 #   bash bench/fuzz.sh --runs N TARGET..  some targets only (schedule cluster model strategy kineto xml cache catalog)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 limit=(-runs=1000000)
+seed=()
 targets=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --seconds) limit=(-max_total_time="$2"); shift 2 ;;
         --runs) limit=(-runs="$2"); shift 2 ;;
-        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+        --seed) seed=(-seed="$2"); shift 2 ;;
+        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
         *) targets+=("$1"); shift ;;
     esac
 done
@@ -57,7 +60,7 @@ for t in "${targets[@]}"; do
     done
     rc=0
     (cd "$work" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        "$OLDPWD/build-fuzz/tests/fuzz/fuzz_$t" "${limit[@]}" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
+        "$OLDPWD/build-fuzz/tests/fuzz/fuzz_$t" "${limit[@]}" ${seed[@]+"${seed[@]}"} -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$OLDPWD/build-fuzz/artifacts/$t-" "$t") > "$work/$t.log" 2>&1 || rc=$?
     stat() { sed -n "s/^stat::$1: *//p" "$work/$t.log"; }
     result=ok
