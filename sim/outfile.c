@@ -1,4 +1,5 @@
 /* outfile.c — see outfile.h. */
+#define _GNU_SOURCE /* O_TMPFILE */
 #include "outfile.h"
 
 #include <errno.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <stdio.h>
 #include <unistd.h>
 
 /* ---- the registry (read by signal handlers: fixed storage, no locks) ---- */
@@ -136,6 +138,21 @@ FILE *sim_out_open(sim_outfile *o, const char *path, sim_err *err)
     }
     const char *slash = strrchr(target, '/');
     int dirlen = slash ? (int)(slash - target) + 1 : 0;
+#ifdef O_TMPFILE
+    /* an unnamed file in the target's directory (Linux): a run killed by
+     * SIGKILL, which no handler sees, leaves nothing behind; it gets a name
+     * only at commit */
+    char dir[sizeof o->tmp];
+    snprintf(dir, sizeof dir, "%.*s", dirlen ? dirlen : 1, dirlen ? target : ".");
+    int afd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    if (afd >= 0) {
+        if (fchmod(afd, file_mode(exists ? &st : NULL)) == 0 && (o->f = fdopen(afd, "w"))) {
+            o->anon = 1;
+            return o->f;
+        }
+        close(afd);
+    }
+#endif
     snprintf(o->tmp, sizeof o->tmp, "%.*s.%s.tmp-XXXXXX", dirlen, target, target + dirlen);
     int fd = mkstemp(o->tmp);
     if (fd < 0) {
@@ -165,12 +182,50 @@ void sim_out_discard(sim_outfile *o)
     o->slot = -1;
 }
 
+/* Names the unnamed file of o beside its target (a fresh ".NAME.tmp-PID-N",
+ * registered like mkstemp's) so that the rename below puts it in place. */
+static int link_anon(sim_outfile *o)
+{
+    static unsigned counter;
+    const char *path = o->path; /* fits o->tmp with 32 bytes to spare (sim_out_open) */
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash ? (int)(slash - path) + 1 : 0;
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fileno(o->f));
+    for (int tries = 0; tries < 100; tries++) {
+        int n = snprintf(o->tmp, sizeof o->tmp, "%.*s.%s.tmp-%ld-%u", dirlen, path, path + dirlen, (long)getpid(),
+                         counter++);
+        if (n < 0 || n >= (int)sizeof o->tmp) {
+            o->tmp[0] = 0;
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        o->slot = sim_tmp_register(o->tmp);
+        if (linkat(AT_FDCWD, proc, AT_FDCWD, o->tmp, AT_SYMLINK_FOLLOW) == 0)
+            return 0;
+        int e = errno;
+        sim_tmp_unregister(o->slot);
+        o->slot = -1;
+        o->tmp[0] = 0;
+        if (e != EEXIST) {
+            errno = e;
+            return -1;
+        }
+    }
+    errno = EEXIST;
+    return -1;
+}
+
 int sim_out_commit(sim_outfile *o, sim_err *err)
 {
     if (!o->f)
         return sim_errf(err, "%s: write failed: the file was not open", o->path);
     int bad = fflush(o->f) != 0 || ferror(o->f);
     int e = errno;
+    if (!bad && o->anon && link_anon(o) != 0) {
+        bad = 1;
+        e = errno;
+    }
     if (fclose(o->f) != 0 && !bad) {
         bad = 1;
         e = errno;

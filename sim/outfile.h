@@ -29,6 +29,7 @@ typedef struct sim_outfile {
     char path[4096]; /* the target */
     char tmp[4096];  /* the temporary file, "" when writing the target directly */
     int slot;        /* registry slot of tmp, -1 = none */
+    int anon;        /* f is an unnamed O_TMPFILE file, named only at commit */
 } sim_outfile;
 
 /* Opens a temporary file beside path for writing; NULL with "path: cannot
