@@ -38,8 +38,9 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-field() {   # field FILE KEY: a top-level number from trainsim --json
-    sed -n "s/^  \"$2\": \\([^,]*\\),\\{0,1\\}\$/\\1/p" "$1" | head -1
+field() {   # field FILE KEY: a top-level number from trainsim --json (cJSON's layout: a tab after the colon)
+    local tab=$'\t'
+    sed -n "s/^\($tab\|  \)\"$2\":[[:space:]]*\([^,]*\),\{0,1\}\$/\2/p" "$1" | head -1
 }
 
 rows=()
