@@ -141,10 +141,11 @@ FILE *sim_out_open(sim_outfile *o, const char *path, sim_err *err)
 #ifdef O_TMPFILE
     /* an unnamed file in the target's directory (Linux): a run killed by
      * SIGKILL, which no handler sees, leaves nothing behind; it gets a name
-     * only at commit */
+     * only at commit, through /proc/self/fd (so only where /proc is there:
+     * else the commit would fail after the whole output was written) */
     char dir[sizeof o->tmp];
     snprintf(dir, sizeof dir, "%.*s", dirlen ? dirlen : 1, dirlen ? target : ".");
-    int afd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    int afd = access("/proc/self/fd", X_OK) == 0 ? open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600) : -1;
     if (afd >= 0) {
         if (fchmod(afd, file_mode(exists ? &st : NULL)) == 0 && (o->f = fdopen(afd, "w"))) {
             o->anon = 1;
