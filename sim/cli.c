@@ -47,6 +47,10 @@ typedef struct args {
     const char *trace, *save_schedule, *output, *memory, *compare;
     int json;
     sim_options opt;
+    /* --slow and --degrade, in the order given (sim_machine_slow/_degrade) */
+#define MAX_PERTURB 64
+    const char *slow[MAX_PERTURB], *degrade[MAX_PERTURB];
+    int nslow, ndegrade;
 } args;
 
 static void usage(FILE *f)
@@ -81,6 +85,10 @@ static void usage(FILE *f)
             "  --collectives M   auto (default: step by step for rings of up to 4 GPUs), step, aggregated\n"
             "  --max-channels N  at most N channels per collective, as NCCL_MAX_NCHANNELS (default: one\n"
             "                    per NIC the members of a node reach; two ways inside a bridged node)\n"
+            "  --slow RANKS:F    a straggler: these ranks' kernels take F times as long (e.g. 3:1.5, 0-7:1.2);\n"
+            "                    the result sets the iteration beside the unperturbed one and names who waits\n"
+            "  --degrade LINK:F  a slow NIC or link: F times less bandwidth on the SimGrid links named LINK\n"
+            "                    (a shell pattern: n3-nic0, n*-nic0; `trainsim platform -o F.xml` lists them)\n"
             "  -o F              output file (schedule, platform)\n"
             "  --version, --help\n",
             DEFAULT_PLATFORM, DEFAULT_MODEL, DEFAULT_STRATEGY);
@@ -156,6 +164,15 @@ static int parse_args(int argc, char **argv, args *a)
             a->opt.max_channels = (int)v;
             i++;
             continue;
+        } else if (!strcmp(o, "--slow") || !strcmp(o, "--degrade")) {
+            int is_slow = o[2] == 's';
+            int *n = is_slow ? &a->nslow : &a->ndegrade;
+            if (i + 1 >= argc)
+                return report(2, "%s needs a value: %s:FACTOR", o, is_slow ? "RANKS" : "LINK");
+            if (*n >= MAX_PERTURB)
+                return report(2, "%s: at most %d of them", o, MAX_PERTURB);
+            (is_slow ? a->slow : a->degrade)[(*n)++] = argv[++i];
+            continue;
         } else if (!strcmp(a->cmd, "check") && o[0] != '-' && !a->schedule) {
             a->schedule = o;
             continue;
@@ -206,8 +223,76 @@ static const char *gb(double bytes, char *buf, size_t n)
     return buf;
 }
 
+/* ---- --slow / --degrade ---------------------------------------------- */
+
+/* "rank 3 kernels x1.50, ranks 8-15 x1.20; links n3-nic0 bandwidth /4" */
+static void describe_perturbation(const sim_machine *m, char *b, size_t n)
+{
+    size_t l = 0;
+    b[0] = 0;
+    for (int r = 0; m->compute_slow && r < m->ngpus && l < n; r++) {
+        double f = m->compute_slow[r];
+        if (f == 1)
+            continue;
+        int e = r;
+        while (e + 1 < m->ngpus && m->compute_slow[e + 1] == f)
+            e++;
+        l += (size_t)(e > r ? snprintf(b + l, n - l, "%sranks %d-%d kernels x%g", l ? ", " : "", r, e, f)
+                            : snprintf(b + l, n - l, "%srank %d kernels x%g", l ? ", " : "", r, f));
+        r = e;
+    }
+    for (int d = 0; d < m->ndegrade && l < n; d++)
+        l += (size_t)snprintf(b + l, n - l, "%slinks %s bandwidth /%g", l ? "; " : "", m->degrade[d].pattern,
+                              m->degrade[d].factor);
+}
+
+/* Time rank r spends not computing, more than without the perturbation:
+ * how long it waits for the slowed ranks or links. */
+static double wait_added(const sim_result *r, const sim_result *base, int rank)
+{
+    return (r->iteration_s - r->rank[rank].compute_s) - (base->iteration_s - base->rank[rank].compute_s);
+}
+
+typedef struct rank_wait {
+    int rank;
+    double s;
+} rank_wait;
+
+static int by_wait_desc(const void *x, const void *y)
+{
+    const rank_wait *a = x, *b = y;
+    return a->s < b->s ? 1 : a->s > b->s ? -1 : a->rank - b->rank;
+}
+
+static void print_perturbed(const sim_machine *m, const sim_result *r, const sim_result *base)
+{
+    char what[512];
+    describe_perturbation(m, what, sizeof what);
+    double T0 = base->iteration_s;
+    printf("perturbed             %s\n", what);
+    printf("unperturbed           %.4f s (the perturbation costs %+.1f %%)\n", T0,
+           T0 > 0 ? 100 * (r->iteration_s - T0) / T0 : 0);
+    rank_wait *w = sim_xcalloc((size_t)r->nranks, sizeof *w, "the ranks' waits");
+    double eps = 1e-6 * fmax(r->iteration_s, 1e-9);
+    int waiting = 0;
+    for (int i = 0; i < r->nranks; i++) {
+        w[i] = (rank_wait){i, wait_added(r, base, i)};
+        waiting += w[i].s > eps;
+    }
+    qsort(w, (size_t)r->nranks, sizeof *w, by_wait_desc);
+    printf("waiting               ");
+    if (!waiting)
+        printf("no rank waits longer than unperturbed");
+    for (int i = 0; i < waiting && i < 6; i++)
+        printf("%srank %d +%.4f s", i ? ", " : "", w[i].rank, w[i].s);
+    if (waiting > 6)
+        printf(", ... (%d ranks wait longer in all)", waiting);
+    printf("\n");
+    free(w);
+}
+
 static void print_text(const args *a, const sim_machine *m, const sim_schedule *s, const sim_result *r,
-                       const char *strategy)
+                       const sim_result *base, const char *strategy)
 {
     const sim_gpu *g = sim_machine_gpu(m, 0);
     double T = r->iteration_s, pct = T > 0 ? 100 / T : 0; /* an iteration of no time has no rates */
@@ -220,6 +305,8 @@ static void print_text(const args *a, const sim_machine *m, const sim_schedule *
     if (strategy[0])
         printf("strategy              %s\n", strategy);
     printf("iteration time        %.4f s\n", T);
+    if (base)
+        print_perturbed(m, r, base);
     if (samples > 0 && T > 0)
         printf("throughput            %.2f samples/s, %.0f tokens/s\n", samples / T, tokens / T);
     if (s->meta.model_flops_per_iteration > 0 && T > 0)
@@ -249,8 +336,8 @@ static void add_num(cJSON *o, const char *key, double v)
     cJSON_AddItemToObject(o, key, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
 }
 
-static void print_json(const sim_machine *m, const sim_schedule *s, const sim_result *r, const char *strategy,
-                       const wl_model *wm)
+static void print_json(const sim_machine *m, const sim_schedule *s, const sim_result *r, const sim_result *base,
+                       const char *strategy, const wl_model *wm)
 {
     const char *model = wm ? wm->name : "";
     const sim_gpu *g = sim_machine_gpu(m, 0);
@@ -271,6 +358,25 @@ static void print_json(const sim_machine *m, const sim_schedule *s, const sim_re
     add_num(o, "gpus", s->nranks);
     cJSON_AddStringToObject(o, "gpu_model", g->model);
     add_num(o, "iteration_time_s", T);
+    if (base) { /* --slow / --degrade: what was perturbed and the unperturbed iteration */
+        cJSON *pt = cJSON_AddObjectToObject(o, "perturbation");
+        cJSON *sl = cJSON_AddArrayToObject(pt, "slow");
+        for (int i = 0; m->compute_slow && i < m->ngpus; i++)
+            if (m->compute_slow[i] != 1) {
+                cJSON *e = cJSON_CreateObject();
+                add_num(e, "rank", i);
+                add_num(e, "factor", m->compute_slow[i]);
+                cJSON_AddItemToArray(sl, e);
+            }
+        cJSON *dg = cJSON_AddArrayToObject(pt, "degrade");
+        for (int i = 0; i < m->ndegrade; i++) {
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddStringToObject(e, "links", m->degrade[i].pattern);
+            add_num(e, "factor", m->degrade[i].factor);
+            cJSON_AddItemToArray(dg, e);
+        }
+        add_num(pt, "unperturbed_iteration_time_s", base->iteration_s);
+    }
     add_num(o, "samples_per_s", s->meta.samples_per_iteration * rate);
     add_num(o, "tokens_per_s", s->meta.tokens_per_iteration * rate);
     add_num(o, "tflops_per_gpu", tflops);
@@ -298,6 +404,8 @@ static void print_json(const sim_machine *m, const sim_schedule *s, const sim_re
         add_num(e, "bubble_s", x->idle_s);
         add_num(e, "comm_total_s", x->comm_s);
         add_num(e, "peak_memory_bytes", x->peak_mem);
+        if (base)
+            add_num(e, "wait_added_s", wait_added(r, base, i));
         cJSON_AddItemToArray(per, e);
     }
     add_num(o, "operations", (double)r->ops);
@@ -362,12 +470,35 @@ static int cmd_compare(const args *a, sim_machine *m)
     return ok ? 0 : 1;
 }
 
+/* The same schedule on the machine without its perturbations, in a child
+ * process (one simulation per process), without trace or memory log. */
+static int unperturbed_run(const sim_schedule *s, sim_machine *m, const sim_options *opt, sim_result *out,
+                           sim_err *err)
+{
+    double *slow = m->compute_slow;
+    int nd = m->ndegrade;
+    m->compute_slow = NULL, m->ndegrade = 0;
+    sim_options o = *opt;
+    o.trace_path = o.memory_path = NULL;
+    int rc = sim_run_isolated(s, m, &o, out, err);
+    m->compute_slow = slow, m->ndegrade = nd;
+    return rc;
+}
+
 static int cmd_run(const args *a, int only_schedule)
 {
     sim_err err = {{0}};
     sim_machine *m = plat_load(a->platform, &err);
     if (!m)
         return fail(err.msg);
+    for (int i = 0; i < a->nslow; i++)
+        if (sim_machine_slow(m, a->slow[i], &err) < 0)
+            return sim_machine_free(m), report(2, "%s", err.msg);
+    for (int i = 0; i < a->ndegrade; i++)
+        if (sim_machine_degrade(m, a->degrade[i], &err) < 0)
+            return sim_machine_free(m), report(2, "%s", err.msg);
+    if ((a->nslow || a->ndegrade) && (only_schedule || a->compare))
+        return sim_machine_free(m), report(2, "--slow and --degrade perturb one simulated run (trainsim run)");
     if (a->compare && !only_schedule)
         return cmd_compare(a, m);
     wl_model model;
@@ -389,16 +520,20 @@ static int cmd_run(const args *a, int only_schedule)
         sim_options opt = a->opt;
         opt.trace_path = a->trace;
         opt.memory_path = a->memory;
-        sim_result r;
-        if (sim_run(s, m, &opt, &r, &err) < 0) {
+        sim_result r, base, *basep = NULL;
+        if ((a->nslow || a->ndegrade) && unperturbed_run(s, m, &a->opt, &base, &err) < 0) {
+            rc = fail(err.msg);
+        } else if (basep = a->nslow || a->ndegrade ? &base : NULL, sim_run(s, m, &opt, &r, &err) < 0) {
             rc = fail(err.msg);
         } else {
             if (a->json)
-                print_json(m, s, &r, st_text, a->schedule ? NULL : &model);
+                print_json(m, s, &r, basep, st_text, a->schedule ? NULL : &model);
             else
-                print_text(a, m, s, &r, st_text);
+                print_text(a, m, s, &r, basep, st_text);
             sim_result_free(&r);
         }
+        if (basep)
+            sim_result_free(basep);
     } else if (sim_sched_check(s, &err) < 0) {
         rc = fail(err.msg);
     }

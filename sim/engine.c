@@ -34,6 +34,7 @@
 #include "json.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -307,7 +308,8 @@ static void finish_op(uint32_t stream)
 /* Filled before the run for every kernel an op runs (kernel_times). */
 static double kernel_seconds(uint32_t op, int rank)
 {
-    return E.kernel_s[(size_t)E.s->ops[op].payload * (size_t)E.m->nmodels + (size_t)E.m->gpu_model[rank]];
+    double t = E.kernel_s[(size_t)E.s->ops[op].payload * (size_t)E.m->nmodels + (size_t)E.m->gpu_model[rank]];
+    return E.m->compute_slow ? t * E.m->compute_slow[rank] : t;
 }
 
 /* Every compute op's time on its GPU, once per (payload, GPU model); a time
@@ -841,6 +843,72 @@ static int close_outputs(int ok, sim_err *err)
     return rc;
 }
 
+/* ---- degraded links (--degrade) ----------------------------------------- */
+
+/* Divides the bandwidth of the links the machine's patterns name, before
+ * the collectives read route bandwidths (so NCCL's choices see the slow
+ * link as it would) and before host staging reads its DRAM figures.  The
+ * original bandwidths come back in engine_free: a preloaded platform
+ * outlives the run. */
+/* Whether a SimGrid link is named by pattern: its own name, or the platform
+ * file's name of a SPLITDUPLEX link, which SimGrid splits into NAME_UP and
+ * NAME_DOWN (both directions slow down together). */
+static int link_named(const char *pattern, const char *name)
+{
+    if (fnmatch(pattern, name, 0) == 0)
+        return 1;
+    size_t n = strlen(name);
+    size_t cut = n > 3 && !strcmp(name + n - 3, "_UP") ? n - 3 : n > 5 && !strcmp(name + n - 5, "_DOWN") ? n - 5 : 0;
+    char base[256];
+    if (!cut || cut >= sizeof base)
+        return 0;
+    memcpy(base, name, cut);
+    base[cut] = 0;
+    return fnmatch(pattern, base, 0) == 0;
+}
+
+static int degrade_links(const sim_machine *m, sim_err *err)
+{
+    if (m->ndegrade <= 0)
+        return 0;
+    sg_link_t *links = sg_link_list();
+    size_t n = sg_link_count();
+    E.degraded = sim_xcalloc(n + 1, sizeof *E.degraded, "the degraded links");
+    E.degraded_bw = sim_xcalloc(n + 1, sizeof *E.degraded_bw, "the degraded links");
+    int rc = 0;
+    for (int d = 0; d < m->ndegrade && rc == 0; d++) {
+        int hits = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!link_named(m->degrade[d].pattern, sg_link_get_name(links[i])))
+                continue;
+            size_t k = 0;
+            while (k < E.ndegraded && E.degraded[k] != links[i])
+                k++;
+            if (k == E.ndegraded) { /* first pattern to touch it keeps the original */
+                E.degraded[k] = links[i];
+                E.degraded_bw[k] = sg_link_get_bandwidth(links[i]);
+                E.ndegraded++;
+            }
+            sg_link_set_bandwidth(links[i], sg_link_get_bandwidth(links[i]) / m->degrade[d].factor);
+            hits++;
+        }
+        if (!hits)
+            rc = sim_errf(err, "--degrade \"%s\": no link of platform \"%s\" has that name (`trainsim platform "
+                               "-o FILE.xml` lists the links: n0-nic0 is node 0's first NIC on built-in clusters)",
+                          m->degrade[d].pattern, m->name);
+    }
+    free(links);
+    return rc;
+}
+
+static void restore_links(void)
+{
+    for (size_t k = 0; k < E.ndegraded; k++)
+        sg_link_set_bandwidth(E.degraded[k], E.degraded_bw[k]);
+    free(E.degraded);
+    free(E.degraded_bw);
+}
+
 /* Frees the run's state, whatever point setup reached (SimGrid owns the
  * condition objects until exit). */
 static void engine_free(void)
@@ -848,6 +916,7 @@ static void engine_free(void)
     if (E.comms)
         sim_coll_teardown();
     sim_staging_teardown();
+    restore_links();
     for (int r = 0; E.compute && r < E.s->nranks; r++)
         free(E.compute[r].v);
     for (int r = 0; E.comm && r < E.s->nranks; r++)
@@ -893,7 +962,8 @@ static int engine_setup(const sim_schedule *s, const sim_machine *m, sim_err *er
     E.kern_busy = sim_xcalloc((size_t)nr, sizeof *E.kern_busy, "the engine's per-GPU state");
     E.bg = sim_xcalloc((size_t)nr, sizeof *E.bg, "the engine's per-GPU state");
     E.mem_kind = sim_xcalloc((size_t)nr * SIM_MEM_KIND_COUNT, sizeof *E.mem_kind, "the engine's per-GPU state");
-    if (sim_coll_setup(err) < 0 || sim_staging_setup(err) < 0 || open_outputs(err) < 0)
+    if (degrade_links(m, err) < 0 || sim_coll_setup(err) < 0 || sim_staging_setup(err) < 0 ||
+        open_outputs(err) < 0)
         return -1;
     for (uint32_t i = 0; i < s->nstreams; i++) {
         if (s->streams[i].nops == 0)

@@ -41,6 +41,9 @@ typedef struct sim_engine {
     char **qname;           /* per string id: the name as a quoted JSON string */
     uint32_t nqname;
     uint64_t flows, execs;
+    sg_link_t *degraded;    /* links --degrade slowed, and their bandwidths before */
+    double *degraded_bw;
+    size_t ndegraded;
 } sim_engine;
 
 /* The engine's state is private to engine.c (a static there, reset by every

@@ -1,6 +1,8 @@
 /* machine.c — see machine.h. */
 #include "machine.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +89,8 @@ void sim_machine_free(sim_machine *m)
     free(m->gpus);
     free(m->ring_pos);
     free(m->stage);
+    free(m->compute_slow);
+    free(m->degrade);
     free(m->platform_xml);
     free(m);
 }
@@ -116,7 +120,18 @@ sim_machine *sim_machine_subset(const sim_machine *m, const int *ranks, int n)
             v->nstage = m->nstage;
         }
     }
+    if (m->compute_slow)
+        ok = ok && (v->compute_slow = malloc((size_t)(n > 0 ? n : 1) * sizeof *v->compute_slow)) != NULL;
+    if (m->ndegrade > 0) {
+        ok = ok && (v->degrade = malloc((size_t)m->ndegrade * sizeof *v->degrade)) != NULL;
+        if (ok) {
+            memcpy(v->degrade, m->degrade, (size_t)m->ndegrade * sizeof *v->degrade);
+            v->ndegrade = m->ndegrade;
+        }
+    }
     for (int i = 0; i < n && ok; i++) {
+        if (v->compute_slow)
+            v->compute_slow[i] = m->compute_slow[ranks[i]];
         v->host[i] = strdup(m->host[ranks[i]]);
         v->node[i] = m->node[ranks[i]];
         v->gpu_model[i] = m->gpu_model[ranks[i]];
@@ -131,4 +146,101 @@ sim_machine *sim_machine_subset(const sim_machine *m, const int *ranks, int n)
         return NULL;
     }
     return v;
+}
+
+/* ---- perturbations ------------------------------------------------------ */
+
+/* The factor after the last ':' of spec (>= 1, finite); *what_len is the
+ * length of the part before it. */
+static int split_factor(const char *opt, const char *spec, size_t *what_len, double *factor, sim_err *err)
+{
+    const char *colon = strrchr(spec, ':');
+    if (!colon || colon == spec)
+        return sim_errf(err, "%s \"%s\": expected %s:FACTOR", opt, spec,
+                        strcmp(opt, "--slow") ? "LINK" : "RANKS");
+    char *end = NULL;
+    errno = 0;
+    double f = strtod(colon + 1, &end);
+    if (end == colon + 1 || *end || errno || !isfinite(f) || f < 1 || f > 1e6)
+        return sim_errf(err, "%s \"%s\": FACTOR: expected a number from 1 to 1e6 (how many times %s), got \"%s\"",
+                        opt, spec, strcmp(opt, "--slow") ? "less bandwidth" : "longer the kernels take", colon + 1);
+    *what_len = (size_t)(colon - spec);
+    *factor = f;
+    return 0;
+}
+
+/* One rank number of a RANKS list, in [0, ngpus). */
+static int rank_number(const char *spec, const char **p, int ngpus, int *out, sim_err *err)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(*p, &end, 10);
+    if (end == *p || errno || **p == '-' || **p == '+')
+        return sim_errf(err, "--slow \"%s\": RANKS: expected rank numbers and ranges such as 3 or 0-3,8", spec);
+    if (v < 0 || v >= ngpus)
+        return sim_errf(err, "--slow \"%s\": rank %ld is not on the platform (ranks 0 to %d)", spec, v, ngpus - 1);
+    *out = (int)v;
+    *p = end;
+    return 0;
+}
+
+int sim_machine_slow(sim_machine *m, const char *spec, sim_err *err)
+{
+    size_t n;
+    double f;
+    if (split_factor("--slow", spec, &n, &f, err) < 0)
+        return -1;
+    if (!m->compute_slow) {
+        m->compute_slow = malloc((size_t)(m->ngpus > 0 ? m->ngpus : 1) * sizeof *m->compute_slow);
+        if (!m->compute_slow)
+            return sim_errf(err, "out of memory for --slow");
+        for (int i = 0; i < m->ngpus; i++)
+            m->compute_slow[i] = 1;
+    }
+    char list[256];
+    if (n >= sizeof list)
+        return sim_errf(err, "--slow \"%.40s...\": the rank list is longer than %zu characters", spec, sizeof list - 1);
+    memcpy(list, spec, n);
+    list[n] = 0;
+    const char *p = list;
+    while (*p) {
+        int a, b;
+        if (rank_number(spec, &p, m->ngpus, &a, err) < 0)
+            return -1;
+        b = a;
+        if (*p == '-') {
+            p++;
+            if (rank_number(spec, &p, m->ngpus, &b, err) < 0)
+                return -1;
+            if (b < a)
+                return sim_errf(err, "--slow \"%s\": the range %d-%d runs backwards", spec, a, b);
+        }
+        if (*p && *p != ',')
+            return sim_errf(err, "--slow \"%s\": RANKS: expected rank numbers and ranges such as 3 or 0-3,8", spec);
+        if (*p == ',' && !*++p)
+            return sim_errf(err, "--slow \"%s\": RANKS ends with a comma", spec);
+        for (int r = a; r <= b; r++)
+            m->compute_slow[r] *= f;
+    }
+    return 0;
+}
+
+int sim_machine_degrade(sim_machine *m, const char *spec, sim_err *err)
+{
+    size_t n;
+    double f;
+    if (split_factor("--degrade", spec, &n, &f, err) < 0)
+        return -1;
+    if (n >= sizeof m->degrade->pattern)
+        return sim_errf(err, "--degrade \"%.40s...\": the link name is longer than %zu characters", spec,
+                        sizeof m->degrade->pattern - 1);
+    sim_degrade *d = realloc(m->degrade, (size_t)(m->ndegrade + 1) * sizeof *d);
+    if (!d)
+        return sim_errf(err, "out of memory for --degrade");
+    m->degrade = d;
+    memcpy(d[m->ndegrade].pattern, spec, n);
+    d[m->ndegrade].pattern[n] = 0;
+    d[m->ndegrade].factor = f;
+    m->ndegrade++;
+    return 0;
 }

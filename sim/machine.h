@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 
+#include "error.h"
+
 /* The most GPUs a platform or a schedule may have (a stated limit, checked
  * by every reader before memory is spent). */
 #define SIM_MAX_GPUS 65536
@@ -100,6 +102,14 @@ typedef struct sim_stage {
     double cache_bytes;
 } sim_stage;
 
+/* Links of the platform whose bandwidth is divided by factor: every link
+ * whose SimGrid name matches the shell pattern (fnmatch: "n3-nic0",
+ * "n*-nic0", "n2-gpu*-pcie"). */
+typedef struct sim_degrade {
+    char pattern[64];
+    double factor;
+} sim_degrade;
+
 typedef struct sim_machine {
     char name[128];
     int ngpus;
@@ -124,6 +134,12 @@ typedef struct sim_machine {
                              receives half through its bridge, half through PCIe) */
     int nstage;
     sim_stage *stage;     /* [nstage] host-memory links of host-staged transfers with a cache */
+    /* What-if perturbations of one machine (`trainsim run --slow / --degrade`):
+     * they belong to this machine, not to its GPU model or cluster file. */
+    double *compute_slow; /* [ngpus] or NULL: rank r's kernels take compute_slow[r] times as long
+                             (a straggler: thermal throttling, a weaker card, a noisy neighbour) */
+    int ndegrade;
+    sim_degrade *degrade; /* [ndegrade] links whose bandwidth is divided by a factor */
 } sim_machine;
 
 /* Neutral collective parameters: no protocol latency, full efficiency (what
@@ -138,5 +154,17 @@ const sim_gpu *sim_machine_gpu(const sim_machine *m, int rank);
 /* A machine of n ranks on the same platform: its rank i is m's rank
  * ranks[i] (same host, node and GPU model).  NULL when out of memory. */
 sim_machine *sim_machine_subset(const sim_machine *m, const int *ranks, int n);
+
+/* Perturbations, from the command line's specifications:
+ *   slow:    "RANKS:FACTOR", RANKS a comma list of ranks and ranges
+ *            ("3", "0-3,8"), FACTOR >= 1 how many times longer their
+ *            kernels take; given twice for a rank, the factors multiply;
+ *   degrade: "LINK:FACTOR", LINK a link name or shell pattern of the
+ *            platform's SimGrid links, FACTOR >= 1 how many times less
+ *            bandwidth they have (the engine checks that the pattern names
+ *            a link when it loads the platform).
+ * 0, or -1 with err naming the specification and what was expected. */
+int sim_machine_slow(sim_machine *m, const char *spec, sim_err *err);
+int sim_machine_degrade(sim_machine *m, const char *spec, sim_err *err);
 
 #endif
