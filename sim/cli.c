@@ -31,6 +31,7 @@
 #include "validation/val_cli.h"
 #include "workloads/compare.h"
 #include "workloads/gpt.h"
+#include "workloads/jobs.h"
 #include "workloads/moe.h"
 #include "workloads/reshard.h"
 
@@ -51,6 +52,8 @@ typedef struct args {
 #define MAX_PERTURB 64
     const char *slow[MAX_PERTURB], *degrade[MAX_PERTURB];
     int nslow, ndegrade;
+    const char *jobs[MAX_PERTURB]; /* --job files: several jobs on one cluster */
+    int njobs;
 } args;
 
 static void usage(FILE *f)
@@ -85,6 +88,8 @@ static void usage(FILE *f)
             "  --collectives M   auto (default: step by step for rings of up to 4 GPUs), step, aggregated\n"
             "  --max-channels N  at most N channels per collective, as NCCL_MAX_NCHANNELS (default: one\n"
             "                    per NIC the members of a node reach; two ways inside a bridged node)\n"
+            "  --job F           a job file (model + strategy or schedule, and its GPUs), repeatable: the\n"
+            "                    jobs share the cluster in one simulation, each beside its time alone\n"
             "  --slow RANKS:F    a straggler: these ranks' kernels take F times as long (e.g. 3:1.5, 0-7:1.2);\n"
             "                    the result sets the iteration beside the unperturbed one and names who waits\n"
             "  --degrade LINK:F  a slow NIC or link: F times less bandwidth on the SimGrid links named LINK\n"
@@ -163,6 +168,13 @@ static int parse_args(int argc, char **argv, args *a)
                        2;
             a->opt.max_channels = (int)v;
             i++;
+            continue;
+        } else if (!strcmp(o, "--job")) {
+            if (i + 1 >= argc)
+                return report(2, "--job needs a job file (model + strategy or schedule, and its GPUs)");
+            if (a->njobs >= MAX_PERTURB)
+                return report(2, "--job: at most %d jobs", MAX_PERTURB);
+            a->jobs[a->njobs++] = argv[++i];
             continue;
         } else if (!strcmp(o, "--slow") || !strcmp(o, "--degrade")) {
             int is_slow = o[2] == 's';
@@ -485,6 +497,195 @@ static int unperturbed_run(const sim_schedule *s, sim_machine *m, const sim_opti
     return rc;
 }
 
+/* ---- several jobs on one cluster (--job) -------------------------------- */
+
+/* Per job: when its GPUs finish, their mean exposed communication, and the
+ * NICs it sends through across nodes. */
+typedef struct job_figures {
+    double end_s, exposed_comm_s;
+} job_figures;
+
+static job_figures job_figures_of(const wl_job *j, const sim_result *r)
+{
+    job_figures f = {0, 0};
+    for (int i = 0; i < j->ngpus; i++) {
+        f.end_s = fmax(f.end_s, r->rank[j->gpus[i]].end_s);
+        f.exposed_comm_s += r->rank[j->gpus[i]].exposed_comm_s / j->ngpus;
+    }
+    return f;
+}
+
+/* Marks uses[rank] for the job's ranks that exchange data with another
+ * node (a communicator spanning nodes, or a peer on another node): their
+ * NICs (sim_machine.nic) carry the job's inter-node traffic. */
+static void inter_node_ranks(const wl_job *j, const sim_machine *m, unsigned char *uses)
+{
+    const sim_schedule *s = j->sched;
+    for (int c = 0; c < s->ncomms; c++) {
+        int spans = 0;
+        for (int k = 1; k < s->comms[c].nranks; k++)
+            spans |= m->node[j->gpus[s->comms[c].ranks[k]]] != m->node[j->gpus[s->comms[c].ranks[0]]];
+        for (int k = 0; spans && k < s->comms[c].nranks; k++)
+            uses[j->gpus[s->comms[c].ranks[k]]] = 1;
+    }
+    for (uint32_t i = 0; i < s->nops; i++) {
+        const sim_payload *p = sim_sched_payload_of(s, i);
+        int a = j->gpus[sim_sched_rank_of(s, i)], b;
+        if ((p->kind == SIM_OP_SEND || p->kind == SIM_OP_RECV) && m->node[a] != m->node[b = j->gpus[s->ops[i].arg]])
+            uses[a] = uses[b] = 1;
+    }
+}
+
+/* The NICs (node, nic) that jobs a and b both send through, as
+ * "n0-nic0, n1-nic0"; the nodes they share otherwise (PCIe switches, host
+ * memory) counted in *nodes. */
+static void shared_between(const wl_job *ja, const wl_job *jb, const sim_machine *m, char *out, size_t n,
+                           int *nodes)
+{
+    unsigned char *ua = sim_xcalloc((size_t)m->ngpus, 2, "the jobs' NICs"), *ub = ua + m->ngpus;
+    inter_node_ranks(ja, m, ua);
+    inter_node_ranks(jb, m, ub);
+    size_t l = 0;
+    out[0] = 0;
+    *nodes = 0;
+    for (int node = 0; node < m->nnodes; node++) {
+        int in_a = 0, in_b = 0;
+        for (int i = 0; i < ja->ngpus; i++)
+            in_a |= m->node[ja->gpus[i]] == node;
+        for (int i = 0; i < jb->ngpus; i++)
+            in_b |= m->node[jb->gpus[i]] == node;
+        *nodes += in_a && in_b;
+        for (int nic = 0; nic < 64; nic++) {
+            int a = 0, b = 0;
+            for (int r = 0; r < m->ngpus; r++)
+                if (m->node[r] == node && m->nic[r] == nic)
+                    a |= ua[r], b |= ub[r];
+            if (a && b && l < n)
+                l += (size_t)snprintf(out + l, n - l, "%sn%d-nic%d", l ? ", " : "", node, nic);
+        }
+    }
+    free(ua);
+}
+
+static void print_jobs_text(const sim_machine *m, const wl_job *jobs, int n, const sim_result *alone,
+                            const sim_result *shared)
+{
+    printf("trainsim %s: %d jobs on %s (%d nodes, %d GPUs), sharing its links in one simulation\n",
+           TRAINSIM_VERSION, n, m->name, m->nnodes, m->ngpus);
+    printf("%-12s %5s %12s %12s %9s  %-24s %s\n", "job", "GPUs", "alone", "shared", "slowdown",
+           "exposed comm (alone)", "model, strategy or schedule");
+    for (int i = 0; i < n; i++) {
+        job_figures fa = job_figures_of(&jobs[i], &alone[i]), fs = job_figures_of(&jobs[i], shared);
+        char what[320];
+        snprintf(what, sizeof what, "%s %s", jobs[i].model[0] ? jobs[i].model : "schedule",
+                 jobs[i].model[0] ? jobs[i].strategy : jobs[i].schedule);
+        char comm[64];
+        snprintf(comm, sizeof comm, "%.4f s (%.4f s)", fs.exposed_comm_s, fa.exposed_comm_s);
+        printf("%-12s %5d %10.4f s %10.4f s %8.3fx  %-24s %s\n", jobs[i].name, jobs[i].ngpus, fa.end_s, fs.end_s,
+               fa.end_s > 0 ? fs.end_s / fa.end_s : 1, comm, what);
+    }
+    for (int i = 0; i < n; i++)
+        for (int k = i + 1; k < n; k++) {
+            char nics[1024];
+            int nodes;
+            shared_between(&jobs[i], &jobs[k], m, nics, sizeof nics, &nodes);
+            if (nics[0] || nodes)
+                printf("shared                %s and %s: %s%s%s%d node%s\n", jobs[i].name, jobs[k].name,
+                       nics[0] ? "NICs " : "", nics, nics[0] ? "; " : "", nodes, nodes == 1 ? "" : "s");
+        }
+    printf("simulated             %llu operations in %.2f s wall (and each job alone)\n",
+           (unsigned long long)shared->ops, shared->wall_s);
+}
+
+static void print_jobs_json(const sim_machine *m, const wl_job *jobs, int n, const sim_result *alone,
+                            const sim_result *shared)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "trainsim_version", TRAINSIM_VERSION);
+    cJSON_AddStringToObject(o, "platform", m->name);
+    cJSON *arr = cJSON_AddArrayToObject(o, "jobs");
+    for (int i = 0; i < n; i++) {
+        job_figures fa = job_figures_of(&jobs[i], &alone[i]), fs = job_figures_of(&jobs[i], shared);
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", jobs[i].name);
+        cJSON_AddStringToObject(e, "model", jobs[i].model);
+        cJSON_AddStringToObject(e, "strategy", jobs[i].strategy);
+        cJSON_AddStringToObject(e, "schedule", jobs[i].schedule);
+        cJSON_AddItemToObject(e, "gpus", cJSON_CreateIntArray(jobs[i].gpus, jobs[i].ngpus));
+        add_num(e, "alone_iteration_time_s", fa.end_s);
+        add_num(e, "shared_iteration_time_s", fs.end_s);
+        add_num(e, "slowdown", fa.end_s > 0 ? fs.end_s / fa.end_s : 1);
+        add_num(e, "alone_exposed_comm_s", fa.exposed_comm_s);
+        add_num(e, "shared_exposed_comm_s", fs.exposed_comm_s);
+        cJSON *sh = cJSON_AddArrayToObject(e, "shared_with");
+        for (int k = 0; k < n; k++) {
+            char nics[1024];
+            int nodes;
+            if (k == i)
+                continue;
+            shared_between(&jobs[i], &jobs[k], m, nics, sizeof nics, &nodes);
+            if (!nics[0] && !nodes)
+                continue;
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddStringToObject(x, "job", jobs[k].name);
+            cJSON_AddStringToObject(x, "nics", nics);
+            add_num(x, "nodes", nodes);
+            cJSON_AddItemToArray(sh, x);
+        }
+        cJSON_AddItemToArray(arr, e);
+    }
+    add_num(o, "operations", (double)shared->ops);
+    char *t = cJSON_Print(o);
+    if (t)
+        puts(t);
+    free(t);
+    cJSON_Delete(o);
+}
+
+/* Each job alone (a child process each), then all of them together. */
+static int cmd_jobs(const args *a, sim_machine *m)
+{
+    sim_err err = {{0}};
+    wl_job *jobs = wl_jobs_load(a->jobs, a->njobs, m, &err);
+    if (!jobs)
+        return sim_machine_free(m), fail(err.msg);
+    int n = a->njobs, rc = 0, ran = 0;
+    sim_result *alone = sim_xcalloc((size_t)n, sizeof *alone, "the jobs' results"), shared;
+    int *only = sim_xcalloc((size_t)n, sizeof *only, "the jobs' results");
+    sim_options quiet = a->opt;
+    quiet.trace_path = quiet.memory_path = NULL;
+    for (; ran < n && rc == 0; ran++) {
+        memset(only, 0, (size_t)n * sizeof *only);
+        only[ran] = 1;
+        sim_schedule *s = wl_jobs_schedule(jobs, n, only, m, &err);
+        if (!s || sim_run_isolated(s, m, &quiet, &alone[ran], &err) < 0)
+            rc = fail(err.msg), ran--;
+        sim_sched_free(s);
+    }
+    sim_schedule *all = rc ? NULL : wl_jobs_schedule(jobs, n, NULL, m, &err);
+    sim_options opt = a->opt;
+    opt.trace_path = a->trace;
+    opt.memory_path = a->memory;
+    if (!rc && (!all || (a->save_schedule && sim_sched_save(all, a->save_schedule, &err) < 0) ||
+                sim_run(all, m, &opt, &shared, &err) < 0))
+        rc = fail(err.msg);
+    else if (!rc) {
+        if (a->json)
+            print_jobs_json(m, jobs, n, alone, &shared);
+        else
+            print_jobs_text(m, jobs, n, alone, &shared);
+        sim_result_free(&shared);
+    }
+    for (int i = 0; i < ran; i++)
+        sim_result_free(&alone[i]);
+    free(alone);
+    free(only);
+    sim_sched_free(all);
+    wl_jobs_free(jobs, n);
+    sim_machine_free(m);
+    return rc;
+}
+
 static int cmd_run(const args *a, int only_schedule)
 {
     sim_err err = {{0}};
@@ -499,6 +700,13 @@ static int cmd_run(const args *a, int only_schedule)
             return sim_machine_free(m), report(2, "%s", err.msg);
     if ((a->nslow || a->ndegrade) && (only_schedule || a->compare))
         return sim_machine_free(m), report(2, "--slow and --degrade perturb one simulated run (trainsim run)");
+    if (a->njobs) {
+        if (only_schedule || a->compare || a->schedule || a->strategy || strcmp(a->model, DEFAULT_MODEL))
+            return sim_machine_free(m),
+                   report(2, "--job: each job file gives its model and strategy or schedule; --model, --strategy, "
+                             "--schedule and --compare do not go with it");
+        return cmd_jobs(a, m);
+    }
     if (a->compare && !only_schedule)
         return cmd_compare(a, m);
     wl_model model;

@@ -343,12 +343,26 @@ static int is_depended_on(uint32_t op) { return (E.depended[op >> 3] >> (op & 7)
 
 /* Consecutive kernels of one stream run as one execution when nothing
  * outside the stream can observe the boundary between them (no dependency
- * into or out of it) and no trace asks for each kernel. */
+ * into or out of it).  A trace still shows each kernel (trace_merged), so
+ * asking for one does not change what is simulated. */
 static int can_merge(uint32_t a, uint32_t b)
 {
     const sim_op *ob = &E.s->ops[b];
-    return !E.trace && !is_depended_on(a) && ob->ndeps == 0 &&
+    return !is_depended_on(a) && ob->ndeps == 0 &&
            E.s->payloads[ob->payload].kind == SIM_OP_COMPUTE;
+}
+
+/* The kernels k..last of stream S, run as one execution over [t0, t1],
+ * each traced over its share of it (its cost-model time in secs). */
+static void trace_merged(const sim_stream *S, uint32_t k, uint32_t last, int rank, double secs, double t0, double t1)
+{
+    double done = 0;
+    for (uint32_t i = k; i <= last; i++) {
+        double a = secs > 0 ? t0 + (t1 - t0) * done / secs : t0;
+        done += kernel_seconds(S->ops[i], rank);
+        double b = secs > 0 && i < last ? t0 + (t1 - t0) * done / secs : t1;
+        trace_op(S->ops[i], a, b);
+    }
 }
 
 typedef struct send_note {
@@ -419,7 +433,7 @@ static void stream_main(int argc, char **argv)
             double t1 = simgrid_get_clock();
             ivl_add(&E.compute[rank], t0, t1);
             if (E.trace)
-                trace_op(op, t0, t1);
+                trace_merged(S, k, last, rank, secs, t0, t1);
             for (; k <= last; k++)
                 finish_op(st);
             continue;

@@ -291,6 +291,59 @@ uint32_t sim_sched_copy_payload(sim_schedule *dst, const sim_schedule *src, uint
     return sim_sched_payload(dst, &p);
 }
 
+int sim_sched_place(sim_schedule *dst, const sim_schedule *src, const int *map, const char *prefix, sim_err *err)
+{
+    for (int r = 0; r < src->nranks; r++)
+        if (map[r] < 0 || map[r] >= dst->nranks)
+            return sim_errf(err, "%srank %d placed on rank %d, outside the %d ranks", prefix, r, map[r], dst->nranks);
+    char name[SIM_NAME_MAX + 64];
+    uint32_t *stream = sim_xcalloc(src->nstreams + 1, sizeof *stream, "the placed streams");
+    for (uint32_t i = 0; i < src->nstreams; i++) {
+        snprintf(name, sizeof name, "%s%s", prefix, sim_sched_strname(src, src->streams[i].name));
+        stream[i] = (uint32_t)sim_sched_stream(dst, map[src->streams[i].rank], name);
+    }
+    int comm0 = dst->ncomms;
+    for (int c = 0; c < src->ncomms; c++) {
+        const sim_comm *sc = &src->comms[c];
+        int *members = sim_xcalloc((size_t)sc->nranks + 1, sizeof *members, "a placed communicator");
+        for (int k = 0; k < sc->nranks; k++)
+            members[k] = map[sc->ranks[k]];
+        snprintf(name, sizeof name, "%s%s", prefix, sc->name >= 0 ? sim_sched_strname(src, sc->name) : "comm");
+        sim_sched_comm(dst, name, members, sc->nranks);
+        free(members);
+    }
+    uint32_t base = dst->nops, *deps = NULL;
+    size_t deps_cap = 0;
+    int rc = 0;
+    for (uint32_t i = 0; i < src->nops && rc == 0; i++) {
+        const sim_op *o = &src->ops[i];
+        if (o->ndeps > deps_cap) {
+            deps_cap = o->ndeps;
+            free(deps);
+            deps = sim_xcalloc(deps_cap, sizeof *deps, "the placed dependencies");
+        }
+        for (uint32_t k = 0; k < o->ndeps && rc == 0; k++) {
+            uint32_t d = src->deps[o->dep_first + k];
+            if (d >= i)
+                rc = sim_errf(err, "%sop %u depends on op %u, which comes after it", prefix, i, d);
+            deps[k] = base + d;
+        }
+        const sim_payload *p = &src->payloads[o->payload];
+        int32_t arg = o->arg;
+        if (p->kind == SIM_OP_COLLECTIVE)
+            arg = comm0 + o->arg;
+        else if (p->kind == SIM_OP_SEND || p->kind == SIM_OP_RECV)
+            arg = map[o->arg];
+        sim_tags t = {o->layer, o->micro, o->subbatch, o->phase};
+        if (rc == 0)
+            sim_sched_add(dst, (int)stream[o->stream], sim_sched_copy_payload(dst, src, o->payload), arg, t, deps,
+                          o->ndeps);
+    }
+    free(deps);
+    free(stream);
+    return rc;
+}
+
 static uint32_t p2p(sim_schedule *s, sim_op_kind kind, int stream, const char *name, int peer, int64_t bytes,
                     int tag, sim_tags t, const uint32_t *deps, int ndeps)
 {

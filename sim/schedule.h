@@ -237,6 +237,13 @@ uint32_t sim_sched_alltoallv(sim_schedule *s, int stream, const char *name, int 
 /* Payload `payload` of src, interned in dst (its name and all-to-allv sizes
  * carried over): for schedules cut from another. */
 uint32_t sim_sched_copy_payload(sim_schedule *dst, const sim_schedule *src, uint32_t payload);
+/* Appends all of src to dst, src's rank r played by dst's rank map[r] (map
+ * distinct, in [0, dst->nranks)): its streams and communicators named
+ * prefix + their names, its operations in order with their tags,
+ * dependencies and payloads, peers and communicator members mapped.  Src's
+ * op i becomes dst's op (dst->nops before the call) + i.  For several jobs
+ * on one cluster (workloads/jobs.c).  0, or -1 with err. */
+int sim_sched_place(sim_schedule *dst, const sim_schedule *src, const int *map, const char *prefix, sim_err *err);
 /* Appends n counts to the size pool and returns their offset. */
 uint32_t sim_sched_sizes(sim_schedule *s, const int64_t *v, int n);
 /* The per-destination sizes of an all-to-allv payload. */

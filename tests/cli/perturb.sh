@@ -27,9 +27,9 @@ J
 "$TRAINSIM" run --schedule "$tmp/two.json" --slow 1:3 --json > "$tmp/two.out"
 "$TRAINSIM" run --schedule "$tmp/send.json" --platform oases-3090 --json > "$tmp/send0.out"
 "$TRAINSIM" run --schedule "$tmp/send.json" --platform oases-3090 --degrade 'n1-nic*:4' --json > "$tmp/send4.out"
-"$TRAINSIM" run --platform rtx4090-4x8 --model gpt-1024 --strategy tp=8,dp=4,mb=2,gb=64,dtype=bf16 --slow 0-31:1.5 --json > "$tmp/all.out"
-"$TRAINSIM" run --platform rtx4090-4x8 --model gpt-1024 --strategy tp=8,dp=4,mb=2,gb=64,dtype=bf16 --slow 9:1.5 --json > "$tmp/one.out"
-"$TRAINSIM" run --platform rtx4090-4x8 --model gpt-1024 --strategy tp=8,dp=4,mb=2,gb=64,dtype=bf16 --slow 9:1.5 > "$tmp/one.txt"
+"$TRAINSIM" run --platform rtx4090-4x8 --model gpt-1024 --strategy tp=8,dp=4,mb=2,gb=16,dtype=bf16 --slow 0-31:1.5 --json > "$tmp/all.out"
+"$TRAINSIM" run --platform rtx4090-4x8 --model gpt-1024 --strategy tp=8,dp=4,mb=2,gb=16,dtype=bf16 --slow 9:1.5 --json > "$tmp/one.out"
+"$TRAINSIM" run --platform rtx4090-4x8 --model gpt-1024 --strategy tp=8,dp=4,mb=2,gb=16,dtype=bf16 --slow 9:1.5 > "$tmp/one.txt"
 
 python3 - "$tmp" <<'PY' || fail "closed forms"
 import json, sys
