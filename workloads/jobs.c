@@ -48,18 +48,13 @@ static const char *opt_string(job_spec *j, const char *key, sim_err *err, int *b
     return v->valuestring;
 }
 
-static int read_spec(const char *path, job_spec *j, char *name, size_t name_len, sim_err *err)
+static int read_spec(const char *text, const char *path, job_spec *j, char *name, size_t name_len, sim_err *err)
 {
     static const char *const known[] = {"name", "model", "strategy", "schedule", "gpus", "nodes", "count",
                                         "placement", NULL};
     memset(j, 0, sizeof *j);
     j->path = path;
-    char *text = sim_read_file_max(path, JOB_FILE_MAX, NULL, 0, err);
-    if (!text)
-        return -1;
-    j->doc = sim_json_parse(text, path, err);
-    free(text);
-    if (!j->doc)
+    if (!(j->doc = sim_json_parse(text, path, err)))
         return -1;
     if (!cJSON_IsObject(j->doc))
         return expected(err, path, "the job", "an object {\"model\": ..., \"strategy\": ..., \"gpus\": [...]}", j->doc);
@@ -236,6 +231,22 @@ static int build_schedule(const job_spec *j, const sim_machine *m, wl_job *job, 
 
 wl_job *wl_jobs_load(const char *const *paths, int n, const sim_machine *m, sim_err *err)
 {
+    char **texts = sim_xcalloc((size_t)n + 1, sizeof *texts, "the job files");
+    wl_job *jobs = NULL;
+    int i = 0;
+    while (i < n && (texts[i] = sim_read_file_max(paths[i], JOB_FILE_MAX, NULL, 0, err)) != NULL)
+        i++;
+    if (i == n)
+        jobs = wl_jobs_from_json((const char *const *)texts, paths, n, m, err);
+    for (i = 0; i < n; i++)
+        free(texts[i]);
+    free(texts);
+    return jobs;
+}
+
+wl_job *wl_jobs_from_json(const char *const *texts, const char *const *paths, int n, const sim_machine *m,
+                          sim_err *err)
+{
     wl_job *jobs = sim_xcalloc((size_t)n + 1, sizeof *jobs, "the jobs");
     job_spec *spec = sim_xcalloc((size_t)n + 1, sizeof *spec, "the jobs");
     int *owner = sim_xcalloc((size_t)m->ngpus + 1, sizeof *owner, "the jobs' placement");
@@ -243,7 +254,7 @@ wl_job *wl_jobs_load(const char *const *paths, int n, const sim_machine *m, sim_
         owner[r] = -1;
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
-        rc = read_spec(paths[i], &spec[i], jobs[i].name, sizeof jobs[i].name, err);
+        rc = read_spec(texts[i], paths[i], &spec[i], jobs[i].name, sizeof jobs[i].name, err);
         for (int k = 0; k < i && rc == 0; k++)
             if (!strcmp(jobs[k].name, jobs[i].name))
                 rc = sim_errf(err, "%s: name: \"%s\" is also the name of %s (give each job its own \"name\")",

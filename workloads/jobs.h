@@ -37,6 +37,10 @@ typedef struct wl_job {
  * unknown key, a GPU outside the cluster or taken twice, a strategy that
  * does not fit the job's GPUs, ...). */
 wl_job *wl_jobs_load(const char *const *paths, int n, const sim_machine *m, sim_err *err);
+/* The same from the files' texts (paths name them in messages and anchor
+ * their schedules' relative paths). */
+wl_job *wl_jobs_from_json(const char *const *texts, const char *const *paths, int n, const sim_machine *m,
+                          sim_err *err);
 void wl_jobs_free(wl_job *jobs, int n);
 
 /* One schedule over all of m's ranks with the jobs whose include[j] is
