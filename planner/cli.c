@@ -206,26 +206,6 @@ static int parse(int argc, char **argv, opts *o, search_opts *so)
     return 0;
 }
 
-/* The first n GPUs of m (the platform keeps its other hosts, unused). */
-static int restrict_gpus(sim_machine *m, int n, sim_err *err)
-{
-    if (n <= 0 || n == m->ngpus)
-        return 0;
-    if (n > m->ngpus)
-        return sim_errf(err, "--gpus %d: the platform %s has only %d GPUs", n, m->name, m->ngpus);
-    for (int r = n; r < m->ngpus; r++) { /* sim_machine_free frees host[0..ngpus) */
-        free(m->host[r]);
-        m->host[r] = NULL;
-    }
-    m->ngpus = n;
-    int nodes = 0;
-    for (int r = 0; r < n; r++)
-        if (r == 0 || m->node[r] != m->node[r - 1])
-            nodes++;
-    m->nnodes = nodes;
-    return 0;
-}
-
 /* TRAINSIM_PLAN_TIMES=1: per-evaluation cost on stderr (bench) */
 static void print_times(void *arg, int i, const plan_result *r)
 {
@@ -308,7 +288,8 @@ static int write_svg(const char *path, plan_result **ok, int n, const char *titl
     return plan_svg_end(&out, err);
 }
 
-static void print_report(const opts *o, const plan_ctx *ctx, const plan_space *sp, plan_result *res, int n)
+/* Prints the ranking; returns how many strategies ran. */
+static int print_report(const opts *o, const plan_ctx *ctx, const plan_space *sp, plan_result *res, int n)
 {
     plan_result **ok = malloc(sizeof *ok * (size_t)(n ? n : 1));
     int nok = plan_result_rank(res, n, ok), nfail = 0;
@@ -403,8 +384,11 @@ static void print_report(const opts *o, const plan_ctx *ctx, const plan_space *s
             if (nrefined)
                 printf("  * simulated whole (--refine); the others from the fast fidelity\n");
             printf("\nbest           %s\n", ok[0]->strategy);
-            printf("run it         trainsim run --platform %s --model %s --strategy %s\n", o->platform, o->model,
-                   ok[0]->strategy);
+            char gpus[32] = "";
+            if (ctx->platform_gpus > ctx->mach->ngpus)
+                snprintf(gpus, sizeof gpus, " --gpus %d", ctx->mach->ngpus);
+            printf("run it         trainsim run --platform %s%s --model %s --strategy %s\n", o->platform, gpus,
+                   o->model, ok[0]->strategy);
         }
     }
     if (o->svg) {
@@ -416,6 +400,7 @@ static void print_report(const opts *o, const plan_ctx *ctx, const plan_space *s
             sim_err_print("trainsim plan", 1, "%s", e.msg);
     }
     free(ok);
+    return nok;
 }
 
 int plan_cli_main(int argc, char **argv)
@@ -441,7 +426,8 @@ int plan_cli_main(int argc, char **argv)
     ctx.axis = o.axis;
     ctx.naxis = o.naxis;
     ctx.mach = plat_load(o.platform, &err);
-    if (!ctx.mach || restrict_gpus(ctx.mach, o.gpus, &err) < 0 || wl_model_load(o.model, &ctx.model, &err) < 0) {
+    ctx.platform_gpus = ctx.mach ? ctx.mach->ngpus : 0;
+    if (!ctx.mach || sim_machine_first(ctx.mach, o.gpus, &err) < 0 || wl_model_load(o.model, &ctx.model, &err) < 0) {
         sim_err_print("trainsim plan", 1, "%s", err.msg);
         sim_machine_free(ctx.mach);
         plan_mpi_stop();
@@ -483,8 +469,9 @@ int plan_cli_main(int argc, char **argv)
     rc = res ? plan_sweep_run(&ctx, sp, &so_, res, &st, &err) : sim_errf(&err, "out of memory");
     if (res && st.cache_warning[0])
         fprintf(stderr, "trainsim plan: %s\n", st.cache_warning);
+    int nran = 1;
     if (rc == 0 && mrank == 0) {
-        print_report(&o, &ctx, sp, res, n);
+        nran = print_report(&o, &ctx, sp, res, n);
         double el = t_space + st.wall_s;
         fprintf(stderr, "trainsim plan: %d strategies: %d evaluated (%d simulations) on %d process%s x %d rank%s, "
                         "%d from the cache, in %.2f s (%.1f evaluations/s); %.2f CPU s per evaluation on rank 0\n",
@@ -500,5 +487,5 @@ int plan_cli_main(int argc, char **argv)
     plan_space_free(sp);
     sim_machine_free(ctx.mach);
     plan_mpi_stop();
-    return rc < 0 ? 1 : 0;
+    return rc < 0 || nran == 0 ? 1 : 0; /* no strategy can run: a failure scripts must see */
 }

@@ -65,6 +65,7 @@ typedef enum plan_fidelity {
 typedef struct plan_ctx {
     sim_machine *mach;
     const char *platform_spec, *model_spec;
+    int platform_gpus;         /* the platform's GPUs before --gpus kept the first mach->ngpus */
     wl_model model;
     int gb;            /* global batch */
     sim_dtype dtype;

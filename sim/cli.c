@@ -54,6 +54,8 @@ typedef struct args {
     int nslow, ndegrade;
     const char *jobs[MAX_PERTURB]; /* --job files: several jobs on one cluster */
     int njobs;
+    int gpus;          /* --gpus N: the first N GPUs of the platform (0 = all) */
+    int platform_gpus; /* the platform's GPUs, before --gpus */
 } args;
 
 static void usage(FILE *f)
@@ -77,6 +79,7 @@ static void usage(FILE *f)
             "  --strategy S      e.g. tp=4,pp=2,dp=4,mb=2,gb=64,dtype=bf16,recompute=full\n"
             "                    (default %s)\n"
             "  --schedule F      simulate this schedule JSON instead of generating one\n"
+            "  --gpus N          run on the first N GPUs of the platform (default all; stated in the output)\n"
             "  --json            print the results as JSON\n"
             "  --trace F         write a Chrome trace (open it in https://ui.perfetto.dev)\n"
             "  --memory F        write the per-GPU memory timeline as CSV (one line per memory effect)\n"
@@ -158,6 +161,15 @@ static int parse_args(int argc, char **argv, args *a)
                 a->opt.coll_mode = SIM_COLLMODE_AGGREGATED;
             else
                 return report(2, "--collectives: expected auto, step or aggregated, got \"%s\"", v);
+            continue;
+        } else if (!strcmp(o, "--gpus")) {
+            char *end = NULL;
+            long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
+            if (i + 1 >= argc || !end || *end || end == argv[i + 1] || v < 1 || v > SIM_MAX_GPUS)
+                return report(2, "--gpus: expected a whole number of GPUs from 1 to %d, got \"%s\"", SIM_MAX_GPUS,
+                              i + 1 < argc ? argv[i + 1] : "");
+            a->gpus = (int)v;
+            i++;
             continue;
         } else if (!strcmp(o, "--max-channels")) {
             char *end = NULL;
@@ -312,8 +324,11 @@ static void print_text(const args *a, const sim_machine *m, const sim_schedule *
     double tflops = T > 0 ? s->meta.model_flops_per_iteration / T / s->nranks / 1e12 : 0;
     double peak = g->peak_flops[s->meta.dtype] / 1e12;
     char b1[32], b2[32];
-    printf("trainsim %s: %s on %s (%d nodes, %d x %s)\n", TRAINSIM_VERSION,
-           s->meta.name[0] ? s->meta.name : a->schedule, m->name, m->nnodes, s->nranks, g->model);
+    char part[96] = "";
+    if (s->nranks < a->platform_gpus) /* --gpus, or a schedule smaller than the platform */
+        snprintf(part, sizeof part, ": its first %d of %d GPUs", s->nranks, a->platform_gpus);
+    printf("trainsim %s: %s on %s (%d nodes, %d x %s%s)\n", TRAINSIM_VERSION,
+           s->meta.name[0] ? s->meta.name : a->schedule, m->name, m->nnodes, s->nranks, g->model, part);
     if (strategy[0])
         printf("strategy              %s\n", strategy);
     printf("iteration time        %.4f s\n", T);
@@ -348,8 +363,8 @@ static void add_num(cJSON *o, const char *key, double v)
     cJSON_AddItemToObject(o, key, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
 }
 
-static void print_json(const sim_machine *m, const sim_schedule *s, const sim_result *r, const sim_result *base,
-                       const char *strategy, const wl_model *wm)
+static void print_json(const sim_machine *m, int platform_gpus, const sim_schedule *s, const sim_result *r,
+                       const sim_result *base, const char *strategy, const wl_model *wm)
 {
     const char *model = wm ? wm->name : "";
     const sim_gpu *g = sim_machine_gpu(m, 0);
@@ -368,6 +383,7 @@ static void print_json(const sim_machine *m, const sim_schedule *s, const sim_re
         cJSON_AddItemToObject(o, "model_info", info);
     cJSON_AddStringToObject(o, "schedule", s->meta.name);
     add_num(o, "gpus", s->nranks);
+    add_num(o, "platform_gpus", platform_gpus); /* more than gpus: the run used the first gpus of them */
     cJSON_AddStringToObject(o, "gpu_model", g->model);
     add_num(o, "iteration_time_s", T);
     if (base) { /* --slow / --degrade: what was perturbed and the unperturbed iteration */
@@ -686,12 +702,15 @@ static int cmd_jobs(const args *a, sim_machine *m)
     return rc;
 }
 
-static int cmd_run(const args *a, int only_schedule)
+static int cmd_run(args *a, int only_schedule)
 {
     sim_err err = {{0}};
     sim_machine *m = plat_load(a->platform, &err);
     if (!m)
         return fail(err.msg);
+    a->platform_gpus = m->ngpus;
+    if (sim_machine_first(m, a->gpus, &err) < 0)
+        return sim_machine_free(m), report(2, "%s", err.msg);
     for (int i = 0; i < a->nslow; i++)
         if (sim_machine_slow(m, a->slow[i], &err) < 0)
             return sim_machine_free(m), report(2, "%s", err.msg);
@@ -735,7 +754,7 @@ static int cmd_run(const args *a, int only_schedule)
             rc = fail(err.msg);
         } else {
             if (a->json)
-                print_json(m, s, &r, basep, st_text, a->schedule ? NULL : &model);
+                print_json(m, a->platform_gpus, s, &r, basep, st_text, a->schedule ? NULL : &model);
             else
                 print_text(a, m, s, &r, basep, st_text);
             sim_result_free(&r);

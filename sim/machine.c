@@ -148,6 +148,25 @@ sim_machine *sim_machine_subset(const sim_machine *m, const int *ranks, int n)
     return v;
 }
 
+int sim_machine_first(sim_machine *m, int n, sim_err *err)
+{
+    if (n <= 0 || n == m->ngpus)
+        return 0;
+    if (n > m->ngpus)
+        return sim_errf(err, "--gpus %d: the platform %s has only %d GPUs", n, m->name, m->ngpus);
+    for (int r = n; r < m->ngpus; r++) { /* sim_machine_free frees host[0..ngpus) */
+        free(m->host[r]);
+        m->host[r] = NULL;
+    }
+    m->ngpus = n;
+    int nodes = 0;
+    for (int r = 0; r < n; r++)
+        if (r == 0 || m->node[r] != m->node[r - 1])
+            nodes++;
+    m->nnodes = nodes;
+    return 0;
+}
+
 /* ---- perturbations ------------------------------------------------------ */
 
 /* The factor after the last ':' of spec (>= 1, finite); *what_len is the

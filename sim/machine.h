@@ -155,6 +155,11 @@ const sim_gpu *sim_machine_gpu(const sim_machine *m, int rank);
  * ranks[i] (same host, node and GPU model).  NULL when out of memory. */
 sim_machine *sim_machine_subset(const sim_machine *m, const int *ranks, int n);
 
+/* Keeps the first n GPUs of m (run, plan and compare --gpus N: the one rule
+ * for running on part of a cluster); the platform keeps its other hosts,
+ * unused.  n <= 0 or n == ngpus: all.  -1 with err when n > ngpus. */
+int sim_machine_first(sim_machine *m, int n, sim_err *err);
+
 /* Perturbations, from the command line's specifications:
  *   slow:    "RANKS:FACTOR", RANKS a comma list of ranks and ranges
  *            ("3", "0-3,8"), FACTOR >= 1 how many times longer their

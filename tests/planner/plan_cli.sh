@@ -9,11 +9,25 @@ set -euo pipefail
 "$TRAINSIM" "${args[@]}" --no-cache --jobs 2 > parallel.txt 2> parallel.err
 cmp serial.txt parallel.txt || fail "serial and parallel rankings differ"
 grep -q '^best           tp=' serial.txt || fail "no best strategy"
-grep -q 'run it         trainsim run --platform oases-3090 --model gpt-1024 --strategy tp=' serial.txt || fail "no run line"
+grep -q 'run it         trainsim run --platform oases-3090 --gpus 4 --model gpt-1024 --strategy tp=' serial.txt || fail "no run line"
 
-# the winner runs as printed, and trainsim run agrees it fits
+# the winner runs as printed (on the first 4 GPUs, said so), and trainsim run
+# agrees with the plan's iteration time
 best=$(sed -n 's/^best *//p' serial.txt)
-"$TRAINSIM" run --platform oases-3090 --model gpt-1024 --strategy "$best" > /dev/null 2>&1 && fail "the 32-GPU platform should reject a 4-GPU strategy"
+runit=$(sed -n 's/^run it *trainsim //p' serial.txt)
+# shellcheck disable=SC2086
+"$TRAINSIM" $runit > run.txt 2> run.err || fail "the printed command fails: $(cat run.err)"
+grep -q "^trainsim .* on oases-3090 (1 nodes, 4 x RTX3090: its first 4 of 32 GPUs)" run.txt || fail "run --gpus 4 does not say so: $(head -1 run.txt)"
+plan_s=$(awk '$1 == "1" {print $4}' serial.txt)
+run_s=$(sed -n 's/^iteration time *\([0-9.]*\) s/\1/p' run.txt)
+python3 -c "import sys; p, r = float(sys.argv[1]), float(sys.argv[2]); sys.exit(abs(p - r) > 0.07 * r)" "$plan_s" "$run_s" \
+  || fail "plan's best takes $plan_s s, run says $run_s s"
+
+# no strategy can run: said, and exit status 1
+set +e
+"$TRAINSIM" plan --platform oases-3090 --gpus 4 --model gpt-1024 --no-cache --quiet --strategies "tp=3,mb=1" > none.txt 2> none.err; rc=$?
+set -e
+[ $rc = 1 ] && grep -q "no strategy can run" none.txt || fail "no runnable strategy: rc $rc, $(cat none.txt none.err)"
 
 # pruning: out-of-memory candidates are counted and explained with numbers
 grep -Eq '^  pruned out of memory +[1-9][0-9]* +e\.g\. .*needs [0-9.]+ GB per GPU .* but the RTX3090 has 24\.0 GB' serial.txt \
