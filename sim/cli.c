@@ -55,6 +55,8 @@ typedef struct args {
     const char *jobs[MAX_PERTURB]; /* --job files: several jobs on one cluster */
     int njobs;
     int gpus;          /* --gpus N: the first N GPUs of the platform (0 = all) */
+    const char *trace_ranks, *trace_window; /* --trace-ranks LIST, --trace-window FROM:TO */
+    int trace_detail;
     int platform_gpus; /* the platform's GPUs, before --gpus */
 } args;
 
@@ -81,7 +83,11 @@ static void usage(FILE *f)
             "  --schedule F      simulate this schedule JSON instead of generating one\n"
             "  --gpus N          run on the first N GPUs of the platform (default all; stated in the output)\n"
             "  --json            print the results as JSON\n"
-            "  --trace F         write a Chrome trace (open it in https://ui.perfetto.dev)\n"
+            "  --trace F         write a Chrome trace (open it in https://ui.perfetto.dev; F.gz: compressed)\n"
+            "  --trace-ranks L   trace only these ranks (e.g. 0-7,64; default: all)\n"
+            "  --trace-window A:B  trace only what meets simulated seconds [A, B]\n"
+            "  --trace-detail    every kernel and every step of a collective its own slice (default: a run\n"
+            "                    of back-to-back kernels is one slice, a collective's steps to one peer one)\n"
             "  --memory F        write the per-GPU memory timeline as CSV (one line per memory effect)\n"
             "  --compare K=v1,v2 run the job once per value of strategy key K, side by side\n"
             "                    (e.g. pipeline=1f1b,gpipe,eager or zero=0,1,2,3; a value may set other keys\n"
@@ -141,6 +147,13 @@ static int parse_args(int argc, char **argv, args *a)
             slot = &a->schedule;
         } else if (!strcmp(o, "--trace")) {
             slot = &a->trace;
+        } else if (!strcmp(o, "--trace-ranks")) {
+            slot = &a->trace_ranks;
+        } else if (!strcmp(o, "--trace-window")) {
+            slot = &a->trace_window;
+        } else if (!strcmp(o, "--trace-detail")) {
+            a->trace_detail = 1;
+            continue;
         } else if (!strcmp(o, "--memory")) {
             slot = &a->memory;
         } else if (!strcmp(o, "--compare")) {
@@ -513,6 +526,60 @@ static int unperturbed_run(const sim_schedule *s, sim_machine *m, const sim_opti
     return rc;
 }
 
+/* ---- trace selection ---------------------------------------------------- */
+
+/* Fills opt's trace fields from --trace-ranks, --trace-window and
+ * --trace-detail for a schedule of nranks; *mask (malloc'd, or NULL) is the
+ * caller's to free.  0, or -1 with err. */
+/* A whole trace costs about this many bytes per operation (85 MB for the
+ * default scenario's 625 k operations); by default a trace stays under
+ * TRACE_DEFAULT_BYTES by keeping the first ranks. */
+#define TRACE_BYTES_PER_OP 140.0
+#define TRACE_DEFAULT_BYTES 100e6
+
+static int trace_options(const args *a, const sim_schedule *s, sim_options *opt, unsigned char **mask, sim_err *err)
+{
+    int nranks = s->nranks;
+    *mask = NULL;
+    opt->trace_path = a->trace;
+    opt->trace_detail = a->trace_detail;
+    if (!a->trace && (a->trace_ranks || a->trace_window || a->trace_detail))
+        return sim_errf(err, "--trace-ranks, --trace-window and --trace-detail select what --trace FILE writes: "
+                             "give --trace");
+    if (a->trace_ranks) {
+        *mask = sim_xcalloc((size_t)nranks + 1, 1, "the traced ranks");
+        if (sim_ranks_parse("--trace-ranks", a->trace_ranks, strlen(a->trace_ranks), nranks, *mask, err) < 0)
+            return -1;
+        opt->trace_ranks = *mask;
+    } else if (a->trace && !a->trace_window && TRACE_BYTES_PER_OP * s->nops > TRACE_DEFAULT_BYTES) {
+        double *ops = sim_xcalloc((size_t)nranks + 1, sizeof *ops, "the traced ranks");
+        for (uint32_t i = 0; i < s->nstreams; i++)
+            ops[s->streams[i].rank] += s->streams[i].nops;
+        *mask = sim_xcalloc((size_t)nranks + 1, 1, "the traced ranks");
+        double bytes = 0;
+        int k = 0;
+        while (k < nranks && (k == 0 || bytes + TRACE_BYTES_PER_OP * ops[k] <= TRACE_DEFAULT_BYTES))
+            bytes += TRACE_BYTES_PER_OP * ops[k], (*mask)[k++] = 1;
+        free(ops);
+        opt->trace_ranks = *mask;
+        fprintf(stderr, "trainsim: the trace keeps ranks 0-%d of %d (about %.0f MB; the whole would be about %.1f GB): "
+                        "--trace-ranks or --trace-window choose others\n",
+                k - 1, nranks, bytes / 1e6, TRACE_BYTES_PER_OP * s->nops / 1e9);
+    }
+    if (a->trace_window) {
+        char *end = NULL;
+        double from = strtod(a->trace_window, &end), to = -1;
+        if (end && *end == ':')
+            to = strtod(end + 1, &end);
+        if (!end || *end || !(from >= 0) || !(to > from) || !isfinite(to))
+            return sim_errf(err, "--trace-window \"%s\": expected FROM:TO in simulated seconds, 0 <= FROM < TO",
+                            a->trace_window);
+        opt->trace_from = from;
+        opt->trace_to = to;
+    }
+    return 0;
+}
+
 /* ---- several jobs on one cluster (--job) -------------------------------- */
 
 /* Per job: when its GPUs finish, their mean exposed communication, and the
@@ -680,9 +747,9 @@ static int cmd_jobs(const args *a, sim_machine *m)
     }
     sim_schedule *all = rc ? NULL : wl_jobs_schedule(jobs, n, NULL, m, &err);
     sim_options opt = a->opt;
-    opt.trace_path = a->trace;
     opt.memory_path = a->memory;
-    if (!rc && (!all || (a->save_schedule && sim_sched_save(all, a->save_schedule, &err) < 0) ||
+    unsigned char *mask = NULL;
+    if (!rc && (!all || trace_options(a, all, &opt, &mask, &err) < 0 || (a->save_schedule && sim_sched_save(all, a->save_schedule, &err) < 0) ||
                 sim_run(all, m, &opt, &shared, &err) < 0))
         rc = fail(err.msg);
     else if (!rc) {
@@ -694,6 +761,7 @@ static int cmd_jobs(const args *a, sim_machine *m)
     }
     for (int i = 0; i < ran; i++)
         sim_result_free(&alone[i]);
+    free(mask);
     free(alone);
     free(only);
     sim_sched_free(all);
@@ -745,10 +813,12 @@ static int cmd_run(args *a, int only_schedule)
         rc = fail(err.msg);
     } else if (!only_schedule) {
         sim_options opt = a->opt;
-        opt.trace_path = a->trace;
         opt.memory_path = a->memory;
+        unsigned char *mask = NULL;
         sim_result r, base, *basep = NULL;
-        if ((a->nslow || a->ndegrade) && unperturbed_run(s, m, &a->opt, &base, &err) < 0) {
+        if (trace_options(a, s, &opt, &mask, &err) < 0) {
+            rc = report(2, "%s", err.msg);
+        } else if ((a->nslow || a->ndegrade) && unperturbed_run(s, m, &a->opt, &base, &err) < 0) {
             rc = fail(err.msg);
         } else if (basep = a->nslow || a->ndegrade ? &base : NULL, sim_run(s, m, &opt, &r, &err) < 0) {
             rc = fail(err.msg);
@@ -761,6 +831,7 @@ static int cmd_run(args *a, int only_schedule)
         }
         if (basep)
             sim_result_free(basep);
+        free(mask);
     } else if (sim_sched_check(s, &err) < 0) {
         rc = fail(err.msg);
     }

@@ -136,115 +136,6 @@ static double ivl_overlap(const sim_ivlist *x, const sim_ivlist *y)
     return t;
 }
 
-/* ---- Chrome trace ----------------------------------------------------- */
-
-/* Names as quoted JSON strings, escaped once per string (a trace has
- * millions of events but a few hundred names). */
-static const char *qname(int32_t id)
-{
-    return id >= 0 && (uint32_t)id < E.nqname ? E.qname[id] : "\"\"";
-}
-
-static const char *qlabel(uint32_t op)
-{
-    const sim_payload *p = sim_sched_payload_of(E.s, op);
-    if (p->name >= 0)
-        return qname(p->name);
-    static char buf[64]; /* the enum names need no escaping */
-    snprintf(buf, sizeof buf, "\"%s\"", sim_sched_op_label(E.s, op));
-    return buf;
-}
-
-static void quote_names(void)
-{
-    E.nqname = sim_sched_nstrings(E.s);
-    E.qname = sim_xcalloc(E.nqname + 1, sizeof *E.qname, "the trace's names");
-    for (uint32_t i = 0; i < E.nqname; i++)
-        E.qname[i] = sim_json_quote(sim_sched_strname(E.s, (int32_t)i));
-}
-
-static void trace_op(uint32_t op, double t0, double t1)
-{
-    const sim_schedule *s = E.s;
-    const sim_op *o = &s->ops[op];
-    const sim_payload *p = &s->payloads[o->payload];
-    fprintf(E.trace, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"name\":%s,\"cat\":\"%s\",\"args\":{",
-            s->streams[o->stream].rank, o->stream, t0 * 1e6, (t1 - t0) * 1e6, qlabel(op), sim_op_kind_name(p->kind));
-    fprintf(E.trace, "\"op\":%u", op);
-    if (o->layer >= 0)
-        fprintf(E.trace, ",\"layer\":%d", o->layer);
-    if (o->micro >= 0)
-        fprintf(E.trace, ",\"micro\":%d", o->micro);
-    if (o->subbatch >= 0)
-        fprintf(E.trace, ",\"sub\":%d", o->subbatch);
-    if (o->phase)
-        fprintf(E.trace, ",\"phase\":\"%s\"", sim_phase_name(o->phase));
-    switch (p->kind) {
-    case SIM_OP_COMPUTE:
-        fprintf(E.trace, ",\"kernel\":\"%s\",\"flops\":%.0f,\"bytes\":%.0f", sim_kernel_name(p->sub),
-                sim_cost_flops(p), sim_cost_bytes(p));
-        break;
-    case SIM_OP_COLLECTIVE:
-        fprintf(E.trace, ",\"collective\":\"%s\",\"comm\":%s,\"bytes\":%lld", sim_coll_name(p->sub),
-                qname(s->comms[o->arg].name), (long long)p->bytes);
-        break;
-    case SIM_OP_SEND:
-    case SIM_OP_RECV:
-        fprintf(E.trace, ",\"peer\":%d,\"bytes\":%lld", o->arg, (long long)p->bytes);
-        break;
-    case SIM_OP_MEMORY:
-        fprintf(E.trace, ",\"memory\":\"%s\",\"bytes\":%lld", sim_mem_kind_name(p->sub), (long long)p->bytes);
-        break;
-    }
-    fputs("}}", E.trace);
-}
-
-void sim_engine_trace_transfer(uint32_t stream, int dst_rank, double bytes, double t0, double t1)
-{
-    if (!E.trace)
-        return;
-    fprintf(E.trace,
-            ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"name\":\"to rank %d\",\"cat\":\"transfer\",\"args\":{\"bytes\":%.0f}}",
-            E.s->streams[stream].rank, SIM_TRACE_XFER_TID + stream, t0 * 1e6, (t1 - t0) * 1e6, dst_rank, bytes);
-}
-
-/* Writes a formatted text as a JSON string (escaped). */
-__attribute__((format(printf, 1, 2))) static void trace_str(const char *fmt, ...)
-{
-    char buf[2 * SIM_NAME_MAX + 64];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    sim_json_fputs(E.trace, buf);
-}
-
-static void trace_header(void)
-{
-    const sim_schedule *s = E.s;
-    fprintf(E.trace, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"trainsim %s\",\"schedule\":", TRAINSIM_VERSION);
-    sim_json_fputs(E.trace, s->meta.name);
-    fputs(",\"platform\":", E.trace);
-    sim_json_fputs(E.trace, E.m->name);
-    fputs("},\n\"traceEvents\":[\n", E.trace);
-    for (int r = 0; r < s->nranks; r++) {
-        fprintf(E.trace, "%s{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":", r ? ",\n" : "", r);
-        trace_str("rank %d (%s)", r, E.m->host[r]);
-        fputs("}}", E.trace);
-    }
-    for (uint32_t i = 0; i < s->nstreams; i++) {
-        const char *nm = sim_sched_strname(s, s->streams[i].name);
-        fprintf(E.trace, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":%s}}",
-                s->streams[i].rank, i, qname(s->streams[i].name));
-        fprintf(E.trace, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":%u}}",
-                s->streams[i].rank, i, i);
-        fprintf(E.trace, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":",
-                s->streams[i].rank, SIM_TRACE_XFER_TID + i);
-        trace_str("%s transfers", nm);
-        fputs("}}", E.trace);
-    }
-}
-
 /* ---- overlap interference ---------------------------------------------- */
 
 /* The background load runs only while both a communication and a kernel of
@@ -306,7 +197,7 @@ static void finish_op(uint32_t stream)
 }
 
 /* Filled before the run for every kernel an op runs (kernel_times). */
-static double kernel_seconds(uint32_t op, int rank)
+double sim_engine_kernel_seconds(uint32_t op, int rank)
 {
     double t = E.kernel_s[(size_t)E.s->ops[op].payload * (size_t)E.m->nmodels + (size_t)E.m->gpu_model[rank]];
     return E.m->compute_slow ? t * E.m->compute_slow[rank] : t;
@@ -352,21 +243,9 @@ static int can_merge(uint32_t a, uint32_t b)
            E.s->payloads[ob->payload].kind == SIM_OP_COMPUTE;
 }
 
-/* The kernels k..last of stream S, run as one execution over [t0, t1],
- * each traced over its share of it (its cost-model time in secs). */
-static void trace_merged(const sim_stream *S, uint32_t k, uint32_t last, int rank, double secs, double t0, double t1)
-{
-    double done = 0;
-    for (uint32_t i = k; i <= last; i++) {
-        double a = secs > 0 ? t0 + (t1 - t0) * done / secs : t0;
-        done += kernel_seconds(S->ops[i], rank);
-        double b = secs > 0 && i < last ? t0 + (t1 - t0) * done / secs : t1;
-        trace_op(S->ops[i], a, b);
-    }
-}
-
 typedef struct send_note {
-    double posted;
+    double posted;   /* when the send started */
+    uint32_t stream; /* the sender's stream (the trace's arrow starts there) */
 } send_note;
 
 static sg_mailbox_t p2p_mailbox(int src, int dst, int tag)
@@ -387,13 +266,8 @@ static void apply_memory(int rank, const sim_payload *p)
     }
     /* the memory timeline: a counter track per GPU in the trace, a CSV line per effect */
     const double *k = &E.mem_kind[(size_t)rank * SIM_MEM_KIND_COUNT];
-    if (E.trace) {
-        fprintf(E.trace, ",\n{\"ph\":\"C\",\"pid\":%d,\"name\":\"memory GB\",\"ts\":%.3f,\"args\":{", rank,
-                simgrid_get_clock() * 1e6);
-        for (int i = 0; i < SIM_MEM_KIND_COUNT; i++)
-            fprintf(E.trace, "%s\"%s\":%.6f", i ? "," : "", sim_mem_kind_name(i), k[i] / 1e9);
-        fputs("}}", E.trace);
-    }
+    if (E.trace)
+        sim_trace_memory(rank, k);
     if (E.memlog) {
         fprintf(E.memlog, "%.9f,%d,%s,", simgrid_get_clock(), rank, sim_mem_kind_name(p->sub));
         sim_csv_fputs(E.memlog, p->name >= 0 ? sim_sched_strname(E.s, p->name) : "");
@@ -420,10 +294,10 @@ static void stream_main(int argc, char **argv)
         double t0 = simgrid_get_clock();
         switch (p->kind) {
         case SIM_OP_COMPUTE: {
-            double secs = kernel_seconds(op, rank);
+            double secs = sim_engine_kernel_seconds(op, rank);
             uint32_t last = k;
             while (last + 1 < S->nops && can_merge(S->ops[last], S->ops[last + 1]))
-                secs += kernel_seconds(S->ops[++last], rank);
+                secs += sim_engine_kernel_seconds(S->ops[++last], rank);
             if (E.kern_busy[rank]++ == 0 && E.comm_busy[rank] > 0)
                 bg_start(rank);
             if (secs > 0)
@@ -433,7 +307,7 @@ static void stream_main(int argc, char **argv)
             double t1 = simgrid_get_clock();
             ivl_add(&E.compute[rank], t0, t1);
             if (E.trace)
-                trace_merged(S, k, last, rank, secs, t0, t1);
+                sim_trace_kernels(S, k, last, rank, secs, t0, t1);
             for (; k <= last; k++)
                 finish_op(st);
             continue;
@@ -450,6 +324,7 @@ static void stream_main(int argc, char **argv)
         case SIM_OP_SEND: {
             send_note *note = sim_xmalloc(sizeof *note, "a message in flight");
             note->posted = t0;
+            note->stream = st;
             comm_begin(rank);
             double staged = fmin((double)p->bytes, SIM_STAGE_FIFO_BYTES);
             sim_staging_hold(rank, o->arg, staged);
@@ -469,6 +344,8 @@ static void stream_main(int argc, char **argv)
             sg_comm_wait(c);
             send_note *note = data;
             double start = fmax(t0, note ? note->posted : t0);
+            if (E.trace && note)
+                sim_trace_flow(note->stream, note->posted, simgrid_get_clock(), st, start, simgrid_get_clock());
             free(note);
             ivl_add(&E.comm[rank], start, simgrid_get_clock());
             t0 = start;
@@ -476,7 +353,7 @@ static void stream_main(int argc, char **argv)
         }
         }
         if (E.trace && p->kind != SIM_OP_MEMORY)
-            trace_op(op, t0, simgrid_get_clock());
+            sim_trace_op(op, t0, simgrid_get_clock());
         finish_op(st);
         k++;
     }
@@ -823,12 +700,8 @@ static int check_fold(const sim_schedule *s, const sim_options *o, sim_err *err)
  * targets, renamed into place when the run succeeds). */
 static int open_outputs(sim_err *err)
 {
-    if (E.opt.trace_path) {
-        if (!(E.trace = sim_out_open(&E.trace_out, E.opt.trace_path, err)))
-            return -1;
-        quote_names();
-        trace_header();
-    }
+    if (sim_trace_open(err) < 0)
+        return -1;
     if (E.opt.memory_path) {
         if (!(E.memlog = sim_out_open(&E.memlog_out, E.opt.memory_path, err)))
             return -1;
@@ -843,17 +716,12 @@ static int open_outputs(sim_err *err)
 /* Commits both outputs (ok) or discards what was written (a failed run). */
 static int close_outputs(int ok, sim_err *err)
 {
-    int rc = 0;
-    if (E.trace) {
-        fputs("\n]}\n", E.trace);
-        if (ok && sim_out_commit(&E.trace_out, err) < 0)
-            rc = -1, ok = 0;
-    }
+    int rc = sim_trace_close(ok, err);
+    ok = ok && rc == 0;
     if (E.memlog && ok && sim_out_commit(&E.memlog_out, err) < 0)
         rc = -1;
-    sim_out_discard(&E.trace_out); /* no-ops after a commit */
-    sim_out_discard(&E.memlog_out);
-    E.trace = E.memlog = NULL;
+    sim_out_discard(&E.memlog_out); /* a no-op after a commit */
+    E.memlog = NULL;
     return rc;
 }
 
@@ -935,9 +803,6 @@ static void engine_free(void)
         free(E.compute[r].v);
     for (int r = 0; E.comm && r < E.s->nranks; r++)
         free(E.comm[r].v);
-    for (uint32_t i = 0; E.qname && i < E.nqname; i++)
-        free(E.qname[i]);
-    free(E.qname);
     free(E.compute);
     free(E.comm);
     free(E.mem);

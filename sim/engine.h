@@ -26,7 +26,11 @@ typedef struct sim_options {
     int max_channels;    /* at most this many channels per collective (NCCL_MAX_NCHANNELS on the
                             search's channels); 0 = as NCCL: one per NIC the members reach across
                             nodes, both ring directions inside a ring_bidir node */
-    const char *trace_path; /* Chrome trace (Perfetto) output, or NULL */
+    const char *trace_path; /* Chrome trace (Perfetto) output, or NULL; gzip-compressed for "*.gz" */
+    const unsigned char *trace_ranks; /* [nranks]: the ranks traced, or NULL for all */
+    double trace_from, trace_to; /* only what meets [from, to] (simulated seconds); to <= from: all */
+    int trace_detail;       /* every kernel of a merged run and every step of a collective its own
+                               slice (else one slice per run of kernels, per collective and peer) */
     const char *memory_path; /* per-GPU memory timeline (CSV, one line per memory effect), or NULL */
     /* A folded schedule (the planner's fast fidelity, planner/fold.c):
      * communicator c stands for a ring of fold_members[c] GPUs over

@@ -37,6 +37,9 @@ typedef struct sim_engine {
     int *comm_busy, *kern_busy; /* per rank: collectives/sends, compute kernels in flight */
     sg_exec_t *bg;          /* per rank: the interference load while communication is in flight */
     FILE *trace, *memlog;   /* the Chrome trace and the memory CSV, or NULL */
+    FILE *trace_file;       /* the trace's output file (trace is a gzip stream into it for ".gz") */
+    unsigned long long trace_flows; /* flow arrows written */
+    void *trace_pending;    /* per stream: transfers being gathered into one slice (trace.c) */
     sim_outfile trace_out, memlog_out;
     char **qname;           /* per string id: the name as a quoted JSON string */
     uint32_t nqname;
@@ -68,6 +71,21 @@ double sim_engine_comm_factor(int rank);
 int sim_staging_setup(sim_err *err);
 void sim_staging_teardown(void);
 void sim_staging_hold(int a, int b, double bytes);
+/* The Chrome trace (trace.c): opened and closed by the engine's setup and
+ * teardown; every writer checks E.trace and the rank and window selection. */
+int sim_trace_open(sim_err *err);
+int sim_trace_close(int ok, sim_err *err);
+void sim_trace_op(uint32_t op, double t0, double t1);
+/* Kernels k..last of stream S, run as one execution of secs cost-model
+ * seconds over [t0, t1]: one slice, or one per kernel (trace_detail). */
+void sim_trace_kernels(const sim_stream *S, uint32_t k, uint32_t last, int rank, double secs, double t0, double t1);
 void sim_engine_trace_transfer(uint32_t stream, int dst_rank, double bytes, double t0, double t1);
+/* An arrow from a send's transfer (on the sender's transfers track) to its
+ * receive, written when both are shown. */
+void sim_trace_flow(uint32_t send_stream, double send_t0, double send_t1, uint32_t recv_stream, double recv_t0,
+                    double recv_t1);
+void sim_trace_memory(int rank, const double *kind_bytes);
+/* A compute op's time on its rank (the cost model's, times a straggler's factor). */
+double sim_engine_kernel_seconds(uint32_t op, int rank);
 
 #endif

@@ -188,18 +188,51 @@ static int split_factor(const char *opt, const char *spec, size_t *what_len, dou
     return 0;
 }
 
-/* One rank number of a RANKS list, in [0, ngpus). */
-static int rank_number(const char *spec, const char **p, int ngpus, int *out, sim_err *err)
+/* One rank number of a RANKS list, in [0, n). */
+static int rank_number(const char *opt, const char *spec, const char **p, int n, int *out, sim_err *err)
 {
     char *end = NULL;
     errno = 0;
     long v = strtol(*p, &end, 10);
-    if (end == *p || errno || **p == '-' || **p == '+')
-        return sim_errf(err, "--slow \"%s\": RANKS: expected rank numbers and ranges such as 3 or 0-3,8", spec);
-    if (v < 0 || v >= ngpus)
-        return sim_errf(err, "--slow \"%s\": rank %ld is not on the platform (ranks 0 to %d)", spec, v, ngpus - 1);
+    if (end == *p || errno || **p == '-' || **p == '+' || **p == ' ')
+        return sim_errf(err, "%s \"%s\": expected rank numbers and ranges such as 3 or 0-3,8", opt, spec);
+    if (v < 0 || v >= n)
+        return sim_errf(err, "%s \"%s\": rank %ld is not on the platform (ranks 0 to %d)", opt, spec, v, n - 1);
     *out = (int)v;
     *p = end;
+    return 0;
+}
+
+int sim_ranks_parse(const char *opt, const char *spec, size_t len, int n, unsigned char *mask, sim_err *err)
+{
+    char list[256];
+    if (len >= sizeof list)
+        return sim_errf(err, "%s \"%.40s...\": the rank list is longer than %zu characters", opt, spec,
+                        sizeof list - 1);
+    memcpy(list, spec, len);
+    list[len] = 0;
+    if (!list[0])
+        return sim_errf(err, "%s \"%s\": expected rank numbers and ranges such as 3 or 0-3,8", opt, spec);
+    const char *p = list;
+    while (*p) {
+        int a, b;
+        if (rank_number(opt, spec, &p, n, &a, err) < 0)
+            return -1;
+        b = a;
+        if (*p == '-') {
+            p++;
+            if (rank_number(opt, spec, &p, n, &b, err) < 0)
+                return -1;
+            if (b < a)
+                return sim_errf(err, "%s \"%s\": the range %d-%d runs backwards", opt, spec, a, b);
+        }
+        if (*p && *p != ',')
+            return sim_errf(err, "%s \"%s\": expected rank numbers and ranges such as 3 or 0-3,8", opt, spec);
+        if (*p == ',' && !*++p)
+            return sim_errf(err, "%s \"%s\": the rank list ends with a comma", opt, spec);
+        for (int r = a; r <= b; r++)
+            mask[r] = 1;
+    }
     return 0;
 }
 
@@ -209,38 +242,22 @@ int sim_machine_slow(sim_machine *m, const char *spec, sim_err *err)
     double f;
     if (split_factor("--slow", spec, &n, &f, err) < 0)
         return -1;
+    unsigned char *mask = calloc((size_t)m->ngpus + 1, 1);
+    if (!mask)
+        return sim_errf(err, "out of memory for --slow");
+    if (sim_ranks_parse("--slow", spec, n, m->ngpus, mask, err) < 0)
+        return free(mask), -1;
     if (!m->compute_slow) {
         m->compute_slow = malloc((size_t)(m->ngpus > 0 ? m->ngpus : 1) * sizeof *m->compute_slow);
         if (!m->compute_slow)
-            return sim_errf(err, "out of memory for --slow");
+            return free(mask), sim_errf(err, "out of memory for --slow");
         for (int i = 0; i < m->ngpus; i++)
             m->compute_slow[i] = 1;
     }
-    char list[256];
-    if (n >= sizeof list)
-        return sim_errf(err, "--slow \"%.40s...\": the rank list is longer than %zu characters", spec, sizeof list - 1);
-    memcpy(list, spec, n);
-    list[n] = 0;
-    const char *p = list;
-    while (*p) {
-        int a, b;
-        if (rank_number(spec, &p, m->ngpus, &a, err) < 0)
-            return -1;
-        b = a;
-        if (*p == '-') {
-            p++;
-            if (rank_number(spec, &p, m->ngpus, &b, err) < 0)
-                return -1;
-            if (b < a)
-                return sim_errf(err, "--slow \"%s\": the range %d-%d runs backwards", spec, a, b);
-        }
-        if (*p && *p != ',')
-            return sim_errf(err, "--slow \"%s\": RANKS: expected rank numbers and ranges such as 3 or 0-3,8", spec);
-        if (*p == ',' && !*++p)
-            return sim_errf(err, "--slow \"%s\": RANKS ends with a comma", spec);
-        for (int r = a; r <= b; r++)
+    for (int r = 0; r < m->ngpus; r++)
+        if (mask[r])
             m->compute_slow[r] *= f;
-    }
+    free(mask);
     return 0;
 }
 

@@ -170,6 +170,9 @@ int sim_machine_first(sim_machine *m, int n, sim_err *err);
  *            a link when it loads the platform).
  * 0, or -1 with err naming the specification and what was expected. */
 int sim_machine_slow(sim_machine *m, const char *spec, sim_err *err);
+/* Marks mask[r] for the ranks of the list in spec[0..len) ("3", "0-3,8"),
+ * each in [0, n); -1 with err naming opt and spec otherwise. */
+int sim_ranks_parse(const char *opt, const char *spec, size_t len, int n, unsigned char *mask, sim_err *err);
 int sim_machine_degrade(sim_machine *m, const char *spec, sim_err *err);
 
 #endif

@@ -1,6 +1,9 @@
 # trace.sh — the Chrome trace is valid JSON with one process per rank,
 # named stream threads, compute/collective/transfer events and no negative
-# durations.
+# durations; every track well nested and every flow arrow matched
+# (trace_format.py), also gzip-compressed, with --trace-detail, and for a
+# selection of ranks and a time window; and asking for a trace does not
+# change what is simulated.
 set -euo pipefail
 : "${TRAINSIM:?path of the trainsim binary}"
 tmp=$(mktemp -d)
@@ -38,4 +41,31 @@ if neg:
 if bad:
     sys.exit("\n".join(bad))
 PY
+check() { python3 "$(dirname "$0")/trace_format.py" "$@" || fail "trace_format.py $*"; }
+check "$tmp/t.json"
+pp=(--platform rtx4090-4x8 --model gpt-1024 --strategy tp=4,pp=2,dp=4,mb=1,gb=16,dtype=bf16)
+"$TRAINSIM" "${pp[@]}" --json > "$tmp/plain.out"
+"$TRAINSIM" "${pp[@]}" --json --trace "$tmp/pp.json.gz" > "$tmp/traced.out"
+cmp -s "$tmp/plain.out" "$tmp/traced.out" || fail "--trace changed the simulated results"
+[ "$(head -c 2 "$tmp/pp.json.gz" | od -An -tx1 | tr -d ' ')" = 1f8b ] || fail "a .gz trace is not gzip"
+check "$tmp/pp.json.gz"
+python3 -c "
+import gzip, json, sys
+ev = json.load(gzip.open(sys.argv[1]))['traceEvents']
+assert any(e.get('ph') == 's' for e in ev), 'no flow arrows from sends to receives'
+assert any(e.get('args', {}).get('kernels', 1) > 1 for e in ev), 'no merged kernel runs'
+" "$tmp/pp.json.gz" || fail "pipeline trace content"
+"$TRAINSIM" "${pp[@]}" --trace "$tmp/detail.json" --trace-detail > /dev/null
+check "$tmp/detail.json"
+"$TRAINSIM" "${pp[@]}" --trace "$tmp/some.json" --trace-ranks 0,8-9 --trace-window 0.01:0.02 > /dev/null
+check "$tmp/some.json" --ranks 0,8,9 --window 0.01:0.02
+python3 -c "
+import json, sys
+ev = json.load(open(sys.argv[1]))['traceEvents']
+assert {e['pid'] for e in ev if e.get('ph') == 'X'} == {0, 8, 9}, 'ranks 0, 8, 9 not all traced'
+" "$tmp/some.json" || fail "--trace-ranks"
+[ "$(stat -c %s "$tmp/some.json")" -lt "$(stat -c %s "$tmp/detail.json")" ] || fail "a selection is not smaller"
+"$TRAINSIM" --trace-ranks 0 > /dev/null 2>&1 && fail "--trace-ranks without --trace accepted"
+"$TRAINSIM" "${pp[@]}" --trace "$tmp/x.json" --trace-ranks 32 > /dev/null 2>&1 && fail "--trace-ranks 32 of 32 GPUs accepted"
+"$TRAINSIM" "${pp[@]}" --trace "$tmp/x.json" --trace-window 2:1 > /dev/null 2>&1 && fail "--trace-window 2:1 accepted"
 echo "ok"
