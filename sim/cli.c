@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "planner/plan.h"
 #include "planner/purchase.h"
@@ -57,6 +58,7 @@ typedef struct args {
     int gpus;          /* --gpus N: the first N GPUs of the platform (0 = all) */
     const char *trace_ranks, *trace_window; /* --trace-ranks LIST, --trace-window FROM:TO */
     int trace_detail;
+    int quiet;         /* --quiet: no progress line */
     int platform_gpus; /* the platform's GPUs, before --gpus */
 } args;
 
@@ -103,6 +105,7 @@ static void usage(FILE *f)
             "                    the result sets the iteration beside the unperturbed one and names who waits\n"
             "  --degrade LINK:F  a slow NIC or link: F times less bandwidth on the SimGrid links named LINK\n"
             "                    (a shell pattern: n3-nic0, n*-nic0; `trainsim platform -o F.xml` lists them)\n"
+            "  --quiet           no progress line (printed on a terminal's stderr for runs over ~2 s)\n"
             "  -o F              output file (schedule, platform)\n"
             "  --version, --help\n",
             DEFAULT_PLATFORM, DEFAULT_MODEL, DEFAULT_STRATEGY);
@@ -151,6 +154,9 @@ static int parse_args(int argc, char **argv, args *a)
             slot = &a->trace_ranks;
         } else if (!strcmp(o, "--trace-window")) {
             slot = &a->trace_window;
+        } else if (!strcmp(o, "--quiet")) {
+            a->quiet = 1;
+            continue;
         } else if (!strcmp(o, "--trace-detail")) {
             a->trace_detail = 1;
             continue;
@@ -526,6 +532,39 @@ static int unperturbed_run(const sim_schedule *s, sim_machine *m, const sim_opti
     return rc;
 }
 
+/* ---- progress ------------------------------------------------------------ */
+
+/* One line on a terminal's stderr, rewritten in place. */
+static void print_progress(void *ctx, const sim_progress *p)
+{
+    (void)ctx;
+    double frac = p->ops ? (double)p->ops_done / (double)p->ops : 0;
+    double eta = frac > 0 ? p->wall_s * (1 - frac) / frac : 0;
+    fprintf(stderr, "\r\033[Ksimulated %.3f s, %.1f of %.1f M operations (%.0f %%), %.0f s wall, about %.0f s left",
+            p->simulated_s, (double)p->ops_done / 1e6, (double)p->ops / 1e6, 100 * frac, p->wall_s, eta);
+}
+
+/* A schedule this large takes more than ~15 s (bench/: ~4-7 us per operation
+ * on one core): say so, and that the planner's fast fidelity exists. */
+#define LONG_RUN_OPS 3000000u
+
+static void progress_options(const args *a, const sim_schedule *s, const char *strategy, sim_options *opt)
+{
+    if (a->quiet || !isatty(2))
+        return;
+    opt->progress = print_progress;
+    if (s->nops >= LONG_RUN_OPS && !a->schedule && strategy[0])
+        fprintf(stderr, "trainsim: %.1f M operations: a whole simulation takes minutes; the planner's fast fidelity "
+                        "estimates it in seconds: trainsim plan --platform %s --model %s --strategies \"%s\"\n",
+                s->nops / 1e6, a->platform, a->model, strategy);
+}
+
+static void progress_done(const sim_options *opt)
+{
+    if (opt->progress)
+        fputs("\r\033[K", stderr);
+}
+
 /* ---- trace selection ---------------------------------------------------- */
 
 /* Fills opt's trace fields from --trace-ranks, --trace-window and
@@ -818,11 +857,14 @@ static int cmd_run(args *a, int only_schedule)
         sim_result r, base, *basep = NULL;
         if (trace_options(a, s, &opt, &mask, &err) < 0) {
             rc = report(2, "%s", err.msg);
+        } else if (progress_options(a, s, st_text, &opt), 0) {
         } else if ((a->nslow || a->ndegrade) && unperturbed_run(s, m, &a->opt, &base, &err) < 0) {
             rc = fail(err.msg);
         } else if (basep = a->nslow || a->ndegrade ? &base : NULL, sim_run(s, m, &opt, &r, &err) < 0) {
+            progress_done(&opt);
             rc = fail(err.msg);
         } else {
+            progress_done(&opt);
             if (a->json)
                 print_json(m, a->platform_gpus, s, &r, basep, st_text, a->schedule ? NULL : &model);
             else

@@ -187,8 +187,24 @@ static void wait_deps(const sim_op *o)
     }
 }
 
+static double now_wall(void);
+
+/* Every 4,096 operations, a look at the wall clock for the progress call. */
+static void progress_tick(void)
+{
+    if (!E.opt.progress || (++E.ops_done & 4095))
+        return;
+    double w = now_wall();
+    if (w < E.next_progress)
+        return;
+    E.next_progress = w + 0.5;
+    sim_progress p = {simgrid_get_clock(), E.ops_done, E.s->nops, w - E.wall0};
+    E.opt.progress(E.opt.progress_ctx, &p);
+}
+
 static void finish_op(uint32_t stream)
 {
+    progress_tick();
     E.pos[stream]++;
     if (E.has_waiters[stream]) {
         E.has_waiters[stream] = 0;
@@ -897,6 +913,8 @@ int sim_run(const sim_schedule *s, const sim_machine *m, const sim_options *opt_
     used = 1;
     double wall0 = now_wall();
     memset(&E, 0, sizeof E);
+    E.wall0 = wall0;
+    E.next_progress = wall0 + 2; /* runs shorter than ~2 s say nothing */
     E.s = s;
     E.m = m;
     sim_options_default(&E.opt);

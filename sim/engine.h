@@ -18,6 +18,13 @@ typedef enum sim_coll_mode {
     SIM_COLLMODE_AGGREGATED  /* one flow per member per phase, latency terms added */
 } sim_coll_mode;
 
+/* Where a run stands, for a front end's progress line. */
+typedef struct sim_progress {
+    double simulated_s;     /* the simulated clock */
+    uint64_t ops_done, ops; /* operations finished, of all */
+    double wall_s;          /* wall time since the run started */
+} sim_progress;
+
 typedef struct sim_options {
     sim_coll_mode coll_mode;
     int step_max_ring;   /* AUTO: rings of at most this many members go step by step */
@@ -41,6 +48,10 @@ typedef struct sim_options {
      * communicator: as it is. */
     const int *fold_members, *fold_nodes;
     int verbose;
+    /* Called about twice a second of wall time from the simulation (not at
+     * all in a run shorter than that); NULL = none. */
+    void (*progress)(void *ctx, const sim_progress *p);
+    void *progress_ctx;
 } sim_options;
 
 /* Whether a folded communicator can run collective payload p: a ring

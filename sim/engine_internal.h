@@ -39,7 +39,9 @@ typedef struct sim_engine {
     FILE *trace, *memlog;   /* the Chrome trace and the memory CSV, or NULL */
     FILE *trace_file;       /* the trace's output file (trace is a gzip stream into it for ".gz") */
     unsigned long long trace_flows; /* flow arrows written */
-    void *trace_pending;    /* per stream: transfers being gathered into one slice (trace.c) */
+    void *trace_pending;
+    uint64_t ops_done;      /* operations finished (progress) */
+    double wall0, next_progress; /* wall clock at the start, of the next progress call */    /* per stream: transfers being gathered into one slice (trace.c) */
     sim_outfile trace_out, memlog_out;
     char **qname;           /* per string id: the name as a quoted JSON string */
     uint32_t nqname;
