@@ -424,14 +424,19 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
     for (int i = 0; i < nl && !failed; i++)
         for (int j = 0; j < np && !failed; j++) {
             if (three && i == 1 && j == 1) {
-                double ratio = (double)(nm[1] + p - 1) / (nm[0] + p - 1);
+                /* one more layer per stage: the iteration grows by m + p - 1
+                 * of its forward and backward, a GPU's kernels and
+                 * collectives by the m micro-batches it runs, the bubble by
+                 * the p - 1 stage times it is (not growing with m); exposed
+                 * communication is what remains */
+                double ratio = (double)(nm[1] + p - 1) / (nm[0] + p - 1), busy = (double)nm[1] / nm[0];
                 const point *a = &pt[0][1], *b = &pt[1][0], *c = &pt[0][0];
                 point *o = &pt[1][1];
                 o->T = a->T + ratio * (b->T - c->T);
-                o->compute = a->compute + ratio * (b->compute - c->compute);
-                o->exposed = a->exposed + ratio * (b->exposed - c->exposed);
-                o->idle = a->idle + ratio * (b->idle - c->idle);
-                o->comm = a->comm + ratio * (b->comm - c->comm);
+                o->compute = a->compute + busy * (b->compute - c->compute);
+                o->comm = a->comm + busy * (b->comm - c->comm);
+                o->idle = a->idle + (b->idle - c->idle);
+                o->exposed = fmax(0, o->T - o->compute - o->idle);
                 o->end = malloc(sizeof(double) * (size_t)nview);
                 for (int q = 0; o->end && q < nview; q++)
                     o->end[q] = a->end[q] + ratio * (b->end[q] - c->end[q]);
@@ -513,9 +518,7 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
                 f.compute += r2.compute_s - mean_start;
                 f.exposed += r2.exposed_comm_s;
                 f.comm += r2.comm_s;
-                f.idle = f.T - f.compute - f.exposed;
-                if (f.idle < 0)
-                    f.idle = 0;
+                f.idle = fmax(0, f.T - f.compute - f.exposed);
                 sim_result_free(&r2);
             }
         }
