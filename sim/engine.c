@@ -213,7 +213,7 @@ static void finish_op(uint32_t stream)
 }
 
 /* Filled before the run for every kernel an op runs (kernel_times). */
-double sim_engine_kernel_seconds(uint32_t op, int rank)
+static double kernel_seconds(uint32_t op, int rank)
 {
     double t = E.kernel_s[(size_t)E.s->ops[op].payload * (size_t)E.m->nmodels + (size_t)E.m->gpu_model[rank]];
     return E.m->compute_slow ? t * E.m->compute_slow[rank] : t;
@@ -250,12 +250,15 @@ static int is_depended_on(uint32_t op) { return (E.depended[op >> 3] >> (op & 7)
 
 /* Consecutive kernels of one stream run as one execution when nothing
  * outside the stream can observe the boundary between them (no dependency
- * into or out of it).  A trace still shows each kernel (trace_merged), so
- * asking for one does not change what is simulated. */
+ * into or out of it).  A trace shows such a run as one slice, so asking for
+ * one does not change what is simulated; --trace-detail (trace_detail)
+ * runs every kernel on its own, for exact kernel boundaries in the trace
+ * (a communication starting at a boundary then sees no kernel running, so
+ * interference may differ from the untraced run by a few instants). */
 static int can_merge(uint32_t a, uint32_t b)
 {
     const sim_op *ob = &E.s->ops[b];
-    return !is_depended_on(a) && ob->ndeps == 0 &&
+    return !E.opt.trace_detail && !is_depended_on(a) && ob->ndeps == 0 &&
            E.s->payloads[ob->payload].kind == SIM_OP_COMPUTE;
 }
 
@@ -310,10 +313,10 @@ static void stream_main(int argc, char **argv)
         double t0 = simgrid_get_clock();
         switch (p->kind) {
         case SIM_OP_COMPUTE: {
-            double secs = sim_engine_kernel_seconds(op, rank);
+            double secs = kernel_seconds(op, rank);
             uint32_t last = k;
             while (last + 1 < S->nops && can_merge(S->ops[last], S->ops[last + 1]))
-                secs += sim_engine_kernel_seconds(S->ops[++last], rank);
+                secs += kernel_seconds(S->ops[++last], rank);
             if (E.kern_busy[rank]++ == 0 && E.comm_busy[rank] > 0)
                 bg_start(rank);
             if (secs > 0)

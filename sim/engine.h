@@ -36,8 +36,9 @@ typedef struct sim_options {
     const char *trace_path; /* Chrome trace (Perfetto) output, or NULL; gzip-compressed for "*.gz" */
     const unsigned char *trace_ranks; /* [nranks]: the ranks traced, or NULL for all */
     double trace_from, trace_to; /* only what meets [from, to] (simulated seconds); to <= from: all */
-    int trace_detail;       /* every kernel of a merged run and every step of a collective its own
-                               slice (else one slice per run of kernels, per collective and peer) */
+    int trace_detail;       /* every kernel and every step of a collective its own slice (else one
+                               slice per run of merged kernels, per collective and peer); the
+                               kernels then run one by one (engine.c can_merge) */
     const char *memory_path; /* per-GPU memory timeline (CSV, one line per memory effect), or NULL */
     /* A folded schedule (the planner's fast fidelity, planner/fold.c):
      * communicator c stands for a ring of fold_members[c] GPUs over

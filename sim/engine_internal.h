@@ -87,7 +87,5 @@ void sim_engine_trace_transfer(uint32_t stream, int dst_rank, double bytes, doub
 void sim_trace_flow(uint32_t send_stream, double send_t0, double send_t1, uint32_t recv_stream, double recv_t0,
                     double recv_t1);
 void sim_trace_memory(int rank, const double *kind_bytes);
-/* A compute op's time on its rank (the cost model's, times a straggler's factor). */
-double sim_engine_kernel_seconds(uint32_t op, int rank);
 
 #endif

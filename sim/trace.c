@@ -3,10 +3,10 @@
  * per GPU, flow arrows from each send to its receive.
  *
  * What the engine simulates does not depend on the trace: merged kernel
- * runs (engine.c can_merge) stay merged, and are shown as one slice, or
- * kernel by kernel over their cost-model shares with trace_detail; a
- * collective's steps to one peer are one slice on the transfers track, or
- * step by step with trace_detail.  Times
+ * runs (engine.c can_merge) stay merged and are shown as one slice; a
+ * collective's steps to one peer are one slice on the transfers track.
+ * trace_detail shows every kernel (the engine then runs each on its own)
+ * and every step.  Times
  * are written in whole nanoseconds, each boundary rounded once, so that
  * back-to-back slices on a track never overlap.  Ranks and a time window
  * may be selected (a 1,024-GPU trace would be gigabytes); a path ending in
@@ -166,14 +166,9 @@ void sim_trace_kernels(const sim_stream *S, uint32_t k, uint32_t last, int rank,
 {
     if (!wanted(rank, t0, t1))
         return;
-    if (k == last || E.opt.trace_detail) { /* each over its share of the run */
-        double done = 0;
-        for (uint32_t i = k; i <= last; i++) {
-            double a = secs > 0 ? t0 + (t1 - t0) * done / secs : t0;
-            done += sim_engine_kernel_seconds(S->ops[i], rank);
-            double b = secs > 0 && i < last ? t0 + (t1 - t0) * done / secs : t1;
-            sim_trace_op(S->ops[i], a, b);
-        }
+    (void)secs;
+    if (k == last) {
+        sim_trace_op(S->ops[k], t0, t1);
         return;
     }
     double flops = 0, bytes = 0;

@@ -194,6 +194,7 @@ static void test_forward_oracle(void)
         sim_options o;
         sim_options_default(&o);
         o.trace_path = path;
+        o.trace_detail = 1; /* every kernel on its own: the oracle reads one kernel's end */
         sim_result r;
         if (sim_run_isolated(sc, mach, &o, &r, &err) == 0) {
             double R = 2 * root / (2 * bw), a = 2 * layer / (2 * bw);
