@@ -342,11 +342,12 @@ static int is_depended_on(uint32_t op) { return (E.depended[op >> 3] >> (op & 7)
 /* Consecutive kernels of one stream run as one execution when nothing
  * outside the stream can observe the boundary between them (no dependency
  * into or out of it) and no trace asks for each kernel. */
+static int is_kernel(const sim_payload *p) { return p->kind == SIM_OP_COMPUTE && p->sub != SIM_KERNEL_DELAY; }
+
 static int can_merge(uint32_t a, uint32_t b)
 {
     const sim_op *ob = &E.s->ops[b];
-    return !E.trace && !is_depended_on(a) && ob->ndeps == 0 &&
-           E.s->payloads[ob->payload].kind == SIM_OP_COMPUTE;
+    return !E.trace && !is_depended_on(a) && ob->ndeps == 0 && is_kernel(&E.s->payloads[ob->payload]);
 }
 
 typedef struct send_note {
@@ -404,6 +405,10 @@ static void stream_main(int argc, char **argv)
         double t0 = simgrid_get_clock();
         switch (p->kind) {
         case SIM_OP_COMPUTE: {
+            if (!is_kernel(p)) { /* a host delay: the stream waits, the GPU is free (idle, not compute) */
+                sg_actor_sleep_for(kernel_seconds(op, rank));
+                break;
+            }
             double secs = kernel_seconds(op, rank);
             uint32_t last = k;
             while (last + 1 < S->nops && can_merge(S->ops[last], S->ops[last + 1]))
