@@ -359,8 +359,13 @@ static void emit_rank(sim_schedule *s, rank_in *R, int comm, const wl_import_opt
     unsigned char *seen = sim_xcalloc((size_t)max_call + 1, 1, "the imported op calls");
     int nr = s->nranks;
     int64_t *split = sim_xcalloc((size_t)nr, sizeof *split, "an all-to-all's sizes");
+    /* a repriced kernel carries the target's launch gap (costmodel.c), which
+     * the recorded gap after it also holds: the delay after it drops it */
+    unsigned char *priced = sim_xcalloc((size_t)R->nstreams + 1, 1, "the imported streams");
     for (int i = 0; i < R->n; i++) {
         item *x = &R->it[i];
+        if (priced[x->stream] && o->reprice)
+            x->delay_us = fmax(0, x->delay_us - o->reprice->launch_s * 1e6);
         uint32_t deps[MAX_DEPS];
         int nd = 0;
         for (int d = 0; d < x->ndeps; d++)
@@ -382,10 +387,15 @@ static void emit_rank(sim_schedule *s, rank_in *R, int comm, const wl_import_opt
             x->op = sim_sched_collective(s, st, sim_coll_name(k->coll), (sim_coll)k->coll, comm, k->bytes, 0,
                                          SIM_NO_TAGS, deps, nd);
         } else {
-            x->op = sim_sched_add(s, st, compute_payload(s, R, x, o->reprice, seen, info), -1, SIM_NO_TAGS, deps, nd);
+            uint32_t p = compute_payload(s, R, x, o->reprice, seen, info);
+            priced[x->stream] = s->payloads[p].sub != SIM_KERNEL_FIXED;
+            x->op = sim_sched_add(s, st, p, -1, SIM_NO_TAGS, deps, nd);
+            continue;
         }
+        priced[x->stream] = 0;
     }
     free(split);
+    free(priced);
     free(seen);
     free(stream);
 }
