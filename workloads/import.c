@@ -288,29 +288,43 @@ static int nccl_check(const rank_in *R, const item *x, int nranks, sim_err *err)
     return 0;
 }
 
-static int is_compute_bound(const wl_kernel *k)
+/* GEMM and convolution kernels, by their short name (a template argument
+ * of an element-wise kernel may say "conversion"). */
+static int is_compute_bound(const wl_kernel *k, const char *short_name)
 {
-    return k->cls == WL_K_GEMM || strstr(k->name, "conv") || strstr(k->name, "gemm") || strstr(k->name, "Gemm");
+    return k->cls == WL_K_GEMM || strstr(short_name, "gemm") || strstr(short_name, "Gemm") ||
+           strstr(short_name, "conv");
 }
 
 /* The scale of a kernel's recorded time on the target GPU. */
-static double time_ratio(const rank_in *R, const wl_kernel *k, const sim_gpu *dst)
+static double time_ratio(const rank_in *R, const wl_kernel *k, const char *short_name, const sim_gpu *dst)
 {
     int dt = k->has_shape ? (int)k->dtype : SIM_DTYPE_FP32;
-    if (is_compute_bound(k) && R->src.peak_flops[dt] > 0 && dst->peak_flops[dt] > 0)
+    if (is_compute_bound(k, short_name) && R->src.peak_flops[dt] > 0 && dst->peak_flops[dt] > 0)
         return R->src.peak_flops[dt] / dst->peak_flops[dt];
     return R->src.mem_bw / dst->mem_bw;
 }
 
-/* A short name: "void at::native::foo<...>(...)" -> "at::native::foo". */
+/* A short name: "void at::native::(anonymous namespace)::foo<...>(...)" ->
+ * "at::native::foo"; "Memcpy HtoD (Pinned -> Device)" -> "Memcpy HtoD". */
 static void short_name(const char *name, char *buf, size_t n)
 {
+    static const char anon[] = "(anonymous namespace)::";
+    size_t j = 0;
     if (!strncmp(name, "void ", 5))
         name += 5;
-    size_t l = strcspn(name, "<(");
-    if (l == 0)
-        l = strlen(name);
-    snprintf(buf, n, "%.*s", (int)(l < n - 1 ? l : n - 1), name);
+    for (const char *p = name; *p && j + 1 < n;) {
+        if (!strncmp(p, anon, sizeof anon - 1)) {
+            p += sizeof anon - 1;
+            continue;
+        }
+        if ((*p == '<' || *p == '(') && j > 0)
+            break;
+        buf[j++] = *p++;
+    }
+    while (j > 0 && buf[j - 1] == ' ')
+        j--;
+    buf[j] = 0;
 }
 
 static uint32_t compute_payload(sim_schedule *s, const rank_in *R, const item *x, const sim_gpu *dst,
@@ -337,7 +351,7 @@ static uint32_t compute_payload(sim_schedule *s, const rank_in *R, const item *x
     if (k->op_index >= 0)
         seen_call[k->op_index] = 1;
     if (p.sub == SIM_KERNEL_FIXED) {
-        p.seconds *= time_ratio(R, k, dst);
+        p.seconds *= time_ratio(R, k, name, dst);
         info->scaled++;
     } else {
         info->repriced++;

@@ -198,9 +198,19 @@ static const char *str(const cJSON *o, const char *key)
 
 static int contains(const char *s, const char *sub) { return s && strstr(s, sub) != NULL; }
 
+/* "gemm" in a name, but not as FBGEMM's namespace (fbgemm_gpu:: in the
+ * arguments of its embedding-table kernels, which are not matrix products). */
+static int says_gemm(const char *name)
+{
+    for (const char *p = name; (p = strstr(p, "gemm")); p++)
+        if (p - name < 2 || strncmp(p - 2, "fb", 2))
+            return 1;
+    return contains(name, "GEMM");
+}
+
 static int is_gemm_kernel(const char *name)
 {
-    if (!contains(name, "gemm") && !contains(name, "GEMM"))
+    if (!says_gemm(name))
         return 0;
     /* cuDNN convolutions run as implicit GEMMs: not matrix products */
     static const char *conv[] = {"implicit", "conv", "fprop", "dgrad", "wgrad", "cudnn", "winograd"};
