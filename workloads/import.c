@@ -272,39 +272,6 @@ static void host_delays(rank_in *R, wl_import_rank *info)
 
 /* ---- phase 4: operations ------------------------------------------------ */
 
-static int nccl_check(const rank_in *R, const item *x, int nranks, sim_err *err)
-{
-    const wl_kernel *k = x->k;
-    if (k->coll < 0)
-        return sim_errf(err, "%s: NCCL kernel %.60s at %.0f us is point-to-point (SendRecv) without a c10d "
-                        "all-to-all around it: the trace does not record its peers", R->path, k->name, k->ts_us);
-    if (k->bytes <= 0)
-        return sim_errf(err, "%s: NCCL kernel %.60s at %.0f us: the trace records neither its size (kernel args, "
-                        "PyTorch >= 2.3) nor a c10d op or nccl: annotation with shapes", R->path, k->name, k->ts_us);
-    if (k->group_size > 0 && !k->group_is_world && k->group_size != nranks)
-        return sim_errf(err, "%s: NCCL kernel %.60s at %.0f us runs on %d ranks; the import puts every collective "
-                        "on all %d ranks (sub-communicators are not imported yet)", R->path, k->name, k->ts_us,
-                        k->group_size, nranks);
-    return 0;
-}
-
-/* GEMM and convolution kernels, by their short name (a template argument
- * of an element-wise kernel may say "conversion"). */
-static int is_compute_bound(const wl_kernel *k, const char *short_name)
-{
-    return k->cls == WL_K_GEMM || strstr(short_name, "gemm") || strstr(short_name, "Gemm") ||
-           strstr(short_name, "conv");
-}
-
-/* The scale of a kernel's recorded time on the target GPU. */
-static double time_ratio(const rank_in *R, const wl_kernel *k, const char *short_name, const sim_gpu *dst)
-{
-    int dt = k->has_shape ? (int)k->dtype : SIM_DTYPE_FP32;
-    if (is_compute_bound(k, short_name) && R->src.peak_flops[dt] > 0 && dst->peak_flops[dt] > 0)
-        return R->src.peak_flops[dt] / dst->peak_flops[dt];
-    return R->src.mem_bw / dst->mem_bw;
-}
-
 /* A short name: "void at::native::(anonymous namespace)::foo<...>(...)" ->
  * "at::native::foo"; "Memcpy HtoD (Pinned -> Device)" -> "Memcpy HtoD". */
 static void short_name(const char *name, char *buf, size_t n)
@@ -325,6 +292,41 @@ static void short_name(const char *name, char *buf, size_t n)
     while (j > 0 && buf[j - 1] == ' ')
         j--;
     buf[j] = 0;
+}
+
+static int nccl_check(const rank_in *R, const item *x, int nranks, sim_err *err)
+{
+    const wl_kernel *k = x->k;
+    char name[160];
+    short_name(k->name, name, sizeof name);
+    if (k->coll < 0)
+        return sim_errf(err, "%s: NCCL kernel %s at %.0f us is point-to-point (SendRecv) without a c10d "
+                        "all-to-all around it: the trace does not record its peers", R->path, name, k->ts_us);
+    if (k->bytes <= 0)
+        return sim_errf(err, "%s: NCCL kernel %s at %.0f us: the trace records neither its size (kernel args, "
+                        "PyTorch >= 2.3) nor a c10d op or nccl: annotation with shapes", R->path, name, k->ts_us);
+    if (k->group_size > 0 && !k->group_is_world && k->group_size != nranks)
+        return sim_errf(err, "%s: NCCL kernel %s at %.0f us runs on %d ranks; the import puts every collective "
+                        "on all %d ranks (sub-communicators are not imported yet)", R->path, name, k->ts_us,
+                        k->group_size, nranks);
+    return 0;
+}
+
+/* GEMM and convolution kernels, by their short name (a template argument
+ * of an element-wise kernel may say "conversion"). */
+static int is_compute_bound(const wl_kernel *k, const char *short_name)
+{
+    return k->cls == WL_K_GEMM || strstr(short_name, "gemm") || strstr(short_name, "Gemm") ||
+           strstr(short_name, "conv");
+}
+
+/* The scale of a kernel's recorded time on the target GPU. */
+static double time_ratio(const rank_in *R, const wl_kernel *k, const char *short_name, const sim_gpu *dst)
+{
+    int dt = k->has_shape ? (int)k->dtype : SIM_DTYPE_FP32;
+    if (is_compute_bound(k, short_name) && R->src.peak_flops[dt] > 0 && dst->peak_flops[dt] > 0)
+        return R->src.peak_flops[dt] / dst->peak_flops[dt];
+    return R->src.mem_bw / dst->mem_bw;
 }
 
 static uint32_t compute_payload(sim_schedule *s, const rank_in *R, const item *x, const sim_gpu *dst,
