@@ -5,10 +5,11 @@
  *      ProfilerStep#N annotation (the last one by default; the whole trace
  *      without markers), by their launch time, so a step's kernels that run
  *      after its host annotation ended still belong to it;
- *   2. cross-stream dependencies.  The traces this reader knows record a
- *      cudaStreamWaitEvent call but not which event or stream (PyTorch < 2.3
- *      has no cuda_sync records), so each is inferred from the recorded
- *      timeline: the next kernel its host thread launches waits for the last
+ *   2. cross-stream dependencies: from the trace's cuda_sync records where
+ *      it has them (PyTorch's enable_cuda_sync_events: the waiting stream,
+ *      the stream waited for and the event record's correlation id: exact).
+ *      Traces without them record a cudaStreamWaitEvent call but not which
+ *      event or stream, so each is inferred from the recorded timeline: the next kernel its host thread launches waits for the last
  *      kernel launched before the call on another stream that ended before
  *      that kernel started, the latest such one (the one that can have gated
  *      it).  A host synchronisation likewise makes the next launch wait for
@@ -218,6 +219,65 @@ static int infer_dep(rank_in *R, const wl_host_call *h, const int *bl, int j, co
         return 0; /* none, or implied by the stream's order */
     add_dep(k, best);
     return 1;
+}
+
+typedef struct skey {
+    int stream;
+    double ts;
+    int item;
+} skey;
+
+static int cmp_skey(const void *a, const void *b)
+{
+    const skey *x = a, *y = b;
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return (x->item > y->item) - (x->item < y->item);
+}
+
+/* Dependencies from recorded stream waits (cuda_sync): exact where the trace
+ * has them.  The waiting stream's first item at or after the wait waits for
+ * the last item launched on the recorded stream before the event record (a
+ * stream runs in launch order, so correlation ids rise along it). */
+static int recorded_deps(rank_in *R)
+{
+    skey *k = sim_xcalloc((size_t)R->n + 1, sizeof *k, "the imported streams");
+    for (int i = 0; i < R->n; i++)
+        k[i] = (skey){R->it[i].k->stream, R->it[i].k->ts_us, i};
+    if (R->n > 1)
+        qsort(k, (size_t)R->n, sizeof *k, cmp_skey);
+    int waits = 0;
+    for (int w = 0; w < wl_kineto_nwaits(R->t); w++) {
+        const wl_stream_wait *W = wl_kineto_wait(R->t, w);
+        int lo = 0, hi = R->n; /* the first item of W->stream at or after the wait */
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (k[mid].stream < W->stream || (k[mid].stream == W->stream && k[mid].ts < W->ts_us - TOL_US))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == R->n || k[lo].stream != W->stream)
+            continue;
+        int K = k[lo].item;
+        lo = 0, hi = R->n; /* past the last item of W->wait_stream launched before the record */
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            const wl_kernel *x = R->it[k[mid].item].k;
+            if (k[mid].stream < W->wait_stream || (k[mid].stream == W->wait_stream && x->corr < W->record_corr))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == 0 || k[lo - 1].stream != W->wait_stream || W->wait_stream == W->stream)
+            continue;
+        add_dep(&R->it[K], k[lo - 1].item);
+        waits++;
+    }
+    free(k);
+    return waits;
 }
 
 static int infer_deps(rank_in *R)
@@ -537,7 +597,8 @@ static int prepare_rank(rank_in *R, int nranks, const wl_import_opts *o, wl_impo
     info->collectives = R->ncoll;
     if (!info->step[0])
         info->step_s = (last_end - R->t0) * 1e-6;
-    info->waits = infer_deps(R);
+    info->waits_recorded = wl_kineto_nwaits(R->t) > 0;
+    info->waits = info->waits_recorded ? recorded_deps(R) : infer_deps(R);
     if (o->reprice) {
         const char *model = wl_kineto_catalog_gpu(info->device);
         if (!model)

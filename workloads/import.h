@@ -30,6 +30,7 @@ typedef struct wl_import_rank {
     double offset_s;      /* when it starts in the replay (shared clock: its start after the earliest rank's) */
     int kernels, copies, collectives;
     int waits;            /* cross-stream dependencies (event waits and host synchronisations) */
+    int waits_recorded;   /* 1: from the trace's cuda_sync records; 0: inferred from host calls and timing */
     int delays;           /* host delays inserted, and their sum: */
     double delay_s;
     int repriced;         /* kernels priced by the target's cost model (GEMM, element-wise) */

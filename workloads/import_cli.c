@@ -49,11 +49,14 @@ static void print_text(const wl_import_info *in, const sim_schedule *s, const ch
            target ? ", repriced for " : "", target ? target : "");
     printf("clock      %s\n", in->shared_clock ? "shared (the steps overlap): each rank starts at its recorded offset"
                                                 : "each trace's own: every rank starts at 0");
+    printf("waits      cross-stream dependencies, r: from the trace's cuda_sync records, i: inferred from "
+           "cudaStreamWaitEvent / synchronisations and the timeline\n");
     printf("rank  step              step ms  start ms  kernels copies colls waits delays (ms)  repriced scaled  trace\n");
     for (int r = 0; r < in->nranks; r++) {
         const wl_import_rank *x = &in->rank[r];
-        printf("%4d  %-16s %8.3f  %8.3f  %7d %6d %5d %5d %6d (%.3f) %8d %6d  %s\n", r, x->step[0] ? x->step : "(whole)",
-               x->step_s * 1e3, x->offset_s * 1e3, x->kernels, x->copies, x->collectives, x->waits, x->delays, x->delay_s * 1e3,
+        printf("%4d  %-16s %8.3f  %8.3f  %7d %6d %5d %4d%c %6d (%.3f) %8d %6d  %s\n", r, x->step[0] ? x->step : "(whole)",
+               x->step_s * 1e3, x->offset_s * 1e3, x->kernels, x->copies, x->collectives, x->waits,
+               x->waits_recorded ? 'r' : 'i', x->delays, x->delay_s * 1e3,
                x->repriced, x->scaled, x->path);
     }
 }
@@ -81,6 +84,7 @@ static void print_json(const wl_import_info *in, const sim_schedule *s, const ch
         cJSON_AddNumberToObject(o, "copies", x->copies);
         cJSON_AddNumberToObject(o, "collectives", x->collectives);
         cJSON_AddNumberToObject(o, "waits", x->waits);
+        cJSON_AddStringToObject(o, "waits_from", x->waits_recorded ? "cuda_sync records" : "inferred");
         cJSON_AddNumberToObject(o, "delays", x->delays);
         cJSON_AddNumberToObject(o, "delay_s", x->delay_s);
         cJSON_AddNumberToObject(o, "repriced", x->repriced);

@@ -64,6 +64,8 @@ struct wl_kineto {
     wl_kernel *copies;
     int nhost, host_cap;
     wl_host_call *host;
+    int nwaits, waits_cap;
+    wl_stream_wait *waits;
 };
 
 /* ---- reading ---------------------------------------------------------- */
@@ -515,6 +517,14 @@ static int cmp_host(const void *x, const void *y)
     return (a->tid > b->tid) - (a->tid < b->tid);
 }
 
+static int cmp_wait(const void *x, const void *y)
+{
+    const wl_stream_wait *a = x, *b = y;
+    if (a->ts_us != b->ts_us)
+        return a->ts_us < b->ts_us ? -1 : 1;
+    return (a->stream > b->stream) - (a->stream < b->stream);
+}
+
 static uint32_t hash_str(const char *s)
 {
     uint32_t h = 2166136261u; /* FNV-1a */
@@ -636,6 +646,18 @@ static void host_call(rd *R, wl_kineto *t, const cJSON *e, const char *name)
         }
 }
 
+/* A cuda_sync record of a stream waiting for another (wl_stream_wait). */
+static void stream_wait(rd *R, wl_kineto *t, const cJSON *e, const cJSON *args)
+{
+    int ws = (int)ival(R, args, "args.", "wait_on_stream", -1, -1, INT32_MAX);
+    int64_t corr = ival(R, args, "args.", "wait_on_cuda_event_record_corr_id", -1, -1, ID_MAX);
+    if (ws < 0 || corr < 0)
+        return; /* a context or stream synchronisation, or the record not seen */
+    t->waits = grow(t->waits, &t->waits_cap, t->nwaits, sizeof *t->waits, "the trace's stream waits");
+    t->waits[t->nwaits++] = (wl_stream_wait){(int)ival(R, args, "args.", "stream", 0, INT32_MIN, INT32_MAX), ws, corr,
+                                             num(e, "ts", 0)};
+}
+
 /* PyTorch's "nccl:<collective>" annotation inside a c10d op records the
  * message tensor where the op itself records a TensorList without shapes
  * (c10d::allreduce_): the size of all-reduce, all-to-all, broadcast and
@@ -679,6 +701,8 @@ static void first_pass(rd *R, wl_kineto *t, const cJSON *events, pass1 *P)
             host_call(R, t, e, name);
         } else if (!strcmp(cat, "user_annotation") && !strncmp(name, "nccl:", 5)) {
             nccl_annotation(R, P, e, name, args);
+        } else if (!strcmp(cat, "cuda_sync")) {
+            stream_wait(R, t, e, args);
         }
         if (!strncmp(name, "ProfilerStep#", 13) && num(e, "dur", -1) >= 0 && strcmp(cat, "gpu_user_annotation")) {
             if (t->nsteps == P->steps_cap) {
@@ -791,6 +815,7 @@ static void second_pass(rd *R, wl_kineto *t, const cJSON *events, const pass1 *P
         k->launch_end_us = l ? l->end : -1;
         k->launch_ts_us = l ? l->ts : -1;
         k->launch_tid = l ? l->tid : 0;
+        k->corr = ival(R, args, "args.", "correlation", -1, -1, ID_MAX);
         if (!strcmp(cat, "gpu_memcpy") || !strcmp(cat, "gpu_memset") || !strcmp(cat, "Memcpy") ||
             !strcmp(cat, "Memset")) {
             t->copies = grow(t->copies, &t->copies_cap, t->ncopies, sizeof *t->copies, "the trace's copies");
@@ -853,6 +878,8 @@ wl_kineto *wl_kineto_parse(const char *text, const char *source, sim_err *err)
         qsort(t->copies, (size_t)t->ncopies, sizeof *t->copies, cmp_kernel_ts);
     if (t->nhost > 1)
         qsort(t->host, (size_t)t->nhost, sizeof *t->host, cmp_host);
+    if (t->nwaits > 1)
+        qsort(t->waits, (size_t)t->nwaits, sizeof *t->waits, cmp_wait);
     return t;
 }
 
@@ -881,6 +908,7 @@ void wl_kineto_free(wl_kineto *t)
     free(t->step_ts);
     free(t->copies);
     free(t->host);
+    free(t->waits);
     free(t->k);
     free(t->path);
     free(t);
@@ -1091,6 +1119,8 @@ int wl_kineto_nsteps(const wl_kineto *t) { return t->nsteps; }
 double wl_kineto_step_ts_us(const wl_kineto *t, int i) { return i >= 0 && i < t->nsteps ? t->step_ts[i] : 0; }
 int wl_kineto_ncopies(const wl_kineto *t) { return t->ncopies; }
 const wl_kernel *wl_kineto_copy(const wl_kineto *t, int i) { return i >= 0 && i < t->ncopies ? &t->copies[i] : NULL; }
+int wl_kineto_nwaits(const wl_kineto *t) { return t->nwaits; }
+const wl_stream_wait *wl_kineto_wait(const wl_kineto *t, int i) { return i >= 0 && i < t->nwaits ? &t->waits[i] : NULL; }
 int wl_kineto_nhost(const wl_kineto *t) { return t->nhost; }
 const wl_host_call *wl_kineto_host(const wl_kineto *t, int i) { return i >= 0 && i < t->nhost ? &t->host[i] : NULL; }
 double wl_kineto_step_us(const wl_kineto *t, int i) { return i >= 0 && i < t->nsteps ? t->step_us[i] : 0; }

@@ -70,7 +70,19 @@ typedef struct wl_kernel {
     double launch_end_us; /* when the launching runtime call returned, -1 = not linked */
     double launch_ts_us;  /* when it was called, -1 = not linked */
     int64_t launch_tid;   /* the host thread that launched it */
+    int64_t corr;         /* its correlation id (host order of launches), -1 = none */
 } wl_kernel;
+
+/* A stream-to-stream wait as CUPTI recorded it (cat "cuda_sync", "Stream
+ * Wait Event": PyTorch's enable_cuda_sync_events): stream `stream` waited,
+ * from ts_us, for the event recorded on `wait_stream` by the runtime call
+ * with correlation `record_corr` (so for the work launched on wait_stream
+ * before that call). */
+typedef struct wl_stream_wait {
+    int stream, wait_stream;
+    int64_t record_corr;
+    double ts_us;
+} wl_stream_wait;
 
 /* A host runtime call that orders GPU work: cudaStreamWaitEvent (the next
  * launch of its thread waits for an event recorded on another stream; the
@@ -151,6 +163,10 @@ int wl_kineto_gemms(const wl_kineto *k, wl_gemm_shape **out);
  * records of class OTHER with their stream, times and launch. */
 int wl_kineto_ncopies(const wl_kineto *k);
 const wl_kernel *wl_kineto_copy(const wl_kineto *k, int i);
+/* Recorded stream-to-stream waits, in time order (none in traces without
+ * cuda_sync records). */
+int wl_kineto_nwaits(const wl_kineto *k);
+const wl_stream_wait *wl_kineto_wait(const wl_kineto *k, int i);
 /* Host calls that order GPU work, in start order. */
 int wl_kineto_nhost(const wl_kineto *k);
 const wl_host_call *wl_kineto_host(const wl_kineto *k, int i);

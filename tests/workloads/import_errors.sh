@@ -1,6 +1,8 @@
 # import_errors.sh — `trainsim import kineto` on small hand-made traces:
 # a good pair imports (ranks from distributedInfo, or from the argument
-# order without it), `check` and `run` accept it; each bad input is refused
+# order without it), `check` and `run` accept it, and each collective waits
+# for the compute kernel before it (from cuda_sync records, or inferred from
+# cudaStreamWaitEvent without them); each bad input is refused
 # with the file and what is wrong: truncated gzip, a rank given twice or
 # missing, collectives that differ across ranks (kind and size, or count),
 # a step that is not there, a collective whose size is not recorded, usage.
@@ -27,8 +29,12 @@ def launch(name, stream, dur, args=None):
 for c in [x for x in colls.split(",") if x]:
     kind, n = c.split(":")
     launch("void foo_kernel<float>(float*)", 7, 30)
+    corr += 1  # the event record on stream 7 (its call is not in the trace)
     ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamWaitEvent", "pid": 1, "tid": 1, "ts": t, "dur": 1,
                "args": {"correlation": 1}})
+    if "sync" in flags:
+        ev.append({"ph": "X", "cat": "cuda_sync", "name": "Stream Wait Event", "pid": 0, "tid": 20, "ts": t + 5,
+                   "dur": 0, "args": {"stream": 20, "wait_on_stream": 7, "wait_on_cuda_event_record_corr_id": corr}})
     t += 2
     args = {"Collective name": kind, "In msg nelems": int(n), "Out msg nelems": int(n), "dtype": "Float"}
     if "nosize" in flags:
@@ -64,6 +70,31 @@ gen "$tmp/n0.json" 0 2 $C noinfo
 gen "$tmp/n1.json" 1 2 $C noinfo
 "$TRAINSIM" import kineto "$tmp/n0.json" "$tmp/n1.json" -o "$tmp/job2.json" > "$tmp/out" 2>&1 &&
     grep -q "ranks from the argument order" "$tmp/out" || fail "argument order not used or not said"
+
+# cross-stream dependencies: recorded (cuda_sync) and inferred
+gen "$tmp/y0.json" 0 2 $C sync
+gen "$tmp/y1.json" 1 2 $C sync
+for pair in "y0 y1 cuda_sync" "r0 r1 inferred"; do
+    set -- $pair
+    "$TRAINSIM" import kineto "$tmp/$1.json" "$tmp/$2.json" -o "$tmp/dep.json" --json > "$tmp/dep-info.json" ||
+        { fail "import of $1/$2 failed"; continue; }
+    python3 - "$tmp/dep.json" "$tmp/dep-info.json" "$3" <<'PY' || fail "dependencies of $1/$2 ($3)"
+import json, sys
+s, info, how = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+for x in info["rank"]:
+    assert x["waits_from"].startswith(how) and x["waits"] == 3, x
+for r in s["ranks"]:
+    st = {x["name"]: x["ops"] for x in r["streams"]}
+    compute = [o["id"] for o in st["stream 7"] if o["kernel"] == "fixed"]
+    ops = st["stream 20"]
+    for i, o in enumerate(ops):
+        if o["op"] != "collective":
+            continue
+        deps = o.get("deps", []) + (ops[i - 1].get("deps", []) if i and ops[i - 1].get("kernel") == "delay" else [])
+        n = sum(1 for p in ops[:i] if p["op"] == "collective")
+        assert deps == [compute[n]], (o, deps, compute)
+PY
+done
 
 # truncated gzip
 gzip -c "$tmp/r1.json" > "$tmp/full.json.gz"
