@@ -12,7 +12,7 @@
  *          "batch":, "heads":, "seq":, "head_dim":, "dtype":       (attention)
  *          "bytes":, "dtype":                                      (elementwise)
  *          "params":, "bytes":                                     (optimizer)
- *          "seconds":                                              (fixed)
+ *          "seconds":                                              (fixed, delay: the stream waits, GPU free)
  *          "batch":, "heads":, "seq":, "head_dim":, "causal":, ["impl":], "bytes":, "dtype":   (flash_fwd, flash_bwd)
  *        | { "op": "collective", "collective": "allreduce", "comm": 0, "bytes":, ["root":], ["algo":] }
  *        | { "op": "collective", "collective": "alltoallv", "comm": 0, "send_bytes": [b0, b1, ...] }
