@@ -168,16 +168,20 @@ static void gather(rank_in *R)
 
 /* ---- phase 2: dependencies ---------------------------------------------- */
 
-typedef struct launch_key {
-    double t;
+/* An item by (stream, time): stream 0 for every item orders by time alone. */
+typedef struct skey {
+    int stream;
+    double ts;
     int item;
-} launch_key;
+} skey;
 
-static int cmp_launch_key(const void *a, const void *b)
+static int cmp_skey(const void *a, const void *b)
 {
-    const launch_key *x = a, *y = b;
-    if (x->t != y->t)
-        return x->t < y->t ? -1 : 1;
+    const skey *x = a, *y = b;
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
     return (x->item > y->item) - (x->item < y->item);
 }
 
@@ -219,22 +223,6 @@ static int infer_dep(rank_in *R, const wl_host_call *h, const int *bl, int j, co
         return 0; /* none, or implied by the stream's order */
     add_dep(k, best);
     return 1;
-}
-
-typedef struct skey {
-    int stream;
-    double ts;
-    int item;
-} skey;
-
-static int cmp_skey(const void *a, const void *b)
-{
-    const skey *x = a, *y = b;
-    if (x->stream != y->stream)
-        return x->stream < y->stream ? -1 : 1;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    return (x->item > y->item) - (x->item < y->item);
 }
 
 /* Dependencies from recorded stream waits (cuda_sync): exact where the trace
@@ -282,13 +270,13 @@ static int recorded_deps(rank_in *R)
 
 static int infer_deps(rank_in *R)
 {
-    launch_key *lk = sim_xcalloc((size_t)R->n + 1, sizeof *lk, "the imported launches");
+    skey *lk = sim_xcalloc((size_t)R->n + 1, sizeof *lk, "the imported launches");
     int *bl = sim_xcalloc((size_t)R->n + 1, sizeof *bl, "the imported launches");
     int *last = sim_xcalloc((size_t)R->nstreams + 1, sizeof *last, "the imported launches");
     for (int i = 0; i < R->n; i++)
-        lk[i] = (launch_key){key_us(R->it[i].k), i};
+        lk[i] = (skey){0, key_us(R->it[i].k), i};
     if (R->n > 1)
-        qsort(lk, (size_t)R->n, sizeof *lk, cmp_launch_key);
+        qsort(lk, (size_t)R->n, sizeof *lk, cmp_skey);
     for (int i = 0; i < R->n; i++)
         bl[i] = lk[i].item;
     free(lk);

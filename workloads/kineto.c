@@ -23,11 +23,17 @@
 #include "sim/json.h"
 #include "sim/schedule.h"
 
+/* A CPU event's thread and interval: the first member of the ops found by
+ * time containment (find_span). */
+typedef struct cpu_span {
+    int64_t pid, tid;
+    double ts, end;
+} cpu_span;
+
 /* An aten op whose Input Dims give the work of the kernels it launches: a
  * GEMM (m, n, k, batch, dtype) or a pointwise op (bytes, elements). */
 typedef struct gemm_op {
-    int64_t pid, tid;
-    double ts, end;
+    cpu_span sp;
     int64_t m, n, k, batch;
     int dtype;        /* sim_dtype from the input type; FP32 may become TF32 by kernel */
     const char *name; /* static string */
@@ -36,8 +42,7 @@ typedef struct gemm_op {
 
 /* A c10d collective op whose Input Dims give its size. */
 typedef struct comm_op {
-    int64_t pid, tid;
-    double ts, end;
+    cpu_span sp;
     int coll;
     int64_t bytes;
     int group; /* 0 = not implied by the shapes */
@@ -453,9 +458,11 @@ static int comm_shape(rd *R, const char *op, const cJSON *args, comm_op *c)
     return 1;
 }
 
-static int cmp_comm_op(const void *x, const void *y)
+/* Ops sorted by (pid, tid, ts); x and y point at structs whose first member
+ * is a cpu_span. */
+static int cmp_span(const void *x, const void *y)
 {
-    const comm_op *a = x, *b = y;
+    const cpu_span *a = x, *b = y;
     if (a->pid != b->pid)
         return a->pid < b->pid ? -1 : 1;
     if (a->tid != b->tid)
@@ -463,12 +470,15 @@ static int cmp_comm_op(const void *x, const void *y)
     return a->ts < b->ts ? -1 : a->ts > b->ts;
 }
 
-static int find_comm(const comm_op *ops, int nops, int64_t pid, int64_t tid, double ts)
+/* The op on (pid, tid) whose interval holds time ts, or -1: ops are n
+ * structs of `size` bytes sorted by cmp_span, each starting with its span. */
+static int find_span(const void *ops, int n, size_t size, int64_t pid, int64_t tid, double ts)
 {
-    int lo = 0, hi = nops;
+#define AT(i) ((const cpu_span *)((const char *)ops + (size_t)(i) * size))
+    int lo = 0, hi = n; /* first op with key > (pid, tid, ts) */
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        const comm_op *o = &ops[mid];
+        const cpu_span *o = AT(mid);
         int before = o->pid < pid || (o->pid == pid && (o->tid < tid || (o->tid == tid && o->ts <= ts)));
         if (before)
             lo = mid + 1;
@@ -476,23 +486,14 @@ static int find_comm(const comm_op *ops, int nops, int64_t pid, int64_t tid, dou
             hi = mid;
     }
     for (int i = lo - 1, steps = 0; i >= 0 && steps < 8; i--, steps++) {
-        const comm_op *o = &ops[i];
+        const cpu_span *o = AT(i);
         if (o->pid != pid || o->tid != tid)
             break;
         if (o->ts <= ts && ts <= o->end)
             return i;
     }
     return -1;
-}
-
-static int cmp_gemm_op(const void *x, const void *y)
-{
-    const gemm_op *a = x, *b = y;
-    if (a->pid != b->pid)
-        return a->pid < b->pid ? -1 : 1;
-    if (a->tid != b->tid)
-        return a->tid < b->tid ? -1 : 1;
-    return a->ts < b->ts ? -1 : a->ts > b->ts;
+#undef AT
 }
 
 static int cmp_launch(const void *x, const void *y)
@@ -561,29 +562,6 @@ static const char *intern(wl_kineto *t, const char *s)
     return t->names[t->nnames++] = sim_xstrdup(s, "the trace's kernel names");
 }
 
-/* The GEMM op on (pid, tid) whose interval holds time ts, or -1. */
-static int find_op(const gemm_op *ops, int nops, int64_t pid, int64_t tid, double ts)
-{
-    int lo = 0, hi = nops; /* first op with key > (pid, tid, ts) */
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        const gemm_op *o = &ops[mid];
-        int before = o->pid < pid || (o->pid == pid && (o->tid < tid || (o->tid == tid && o->ts <= ts)));
-        if (before)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    for (int i = lo - 1, steps = 0; i >= 0 && steps < 8; i--, steps++) {
-        const gemm_op *o = &ops[i];
-        if (o->pid != pid || o->tid != tid)
-            break;
-        if (o->ts <= ts && ts <= o->end)
-            return i;
-    }
-    return -1;
-}
-
 /* The ops, launches and steps of pass 1. */
 typedef struct pass1 {
     gemm_op *ops;
@@ -617,12 +595,12 @@ static void cpu_op(rd *R, pass1 *P, const cJSON *e, const char *name, const cJSO
     memset(&g, 0, sizeof g);
     if (!strncmp(name, "aten::", 6) && (gemm_shape(R, name, args, &g) || pointwise_shape(R, name, args, &g))) {
         P->ops = grow(P->ops, &P->ops_cap, P->nops, sizeof *P->ops, "the trace's GEMM ops");
-        span_of(R, e, &g.pid, &g.tid, &g.ts, &g.end);
+        span_of(R, e, &g.sp.pid, &g.sp.tid, &g.sp.ts, &g.sp.end);
         P->ops[P->nops++] = g;
     }
     if (!strncmp(name, "c10d::", 6) && comm_shape(R, name, args, &c)) {
         P->comms = grow(P->comms, &P->comm_cap, P->ncomm, sizeof *P->comms, "the trace's c10d ops");
-        span_of(R, e, &c.pid, &c.tid, &c.ts, &c.end);
+        span_of(R, e, &c.sp.pid, &c.sp.tid, &c.sp.ts, &c.sp.end);
         P->comms[P->ncomm++] = c;
     }
 }
@@ -675,7 +653,7 @@ static void nccl_annotation(rd *R, pass1 *P, const cJSON *e, const char *name, c
         return;
     c.bytes = bytes_of(R, n, b, name);
     P->comms = grow(P->comms, &P->comm_cap, P->ncomm, sizeof *P->comms, "the trace's c10d ops");
-    span_of(R, e, &c.pid, &c.tid, &c.ts, &c.end);
+    span_of(R, e, &c.sp.pid, &c.sp.tid, &c.sp.ts, &c.sp.end);
     P->comms[P->ncomm++] = c;
 }
 
@@ -718,11 +696,11 @@ static void first_pass(rd *R, wl_kineto *t, const cJSON *events, pass1 *P)
         }
     }
     if (P->nops > 1)
-        qsort(P->ops, (size_t)P->nops, sizeof *P->ops, cmp_gemm_op);
+        qsort(P->ops, (size_t)P->nops, sizeof *P->ops, cmp_span);
     if (P->nl > 1)
         qsort(P->ls, (size_t)P->nl, sizeof *P->ls, cmp_launch);
     if (P->ncomm > 1)
-        qsort(P->comms, (size_t)P->ncomm, sizeof *P->comms, cmp_comm_op);
+        qsort(P->comms, (size_t)P->ncomm, sizeof *P->comms, cmp_span);
 }
 
 static const launch *find_launch(rd *R, const pass1 *P, const cJSON *args)
@@ -745,7 +723,7 @@ static void nccl_kernel(rd *R, wl_kineto *t, const pass1 *P, const launch *l, wl
         k->bytes = bytes_of(R, (double)(k->coll == SIM_COLL_ALLGATHER ? out : in), eb, "a collective");
         k->group_size = (int)ival(R, args, "args.", "Group size", 0, 0, SIM_MAX_GPUS);
     } else if (P->ncomm) {
-        int ci = l ? find_comm(P->comms, P->ncomm, l->pid, l->tid, l->ts) : -1;
+        int ci = l ? find_span(P->comms, P->ncomm, sizeof *P->comms, l->pid, l->tid, l->ts) : -1;
         if (ci >= 0) {
             k->coll = P->comms[ci].coll;
             k->bytes = P->comms[ci].bytes;
@@ -759,7 +737,7 @@ static void nccl_kernel(rd *R, wl_kineto *t, const pass1 *P, const launch *l, wl
 static void gemm_kernel(const pass1 *P, const launch *l, wl_kernel *k, const char *name)
 {
     k->cls = WL_K_GEMM;
-    int oi = l ? find_op(P->ops, P->nops, l->pid, l->tid, l->ts) : -1;
+    int oi = l ? find_span(P->ops, P->nops, sizeof *P->ops, l->pid, l->tid, l->ts) : -1;
     if (oi < 0 || P->ops[oi].ebytes)
         return;
     const gemm_op *g = &P->ops[oi];
@@ -780,7 +758,7 @@ static void gemm_kernel(const pass1 *P, const launch *l, wl_kernel *k, const cha
 /* An element-wise kernel launched by a pointwise op of the table. */
 static void elementwise_kernel(const pass1 *P, const launch *l, wl_kernel *k, const char *name)
 {
-    int oi = l ? find_op(P->ops, P->nops, l->pid, l->tid, l->ts) : -1;
+    int oi = l ? find_span(P->ops, P->nops, sizeof *P->ops, l->pid, l->tid, l->ts) : -1;
     if (oi < 0 || !P->ops[oi].ebytes)
         return;
     k->op = P->ops[oi].name;
