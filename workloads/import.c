@@ -28,13 +28,15 @@
  *      convolution kernels, memory bandwidth for the rest (most kernels of a
  *      training step that are not matrix products stream memory).  Copies
  *      keep their time (host links are not the GPU's).
- * NCCL kernels become collectives on one communicator of all ranks, their
- * size from the kernel args or the launching c10d op / nccl: annotation
- * (kineto.h); the n-th collective of every rank is the same collective
- * (NCCL's own matching rule), checked here: type and, but for all-to-all,
- * bytes.  An all-to-all becomes an all-to-allv of the rank's own bytes split
- * evenly over the members (the traces record the total, not the splits), so
- * ranks may send different amounts.  Collectives always run on the target
+ * NCCL kernels become collectives, their size from the kernel args or the
+ * launching c10d op / nccl: annotation (kineto.h), on the process group the
+ * kernel args name (one communicator per distinct group) or else on all
+ * ranks; the n-th collective of every member of a communicator is the same
+ * collective (NCCL's own matching rule), checked here: type and, but for
+ * all-to-all, bytes.  An all-to-all becomes an all-to-allv with the recorded
+ * splits where the args have them, else the rank's own bytes split evenly
+ * over the members (older traces record the total only), so ranks may send
+ * different amounts.  Collectives always run on the target
  * platform (their recorded durations, peers' waiting included, are not
  * used). */
 #include <math.h>
@@ -58,6 +60,7 @@ typedef struct item {
     int ndeps;
     int dep[MAX_DEPS];    /* items it waits for */
     double delay_us;      /* host delay before it */
+    int comm;             /* NCCL kernel: its communicator in the import's table (0 = all ranks) */
     uint32_t op;          /* its operation once emitted */
 } item;
 
@@ -342,6 +345,79 @@ static void short_name(const char *name, char *buf, size_t n)
     buf[j] = 0;
 }
 
+/* The communicators of an import: 0 is every rank; the others are the
+ * process groups the kernel args name ("Process Group Ranks"). */
+typedef struct comm_table {
+    int n, cap;
+    int *size;
+    int **ranks;
+} comm_table;
+
+/* "[0, 1, 2]" -> out[0..n); -1 when it is not such a list or longer than max. */
+static int parse_list(const char *s, int64_t *out, int max)
+{
+    int n = 0;
+    if (!s || *s != '[')
+        return -1;
+    for (s++;;) {
+        while (*s == ' ' || *s == ',')
+            s++;
+        if (*s == ']')
+            return s[1] ? -1 : n;
+        char *end;
+        long long v = strtoll(s, &end, 10);
+        if (end == s || n >= max)
+            return -1;
+        out[n++] = v;
+        s = end;
+    }
+}
+
+/* The communicator of an NCCL kernel of rank `rank`: 0 without a process
+ * group, else the group's entry (added on first sight).  -1 with err for a
+ * group that is not a list of distinct ranks of the job holding this one. */
+static int comm_of(comm_table *T, const rank_in *R, const wl_kernel *k, int nranks, sim_err *err)
+{
+    if (!k->pg_ranks)
+        return 0;
+    int64_t *v = sim_xcalloc((size_t)nranks + 1, sizeof *v, "a process group");
+    int n = parse_list(k->pg_ranks, v, nranks), self = 0, ok = n > 0;
+    for (int i = 0; ok && i < n; i++) {
+        ok = v[i] >= 0 && v[i] < nranks;
+        self += v[i] == R->rank;
+        for (int j = 0; ok && j < i; j++)
+            ok = v[j] != v[i];
+    }
+    if (!ok || !self || (k->group_size > 0 && k->group_size != n)) {
+        free(v);
+        return sim_errf(err, "%s: NCCL kernel at %.0f us: process group ranks \"%.80s\": expected %d distinct "
+                        "ranks of 0..%d including this trace's rank %d", R->path, k->ts_us, k->pg_ranks,
+                        k->group_size > 0 ? k->group_size : n, nranks - 1, R->rank);
+    }
+    int c = 1;
+    for (; c < T->n; c++) {
+        int same = T->size[c] == n;
+        for (int i = 0; same && i < n; i++)
+            same = T->ranks[c][i] == v[i];
+        if (same)
+            break;
+    }
+    if (c == T->n) {
+        if (T->n >= T->cap) {
+            T->cap = T->cap ? 2 * T->cap : 8;
+            T->size = sim_xrealloc(T->size, (size_t)T->cap, sizeof *T->size, "the process groups");
+            T->ranks = sim_xrealloc(T->ranks, (size_t)T->cap, sizeof *T->ranks, "the process groups");
+        }
+        T->size[c] = n;
+        T->ranks[c] = sim_xcalloc((size_t)n, sizeof **T->ranks, "a process group");
+        for (int i = 0; i < n; i++)
+            T->ranks[c][i] = (int)v[i];
+        T->n++;
+    }
+    free(v);
+    return c;
+}
+
 static int nccl_check(const rank_in *R, const item *x, int nranks, sim_err *err)
 {
     const wl_kernel *k = x->k;
@@ -353,10 +429,10 @@ static int nccl_check(const rank_in *R, const item *x, int nranks, sim_err *err)
     if (k->bytes <= 0)
         return sim_errf(err, "%s: NCCL kernel %s at %.0f us: the trace records neither its size (kernel args, "
                         "PyTorch >= 2.3) nor a c10d op or nccl: annotation with shapes", R->path, name, k->ts_us);
-    if (k->group_size > 0 && !k->group_is_world && k->group_size != nranks)
-        return sim_errf(err, "%s: NCCL kernel %s at %.0f us runs on %d ranks; the import puts every collective "
-                        "on all %d ranks (sub-communicators are not imported yet)", R->path, name, k->ts_us,
-                        k->group_size, nranks);
+    if (!k->pg_ranks && k->group_size > 0 && !k->group_is_world && k->group_size != nranks)
+        return sim_errf(err, "%s: NCCL kernel %s at %.0f us runs on %d ranks but the trace does not say which "
+                        "(kernel args' Process Group Ranks, PyTorch >= 2.4); without them every collective is on "
+                        "all %d ranks", R->path, name, k->ts_us, k->group_size, nranks);
     return 0;
 }
 
@@ -409,7 +485,20 @@ static uint32_t compute_payload(sim_schedule *s, const rank_in *R, const item *x
     return sim_sched_payload(s, &p);
 }
 
-static void emit_rank(sim_schedule *s, rank_in *R, int comm, const wl_import_opts *o, wl_import_rank *info)
+/* An all-to-all's bytes to each member: the recorded splits where the
+ * kernel args give one per member, else the rank's bytes split evenly. */
+static void alltoall_split(const wl_kernel *k, int members, int64_t *split)
+{
+    int n = k->in_splits && k->elem_size > 0 ? parse_list(k->in_splits, split, members) : -1;
+    int ok = n == members;
+    for (int j = 0; ok && j < n; j++)
+        ok = split[j] >= 0 && split[j] <= SIM_MAX_BYTES / k->elem_size;
+    for (int j = 0; j < members; j++)
+        split[j] = ok ? split[j] * k->elem_size : k->bytes / members + (j < k->bytes % members);
+}
+
+static void emit_rank(sim_schedule *s, rank_in *R, const int *comm, const comm_table *T, const wl_import_opts *o,
+                      wl_import_rank *info)
 {
     char sname[32];
     int *stream = sim_xcalloc((size_t)R->nstreams + 1, sizeof *stream, "the imported streams");
@@ -444,11 +533,10 @@ static void emit_rank(sim_schedule *s, rank_in *R, int comm, const wl_import_opt
         }
         const wl_kernel *k = x->k;
         if (!x->copy && k->cls == WL_K_NCCL && k->coll == SIM_COLL_ALLTOALL) {
-            for (int j = 0; j < nr; j++)
-                split[j] = k->bytes / nr + (j < k->bytes % nr);
-            x->op = sim_sched_alltoallv(s, st, "alltoall", comm, split, SIM_NO_TAGS, deps, nd);
+            alltoall_split(k, x->comm ? T->size[x->comm] : nr, split);
+            x->op = sim_sched_alltoallv(s, st, "alltoall", comm[x->comm], split, SIM_NO_TAGS, deps, nd);
         } else if (!x->copy && k->cls == WL_K_NCCL) {
-            x->op = sim_sched_collective(s, st, sim_coll_name(k->coll), (sim_coll)k->coll, comm, k->bytes, 0,
+            x->op = sim_sched_collective(s, st, sim_coll_name(k->coll), (sim_coll)k->coll, comm[x->comm], k->bytes, 0,
                                          SIM_NO_TAGS, deps, nd);
         } else {
             uint32_t p = compute_payload(s, R, x, o->reprice, seen, info);
@@ -513,26 +601,74 @@ static void describe_coll(const wl_kernel *k, char *buf, size_t n)
         snprintf(buf, n, "an %s of %lld bytes", sim_coll_name(k->coll), (long long)k->bytes);
 }
 
-/* The n-th collective of every rank must be the same collective. */
-static int match_collectives(rank_in *R, int n, const int *by_rank, sim_err *err)
+static void describe_group(const comm_table *T, int c, char *buf, size_t n)
 {
-    const rank_in *A = &R[by_rank[0]];
-    for (int r = 1; r < n; r++) {
-        const rank_in *B = &R[by_rank[r]];
-        if (B->ncoll != A->ncoll)
-            return sim_errf(err, "%s (rank %d) has %d collectives in the step, %s (rank 0) has %d: the traces are not "
-                            "of one step of one job", B->path, r, B->ncoll, A->path, A->ncoll);
-        for (int c = 0; c < A->ncoll; c++) {
-            const wl_kernel *a = A->it[A->coll[c]].k, *b = B->it[B->coll[c]].k;
-            if (a->coll == b->coll && (a->bytes == b->bytes || a->coll == SIM_COLL_ALLTOALL))
-                continue;
-            char da[96], db[96], ord[16];
-            describe_coll(a, da, sizeof da);
-            describe_coll(b, db, sizeof db);
-            return sim_errf(err, "%s: rank %d's %s collective is %s, rank 0's (%s) is %s: collectives do not match "
-                            "across ranks", B->path, r, ordinal(c + 1, ord, sizeof ord), db, A->path, da);
+    size_t l = (size_t)snprintf(buf, n, "%s", c ? " of process group [" : "");
+    for (int i = 0; c && i < T->size[c] && l < n; i++)
+        l += (size_t)snprintf(buf + l, n - l, "%s%d", i ? "," : "", T->ranks[c][i]);
+    if (c && l < n)
+        snprintf(buf + l, n - l, "]");
+}
+
+/* The n-th collective of every member of a communicator must be the same
+ * collective (NCCL's rule); each member is compared with the first. */
+static int match_collectives(rank_in *R, const int *by_rank, int nranks, const comm_table *T, sim_err *err)
+{
+    int *all = sim_xcalloc((size_t)nranks, sizeof *all, "the world communicator");
+    for (int r = 0; r < nranks; r++)
+        all[r] = r;
+    int rc = 0;
+    for (int c = 0; c < T->n && !rc; c++) {
+        const int *mem = c ? T->ranks[c] : all;
+        int nm = c ? T->size[c] : nranks;
+        const rank_in *A = &R[by_rank[mem[0]]];
+        char grp[256];
+        describe_group(T, c, grp, sizeof grp);
+        for (int m = 1; m < nm && !rc; m++) {
+            const rank_in *B = &R[by_rank[mem[m]]];
+            int ia = 0, ib = 0, nth = 0;
+            for (;; nth++) {
+                while (ia < A->ncoll && A->it[A->coll[ia]].comm != c)
+                    ia++;
+                while (ib < B->ncoll && B->it[B->coll[ib]].comm != c)
+                    ib++;
+                if (ia == A->ncoll || ib == B->ncoll)
+                    break;
+                const wl_kernel *a = A->it[A->coll[ia++]].k, *b = B->it[B->coll[ib++]].k;
+                if (a->coll == b->coll && (a->bytes == b->bytes || a->coll == SIM_COLL_ALLTOALL))
+                    continue;
+                char da[96], db[96], ord[16];
+                describe_coll(a, da, sizeof da);
+                describe_coll(b, db, sizeof db);
+                rc = sim_errf(err, "%s: rank %d's %s collective%s is %s, rank %d's (%s) is %s: collectives do not "
+                              "match across ranks", B->path, B->rank, ordinal(nth + 1, ord, sizeof ord), grp, db,
+                              A->rank, A->path, da);
+                break;
+            }
+            if (!rc && (ia < A->ncoll || ib < B->ncoll)) {
+                int na = 0, nb = 0;
+                for (int i = 0; i < A->ncoll; i++)
+                    na += A->it[A->coll[i]].comm == c;
+                for (int i = 0; i < B->ncoll; i++)
+                    nb += B->it[B->coll[i]].comm == c;
+                rc = sim_errf(err, "%s (rank %d) has %d collectives%s in the step, %s (rank %d) has %d: the traces "
+                              "are not of one step of one job", B->path, B->rank, nb, grp, A->path, A->rank, na);
+            }
         }
     }
+    free(all);
+    return rc;
+}
+
+/* Every NCCL kernel's communicator (comm_of). */
+static int find_comms(rank_in *R, int n, comm_table *T, sim_err *err)
+{
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < R[i].ncoll; c++) {
+            item *x = &R[i].it[R[i].coll[c]];
+            if ((x->comm = comm_of(T, &R[i], x->k, n, err)) < 0)
+                return -1;
+        }
     return 0;
 }
 
@@ -636,8 +772,11 @@ sim_schedule *wl_import_kineto(const char *const *paths, int n, const wl_import_
         by_rank[R[i].rank] = i;
         rc = prepare_rank(&R[i], n, o, &info->rank[R[i].rank], err);
     }
+    comm_table T = {1, 0, NULL, NULL}; /* entry 0: every rank */
     if (!rc)
-        rc = match_collectives(R, n, by_rank, err);
+        rc = find_comms(R, n, &T, err);
+    if (!rc)
+        rc = match_collectives(R, by_rank, n, &T, err);
     if (!rc) {
         align(R, n, info);
         for (int i = 0; i < n; i++)
@@ -651,11 +790,22 @@ sim_schedule *wl_import_kineto(const char *const *paths, int n, const wl_import_
         int *all = sim_xcalloc((size_t)n, sizeof *all, "the world communicator");
         for (int r = 0; r < n; r++)
             all[r] = r;
-        int comm = sim_sched_comm(s, "world", all, n);
+        int *comm = sim_xcalloc((size_t)T.n, sizeof *comm, "the communicators");
+        comm[0] = sim_sched_comm(s, "world", all, n);
         free(all);
+        for (int c = 1; c < T.n; c++) {
+            char name[256];
+            describe_group(&T, c, name, sizeof name);
+            comm[c] = sim_sched_comm(s, name + 4, T.ranks[c], T.size[c]); /* "process group [..]" */
+        }
         for (int r = 0; r < n; r++)
-            emit_rank(s, &R[by_rank[r]], comm, o, &info->rank[r]);
+            emit_rank(s, &R[by_rank[r]], comm, &T, o, &info->rank[r]);
+        free(comm);
     }
+    for (int c = 1; c < T.n; c++)
+        free(T.ranks[c]);
+    free(T.ranks);
+    free(T.size);
     free(by_rank);
     free_ranks(R, n);
     if (!s || info == &local)

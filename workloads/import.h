@@ -2,8 +2,8 @@
  *
  * One trace per rank (kineto.h reads them) becomes one schedule rank: one
  * stream per CUDA stream, every kernel and memory copy of one profiler step
- * in its recorded order, NCCL kernels as collectives on one communicator of
- * all ranks (matched by order across ranks, as NCCL matches them), the
+ * in its recorded order, NCCL kernels as collectives on their process group
+ * or all ranks (matched by order across ranks, as NCCL matches them), the
  * cross-stream waits the host asked for, and the time each stream waited for
  * the host as a delay (SIM_KERNEL_DELAY), so that a host-bound job stays
  * host-bound.  Kernels keep their recorded durations (SIM_KERNEL_FIXED), or

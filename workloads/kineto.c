@@ -722,6 +722,10 @@ static void nccl_kernel(rd *R, wl_kineto *t, const pass1 *P, const launch *l, wl
         /* sim/schedule.h: all-gather counts the gathered output, the others the input */
         k->bytes = bytes_of(R, (double)(k->coll == SIM_COLL_ALLGATHER ? out : in), eb, "a collective");
         k->group_size = (int)ival(R, args, "args.", "Group size", 0, 0, SIM_MAX_GPUS);
+        k->elem_size = eb;
+        const char *pg = str(args, "Process Group Ranks"), *sp = str(args, "In split size");
+        k->pg_ranks = pg && pg[0] ? intern(t, pg) : NULL;
+        k->in_splits = sp && sp[0] && strcmp(sp, "[]") ? intern(t, sp) : NULL;
     } else if (P->ncomm) {
         int ci = l ? find_span(P->comms, P->ncomm, sizeof *P->comms, l->pid, l->tid, l->ts) : -1;
         if (ci >= 0) {

@@ -62,6 +62,10 @@ typedef struct wl_kernel {
     int group_size;     /* 0 = unknown */
     int nccl_from_op;   /* 1: collective and bytes come from the launching c10d op, not the kernel args */
     int group_is_world; /* 1: group size not recorded, the trace's world size assumed */
+    const char *pg_ranks;  /* kernel args' "Process Group Ranks" ("[0, 1]", global ranks), or NULL */
+    const char *in_splits; /* kernel args' "In split size" of an all-to-all ("[4, 4]", elements per
+                              member), or NULL when not recorded or even ("[]") */
+    int elem_size;         /* bytes per element of the message (kernel args' dtype), 0 = unknown */
     /* element-wise (cls OTHER): bytes read + written by a known pointwise aten
      * op (op names it), elements of its output, and whether the kernel is the
      * contiguous vectorised template (vectorized_elementwise_kernel) */

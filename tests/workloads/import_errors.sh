@@ -27,7 +27,7 @@ def launch(name, stream, dur, args=None):
     ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": stream, "ts": t + 6, "dur": dur, "args": a})
     t += dur + 20
 for c in [x for x in colls.split(",") if x]:
-    kind, n = c.split(":")
+    kind, n, pg, splits = (c.split(":") + ["", ""])[:4]
     launch("void foo_kernel<float>(float*)", 7, 30)
     corr += 1  # the event record on stream 7 (its call is not in the trace)
     ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamWaitEvent", "pid": 1, "tid": 1, "ts": t, "dur": 1,
@@ -37,6 +37,11 @@ for c in [x for x in colls.split(",") if x]:
                    "dur": 0, "args": {"stream": 20, "wait_on_stream": 7, "wait_on_cuda_event_record_corr_id": corr}})
     t += 2
     args = {"Collective name": kind, "In msg nelems": int(n), "Out msg nelems": int(n), "dtype": "Float"}
+    if pg:  # a process group: "0-1" -> ranks [0, 1]
+        args["Process Group Ranks"] = "[" + ", ".join(pg.split("-")) + "]"
+        args["Group size"] = len(pg.split("-"))
+    if splits:
+        args["In split size"] = "[" + ", ".join(splits.split("-")) + "]"
     if "nosize" in flags:
         args = {}
     launch("ncclDevKernel_%s_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)" %
@@ -95,6 +100,31 @@ for r in s["ranks"]:
         assert deps == [compute[n]], (o, deps, compute)
 PY
 done
+
+# process groups (kernel args' Process Group Ranks) as communicators, recorded all-to-all splits
+gen "$tmp/g0.json" 0 4 alltoall:4:0-1:1-3,allreduce:64,allreduce:8:0-2
+gen "$tmp/g1.json" 1 4 alltoall:4:0-1:2-2,allreduce:64
+gen "$tmp/g2.json" 2 4 allreduce:16:2-3,allreduce:64,allreduce:8:0-2
+gen "$tmp/g3.json" 3 4 allreduce:16:2-3,allreduce:64
+if "$TRAINSIM" import kineto "$tmp"/g[0-3].json -o "$tmp/pg.json" > "$tmp/out" 2> "$tmp/err"; then
+    "$TRAINSIM" check "$tmp/pg.json" | grep -q "ok, 4 ranks, .* 4 communicators" || fail "process groups: check"
+    python3 - "$tmp/pg.json" <<'PY' || fail "process groups: communicators or splits"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert [c["ranks"] for c in s["communicators"]] == [[0, 1, 2, 3], [0, 1], [0, 2], [2, 3]], s["communicators"]
+a2a = [o for o in s["ranks"][0]["streams"][1]["ops"] if o["op"] == "collective"][0]
+assert a2a["comm"] == 1 and a2a["send_bytes"] == [4, 12], a2a
+PY
+    "$TRAINSIM" run --schedule "$tmp/pg.json" --platform azure-nd-a100-v4 > /dev/null 2> "$tmp/err" ||
+        fail "process groups: run failed"
+else
+    fail "process groups: import failed"; cat "$tmp/err" >&2
+fi
+gen "$tmp/g3.json" 3 4 allreduce:32:2-3,allreduce:64
+expect_fail "g3.json" "rank 3's 1st collective of process group [2,3] is an allreduce of 128 bytes" \
+    "rank 2's" "allreduce of 64 bytes" -- import kineto "$tmp"/g[0-3].json -o "$tmp/x.json"
+gen "$tmp/g3.json" 3 4 allreduce:16:2-5,allreduce:64
+expect_fail "g3.json" "process group ranks" "[2, 5]" -- import kineto "$tmp"/g[0-3].json -o "$tmp/x.json"
 
 # truncated gzip
 gzip -c "$tmp/r1.json" > "$tmp/full.json.gz"
