@@ -6,6 +6,7 @@
  *                  [--compare KEY=v1,v2,...]
  *   trainsim schedule [--platform P] [--model M] [--strategy S] -o F
  *   trainsim check F
+ *   trainsim import kineto TRACE... -o F [--step N] [--reprice GPU]   (workloads/import_cli.c)
  *   trainsim platform [--platform P] [-o F.xml]
  *   trainsim list
  *
@@ -32,6 +33,7 @@
 #include "validation/val_cli.h"
 #include "workloads/compare.h"
 #include "workloads/gpt.h"
+#include "workloads/import.h"
 #include "workloads/jobs.h"
 #include "workloads/moe.h"
 #include "workloads/reshard.h"
@@ -68,6 +70,7 @@ static void usage(FILE *f)
             "usage: trainsim [run] [options]        simulate one training iteration (default scenario without options)\n"
             "       trainsim schedule [options] -o FILE   write the generated schedule as JSON\n"
             "       trainsim check FILE             check a schedule file\n"
+            "       trainsim import kineto TRACE... -o FILE   PyTorch-profiler traces (one per rank) as a schedule\n"
             "       trainsim platform [--platform P] [-o FILE.xml]   write the SimGrid platform\n"
             "       trainsim list                   built-in clusters, models and hardware catalogue\n"
             "       trainsim validate [--help]      compare simulations with real measurements (validation/)\n"
@@ -451,6 +454,7 @@ static void print_json(const sim_machine *m, int platform_gpus, const sim_schedu
         add_num(e, "bubble_s", x->idle_s);
         add_num(e, "comm_total_s", x->comm_s);
         add_num(e, "peak_memory_bytes", x->peak_mem);
+        add_num(e, "end_s", x->end_s); /* when its last operation ended (trace replay compares it per rank) */
         if (base)
             add_num(e, "wait_added_s", wait_added(r, base, i));
         cJSON_AddItemToArray(per, e);
@@ -951,6 +955,8 @@ static int dispatch(int argc, char **argv)
         return plan_cli_main(argc - 1, argv + 1);
     if (argc > 1 && !strcmp(argv[1], "compare"))
         return plan_compare_cli_main(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "import"))
+        return wl_import_cli_main(argc - 1, argv + 1);
     args a;
     int rc = parse_args(argc, argv, &a);
     if (rc)

@@ -107,7 +107,7 @@ double sim_cost_tile_eff(double m, double n)
 
 double sim_cost_kernel(const sim_gpu *g, const sim_payload *p)
 {
-    if (p->sub == SIM_KERNEL_FIXED)
+    if (p->sub == SIM_KERNEL_FIXED || p->sub == SIM_KERNEL_DELAY)
         return p->seconds;
     double flops = sim_cost_flops(p), bytes = sim_cost_bytes(p);
     double t_mem = bytes > 0 ? bytes / (g->mem_bw * sim_curve_eval(&g->mem_eff, bytes)) : 0;

@@ -213,10 +213,15 @@ static void finish_op(uint32_t stream)
 }
 
 /* Filled before the run for every kernel an op runs (kernel_times). */
+static double cost_seconds(uint32_t op, int rank)
+{
+    return E.kernel_s[(size_t)E.s->ops[op].payload * (size_t)E.m->nmodels + (size_t)E.m->gpu_model[rank]];
+}
+
+/* A kernel's time on its rank: a straggler's (--slow) take longer. */
 static double kernel_seconds(uint32_t op, int rank)
 {
-    double t = E.kernel_s[(size_t)E.s->ops[op].payload * (size_t)E.m->nmodels + (size_t)E.m->gpu_model[rank]];
-    return E.m->compute_slow ? t * E.m->compute_slow[rank] : t;
+    return E.m->compute_slow ? cost_seconds(op, rank) * E.m->compute_slow[rank] : cost_seconds(op, rank);
 }
 
 /* Every compute op's time on its GPU, once per (payload, GPU model); a time
@@ -254,12 +259,14 @@ static int is_depended_on(uint32_t op) { return (E.depended[op >> 3] >> (op & 7)
  * one does not change what is simulated; --trace-detail (trace_detail)
  * runs every kernel on its own, for exact kernel boundaries in the trace
  * (a communication starting at a boundary then sees no kernel running, so
- * interference may differ from the untraced run by a few instants). */
+ * interference may differ from the untraced run by a few instants).  Host
+ * delays (trace replay) are not kernels: the stream sleeps through them. */
+static int is_kernel(const sim_payload *p) { return p->kind == SIM_OP_COMPUTE && p->sub != SIM_KERNEL_DELAY; }
+
 static int can_merge(uint32_t a, uint32_t b)
 {
     const sim_op *ob = &E.s->ops[b];
-    return !E.opt.trace_detail && !is_depended_on(a) && ob->ndeps == 0 &&
-           E.s->payloads[ob->payload].kind == SIM_OP_COMPUTE;
+    return !E.opt.trace_detail && !is_depended_on(a) && ob->ndeps == 0 && is_kernel(&E.s->payloads[ob->payload]);
 }
 
 typedef struct send_note {
@@ -313,6 +320,11 @@ static void stream_main(int argc, char **argv)
         double t0 = simgrid_get_clock();
         switch (p->kind) {
         case SIM_OP_COMPUTE: {
+            if (!is_kernel(p)) { /* a host delay: the stream waits, the GPU is free (idle, not compute);
+                                    the host's pace, not the GPU's, so a straggler's is the same */
+                sg_actor_sleep_for(cost_seconds(op, rank));
+                break;
+            }
             double secs = kernel_seconds(op, rank);
             uint32_t last = k;
             while (last + 1 < S->nops && can_merge(S->ops[last], S->ops[last + 1]))

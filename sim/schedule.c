@@ -376,7 +376,8 @@ uint32_t sim_sched_memory(sim_schedule *s, int stream, const char *name, sim_mem
 /* ---- names ------------------------------------------------------------ */
 
 static const char *op_kind_names[] = {"compute", "collective", "send", "recv", "memory"};
-static const char *kernel_names[] = {"gemm", "attention", "elementwise", "optimizer", "fixed", "flash_fwd", "flash_bwd"};
+static const char *kernel_names[] = {"gemm", "attention", "elementwise", "optimizer", "fixed", "flash_fwd", "flash_bwd",
+                                      "delay"};
 static const char *coll_names[] = {"allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce",
                                     "alltoallv"};
 static const char *algo_names[] = {"auto", "ring", "tree", "hierarchical", "nvls"};

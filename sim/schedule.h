@@ -59,6 +59,9 @@ typedef enum sim_kernel {
      * forward's FLOPs (costmodel.c). */
     SIM_KERNEL_FLASH_FWD,
     SIM_KERNEL_FLASH_BWD,
+    /* the stream waits `seconds` without using the GPU (trace replay: the
+     * host had not launched the next kernel yet); idle time, not compute */
+    SIM_KERNEL_DELAY,
     SIM_KERNEL_COUNT
 } sim_kernel;
 
@@ -129,7 +132,7 @@ typedef struct sim_payload {
     int32_t tag;    /* send/recv matching tag */
     int64_t m, n, k, batch;
     int64_t bytes;  /* elementwise/optimizer bytes, message bytes, memory delta (signed) */
-    double seconds; /* SIM_KERNEL_FIXED */
+    double seconds; /* SIM_KERNEL_FIXED, SIM_KERNEL_DELAY */
 } sim_payload;
 
 typedef struct sim_op {

@@ -12,7 +12,7 @@
  *          "batch":, "heads":, "seq":, "head_dim":, "dtype":       (attention)
  *          "bytes":, "dtype":                                      (elementwise)
  *          "params":, "bytes":                                     (optimizer)
- *          "seconds":                                              (fixed)
+ *          "seconds":                                              (fixed, delay: the stream waits, GPU free)
  *          "batch":, "heads":, "seq":, "head_dim":, "causal":, ["impl":], "bytes":, "dtype":   (flash_fwd, flash_bwd)
  *        | { "op": "collective", "collective": "allreduce", "comm": 0, "bytes":, ["root":], ["algo":] }
  *        | { "op": "collective", "collective": "alltoallv", "comm": 0, "send_bytes": [b0, b1, ...] }
@@ -101,6 +101,7 @@ static cJSON *op_to_json(const sim_schedule *s, uint32_t op, const uint32_t *new
             add_num(j, "bytes", (double)p->bytes);
             break;
         case SIM_KERNEL_FIXED:
+        case SIM_KERNEL_DELAY:
             add_num(j, "seconds", p->seconds);
             break;
         case SIM_KERNEL_FLASH_FWD:
@@ -115,7 +116,7 @@ static cJSON *op_to_json(const sim_schedule *s, uint32_t op, const uint32_t *new
             add_num(j, "bytes", (double)p->bytes);
             break;
         }
-        if (p->sub != SIM_KERNEL_FIXED)
+        if (p->sub != SIM_KERNEL_FIXED && p->sub != SIM_KERNEL_DELAY)
             cJSON_AddStringToObject(j, "dtype", sim_dtype_name(p->dtype));
         break;
     case SIM_OP_COLLECTIVE:
@@ -584,7 +585,7 @@ static int read_compute(reader *R, const cJSON *j, sim_payload *p, int *sub)
     int dt = SIM_DTYPE_FP32;
     if (get_enum(R, j, "kernel", sim_kernel_name, SIM_KERNEL_COUNT, sub, 1) < 0)
         return -1;
-    if (*sub != SIM_KERNEL_FIXED && get_enum(R, j, "dtype", dtype_name_int, SIM_DTYPE_COUNT, &dt, 0) < 0)
+    if (*sub != SIM_KERNEL_FIXED && *sub != SIM_KERNEL_DELAY && get_enum(R, j, "dtype", dtype_name_int, SIM_DTYPE_COUNT, &dt, 0) < 0)
         return -1;
     p->dtype = (uint8_t)dt;
     if (*sub == SIM_KERNEL_GEMM) {

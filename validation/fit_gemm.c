@@ -41,7 +41,7 @@
 #include <string.h>
 
 #include "fit.h"
-#include "kineto.h"
+#include "workloads/kineto.h"
 #include "platforms/catalog.h"
 #include "sim/costmodel.h"
 #include "val_csv.h"
@@ -181,19 +181,19 @@ static int add_kineto(const char *data_dir, const char *rel, gemm_data *d, sim_e
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", data_dir, rel);
-    val_kineto *k = val_kineto_load(path, err);
+    wl_kineto *k = wl_kineto_load(path, err);
     if (!k)
         return -1;
     sim_gpu own; /* the traced GPU's launch gap and shortest kernel */
-    const char *model = val_kineto_catalog_gpu(val_kineto_device(k));
+    const char *model = wl_kineto_catalog_gpu(wl_kineto_device(k));
     if (!model || plat_gpu_lookup_info(model, &own, NULL, err)) {
-        val_kineto_free(k);
+        wl_kineto_free(k);
         return model ? -1 : sim_errf(err, "%s: GPU not in the catalogue", rel);
     }
-    double gap = val_kineto_busy_gap_us(k, val_kineto_main_stream(k));
-    val_gemm_shape *s;
-    int n = val_kineto_gemms(k, &s);
-    val_kineto_free(k);
+    double gap = wl_kineto_busy_gap_us(k, wl_kineto_main_stream(k));
+    wl_gemm_shape *s;
+    int n = wl_kineto_gemms(k, &s);
+    wl_kineto_free(k);
     if (n < 0)
         return sim_errf(err, "%s: out of memory", rel);
     gemm_pt tmp[GF_MAX];

@@ -8,7 +8,7 @@
  *
  * Data (validation/data/, PROVENANCE.md):
  *   - the vectorised pointwise kernels (add, mul, tanh, copy_, fill_, ...)
- *     of the Kineto traces that ran alone on their GPU (val_kineto_pointwise):
+ *     of the Kineto traces that ran alone on their GPU (wl_kineto_pointwise):
  *     trace_diff/control (A100-SXM-40GB), negative_queue_length_values_check/
  *     rank0 (A100-SXM-80GB), trace_diff/test (V100-SXM2-16GB); bytes from the
  *     launching aten op's shapes, durations as the profiler recorded them;
@@ -16,7 +16,7 @@
  *     ND H200 v5 nodes (hbm/azure_babelstream.csv: 2^25 doubles per array,
  *     BabelStream's default), kernels of 0.5-0.8 GB.
  * launch_s is measured, not fitted: the trace's median back-to-back gap on
- * its main stream (val_kineto_busy_gap_us: the next kernel was already
+ * its main stream (wl_kineto_busy_gap_us: the next kernel was already
  * queued and no NCCL kernel ran, so the gap is the device's).
  * kernel_min_s, e_max and B_half are fitted on the even-indexed points of
  * each GPU (by size); the odd ones are predicted (group kineto-elementwise
@@ -38,7 +38,7 @@
 #include <string.h>
 
 #include "fit.h"
-#include "kineto.h"
+#include "workloads/kineto.h"
 #include "platforms/catalog.h"
 #include "sim/costmodel.h"
 #include "val_csv.h"
@@ -136,13 +136,13 @@ static int add_trace(const char *data_dir, const char *rel, double l2, mf_data *
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", data_dir, rel);
-    val_kineto *k = val_kineto_load(path, err);
+    wl_kineto *k = wl_kineto_load(path, err);
     if (!k)
         return -1;
-    double gap = val_kineto_busy_gap_us(k, val_kineto_main_stream(k));
-    val_pointwise *pw;
-    int n = val_kineto_pointwise(k, &pw);
-    val_kineto_free(k);
+    double gap = wl_kineto_busy_gap_us(k, wl_kineto_main_stream(k));
+    wl_pointwise *pw;
+    int n = wl_kineto_pointwise(k, &pw);
+    wl_kineto_free(k);
     if (n < 0)
         return sim_errf(err, "%s: out of memory", rel);
     if (gap < 0 || n < 8) {

@@ -8,14 +8,14 @@
  *   the traces are training runs where GEMMs sometimes share the GPU with
  *   NCCL kernels and clocks vary; the median is the typical call, not the
  *   luckiest or the most disturbed one.  The trace's median back-to-back gap
- *   is added (val_kineto_busy_gap_us), as in kineto-elementwise: a kernel's
+ *   is added (wl_kineto_busy_gap_us), as in kineto-elementwise: a kernel's
  *   busy-stream cost, what the simulator charges (duration, then launch_s).
  *   Simulated: the GEMM alone on one GPU of the trace's catalogue model
  *   (sim/costmodel.c through the engine).
  *
  * kineto-elementwise: the vectorised pointwise kernels (add, mul, tanh,
  *   copy_, fill_, ...) of the same traces that ran alone on their GPU
- *   (val_kineto_pointwise), median duration per (op, elements, bytes), plus
+ *   (wl_kineto_pointwise), median duration per (op, elements, bytes), plus
  *   the trace's median back-to-back gap: the busy-stream cost of the kernel,
  *   which is what the simulator charges (duration, then launch_s).
  *   Simulated: an element-wise payload of the op's bytes alone on one GPU.
@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kineto.h"
+#include "workloads/kineto.h"
 #include "platforms/platform.h"
 #include "val_groups.h"
 #include "val_sim.h"
@@ -58,17 +58,17 @@ static const char *NCCL_TRACES[] = {
     "kineto-traces/nccl_parser_config/nccl_data.json.gz", /* rank 0 of 2, A100-PG509-200, NCCL 2.17.1 */
 };
 
-static val_kineto *load(const val_ctx *ctx, const char *rel, const char **gpu, sim_err *err)
+static wl_kineto *load(const val_ctx *ctx, const char *rel, const char **gpu, sim_err *err)
 {
     char *path = val_data_path(ctx, rel);
-    val_kineto *k = val_kineto_load(path, err);
+    wl_kineto *k = wl_kineto_load(path, err);
     free(path);
     if (!k)
         return NULL;
-    *gpu = val_kineto_catalog_gpu(val_kineto_device(k));
+    *gpu = wl_kineto_catalog_gpu(wl_kineto_device(k));
     if (!*gpu) {
-        sim_errf(err, "%s: device \"%s\" is not in the hardware catalogue", rel, val_kineto_device(k));
-        val_kineto_free(k);
+        sim_errf(err, "%s: device \"%s\" is not in the hardware catalogue", rel, wl_kineto_device(k));
+        wl_kineto_free(k);
         return NULL;
     }
     return k;
@@ -78,20 +78,20 @@ int val_group_kineto_gemm(const val_ctx *ctx, val_set *out, sim_err *err)
 {
     for (size_t t = 0; t < sizeof GEMM_TRACES / sizeof GEMM_TRACES[0]; t++) {
         const char *gpu;
-        val_kineto *k = load(ctx, GEMM_TRACES[t], &gpu, err);
+        wl_kineto *k = load(ctx, GEMM_TRACES[t], &gpu, err);
         if (!k)
             return -1;
         sim_machine *m = val_sim_node(gpu, 1, err);
         if (!m) {
-            val_kineto_free(k);
+            wl_kineto_free(k);
             return -1;
         }
-        double gap = val_kineto_busy_gap_us(k, val_kineto_main_stream(k));
+        double gap = wl_kineto_busy_gap_us(k, wl_kineto_main_stream(k));
         if (gap < 0)
             gap = 0;
-        val_gemm_shape *calls;
-        int nc = val_kineto_gemms(k, &calls), rc = 0;
-        val_kineto_free(k);
+        wl_gemm_shape *calls;
+        int nc = wl_kineto_gemms(k, &calls), rc = 0;
+        wl_kineto_free(k);
         if (nc < 0) {
             sim_machine_free(m);
             return sim_errf(err, "%s: out of memory", GEMM_TRACES[t]);
@@ -124,13 +124,13 @@ int val_group_kineto_elementwise(const val_ctx *ctx, val_set *out, sim_err *err)
 {
     for (size_t t = 0; t < sizeof ELEM_TRACES / sizeof ELEM_TRACES[0]; t++) {
         const char *gpu;
-        val_kineto *k = load(ctx, ELEM_TRACES[t], &gpu, err);
+        wl_kineto *k = load(ctx, ELEM_TRACES[t], &gpu, err);
         if (!k)
             return -1;
-        double gap = val_kineto_busy_gap_us(k, val_kineto_main_stream(k));
-        val_pointwise *pw;
-        int n = val_kineto_pointwise(k, &pw), rc = 0;
-        val_kineto_free(k);
+        double gap = wl_kineto_busy_gap_us(k, wl_kineto_main_stream(k));
+        wl_pointwise *pw;
+        int n = wl_kineto_pointwise(k, &pw), rc = 0;
+        wl_kineto_free(k);
         if (n < 0)
             return sim_errf(err, "%s: out of memory", ELEM_TRACES[t]);
         if (gap < 0)
@@ -163,25 +163,25 @@ int val_group_kineto_nccl(const val_ctx *ctx, val_set *out, sim_err *err)
 {
     for (size_t t = 0; t < sizeof NCCL_TRACES / sizeof NCCL_TRACES[0]; t++) {
         const char *gpu;
-        val_kineto *k = load(ctx, NCCL_TRACES[t], &gpu, err);
+        wl_kineto *k = load(ctx, NCCL_TRACES[t], &gpu, err);
         if (!k)
             return -1;
         sim_machine *m = val_sim_node(gpu, 8, err);
         if (!m) {
-            val_kineto_free(k);
+            wl_kineto_free(k);
             return -1;
         }
-        int nk = val_kineto_nkernels(k), rc = 0;
+        int nk = wl_kineto_nkernels(k), rc = 0;
         char *done = calloc((size_t)nk, 1);
         for (int i = 0; i < nk && rc == 0; i++) {
-            const val_kernel *a = val_kineto_kernel(k, i);
-            if (a->cls != VAL_K_NCCL || done[i] || a->coll < 0 || a->bytes <= 0 || a->group_size < 2)
+            const wl_kernel *a = wl_kineto_kernel(k, i);
+            if (a->cls != WL_K_NCCL || done[i] || a->coll < 0 || a->bytes <= 0 || a->group_size < 2)
                 continue;
             double best = INFINITY;
             int cnt = 0;
             for (int j = i; j < nk; j++) {
-                const val_kernel *b = val_kineto_kernel(k, j);
-                if (b->cls == VAL_K_NCCL && !done[j] && b->coll == a->coll && b->bytes == a->bytes &&
+                const wl_kernel *b = wl_kineto_kernel(k, j);
+                if (b->cls == WL_K_NCCL && !done[j] && b->coll == a->coll && b->bytes == a->bytes &&
                     b->group_size == a->group_size && b->algo == a->algo) {
                     done[j] = 1;
                     cnt++;
@@ -208,7 +208,7 @@ int val_group_kineto_nccl(const val_ctx *ctx, val_set *out, sim_err *err)
         }
         free(done);
         sim_machine_free(m);
-        val_kineto_free(k);
+        wl_kineto_free(k);
         if (rc < 0)
             return -1;
     }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kineto.h"
+#include "workloads/kineto.h"
 #include "val.h"
 #include "val_cli.h"
 #include "val_report.h"
@@ -62,13 +62,13 @@ static int selected(const char *list, const char *name)
 static int trace_summary(const char *path)
 {
     sim_err err = {{0}};
-    val_kineto *k = val_kineto_load(path, &err);
+    wl_kineto *k = wl_kineto_load(path, &err);
     if (!k) {
         sim_err_print("trainsim", 1, "%s", err.msg);
         return 1;
     }
-    val_kineto_print_summary(k, stdout);
-    val_kineto_free(k);
+    wl_kineto_print_summary(k, stdout);
+    wl_kineto_free(k);
     return 0;
 }
 

@@ -1,7 +1,7 @@
-/* fuzz_kineto.c — the PyTorch-profiler trace reader (validation/kineto.c),
+/* fuzz_kineto.c — the PyTorch-profiler trace reader (workloads/kineto.c),
  * after decompression. */
 #include "fuzz.h"
-#include "validation/kineto.h"
+#include "workloads/kineto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -9,15 +9,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!text)
         return 0;
     sim_err err;
-    val_kineto *k = val_kineto_parse(text, "fuzz", &err);
+    wl_kineto *k = wl_kineto_parse(text, "fuzz", &err);
     free(text);
     if (k) {
-        int n = val_kineto_nkernels(k);
+        int n = wl_kineto_nkernels(k);
         for (int i = 0; i < n; i++)
-            FUZZ_CHECK(val_kineto_kernel(k, i)->name != NULL);
+            FUZZ_CHECK(wl_kineto_kernel(k, i)->name != NULL);
         for (int i = 1; i < n; i++) /* sorted by time */
-            FUZZ_CHECK(!(val_kineto_kernel(k, i)->ts_us < val_kineto_kernel(k, i - 1)->ts_us));
+            FUZZ_CHECK(!(wl_kineto_kernel(k, i)->ts_us < wl_kineto_kernel(k, i - 1)->ts_us));
     }
-    val_kineto_free(k);
+    wl_kineto_free(k);
     return 0;
 }

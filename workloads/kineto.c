@@ -23,11 +23,17 @@
 #include "sim/json.h"
 #include "sim/schedule.h"
 
+/* A CPU event's thread and interval: the first member of the ops found by
+ * time containment (find_span). */
+typedef struct cpu_span {
+    int64_t pid, tid;
+    double ts, end;
+} cpu_span;
+
 /* An aten op whose Input Dims give the work of the kernels it launches: a
  * GEMM (m, n, k, batch, dtype) or a pointwise op (bytes, elements). */
 typedef struct gemm_op {
-    int64_t pid, tid;
-    double ts, end;
+    cpu_span sp;
     int64_t m, n, k, batch;
     int dtype;        /* sim_dtype from the input type; FP32 may become TF32 by kernel */
     const char *name; /* static string */
@@ -36,8 +42,7 @@ typedef struct gemm_op {
 
 /* A c10d collective op whose Input Dims give its size. */
 typedef struct comm_op {
-    int64_t pid, tid;
-    double ts, end;
+    cpu_span sp;
     int coll;
     int64_t bytes;
     int group; /* 0 = not implied by the shapes */
@@ -48,18 +53,24 @@ typedef struct launch {
     double ts, end;
 } launch;
 
-struct val_kineto {
+struct wl_kineto {
     char *path;
     char device[128];
     int rank, world;
     int n, cap;
-    val_kernel *k;
+    wl_kernel *k;
     char **names;     /* distinct kernel names, owned */
     int nnames, names_cap;
     int *name_hash;   /* open addressing over names, -1 empty; capacity 2 x names_cap */
     int nsteps;
-    double *step_us;
+    double *step_us, *step_ts;
     char **step_name;
+    int ncopies, copies_cap;
+    wl_kernel *copies;
+    int nhost, host_cap;
+    wl_host_call *host;
+    int nwaits, waits_cap;
+    wl_stream_wait *waits;
 };
 
 /* ---- reading ---------------------------------------------------------- */
@@ -74,11 +85,11 @@ static char *read_gz(const char *path, sim_err *err)
     size_t cap = 1 << 20, len = 0;
     char *buf = malloc(cap);
     for (;;) {
-        if (len > VAL_KINETO_MAX_BYTES) { /* a gzip bomb stops here, not when memory runs out */
+        if (len > WL_KINETO_MAX_BYTES) { /* a gzip bomb stops here, not when memory runs out */
             free(buf);
             gzclose(f);
             sim_errf(err, "%s: more than %zu MiB of trace text; trainsim reads traces up to that size", path,
-                     VAL_KINETO_MAX_BYTES >> 20);
+                     WL_KINETO_MAX_BYTES >> 20);
             return NULL;
         }
         if (!buf) {
@@ -87,7 +98,7 @@ static char *read_gz(const char *path, sim_err *err)
             return NULL;
         }
         if (cap - len < (1 << 16)) {
-            cap = cap * 2 < VAL_KINETO_MAX_BYTES + (2 << 16) ? cap * 2 : VAL_KINETO_MAX_BYTES + (2 << 16);
+            cap = cap * 2 < WL_KINETO_MAX_BYTES + (2 << 16) ? cap * 2 : WL_KINETO_MAX_BYTES + (2 << 16);
             char *b = realloc(buf, cap);
             if (!b) {
                 free(buf);
@@ -194,9 +205,19 @@ static const char *str(const cJSON *o, const char *key)
 
 static int contains(const char *s, const char *sub) { return s && strstr(s, sub) != NULL; }
 
+/* "gemm" in a name, but not as FBGEMM's namespace (fbgemm_gpu:: in the
+ * arguments of its embedding-table kernels, which are not matrix products). */
+static int says_gemm(const char *name)
+{
+    for (const char *p = name; (p = strstr(p, "gemm")); p++)
+        if (p - name < 2 || strncmp(p - 2, "fb", 2))
+            return 1;
+    return contains(name, "GEMM");
+}
+
 static int is_gemm_kernel(const char *name)
 {
-    if (!contains(name, "gemm") && !contains(name, "GEMM"))
+    if (!says_gemm(name))
         return 0;
     /* cuDNN convolutions run as implicit GEMMs: not matrix products */
     static const char *conv[] = {"implicit", "conv", "fprop", "dgrad", "wgrad", "cudnn", "winograd"};
@@ -251,7 +272,7 @@ static int coll_of(const char *cname)
     return -1;
 }
 
-static void nccl_from_name(val_kernel *k)
+static void nccl_from_name(wl_kernel *k)
 {
     const char *n = k->name;
     const char *p = strstr(n, "Kernel_");
@@ -437,9 +458,11 @@ static int comm_shape(rd *R, const char *op, const cJSON *args, comm_op *c)
     return 1;
 }
 
-static int cmp_comm_op(const void *x, const void *y)
+/* Ops sorted by (pid, tid, ts); x and y point at structs whose first member
+ * is a cpu_span. */
+static int cmp_span(const void *x, const void *y)
 {
-    const comm_op *a = x, *b = y;
+    const cpu_span *a = x, *b = y;
     if (a->pid != b->pid)
         return a->pid < b->pid ? -1 : 1;
     if (a->tid != b->tid)
@@ -447,12 +470,15 @@ static int cmp_comm_op(const void *x, const void *y)
     return a->ts < b->ts ? -1 : a->ts > b->ts;
 }
 
-static int find_comm(const comm_op *ops, int nops, int64_t pid, int64_t tid, double ts)
+/* The op on (pid, tid) whose interval holds time ts, or -1: ops are n
+ * structs of `size` bytes sorted by cmp_span, each starting with its span. */
+static int find_span(const void *ops, int n, size_t size, int64_t pid, int64_t tid, double ts)
 {
-    int lo = 0, hi = nops;
+#define AT(i) ((const cpu_span *)((const char *)ops + (size_t)(i) * size))
+    int lo = 0, hi = n; /* first op with key > (pid, tid, ts) */
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        const comm_op *o = &ops[mid];
+        const cpu_span *o = AT(mid);
         int before = o->pid < pid || (o->pid == pid && (o->tid < tid || (o->tid == tid && o->ts <= ts)));
         if (before)
             lo = mid + 1;
@@ -460,23 +486,14 @@ static int find_comm(const comm_op *ops, int nops, int64_t pid, int64_t tid, dou
             hi = mid;
     }
     for (int i = lo - 1, steps = 0; i >= 0 && steps < 8; i--, steps++) {
-        const comm_op *o = &ops[i];
+        const cpu_span *o = AT(i);
         if (o->pid != pid || o->tid != tid)
             break;
         if (o->ts <= ts && ts <= o->end)
             return i;
     }
     return -1;
-}
-
-static int cmp_gemm_op(const void *x, const void *y)
-{
-    const gemm_op *a = x, *b = y;
-    if (a->pid != b->pid)
-        return a->pid < b->pid ? -1 : 1;
-    if (a->tid != b->tid)
-        return a->tid < b->tid ? -1 : 1;
-    return a->ts < b->ts ? -1 : a->ts > b->ts;
+#undef AT
 }
 
 static int cmp_launch(const void *x, const void *y)
@@ -487,10 +504,26 @@ static int cmp_launch(const void *x, const void *y)
 
 static int cmp_kernel_ts(const void *x, const void *y)
 {
-    const val_kernel *a = x, *b = y;
+    const wl_kernel *a = x, *b = y;
     if (a->ts_us != b->ts_us)
         return a->ts_us < b->ts_us ? -1 : 1;
     return (a->stream > b->stream) - (a->stream < b->stream); /* a difference could overflow */
+}
+
+static int cmp_host(const void *x, const void *y)
+{
+    const wl_host_call *a = x, *b = y;
+    if (a->ts_us != b->ts_us)
+        return a->ts_us < b->ts_us ? -1 : 1;
+    return (a->tid > b->tid) - (a->tid < b->tid);
+}
+
+static int cmp_wait(const void *x, const void *y)
+{
+    const wl_stream_wait *a = x, *b = y;
+    if (a->ts_us != b->ts_us)
+        return a->ts_us < b->ts_us ? -1 : 1;
+    return (a->stream > b->stream) - (a->stream < b->stream);
 }
 
 static uint32_t hash_str(const char *s)
@@ -503,7 +536,7 @@ static uint32_t hash_str(const char *s)
 
 /* Kernel names repeat thousands of times: one copy each, found by hash (a
  * trace with 100 k distinct names took 20.7 s by linear scan). */
-static const char *intern(val_kineto *t, const char *s)
+static const char *intern(wl_kineto *t, const char *s)
 {
     uint32_t mask = (uint32_t)(2 * t->names_cap - 1), j = hash_str(s) & mask;
     for (; t->names_cap && t->name_hash[j] >= 0; j = (j + 1) & mask)
@@ -527,29 +560,6 @@ static const char *intern(val_kineto *t, const char *s)
     }
     t->name_hash[j] = t->nnames;
     return t->names[t->nnames++] = sim_xstrdup(s, "the trace's kernel names");
-}
-
-/* The GEMM op on (pid, tid) whose interval holds time ts, or -1. */
-static int find_op(const gemm_op *ops, int nops, int64_t pid, int64_t tid, double ts)
-{
-    int lo = 0, hi = nops; /* first op with key > (pid, tid, ts) */
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        const gemm_op *o = &ops[mid];
-        int before = o->pid < pid || (o->pid == pid && (o->tid < tid || (o->tid == tid && o->ts <= ts)));
-        if (before)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    for (int i = lo - 1, steps = 0; i >= 0 && steps < 8; i--, steps++) {
-        const gemm_op *o = &ops[i];
-        if (o->pid != pid || o->tid != tid)
-            break;
-        if (o->ts <= ts && ts <= o->end)
-            return i;
-    }
-    return -1;
 }
 
 /* The ops, launches and steps of pass 1. */
@@ -585,18 +595,70 @@ static void cpu_op(rd *R, pass1 *P, const cJSON *e, const char *name, const cJSO
     memset(&g, 0, sizeof g);
     if (!strncmp(name, "aten::", 6) && (gemm_shape(R, name, args, &g) || pointwise_shape(R, name, args, &g))) {
         P->ops = grow(P->ops, &P->ops_cap, P->nops, sizeof *P->ops, "the trace's GEMM ops");
-        span_of(R, e, &g.pid, &g.tid, &g.ts, &g.end);
+        span_of(R, e, &g.sp.pid, &g.sp.tid, &g.sp.ts, &g.sp.end);
         P->ops[P->nops++] = g;
     }
     if (!strncmp(name, "c10d::", 6) && comm_shape(R, name, args, &c)) {
         P->comms = grow(P->comms, &P->comm_cap, P->ncomm, sizeof *P->comms, "the trace's c10d ops");
-        span_of(R, e, &c.pid, &c.tid, &c.ts, &c.end);
+        span_of(R, e, &c.sp.pid, &c.sp.tid, &c.sp.ts, &c.sp.end);
         P->comms[P->ncomm++] = c;
     }
 }
 
+/* A runtime call that orders GPU work (wl_host_call). */
+static void host_call(rd *R, wl_kineto *t, const cJSON *e, const char *name)
+{
+    static const struct {
+        const char *name;
+        wl_host_kind kind;
+    } H[] = {{"cudaStreamWaitEvent", WL_HOST_WAIT_EVENT}, {"cudaStreamSynchronize", WL_HOST_SYNC},
+             {"cudaDeviceSynchronize", WL_HOST_SYNC},     {"cudaEventSynchronize", WL_HOST_SYNC},
+             {"cudaMemcpy", WL_HOST_SYNC}};
+    for (size_t i = 0; i < sizeof H / sizeof H[0]; i++)
+        if (!strcmp(name, H[i].name)) {
+            int64_t pid;
+            t->host = grow(t->host, &t->host_cap, t->nhost, sizeof *t->host, "the trace's host calls");
+            wl_host_call *h = &t->host[t->nhost++];
+            h->kind = H[i].kind;
+            span_of(R, e, &pid, &h->tid, &h->ts_us, &h->end_us);
+        }
+}
+
+/* A cuda_sync record of a stream waiting for another (wl_stream_wait). */
+static void stream_wait(rd *R, wl_kineto *t, const cJSON *e, const cJSON *args)
+{
+    int ws = (int)ival(R, args, "args.", "wait_on_stream", -1, -1, INT32_MAX);
+    int64_t corr = ival(R, args, "args.", "wait_on_cuda_event_record_corr_id", -1, -1, ID_MAX);
+    if (ws < 0 || corr < 0)
+        return; /* a context or stream synchronisation, or the record not seen */
+    t->waits = grow(t->waits, &t->waits_cap, t->nwaits, sizeof *t->waits, "the trace's stream waits");
+    t->waits[t->nwaits++] = (wl_stream_wait){(int)ival(R, args, "args.", "stream", 0, INT32_MIN, INT32_MAX), ws, corr,
+                                             num(e, "ts", 0)};
+}
+
+/* PyTorch's "nccl:<collective>" annotation inside a c10d op records the
+ * message tensor where the op itself records a TensorList without shapes
+ * (c10d::allreduce_): the size of all-reduce, all-to-all, broadcast and
+ * reduce, whose message is their input. */
+static void nccl_annotation(rd *R, pass1 *P, const cJSON *e, const char *name, const cJSON *args)
+{
+    comm_op c = {0};
+    c.coll = coll_of(name + 5);
+    const cJSON *dims = cJSON_GetObjectItemCaseSensitive(args, "Input Dims");
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(args, "Input type");
+    const cJSON *t0 = cJSON_IsArray(types) ? cJSON_GetArrayItem(types, 0) : NULL;
+    int b = cJSON_IsString(t0) ? dtype_bytes(t0->valuestring) : 0;
+    double n = cJSON_IsArray(dims) ? dims_elems(cJSON_GetArrayItem(dims, 0)) : 0;
+    if (c.coll == SIM_COLL_ALLGATHER || c.coll == SIM_COLL_REDUCESCATTER || c.coll < 0 || !b || n <= 0)
+        return;
+    c.bytes = bytes_of(R, n, b, name);
+    P->comms = grow(P->comms, &P->comm_cap, P->ncomm, sizeof *P->comms, "the trace's c10d ops");
+    span_of(R, e, &c.sp.pid, &c.sp.tid, &c.sp.ts, &c.sp.end);
+    P->comms[P->ncomm++] = c;
+}
+
 /* Pass 1: GEMM and c10d ops with shapes, kernel launches, steps. */
-static void first_pass(rd *R, val_kineto *t, const cJSON *events, pass1 *P)
+static void first_pass(rd *R, wl_kineto *t, const cJSON *events, pass1 *P)
 {
     R->ev = 0;
     for (const cJSON *e = events->child; e && !R->bad; e = e->next, R->ev++) {
@@ -614,6 +676,11 @@ static void first_pass(rd *R, val_kineto *t, const cJSON *events, pass1 *P)
                 l->corr = corr;
                 span_of(R, e, &l->pid, &l->tid, &l->ts, &l->end);
             }
+            host_call(R, t, e, name);
+        } else if (!strcmp(cat, "user_annotation") && !strncmp(name, "nccl:", 5)) {
+            nccl_annotation(R, P, e, name, args);
+        } else if (!strcmp(cat, "cuda_sync")) {
+            stream_wait(R, t, e, args);
         }
         if (!strncmp(name, "ProfilerStep#", 13) && num(e, "dur", -1) >= 0 && strcmp(cat, "gpu_user_annotation")) {
             if (t->nsteps == P->steps_cap) {
@@ -621,17 +688,19 @@ static void first_pass(rd *R, val_kineto *t, const cJSON *events, pass1 *P)
                 t->step_us = sim_xrealloc(t->step_us, (size_t)P->steps_cap, sizeof *t->step_us, "the trace's steps");
                 t->step_name = sim_xrealloc(t->step_name, (size_t)P->steps_cap, sizeof *t->step_name,
                                             "the trace's steps");
+                t->step_ts = sim_xrealloc(t->step_ts, (size_t)P->steps_cap, sizeof *t->step_ts, "the trace's steps");
             }
             t->step_us[t->nsteps] = num(e, "dur", 0);
+            t->step_ts[t->nsteps] = num(e, "ts", 0);
             t->step_name[t->nsteps++] = sim_xstrdup(name, "the trace's steps");
         }
     }
     if (P->nops > 1)
-        qsort(P->ops, (size_t)P->nops, sizeof *P->ops, cmp_gemm_op);
+        qsort(P->ops, (size_t)P->nops, sizeof *P->ops, cmp_span);
     if (P->nl > 1)
         qsort(P->ls, (size_t)P->nl, sizeof *P->ls, cmp_launch);
     if (P->ncomm > 1)
-        qsort(P->comms, (size_t)P->ncomm, sizeof *P->comms, cmp_comm_op);
+        qsort(P->comms, (size_t)P->ncomm, sizeof *P->comms, cmp_span);
 }
 
 static const launch *find_launch(rd *R, const pass1 *P, const cJSON *args)
@@ -640,9 +709,9 @@ static const launch *find_launch(rd *R, const pass1 *P, const cJSON *args)
     return key.corr >= 0 && P->nl ? bsearch(&key, P->ls, (size_t)P->nl, sizeof *P->ls, cmp_launch) : NULL;
 }
 
-static void nccl_kernel(rd *R, val_kineto *t, const pass1 *P, const launch *l, val_kernel *k, const cJSON *args)
+static void nccl_kernel(rd *R, wl_kineto *t, const pass1 *P, const launch *l, wl_kernel *k, const cJSON *args)
 {
-    k->cls = VAL_K_NCCL;
+    k->cls = WL_K_NCCL;
     nccl_from_name(k);
     const char *cname = str(args, "Collective name");
     if (cname) {
@@ -653,8 +722,12 @@ static void nccl_kernel(rd *R, val_kineto *t, const pass1 *P, const launch *l, v
         /* sim/schedule.h: all-gather counts the gathered output, the others the input */
         k->bytes = bytes_of(R, (double)(k->coll == SIM_COLL_ALLGATHER ? out : in), eb, "a collective");
         k->group_size = (int)ival(R, args, "args.", "Group size", 0, 0, SIM_MAX_GPUS);
+        k->elem_size = eb;
+        const char *pg = str(args, "Process Group Ranks"), *sp = str(args, "In split size");
+        k->pg_ranks = pg && pg[0] ? intern(t, pg) : NULL;
+        k->in_splits = sp && sp[0] && strcmp(sp, "[]") ? intern(t, sp) : NULL;
     } else if (P->ncomm) {
-        int ci = l ? find_comm(P->comms, P->ncomm, l->pid, l->tid, l->ts) : -1;
+        int ci = l ? find_span(P->comms, P->ncomm, sizeof *P->comms, l->pid, l->tid, l->ts) : -1;
         if (ci >= 0) {
             k->coll = P->comms[ci].coll;
             k->bytes = P->comms[ci].bytes;
@@ -665,10 +738,10 @@ static void nccl_kernel(rd *R, val_kineto *t, const pass1 *P, const launch *l, v
     }
 }
 
-static void gemm_kernel(const pass1 *P, const launch *l, val_kernel *k, const char *name)
+static void gemm_kernel(const pass1 *P, const launch *l, wl_kernel *k, const char *name)
 {
-    k->cls = VAL_K_GEMM;
-    int oi = l ? find_op(P->ops, P->nops, l->pid, l->tid, l->ts) : -1;
+    k->cls = WL_K_GEMM;
+    int oi = l ? find_span(P->ops, P->nops, sizeof *P->ops, l->pid, l->tid, l->ts) : -1;
     if (oi < 0 || P->ops[oi].ebytes)
         return;
     const gemm_op *g = &P->ops[oi];
@@ -687,9 +760,9 @@ static void gemm_kernel(const pass1 *P, const launch *l, val_kernel *k, const ch
 }
 
 /* An element-wise kernel launched by a pointwise op of the table. */
-static void elementwise_kernel(const pass1 *P, const launch *l, val_kernel *k, const char *name)
+static void elementwise_kernel(const pass1 *P, const launch *l, wl_kernel *k, const char *name)
 {
-    int oi = l ? find_op(P->ops, P->nops, l->pid, l->tid, l->ts) : -1;
+    int oi = l ? find_span(P->ops, P->nops, sizeof *P->ops, l->pid, l->tid, l->ts) : -1;
     if (oi < 0 || !P->ops[oi].ebytes)
         return;
     k->op = P->ops[oi].name;
@@ -700,16 +773,18 @@ static void elementwise_kernel(const pass1 *P, const launch *l, val_kernel *k, c
 }
 
 /* Pass 2: the kernels. */
-static void second_pass(rd *R, val_kineto *t, const cJSON *events, const pass1 *P)
+static void second_pass(rd *R, wl_kineto *t, const cJSON *events, const pass1 *P)
 {
     R->ev = 0;
     for (const cJSON *e = events->child; e && !R->bad; e = e->next, R->ev++) {
         const char *cat = str(e, "cat"), *name = str(e, "name");
-        if (!cat || !name || (strcmp(cat, "kernel") && strcmp(cat, "Kernel")))
+        if (!cat || !name ||
+            (strcmp(cat, "kernel") && strcmp(cat, "Kernel") && strcmp(cat, "gpu_memcpy") && strcmp(cat, "gpu_memset") &&
+             strcmp(cat, "Memcpy") && strcmp(cat, "Memset")))
             continue;
         const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
         t->k = grow(t->k, &t->cap, t->n, sizeof *t->k, "the trace's kernels");
-        val_kernel *k = &t->k[t->n++];
+        wl_kernel *k = &t->k[t->n++];
         memset(k, 0, sizeof *k);
         k->name = intern(t, name);
         k->ts_us = num(e, "ts", 0);
@@ -720,6 +795,16 @@ static void second_pass(rd *R, val_kineto *t, const cJSON *events, const pass1 *
         k->op_index = -1;
         const launch *l = find_launch(R, P, args);
         k->launch_end_us = l ? l->end : -1;
+        k->launch_ts_us = l ? l->ts : -1;
+        k->launch_tid = l ? l->tid : 0;
+        k->corr = ival(R, args, "args.", "correlation", -1, -1, ID_MAX);
+        if (!strcmp(cat, "gpu_memcpy") || !strcmp(cat, "gpu_memset") || !strcmp(cat, "Memcpy") ||
+            !strcmp(cat, "Memset")) {
+            t->copies = grow(t->copies, &t->copies_cap, t->ncopies, sizeof *t->copies, "the trace's copies");
+            t->copies[t->ncopies++] = *k;
+            t->n--;
+            continue;
+        }
         if (!strncmp(name, "ncclKernel", 10) || !strncmp(name, "ncclDevKernel", 13))
             nccl_kernel(R, t, P, l, k, args);
         else if (is_gemm_kernel(name))
@@ -729,7 +814,7 @@ static void second_pass(rd *R, val_kineto *t, const cJSON *events, const pass1 *
     }
 }
 
-val_kineto *val_kineto_parse(const char *text, const char *source, sim_err *err)
+wl_kineto *wl_kineto_parse(const char *text, const char *source, sim_err *err)
 {
     cJSON *root = sim_json_parse(text, source, err);
     if (!root)
@@ -740,7 +825,7 @@ val_kineto *val_kineto_parse(const char *text, const char *source, sim_err *err)
         sim_errf(err, "%s: no \"traceEvents\" array: expected a PyTorch-profiler (Kineto) Chrome trace", source);
         return NULL;
     }
-    val_kineto *t = sim_xcalloc(1, sizeof *t, "a trace");
+    wl_kineto *t = sim_xcalloc(1, sizeof *t, "a trace");
     t->path = sim_xstrdup(source, "a trace");
     t->rank = -1;
     rd R = {source, err, 0, 0};
@@ -766,25 +851,31 @@ val_kineto *val_kineto_parse(const char *text, const char *source, sim_err *err)
      * and a fork copies the page tables of whatever is still mapped */
     malloc_trim(0);
     if (R.bad) {
-        val_kineto_free(t);
+        wl_kineto_free(t);
         return NULL;
     }
     if (t->n > 1)
         qsort(t->k, (size_t)t->n, sizeof *t->k, cmp_kernel_ts);
+    if (t->ncopies > 1)
+        qsort(t->copies, (size_t)t->ncopies, sizeof *t->copies, cmp_kernel_ts);
+    if (t->nhost > 1)
+        qsort(t->host, (size_t)t->nhost, sizeof *t->host, cmp_host);
+    if (t->nwaits > 1)
+        qsort(t->waits, (size_t)t->nwaits, sizeof *t->waits, cmp_wait);
     return t;
 }
 
-val_kineto *val_kineto_load(const char *path, sim_err *err)
+wl_kineto *wl_kineto_load(const char *path, sim_err *err)
 {
     char *text = read_gz(path, err);
     if (!text)
         return NULL;
-    val_kineto *t = val_kineto_parse(text, path, err);
+    wl_kineto *t = wl_kineto_parse(text, path, err);
     free(text);
     return t;
 }
 
-void val_kineto_free(val_kineto *t)
+void wl_kineto_free(wl_kineto *t)
 {
     if (!t)
         return;
@@ -796,24 +887,28 @@ void val_kineto_free(val_kineto *t)
     free(t->name_hash);
     free(t->step_name);
     free(t->step_us);
+    free(t->step_ts);
+    free(t->copies);
+    free(t->host);
+    free(t->waits);
     free(t->k);
     free(t->path);
     free(t);
 }
 
-const char *val_kineto_path(const val_kineto *t) { return t->path; }
-const char *val_kineto_device(const val_kineto *t) { return t->device; }
-int val_kineto_rank(const val_kineto *t) { return t->rank; }
-int val_kineto_world(const val_kineto *t) { return t->world; }
-int val_kineto_nkernels(const val_kineto *t) { return t->n; }
-const val_kernel *val_kineto_kernel(const val_kineto *t, int i) { return i >= 0 && i < t->n ? &t->k[i] : NULL; }
+const char *wl_kineto_path(const wl_kineto *t) { return t->path; }
+const char *wl_kineto_device(const wl_kineto *t) { return t->device; }
+int wl_kineto_rank(const wl_kineto *t) { return t->rank; }
+int wl_kineto_world(const wl_kineto *t) { return t->world; }
+int wl_kineto_nkernels(const wl_kineto *t) { return t->n; }
+const wl_kernel *wl_kineto_kernel(const wl_kineto *t, int i) { return i >= 0 && i < t->n ? &t->k[i] : NULL; }
 static int cmp_int(const void *a, const void *b)
 {
     int x = *(const int *)a, y = *(const int *)b;
     return (x > y) - (x < y);
 }
 
-int val_kineto_main_stream(const val_kineto *t)
+int wl_kineto_main_stream(const wl_kineto *t)
 {
     /* the stream ids sorted, counted by runs: a trace may name any number of streams */
     int *s = sim_xcalloc((size_t)t->n, sizeof *s, "the trace's streams");
@@ -838,12 +933,12 @@ typedef struct nccl_spans {
     int n;
 } nccl_spans;
 
-static nccl_spans nccl_spans_of(const val_kineto *t)
+static nccl_spans nccl_spans_of(const wl_kineto *t)
 {
     nccl_spans S = {sim_xcalloc((size_t)t->n, sizeof *S.ts, "the trace's NCCL kernels"),
                     sim_xcalloc((size_t)t->n, sizeof *S.end_max, "the trace's NCCL kernels"), 0};
     for (int i = 0; i < t->n; i++) /* kernels are sorted by start time */
-        if (t->k[i].cls == VAL_K_NCCL) {
+        if (t->k[i].cls == WL_K_NCCL) {
             double e = t->k[i].ts_us + t->k[i].dur_us;
             S.ts[S.n] = t->k[i].ts_us;
             S.end_max[S.n] = S.n && S.end_max[S.n - 1] > e ? S.end_max[S.n - 1] : e;
@@ -875,17 +970,17 @@ static int cmp_dbl(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-double val_kineto_busy_gap_us(const val_kineto *t, int stream)
+double wl_kineto_busy_gap_us(const wl_kineto *t, int stream)
 {
     double *g = sim_xcalloc((size_t)t->n + 1, sizeof *g, "the trace's kernel gaps");
     nccl_spans S = nccl_spans_of(t);
     int n = 0, prev = -1;
     for (int i = 0; i < t->n; i++) { /* kernels are sorted by start time */
-        const val_kernel *k = &t->k[i];
+        const wl_kernel *k = &t->k[i];
         if (k->stream != stream)
             continue;
         if (prev >= 0) {
-            const val_kernel *p = &t->k[prev];
+            const wl_kernel *p = &t->k[prev];
             double end = p->ts_us + p->dur_us;
             /* queued before the previous ended, and no NCCL kernel holding SMs meanwhile */
             if (k->launch_end_us >= 0 && k->launch_end_us < end && k->ts_us >= end &&
@@ -923,14 +1018,14 @@ static int cmp_pw(const void *a, const void *b)
     return (x->us > y->us) - (x->us < y->us);
 }
 
-int val_kineto_pointwise(const val_kineto *t, val_pointwise **out)
+int wl_kineto_pointwise(const wl_kineto *t, wl_pointwise **out)
 {
-    int ms = val_kineto_main_stream(t), nc = 0, ng = 0;
+    int ms = wl_kineto_main_stream(t), nc = 0, ng = 0;
     nccl_spans S = nccl_spans_of(t);
     pw_call *c = sim_xcalloc((size_t)t->n + 1, sizeof *c, "the trace's pointwise kernels");
     *out = sim_xcalloc((size_t)t->n + 1, sizeof **out, "the trace's pointwise kernels");
     for (int i = 0; i < t->n; i++) {
-        const val_kernel *k = &t->k[i];
+        const wl_kernel *k = &t->k[i];
         if (k->stream == ms && k->elem_bytes > 0 && k->elem_vectorized &&
             !beside_nccl(&S, k->ts_us, k->ts_us + k->dur_us))
             c[nc++] = (pw_call){k->op, k->elem_numel, k->elem_bytes, k->dur_us};
@@ -943,7 +1038,7 @@ int val_kineto_pointwise(const val_kineto *t, val_pointwise **out)
             j++;
         int n = j - i;
         double med = n % 2 ? c[i + n / 2].us : 0.5 * (c[i + n / 2 - 1].us + c[i + n / 2].us);
-        (*out)[ng++] = (val_pointwise){c[i].op, c[i].numel, c[i].bytes, med, n};
+        (*out)[ng++] = (wl_pointwise){c[i].op, c[i].numel, c[i].bytes, med, n};
         i = j;
     }
     nccl_spans_free(&S);
@@ -953,7 +1048,7 @@ int val_kineto_pointwise(const val_kineto *t, val_pointwise **out)
 
 static int cmp_gemm_call(const void *a, const void *b)
 {
-    const val_gemm_shape *x = a, *y = b;
+    const wl_gemm_shape *x = a, *y = b;
 #define C(f)                                                                                                           \
     if (x->f != y->f)                                                                                                  \
         return x->f < y->f ? -1 : 1;
@@ -962,7 +1057,7 @@ static int cmp_gemm_call(const void *a, const void *b)
     return (x->median_us > y->median_us) - (x->median_us < y->median_us);
 }
 
-int val_kineto_gemms(const val_kineto *t, val_gemm_shape **out)
+int wl_kineto_gemms(const wl_kineto *t, wl_gemm_shape **out)
 {
     /* one entry per op call (op_index): the sum of the GEMM kernels it launched */
     int max_op = -1, nc = 0, ng = 0;
@@ -970,18 +1065,18 @@ int val_kineto_gemms(const val_kineto *t, val_gemm_shape **out)
         if (t->k[i].op_index > max_op)
             max_op = t->k[i].op_index;
     int *slot = sim_xcalloc((size_t)max_op + 2, sizeof *slot, "the trace's GEMM calls");
-    val_gemm_shape *c = sim_xcalloc((size_t)t->n + 1, sizeof *c, "the trace's GEMM calls");
+    wl_gemm_shape *c = sim_xcalloc((size_t)t->n + 1, sizeof *c, "the trace's GEMM calls");
     *out = sim_xcalloc((size_t)t->n + 1, sizeof **out, "the trace's GEMM calls");
     for (int i = 0; i <= max_op; i++)
         slot[i] = -1;
     for (int i = 0; i < t->n; i++) {
-        const val_kernel *x = &t->k[i];
-        if (x->cls != VAL_K_GEMM || !x->has_shape)
+        const wl_kernel *x = &t->k[i];
+        if (x->cls != WL_K_GEMM || !x->has_shape)
             continue;
         int *sl = &slot[x->op_index];
         if (*sl < 0) {
             *sl = nc++;
-            c[*sl] = (val_gemm_shape){x->op, x->m, x->n, x->k, x->batch, x->dtype, 0, 1};
+            c[*sl] = (wl_gemm_shape){x->op, x->m, x->n, x->k, x->batch, x->dtype, 0, 1};
         }
         c[*sl].median_us += x->dur_us;
     }
@@ -1002,11 +1097,18 @@ int val_kineto_gemms(const val_kineto *t, val_gemm_shape **out)
     return ng;
 }
 
-int val_kineto_nsteps(const val_kineto *t) { return t->nsteps; }
-double val_kineto_step_us(const val_kineto *t, int i) { return i >= 0 && i < t->nsteps ? t->step_us[i] : 0; }
-const char *val_kineto_step_name(const val_kineto *t, int i) { return i >= 0 && i < t->nsteps ? t->step_name[i] : ""; }
+int wl_kineto_nsteps(const wl_kineto *t) { return t->nsteps; }
+double wl_kineto_step_ts_us(const wl_kineto *t, int i) { return i >= 0 && i < t->nsteps ? t->step_ts[i] : 0; }
+int wl_kineto_ncopies(const wl_kineto *t) { return t->ncopies; }
+const wl_kernel *wl_kineto_copy(const wl_kineto *t, int i) { return i >= 0 && i < t->ncopies ? &t->copies[i] : NULL; }
+int wl_kineto_nwaits(const wl_kineto *t) { return t->nwaits; }
+const wl_stream_wait *wl_kineto_wait(const wl_kineto *t, int i) { return i >= 0 && i < t->nwaits ? &t->waits[i] : NULL; }
+int wl_kineto_nhost(const wl_kineto *t) { return t->nhost; }
+const wl_host_call *wl_kineto_host(const wl_kineto *t, int i) { return i >= 0 && i < t->nhost ? &t->host[i] : NULL; }
+double wl_kineto_step_us(const wl_kineto *t, int i) { return i >= 0 && i < t->nsteps ? t->step_us[i] : 0; }
+const char *wl_kineto_step_name(const wl_kineto *t, int i) { return i >= 0 && i < t->nsteps ? t->step_name[i] : ""; }
 
-int val_kineto_count(const val_kineto *t, val_kclass cls, int *with_shape)
+int wl_kineto_count(const wl_kineto *t, wl_kclass cls, int *with_shape)
 {
     int n = 0, s = 0;
     for (int i = 0; i < t->n; i++)
@@ -1019,7 +1121,7 @@ int val_kineto_count(const val_kineto *t, val_kclass cls, int *with_shape)
     return n;
 }
 
-const char *val_kineto_catalog_gpu(const char *device)
+const char *wl_kineto_catalog_gpu(const char *device)
 {
     static const struct {
         const char *pattern, *model;
@@ -1047,7 +1149,7 @@ const char *val_kineto_catalog_gpu(const char *device)
  * key was first seen (sorting, not a scan per key: a trace may hold a
  * million kernels of distinct sizes). */
 typedef struct kref {
-    const val_kernel *k;
+    const wl_kernel *k;
     int i; /* index in the trace: the tie-break, so each group starts at its first kernel */
 } kref;
 
@@ -1058,7 +1160,7 @@ typedef struct kref {
 static int cmp_nccl_key(const void *x, const void *y)
 {
     const kref *a = x, *b = y;
-    const val_kernel *p = a->k, *q = b->k;
+    const wl_kernel *p = a->k, *q = b->k;
     KEY(coll) KEY(bytes) KEY(group_size)
     int c = strcmp(p->name, q->name);
     return c ? c : (a->i > b->i) - (a->i < b->i);
@@ -1067,7 +1169,7 @@ static int cmp_nccl_key(const void *x, const void *y)
 static int cmp_gemm_key(const void *x, const void *y)
 {
     const kref *a = x, *b = y;
-    const val_kernel *p = a->k, *q = b->k;
+    const wl_kernel *p = a->k, *q = b->k;
     KEY(m) KEY(n) KEY(k) KEY(batch) KEY(dtype)
     return (a->i > b->i) - (a->i < b->i);
 }
@@ -1086,14 +1188,14 @@ static int cmp_group_first(const void *x, const void *y)
 /* The kernels of class cls (with a shape for GEMMs) grouped by cmp's key,
  * groups in first-seen order; returns the number of groups.  *r and *g are
  * malloc'd. */
-static int group_kernels(const val_kineto *t, val_kclass cls, int (*cmp)(const void *, const void *), kref **r,
+static int group_kernels(const wl_kineto *t, wl_kclass cls, int (*cmp)(const void *, const void *), kref **r,
                          kgroup **g)
 {
     int n = 0, ng = 0;
     *r = sim_xcalloc((size_t)t->n, sizeof **r, "the trace summary");
     *g = sim_xcalloc((size_t)t->n, sizeof **g, "the trace summary");
     for (int i = 0; i < t->n; i++)
-        if (t->k[i].cls == cls && (cls != VAL_K_GEMM || t->k[i].has_shape))
+        if (t->k[i].cls == cls && (cls != WL_K_GEMM || t->k[i].has_shape))
             (*r)[n++] = (kref){&t->k[i], i};
     qsort(*r, (size_t)n, sizeof **r, cmp);
     for (int i = 0; i < n; i++) {
@@ -1114,16 +1216,16 @@ static void group_durations(const kref *r, const kgroup *g, double *d)
     qsort(d, (size_t)g->n, sizeof *d, cmp_dbl);
 }
 
-static void print_nccl_groups(const val_kineto *t, FILE *out)
+static void print_nccl_groups(const wl_kineto *t, FILE *out)
 {
     fprintf(out, "NCCL kernels (collective, bytes, group size (* = world size assumed), algorithm/protocol: count, "
                  "min/median/max us)\n");
     kref *r;
     kgroup *g;
-    int ng = group_kernels(t, VAL_K_NCCL, cmp_nccl_key, &r, &g);
+    int ng = group_kernels(t, WL_K_NCCL, cmp_nccl_key, &r, &g);
     double *d = sim_xcalloc((size_t)t->n, sizeof *d, "the trace summary");
     for (int i = 0; i < ng; i++) {
-        const val_kernel *a = &t->k[g[i].first];
+        const wl_kernel *a = &t->k[g[i].first];
         int c = g[i].n;
         group_durations(r, &g[i], d);
         fprintf(out, "  %-14s %12lld B  group %-3d%s %s/%-6s x%-4d %10.1f %10.1f %10.1f%s\n",
@@ -1135,15 +1237,15 @@ static void print_nccl_groups(const val_kineto *t, FILE *out)
     free(r), free(g), free(d);
 }
 
-static void print_gemm_groups(const val_kineto *t, FILE *out)
+static void print_gemm_groups(const wl_kineto *t, FILE *out)
 {
     fprintf(out, "GEMM shapes (op, dtype, batch x m x n x k: kernels, median us)\n");
     kref *r;
     kgroup *g;
-    int ng = group_kernels(t, VAL_K_GEMM, cmp_gemm_key, &r, &g);
+    int ng = group_kernels(t, WL_K_GEMM, cmp_gemm_key, &r, &g);
     double *d = sim_xcalloc((size_t)t->n, sizeof *d, "the trace summary");
     for (int i = 0; i < ng && i < 30; i++) {
-        const val_kernel *a = &t->k[g[i].first];
+        const wl_kernel *a = &t->k[g[i].first];
         group_durations(r, &g[i], d);
         fprintf(out, "  %-13s %-4s %4lld x %6lld x %6lld x %6lld: %5d, %10.1f\n", a->op, sim_dtype_name(a->dtype),
                 (long long)a->batch, (long long)a->m, (long long)a->n, (long long)a->k, g[i].n, d[g[i].n / 2]);
@@ -1153,20 +1255,20 @@ static void print_gemm_groups(const val_kineto *t, FILE *out)
     free(r), free(g), free(d);
 }
 
-void val_kineto_print_summary(const val_kineto *t, FILE *out)
+void wl_kineto_print_summary(const wl_kineto *t, FILE *out)
 {
-    const char *gpu = val_kineto_catalog_gpu(t->device);
+    const char *gpu = wl_kineto_catalog_gpu(t->device);
     fprintf(out, "trace      %s\n", t->path);
     fprintf(out, "device     %s (catalogue: %s)\n", t->device[0] ? t->device : "(not recorded)", gpu ? gpu : "none");
     if (t->rank >= 0)
         fprintf(out, "rank       %d of %d\n", t->rank, t->world);
-    int gs, ncl = val_kineto_count(t, VAL_K_NCCL, NULL), ng = val_kineto_count(t, VAL_K_GEMM, &gs);
-    double tot[VAL_K_COUNT] = {0};
+    int gs, ncl = wl_kineto_count(t, WL_K_NCCL, NULL), ng = wl_kineto_count(t, WL_K_GEMM, &gs);
+    double tot[WL_K_COUNT] = {0};
     for (int i = 0; i < t->n; i++)
         tot[t->k[i].cls] += t->k[i].dur_us;
     fprintf(out, "kernels    %d: GEMM %d (%d with shapes, %.3f ms), NCCL %d (%.3f ms), other %d (%.3f ms)\n", t->n, ng,
-            gs, tot[VAL_K_GEMM] / 1e3, ncl, tot[VAL_K_NCCL] / 1e3, t->n - ng - ncl, tot[VAL_K_OTHER] / 1e3);
-    int ne = 0, nv = 0, ms = val_kineto_main_stream(t);
+            gs, tot[WL_K_GEMM] / 1e3, ncl, tot[WL_K_NCCL] / 1e3, t->n - ng - ncl, tot[WL_K_OTHER] / 1e3);
+    int ne = 0, nv = 0, ms = wl_kineto_main_stream(t);
     for (int i = 0; i < t->n; i++)
         if (t->k[i].elem_bytes > 0) {
             ne++;
@@ -1175,7 +1277,7 @@ void val_kineto_print_summary(const val_kineto *t, FILE *out)
     fprintf(out, "pointwise  %d element-wise kernels with bytes from their aten op (%d vectorised)\n", ne, nv);
     if (ms >= 0)
         fprintf(out, "stream     %d has the most kernels; busy back-to-back gap median %.2f us\n", ms,
-                val_kineto_busy_gap_us(t, ms));
+                wl_kineto_busy_gap_us(t, ms));
     fprintf(out, "steps      %d", t->nsteps);
     for (int i = 0; i < t->nsteps; i++)
         fprintf(out, "%s %s %.3f ms", i ? "," : ":", t->step_name[i], t->step_us[i] / 1e3);

@@ -19,13 +19,16 @@
  *     bytes they read and write where the launching aten op is a pointwise
  *     op the reader knows (add, mul, tanh, copy_, fill_, ...) and recorded
  *     its shapes without broadcasting;
- *   - every kernel gets the time its launch call returned, so a stream's
- *     back-to-back gaps (launch queued before the previous kernel ended:
- *     the GPU, not the host, decided the gap) can be measured;
- * and the ProfilerStep#N step durations.  Trace replay (issue: trace-driven
- * simulation) can build schedules from the same records. */
-#ifndef VAL_KINETO_H
-#define VAL_KINETO_H
+ *   - every kernel gets when its launch call started and returned, and on
+ *     which host thread, so a stream's back-to-back gaps (launch queued
+ *     before the previous kernel ended: the GPU, not the host, decided the
+ *     gap) and the host's launch order can be measured;
+ * the memory copies, the host calls that order GPU work (event waits,
+ * synchronisations) and the ProfilerStep#N steps.  It lives in workloads/
+ * because the trace importer (import.c) builds schedules from these records;
+ * validation reads the same records to fit and check the cost model. */
+#ifndef WL_KINETO_H
+#define WL_KINETO_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -33,18 +36,18 @@
 #include "sim/error.h"
 #include "sim/machine.h"
 
-typedef enum val_kclass {
-    VAL_K_OTHER,
-    VAL_K_GEMM,
-    VAL_K_NCCL,
-    VAL_K_COUNT
-} val_kclass;
+typedef enum wl_kclass {
+    WL_K_OTHER,
+    WL_K_GEMM,
+    WL_K_NCCL,
+    WL_K_COUNT
+} wl_kclass;
 
-typedef struct val_kernel {
+typedef struct wl_kernel {
     const char *name;   /* kernel name (owned by the trace) */
     double ts_us, dur_us;
     int stream;
-    val_kclass cls;
+    wl_kclass cls;
     /* GEMM: has_shape = 1 when the launching cpu_op recorded shapes */
     int has_shape;
     int64_t m, n, k, batch;
@@ -59,83 +62,130 @@ typedef struct val_kernel {
     int group_size;     /* 0 = unknown */
     int nccl_from_op;   /* 1: collective and bytes come from the launching c10d op, not the kernel args */
     int group_is_world; /* 1: group size not recorded, the trace's world size assumed */
+    const char *pg_ranks;  /* kernel args' "Process Group Ranks" ("[0, 1]", global ranks), or NULL */
+    const char *in_splits; /* kernel args' "In split size" of an all-to-all ("[4, 4]", elements per
+                              member), or NULL when not recorded or even ("[]") */
+    int elem_size;         /* bytes per element of the message (kernel args' dtype), 0 = unknown */
     /* element-wise (cls OTHER): bytes read + written by a known pointwise aten
      * op (op names it), elements of its output, and whether the kernel is the
      * contiguous vectorised template (vectorized_elementwise_kernel) */
     int64_t elem_bytes, elem_numel;
     int elem_vectorized;
     double launch_end_us; /* when the launching runtime call returned, -1 = not linked */
-} val_kernel;
+    double launch_ts_us;  /* when it was called, -1 = not linked */
+    int64_t launch_tid;   /* the host thread that launched it */
+    int64_t corr;         /* its correlation id (host order of launches), -1 = none */
+} wl_kernel;
 
-typedef struct val_kineto val_kineto;
+/* A stream-to-stream wait as CUPTI recorded it (cat "cuda_sync", "Stream
+ * Wait Event": PyTorch's enable_cuda_sync_events): stream `stream` waited,
+ * from ts_us, for the event recorded on `wait_stream` by the runtime call
+ * with correlation `record_corr` (so for the work launched on wait_stream
+ * before that call). */
+typedef struct wl_stream_wait {
+    int stream, wait_stream;
+    int64_t record_corr;
+    double ts_us;
+} wl_stream_wait;
+
+/* A host runtime call that orders GPU work: cudaStreamWaitEvent (the next
+ * launch of its thread waits for an event recorded on another stream; the
+ * traces name neither) or a synchronisation (cudaStreamSynchronize,
+ * cudaDeviceSynchronize, cudaEventSynchronize, cudaMemcpy: the host waits
+ * for the GPU). */
+typedef enum wl_host_kind {
+    WL_HOST_WAIT_EVENT,
+    WL_HOST_SYNC
+} wl_host_kind;
+typedef struct wl_host_call {
+    wl_host_kind kind;
+    int64_t tid;
+    double ts_us, end_us;
+} wl_host_call;
+
+typedef struct wl_kineto wl_kineto;
 
 /* Traces larger than this (decompressed) are refused as they are read, so
  * that a gzip bomb stops there and not when memory runs out. */
-#define VAL_KINETO_MAX_BYTES ((size_t)1 << 30)
+#define WL_KINETO_MAX_BYTES ((size_t)1 << 30)
 
 /* Loads a trace.  Errors name the file: unreadable, corrupt gzip, larger
- * than VAL_KINETO_MAX_BYTES, not JSON (sim/json.h: keys given twice, trailing
+ * than WL_KINETO_MAX_BYTES, not JSON (sim/json.h: keys given twice, trailing
  * text), no traceEvents, an integer field (ids, ranks, streams, sizes, GEMM
  * dimensions) out of its range, with the event's index. */
-val_kineto *val_kineto_load(const char *path, sim_err *err);
+wl_kineto *wl_kineto_load(const char *path, sim_err *err);
 /* The same from the trace's text; source names it in errors. */
-val_kineto *val_kineto_parse(const char *text, const char *source, sim_err *err);
-void val_kineto_free(val_kineto *k);
+wl_kineto *wl_kineto_parse(const char *text, const char *source, sim_err *err);
+void wl_kineto_free(wl_kineto *k);
 
-const char *val_kineto_path(const val_kineto *k);
+const char *wl_kineto_path(const wl_kineto *k);
 /* deviceProperties[0].name ("NVIDIA A100-SXM4-80GB"), or "" if absent. */
-const char *val_kineto_device(const val_kineto *k);
+const char *wl_kineto_device(const wl_kineto *k);
 /* distributedInfo rank and world_size; -1 / 0 when absent. */
-int val_kineto_rank(const val_kineto *k);
-int val_kineto_world(const val_kineto *k);
+int wl_kineto_rank(const wl_kineto *k);
+int wl_kineto_world(const wl_kineto *k);
 
-int val_kineto_nkernels(const val_kineto *k);
-const val_kernel *val_kineto_kernel(const val_kineto *k, int i);
+int wl_kineto_nkernels(const wl_kineto *k);
+const wl_kernel *wl_kineto_kernel(const wl_kineto *k, int i);
 /* Kernels of a class; for GEMM, *with_shape counts those with a shape. */
-int val_kineto_count(const val_kineto *k, val_kclass cls, int *with_shape);
+int wl_kineto_count(const wl_kineto *k, wl_kclass cls, int *with_shape);
 
 /* The stream with the most kernels (the compute stream of a training trace). */
-int val_kineto_main_stream(const val_kineto *k);
+int wl_kineto_main_stream(const wl_kineto *k);
 /* Median gap (us) between consecutive kernels of a stream where the second
  * was launched before the first ended (the stream was busy, so the gap is
  * the device's, not the host's); -1 when the stream has no such pair. */
-double val_kineto_busy_gap_us(const val_kineto *k, int stream);
+double wl_kineto_busy_gap_us(const wl_kineto *k, int stream);
 
 /* Element-wise work of a trace: the vectorised (contiguous) pointwise
  * kernels of the main stream that ran alone (no NCCL kernel on the GPU at
  * the same time), grouped by (op, elements, bytes), with the median
  * duration of each group; sorted by bytes, then op.  Returns the number of
  * groups (*out malloc'd, free() it; out of memory ends the process: sim/alloc.h). */
-typedef struct val_pointwise {
+typedef struct wl_pointwise {
     const char *op;            /* static string, "aten::add_" */
     int64_t numel, bytes;
     double median_us;
     int calls;
-} val_pointwise;
-int val_kineto_pointwise(const val_kineto *k, val_pointwise **out);
+} wl_pointwise;
+int wl_kineto_pointwise(const wl_kineto *k, wl_pointwise **out);
 
 /* GEMM work of a trace: every GEMM op call with a shape (the kernels one
  * call launched summed: split-K GEMMs launch two), grouped by (dtype,
  * batch, m, n, k) in that order, with the median over the calls.  Returns
  * the number of shapes (*out malloc'd, free() it; out of memory: sim/alloc.h). */
-typedef struct val_gemm_shape {
+typedef struct wl_gemm_shape {
     const char *op;            /* static string, "aten::addmm" */
     int64_t m, n, k, batch;
     sim_dtype dtype;
     double median_us;
     int calls;
-} val_gemm_shape;
-int val_kineto_gemms(const val_kineto *k, val_gemm_shape **out);
+} wl_gemm_shape;
+int wl_kineto_gemms(const wl_kineto *k, wl_gemm_shape **out);
 
-int val_kineto_nsteps(const val_kineto *k);
-double val_kineto_step_us(const val_kineto *k, int i);
-const char *val_kineto_step_name(const val_kineto *k, int i);
+/* Memory copies and sets (cat gpu_memcpy / gpu_memset), in start order, as
+ * records of class OTHER with their stream, times and launch. */
+int wl_kineto_ncopies(const wl_kineto *k);
+const wl_kernel *wl_kineto_copy(const wl_kineto *k, int i);
+/* Recorded stream-to-stream waits, in time order (none in traces without
+ * cuda_sync records). */
+int wl_kineto_nwaits(const wl_kineto *k);
+const wl_stream_wait *wl_kineto_wait(const wl_kineto *k, int i);
+/* Host calls that order GPU work, in start order. */
+int wl_kineto_nhost(const wl_kineto *k);
+const wl_host_call *wl_kineto_host(const wl_kineto *k, int i);
+
+int wl_kineto_nsteps(const wl_kineto *k);
+/* Start (us, the trace's clock) of the i-th ProfilerStep# annotation. */
+double wl_kineto_step_ts_us(const wl_kineto *k, int i);
+double wl_kineto_step_us(const wl_kineto *k, int i);
+const char *wl_kineto_step_name(const wl_kineto *k, int i);
 
 /* The catalogue model of a trace's device name ("NVIDIA A100-PG509-200" ->
  * "A100-SXM-40GB"), or NULL when the catalogue has no such GPU. */
-const char *val_kineto_catalog_gpu(const char *device);
+const char *wl_kineto_catalog_gpu(const char *device);
 
 /* What was extracted, for `trainsim validate --trace FILE`. */
-void val_kineto_print_summary(const val_kineto *k, FILE *out);
+void wl_kineto_print_summary(const wl_kineto *k, FILE *out);
 
 #endif
