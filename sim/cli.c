@@ -192,10 +192,9 @@ static sim_schedule *make_schedule(const args *a, const sim_machine *m, wl_model
         text = "";
     if (wl_strategy_parse(text, st, err) < 0)
         return NULL;
-    if (st->dp == 0 && st->tp * st->pp > 0 && m->ngpus % (st->tp * st->pp) == 0)
-        st->dp = m->ngpus / (st->tp * st->pp);
-    if (st->gb == 0)
-        st->gb = st->mb * st->dp;
+    wl_strategy given = *st; /* dp and gb on auto filled in (tp*pp*cp*dp = GPUs) */
+    if (wl_gpt_resolve(model, &given, m, st, err))
+        return NULL;
     wl_strategy_format(st, st_text, (int)st_len);
     return wl_gpt_generate(model, st, m, err);
 }
