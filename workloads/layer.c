@@ -314,6 +314,7 @@ typedef struct opset {
     uint32_t cast_f, cast_b;
     int cp;                                    /* context parallelism: the attention core is a ring of cp steps */
     uint32_t cp_off, cp_off_b;                 /* a step on another rank's K/V (step 0 is attn, attn_b) */
+    uint32_t cp_fix[2], cp_acc[2];             /* merging a step's result: step 0, a later step */
     uint32_t cp_kv_send, cp_kv_recv;           /* forward: a K/V chunk pair */
     uint32_t cp_kvb_send[3], cp_kvb_recv[3];   /* backward: K/V, K/V + dK/dV, dK/dV */
     uint32_t cp_buf_f, cp_unbuf_f, cp_buf_b, cp_unbuf_b; /* the ring's K/V (and dK/dV) buffers */
@@ -457,6 +458,20 @@ static void cp_payloads(sim_schedule *s, const wl_strategy *st, int64_t b, int64
     if (o->cp == 1 || !st->flash)
         return;
     flash_pair(s, st, 2 * b, heads, kvh, ls / 2, hd, 0, "flash_attn_cp", &o->cp_off, &o->cp_off_b);
+    /* merging the steps (element-wise, per step): forward, the output
+     * rescaled by the log-sum-exp and added into an fp32 accumulator (step
+     * 0: bf16 read, fp32 written, and at the end the cast back to bf16, 4 + 2;
+     * later steps: bf16 read, fp32 read and written); backward, dQ and dK/dV
+     * added into theirs (bf16 read twice, written once).  A rank merges the
+     * whole output for the steps at or below its CP index and only the
+     * second half for the others (the causal mask): later steps are priced
+     * at the CP group's average, 3/4 of the whole. */
+    int64_t qe = b * ls * heads * hd, kve = b * ls * 2 * kvh * hd;
+    sim_dtype dt = elem_dtype(st);
+    o->cp_fix[0] = wl_pay_elem(s, "cp_out_correction", (2 + 4 + 4 + 2) * qe, dt);
+    o->cp_fix[1] = wl_pay_elem(s, "cp_out_correction", (2 + 4 + 4) * qe * 3 / 4, dt);
+    o->cp_acc[0] = wl_pay_elem(s, "cp_grad_accum", (2 + 2) * (qe + kve), dt);
+    o->cp_acc[1] = wl_pay_elem(s, "cp_grad_accum", (2 + 2 + 2) * (qe + kve) * 3 / 4, dt);
     int64_t kv = b * ls * 2 * kvh * hd * 2;
     o->cp_kv_send = wl_pay_p2p(s, SIM_OP_SEND, "cp_kv_send", kv, WL_TAG_CP_FWD);
     o->cp_kv_recv = wl_pay_p2p(s, SIM_OP_RECV, "cp_kv_recv", kv, WL_TAG_CP_FWD);
@@ -937,12 +952,15 @@ static void cp_ring_fwd(wl_cursor *c, const opset *o, sim_tags t)
             held = got;
         }
     }
+    for (int i = 0; i < n; i++) /* TE merges the steps' outputs after the loop */
+        K(o->cp_fix[i > 0]);
     wl_cursor_mem(c, o->cp_unbuf_f, t);
 }
 
 /* The backward: the K/V pair travels the other way (to the previous rank)
- * and, after step 0, with the dK/dV accumulated by the step before; the
- * last transfer carries dK/dV alone, which the next kernel waits for. */
+ * and, after step 0, with the dK/dV accumulated by the step before; a step's
+ * gradients are added to those received, and the last transfer carries
+ * dK/dV alone (each rank's own, home again). */
 static void cp_ring_bwd(wl_cursor *c, const opset *o, sim_tags t)
 {
     int n = o->cp;
@@ -954,7 +972,8 @@ static void cp_ring_bwd(wl_cursor *c, const opset *o, sim_tags t)
         sim_sched_add(c->s, c->scp_send, o->cp_kvb_send[k], c->cp_prev, t, deps, held == c->last_comp ? 1 : 2);
         uint32_t got = sim_sched_add(c->s, c->scp_recv, o->cp_kvb_recv[k], c->cp_next, t, NULL, 0);
         K(i == 0 ? o->attn_b : o->cp_off_b);
-        wl_cursor_pend(c, got);
+        wl_cursor_pend(c, got); /* the dK/dV received join this step's */
+        K(o->cp_acc[i > 0]);
         held = got;
     }
     wl_cursor_mem(c, o->cp_unbuf_b, t);
