@@ -206,6 +206,33 @@ static int resolve_attn(const wl_strategy *st, const sim_machine *mach, int *fla
     return 0;
 }
 
+/* dp (auto: GPUs/(tp·pp·cp)) against the platform's GPU count. */
+static int resolve_world(const wl_strategy *st, const sim_machine *mach, plan *pl, sim_err *err)
+{
+    int cp = wl_strategy_cp(st);
+    long long tpp = (long long)st->tp * st->pp * cp;
+    /* "cp*" in the messages only when context parallelism is used */
+    char cps[24] = "", cpv[24] = "";
+    if (cp > 1) {
+        snprintf(cps, sizeof cps, "*cp");
+        snprintf(cpv, sizeof cpv, "*%d", cp);
+    }
+    if (st->dp == 0) {
+        if (!mach)
+            return sim_errf(err, "strategy: dp=auto needs a platform to take the GPU count from");
+        if (mach->ngpus % tpp)
+            return sim_errf(err, "tp*pp%s = %d*%d%s = %lld does not divide the %d GPUs of the platform%s%s; "
+                            "give dp explicitly or change tp/pp%s", cps,
+                            st->tp, st->pp, cpv, tpp, mach->ngpus, mach->name[0] ? " " : "", mach->name,
+                            cp > 1 ? "/cp" : "");
+        pl->st.dp = (int)(mach->ngpus / tpp);
+    } else if (mach && tpp * st->dp != mach->ngpus) {
+        return sim_errf(err, "tp*pp%s*dp = %d*%d%s*%d = %lld GPUs, but the platform%s%s has %d GPUs", cps, st->tp,
+                        st->pp, cpv, st->dp, tpp * st->dp, mach->name[0] ? " " : "", mach->name, mach->ngpus);
+    }
+    return 0;
+}
+
 static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *mach, plan *pl, sim_err *err)
 {
     if (!m || m->layers < 1 || m->hidden < 1 || m->heads < 1 || m->ffn < 1 || m->seq < 1 || m->vocab < 1)
@@ -246,27 +273,8 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
         return -1;
     if (wl_layer_check_cp(m, &pl->st, err))
         return -1;
-    int cp = wl_strategy_cp(st);
-    long long tpp = (long long)st->tp * st->pp * cp;
-    /* "cp*" in the messages only when context parallelism is used */
-    char cps[24] = "", cpv[24] = "";
-    if (cp > 1) {
-        snprintf(cps, sizeof cps, "*cp");
-        snprintf(cpv, sizeof cpv, "*%d", cp);
-    }
-    if (st->dp == 0) {
-        if (!mach)
-            return sim_errf(err, "strategy: dp=auto needs a platform to take the GPU count from");
-        if (mach->ngpus % tpp)
-            return sim_errf(err, "tp*pp%s = %d*%d%s = %lld does not divide the %d GPUs of the platform%s%s; "
-                            "give dp explicitly or change tp/pp%s", cps,
-                            st->tp, st->pp, cpv, tpp, mach->ngpus, mach->name[0] ? " " : "", mach->name,
-                            cp > 1 ? "/cp" : "");
-        pl->st.dp = (int)(mach->ngpus / tpp);
-    } else if (mach && tpp * st->dp != mach->ngpus) {
-        return sim_errf(err, "tp*pp%s*dp = %d*%d%s*%d = %lld GPUs, but the platform%s%s has %d GPUs", cps, st->tp,
-                        st->pp, cpv, st->dp, tpp * st->dp, mach->name[0] ? " " : "", mach->name, mach->ngpus);
-    }
+    if (resolve_world(st, mach, pl, err))
+        return -1;
     /* Tesseract splits heads, hidden and ffn q ways, not tp ways (checked by wl_layer_new) */
     if (st->schedule != WL_TP_TESSERACT && m->heads % st->tp)
         return sim_errf(err, "tp=%d does not divide the %d attention heads of %s", st->tp, m->heads, m->name);
@@ -299,9 +307,9 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
      * data-parallel group with its context-parallel ranks (Megatron-Core's
      * get_data_parallel_group(with_context_parallel=True)); ranks are laid
      * out TP innermost, then CP, then DP, then PP (parallel_state.py) */
-    pl->c = cp;
-    pl->d = pl->st.dp * cp;
-    pl->s = m->seq / cp;
+    pl->c = wl_strategy_cp(st);
+    pl->d = pl->st.dp * pl->c;
+    pl->s = m->seq / pl->c;
     pl->nmb = (int)(pl->st.gb / mbdp);
     pl->lp = m->layers / st->pp;
     int64_t mult = 128ll * st->tp;
