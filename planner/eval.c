@@ -407,7 +407,7 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
     int k = res.dp;
     sim_machine *view = NULL;
     int split_sync = ctx->fidelity == PLAN_FAST && res.dp_overlap == 0 && res.zero == 0 && res.osdp[0] == 0 &&
-                     res.fsdp == WL_FSDP_NONE;
+                     res.fsdp == WL_FSDP_NONE && wl_strategy_cp(&res) == 1; /* the view lays out tp·dp per stage */
     if (split_sync && res.dp > 1) {
         k = coupled_replicas(ctx->mach, res.tp, res.pp, res.dp);
         if (k < res.dp && !(view = replica_view(ctx->mach, res.tp, res.pp, res.dp, k)))

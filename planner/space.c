@@ -2,7 +2,9 @@
  * pruning with reasons.
  *
  * Numeric axes come from the machine and the model: tp over the powers of two
- * dividing the GPU count, pp over the divisors of GPUs/tp, dp = GPUs/(tp·pp),
+ * dividing the GPU count, pp over the divisors of GPUs/tp, cp (context
+ * parallelism) over the powers of two dividing GPUs/(tp·pp) that leave every
+ * rank at least PLAN_CP_MIN_TOKENS of each sequence, dp = GPUs/(tp·pp·cp),
  * mb over the powers of two up to gb/dp.  Every other axis is one line of
  * AXES below: a key, its values (the first is the default) and the condition
  * under which a non-default value means something (sequence parallelism
@@ -21,6 +23,13 @@
 #include "workloads/gpt.h"
 
 typedef enum { REQ_NONE, REQ_TP, REQ_PP, REQ_DP } req;
+
+/* Context parallelism pays for its ring when a rank's attention chunks are
+ * long enough to hide the K/V transfers: the searched cp keep at least this
+ * many tokens of a sequence per rank (seq 8192 gives cp 1, 2; seq 4096 and
+ * shorter cp 1 only).  A choice of the search space, not a rule of
+ * Megatron's; other values can be given with --strategies. */
+#define PLAN_CP_MIN_TOKENS 4096
 
 typedef struct axis_def {
     const char *key;
@@ -147,11 +156,12 @@ static int build_axes(const plan_ctx *ctx, axis_live *live, int *nlive, char **p
         if (!eq || eq == spec || !eq[1])
             return sim_errf(err, "--axis \"%s\": expected KEY=V1,V2,...", ctx->axis[u]);
         *eq = 0;
-        static const char *const numeric[] = {"tp", "pp", "dp", "mb", "gb", "dtype", NULL};
+        static const char *const numeric[] = {"tp", "pp", "cp", "dp", "mb", "gb", "dtype", NULL};
         for (int i = 0; numeric[i]; i++)
             if (!strcmp(spec, numeric[i]))
-                return sim_errf(err, "--axis %s: tp, pp, dp and mb are enumerated from the GPUs; gb and dtype are "
-                                "--global-batch and --dtype", spec);
+                return sim_errf(err, "--axis %s: tp, pp, cp, dp and mb are enumerated from the GPUs (cp from the "
+                                "sequence too: at least %d tokens per rank); gb and dtype are --global-batch and "
+                                "--dtype; other values with --strategies", spec, PLAN_CP_MIN_TOKENS);
         axis_live *L = NULL;
         for (int a = 0; a < n; a++)
             if (!strcmp(live[a].key, spec))
@@ -339,7 +349,8 @@ plan_space *plan_space_new(const plan_ctx *ctx, sim_err *err)
         snprintf(sp->axes, sizeof sp->axes, "the strategies given with --strategies");
         return sp;
     }
-    char tps[128] = "", pps[128] = "", mbs[128] = "";
+    char tps[128] = "", pps[128] = "", cps[128] = "", mbs[128] = "";
+    int seq = ctx->model.seq;
     for (int tp = 1; tp <= G; tp *= 2) {
         if (G % tp)
             continue;
@@ -349,23 +360,32 @@ plan_space *plan_space_new(const plan_ctx *ctx, sim_err *err)
                 continue;
             if (tp == 1)
                 snprintf(pps + strlen(pps), sizeof pps - strlen(pps), "%s%d", pps[0] ? "," : "", pp);
-            int dp = G / tp / pp;
-            int maxmb = ctx->gb / dp;
-            if (maxmb < 1)
-                maxmb = 1;
-            for (int mb = 1; mb <= maxmb && mb <= 64; mb *= 2) {
+            for (int cp = 1; cp <= G / tp / pp; cp *= 2) {
+                if ((G / tp / pp) % cp || (cp > 1 && (seq % (2 * cp) || seq / cp < PLAN_CP_MIN_TOKENS)))
+                    continue;
                 if (tp == 1 && pp == 1)
-                    snprintf(mbs + strlen(mbs), sizeof mbs - strlen(mbs), "%s%d", mbs[0] ? "," : "", mb);
-                walk w = {sp, ctx, live, nlive, tp, pp, dp, mb, ""};
-                char buf[PLAN_STRATEGY_MAX];
-                snprintf(buf, sizeof buf, "tp=%d,pp=%d,dp=%d,mb=%d,gb=%d,dtype=%s", tp, pp, dp, mb, ctx->gb,
-                         sim_dtype_name(ctx->dtype));
-                walk_axes(&w, 0, buf);
+                    snprintf(cps + strlen(cps), sizeof cps - strlen(cps), "%s%d", cps[0] ? "," : "", cp);
+                int dp = G / tp / pp / cp;
+                int maxmb = ctx->gb / dp;
+                if (maxmb < 1)
+                    maxmb = 1;
+                for (int mb = 1; mb <= maxmb && mb <= 64; mb *= 2) {
+                    if (tp == 1 && pp == 1 && cp == 1)
+                        snprintf(mbs + strlen(mbs), sizeof mbs - strlen(mbs), "%s%d", mbs[0] ? "," : "", mb);
+                    walk w = {sp, ctx, live, nlive, tp, pp, dp, mb, ""};
+                    char buf[PLAN_STRATEGY_MAX], cpk[16] = "";
+                    if (cp > 1)
+                        snprintf(cpk, sizeof cpk, "cp=%d,", cp);
+                    snprintf(buf, sizeof buf, "tp=%d,pp=%d,%sdp=%d,mb=%d,gb=%d,dtype=%s", tp, pp, cpk, dp, mb,
+                             ctx->gb, sim_dtype_name(ctx->dtype));
+                    walk_axes(&w, 0, buf);
+                }
             }
         }
     }
-    snprintf(sp->axes, sizeof sp->axes, "tp{%s} pp{divisors of GPUs/tp: %s} dp{GPUs/(tp*pp)} mb{powers of 2 to gb/dp: %s}",
-             tps, pps, mbs);
+    snprintf(sp->axes, sizeof sp->axes,
+             "tp{%s} pp{divisors of GPUs/tp: %s} cp{seq/cp >= %d: %s} dp{GPUs/(tp*pp*cp)} "
+             "mb{powers of 2 to gb/dp: %s}", tps, pps, PLAN_CP_MIN_TOKENS, cps, mbs);
     for (int a = 0; a < nlive; a++) {
         size_t l = strlen(sp->axes);
         if (live[a].nv == 0) {

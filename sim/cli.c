@@ -84,7 +84,8 @@ static void usage(FILE *f)
             "  --platform P      built-in cluster name, cluster JSON file or SimGrid XML file (default %s)\n"
             "  --model M         built-in model name or model JSON file (default %s)\n"
             "  --strategy S      e.g. tp=4,pp=2,dp=4,mb=2,gb=64,dtype=bf16,recompute=full\n"
-            "                    (default %s)\n"
+            "                    (default %s); cp=N splits each sequence over N GPUs\n"
+            "                    (context parallelism); every key: workloads/README.md\n"
             "  --schedule F      simulate this schedule JSON instead of generating one\n"
             "  --gpus N          run on the first N GPUs of the platform (default all; stated in the output)\n"
             "  --json            print the results as JSON\n"
@@ -255,10 +256,9 @@ static sim_schedule *make_schedule(const args *a, const sim_machine *m, wl_model
         text = "";
     if (wl_strategy_parse(text, st, err) < 0)
         return NULL;
-    if (st->dp == 0 && st->tp * st->pp > 0 && m->ngpus % (st->tp * st->pp) == 0)
-        st->dp = m->ngpus / (st->tp * st->pp);
-    if (st->gb == 0)
-        st->gb = st->mb * st->dp;
+    wl_strategy given = *st; /* dp and gb on auto filled in (tp*pp*cp*dp = GPUs) */
+    if (wl_gpt_resolve(model, &given, m, st, err))
+        return NULL;
     wl_strategy_format(st, st_text, (int)st_len);
     return wl_gpt_generate(model, st, m, err);
 }

@@ -64,7 +64,9 @@
 /* A strategy resolved against a model and a machine. */
 typedef struct plan {
     wl_strategy st; /* dp and gb filled */
-    int t, p, d;    /* tp, pp, dp */
+    int t, p, d;    /* tp, pp, and the gradient group dp·cp (dp without context parallelism) */
+    int c;          /* cp: the ranks that share each sequence (Megatron-Core context parallelism) */
+    int64_t s;      /* tokens of a sequence on one rank: seq / cp */
     int nmb;        /* micro-batches per pipeline */
     int lp;         /* layers per stage */
     int64_t vp;     /* vocabulary padded to a multiple of 128*tp (Megatron's
@@ -204,6 +206,33 @@ static int resolve_attn(const wl_strategy *st, const sim_machine *mach, int *fla
     return 0;
 }
 
+/* dp (auto: GPUs/(tp·pp·cp)) against the platform's GPU count. */
+static int resolve_world(const wl_strategy *st, const sim_machine *mach, plan *pl, sim_err *err)
+{
+    int cp = wl_strategy_cp(st);
+    long long tpp = (long long)st->tp * st->pp * cp;
+    /* "cp*" in the messages only when context parallelism is used */
+    char cps[24] = "", cpv[24] = "";
+    if (cp > 1) {
+        snprintf(cps, sizeof cps, "*cp");
+        snprintf(cpv, sizeof cpv, "*%d", cp);
+    }
+    if (st->dp == 0) {
+        if (!mach)
+            return sim_errf(err, "strategy: dp=auto needs a platform to take the GPU count from");
+        if (mach->ngpus % tpp)
+            return sim_errf(err, "tp*pp%s = %d*%d%s = %lld does not divide the %d GPUs of the platform%s%s; "
+                            "give dp explicitly or change tp/pp%s", cps,
+                            st->tp, st->pp, cpv, tpp, mach->ngpus, mach->name[0] ? " " : "", mach->name,
+                            cp > 1 ? "/cp" : "");
+        pl->st.dp = (int)(mach->ngpus / tpp);
+    } else if (mach && tpp * st->dp != mach->ngpus) {
+        return sim_errf(err, "tp*pp%s*dp = %d*%d%s*%d = %lld GPUs, but the platform%s%s has %d GPUs", cps, st->tp,
+                        st->pp, cpv, st->dp, tpp * st->dp, mach->name[0] ? " " : "", mach->name, mach->ngpus);
+    }
+    return 0;
+}
+
 static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *mach, plan *pl, sim_err *err)
 {
     if (!m || m->layers < 1 || m->hidden < 1 || m->heads < 1 || m->ffn < 1 || m->seq < 1 || m->vocab < 1)
@@ -242,19 +271,10 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
     pl->st = *st;
     if (resolve_attn(st, mach, &pl->st.flash, err))
         return -1;
-    long long tpp = (long long)st->tp * st->pp;
-    if (st->dp == 0) {
-        if (!mach)
-            return sim_errf(err, "strategy: dp=auto needs a platform to take the GPU count from");
-        if (mach->ngpus % tpp)
-            return sim_errf(err, "tp*pp = %d*%d = %lld does not divide the %d GPUs of the platform%s%s; "
-                            "give dp explicitly or change tp/pp",
-                            st->tp, st->pp, tpp, mach->ngpus, mach->name[0] ? " " : "", mach->name);
-        pl->st.dp = (int)(mach->ngpus / tpp);
-    } else if (mach && tpp * st->dp != mach->ngpus) {
-        return sim_errf(err, "tp*pp*dp = %d*%d*%d = %lld GPUs, but the platform%s%s has %d GPUs", st->tp, st->pp,
-                        st->dp, tpp * st->dp, mach->name[0] ? " " : "", mach->name, mach->ngpus);
-    }
+    if (wl_layer_check_cp(m, &pl->st, err))
+        return -1;
+    if (resolve_world(st, mach, pl, err))
+        return -1;
     /* Tesseract splits heads, hidden and ffn q ways, not tp ways (checked by wl_layer_new) */
     if (st->schedule != WL_TP_TESSERACT && m->heads % st->tp)
         return sim_errf(err, "tp=%d does not divide the %d attention heads of %s", st->tp, m->heads, m->name);
@@ -283,7 +303,13 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
                         "per pipeline)", pl->st.gb, st->mb, pl->st.dp, mbdp, (double)pl->st.gb / (double)mbdp);
     pl->t = st->tp;
     pl->p = st->pp;
-    pl->d = pl->st.dp;
+    /* gradients are reduced, and the distributed optimizer shards, over the
+     * data-parallel group with its context-parallel ranks (Megatron-Core's
+     * get_data_parallel_group(with_context_parallel=True)); ranks are laid
+     * out TP innermost, then CP, then DP, then PP (parallel_state.py) */
+    pl->c = wl_strategy_cp(st);
+    pl->d = pl->st.dp * pl->c;
+    pl->s = m->seq / pl->c;
     pl->nmb = (int)(pl->st.gb / mbdp);
     pl->lp = m->layers / st->pp;
     int64_t mult = 128ll * st->tp;
@@ -554,7 +580,7 @@ static int64_t bucket_cap(const plan *pl, int stage, int chunk)
 static void persistent_memory(const wl_model *m, const plan *pl, int stage, wl_memory *mem)
 {
     stage_params_split sp = split_params(m, pl, stage);
-    int64_t sbhd = (int64_t)m->seq * pl->st.mb * m->hidden * pl->ab;
+    int64_t sbhd = pl->s * pl->st.mb * m->hidden * pl->ab;
     int last = stage == pl->p - 1;
     int64_t w = sp.all, g = sp.all, o = sp.all;
     if (pl->zero >= 1)
@@ -683,7 +709,7 @@ static void build_payloads(gen *g)
     /* FP8 runs the layers' GEMMs in FP8; the embedding, output layer and loss
      * stay bf16 (Megatron-Core's TE layers are the transformer layers') */
     sim_dtype dt = pl->fp8 ? SIM_DTYPE_BF16 : pl->st.dtype;
-    int64_t t = pl->t, sb = (int64_t)m->seq * pl->st.mb, h = m->hidden, d = pl->ab;
+    int64_t t = pl->t, sb = pl->s * pl->st.mb, h = m->hidden, d = pl->ab; /* the rank's tokens (cp) */
     int64_t sbhd = sb * h * d, vt = pl->vp / t;
     int64_t logits_bytes = sb * vt * 4;
     int64_t rt = pl->st.sp ? t : 1; /* sequence parallel: s/t tokens between the TP regions */
@@ -1260,6 +1286,10 @@ static int generate_rank(gen *g, int rank, const comms *C)
     g->cur.s = s;
     g->cur.rank = rank;
     g->cur.tp_comm = C->tp[stage * pl->d + dpi];
+    /* the CP ring's neighbours: the same stage, DP and TP index, CP index ±1 */
+    int cpi = dpi % pl->c, cp0 = rank - cpi * pl->t;
+    g->cur.cp_next = cp0 + (cpi + 1) % pl->c * pl->t;
+    g->cur.cp_prev = cp0 + (cpi + pl->c - 1) % pl->c * pl->t;
     g->cur.sc = sim_sched_stream(s, rank, "compute");
     g->pf_layer = -1;
     if (pl->st.osdp_split > 1 && pl->osdp) {
@@ -1267,6 +1297,8 @@ static int generate_rank(gen *g, int rank, const comms *C)
         g->cur.linear_ctx = g;
     }
     g->cur.stp = pl->t > 1 ? sim_sched_stream(s, rank, "tp") : -1;
+    g->cur.scp_send = pl->c > 1 ? sim_sched_stream(s, rank, "cp-ring-send") : -1;
+    g->cur.scp_recv = pl->c > 1 ? sim_sched_stream(s, rank, "cp-ring-recv") : -1;
     g->sdp = pl->d > 1 || (pl->p > 1 && !m->untied && (stage == 0 || last)) ? sim_sched_stream(s, rank, "dp") : -1;
     g->s_ag = fsdp ? sim_sched_stream(s, rank, "fsdp-ag") : -1;
     g->s_rs = fsdp ? sim_sched_stream(s, rank, "fsdp-rs") : -1;
@@ -1623,7 +1655,7 @@ static int stage_peaks(const wl_model *m, const plan *pl, wl_memory *out, sim_er
     if (!at)
         return sim_errf(err, "out of memory");
     plan a = *pl, b = *pl;
-    int64_t mbdp = (int64_t)pl->st.mb * pl->d;
+    int64_t mbdp = (int64_t)pl->st.mb * pl->st.dp;
     a.nmb = n1, a.st.gb = (int)(n1 * mbdp);
     b.nmb = n2, b.st.gb = (int)(n2 * mbdp);
     int rc = stage_peaks_at(m, &a, at, err) || stage_peaks_at(m, &b, out, err) ? -1 : 0;

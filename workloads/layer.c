@@ -130,6 +130,14 @@ static sim_dtype elem_dtype(const wl_strategy *st)
     return st->dtype == SIM_DTYPE_FP8 ? SIM_DTYPE_BF16 : st->dtype;
 }
 
+/* Tokens of a sequence on one rank: context parallelism gives each of the cp
+ * ranks 2 of the sequence's 2·cp chunks, so every activation, GEMM and
+ * element-wise kernel of the layer is on seq/cp tokens. */
+static int64_t local_seq(const wl_model *m, const wl_strategy *st)
+{
+    return m->seq / wl_strategy_cp(st);
+}
+
 /* Activation sizes of one layer for b sequences at TP degree t, in bytes.
  * Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
  * Transformer Models", Sec. 4.1-4.2, with d bytes per element and 1-byte
@@ -156,7 +164,7 @@ static actsz act_sizes(const wl_model *m, int64_t b, int64_t t, int sharded, con
 {
     int64_t d = wl_layer_act_bytes(st);
     int flash = st->flash;
-    int64_t s = m->seq, h = m->hidden, f = m->ffn, a = m->heads;
+    int64_t s = local_seq(m, st), h = m->hidden, f = m->ffn, a = m->heads;
     int64_t sbh = s * b * h, rt = sharded ? t : 1;
     /* Q, K, V (K and V at kv_heads) and the projection input; the FFN's
      * activation input (fc1's output, gate and up with swiglu) and fc2's
@@ -304,6 +312,12 @@ typedef struct opset {
     uint32_t rope_f, rope_b;
     int fp8;                                   /* FP8 casts: cast_f after the core, cast_b after its backward */
     uint32_t cast_f, cast_b;
+    int cp;                                    /* context parallelism: the attention core is a ring of cp steps */
+    uint32_t cp_off, cp_off_b;                 /* a step on another rank's K/V (step 0 is attn, attn_b) */
+    uint32_t cp_fix[2], cp_acc[2];             /* merging a step's result: step 0, a later step */
+    uint32_t cp_kv_send, cp_kv_recv;           /* forward: a K/V chunk pair */
+    uint32_t cp_kvb_send[3], cp_kvb_recv[3];   /* backward: K/V, K/V + dK/dV, dK/dV */
+    uint32_t cp_buf_f, cp_unbuf_f, cp_buf_b, cp_unbuf_b; /* the ring's K/V (and dK/dV) buffers */
 } opset;
 
 /* Tesseract (papers.md Sec. 4): per linear, the q SUMMA steps' payloads. */
@@ -328,7 +342,9 @@ typedef struct rank_comms {
     int ring_send, ring_recv;                  /* TP overlap: ring-exchange streams (-2: not yet) */
 } rank_comms;
 
-enum { WL_TAG_TP_RING = 2 }; /* send/recv tag of the ring exchange (gpt.c's pipeline uses 0 and 1) */
+/* send/recv tags (gpt.c's pipeline uses 0 and 1): the TP ring exchange, the
+ * CP ring's forward and backward */
+enum { WL_TAG_TP_RING = 2, WL_TAG_CP_FWD = 3, WL_TAG_CP_BWD = 4 };
 
 /* Megatron-Core's TP communication overlap (tp_overlap_comm): GEMM chunks
  * and transfers, from the whole layer's payloads. */
@@ -380,34 +396,95 @@ static ffn_act ffn_act_of(const wl_model *m)
  * kernels (causal: a decoder's mask; HBM traffic of the forward: Q, K, V,
  * O and the fp32 log-sum-exp; of the backward: Q, K, V, O, dO read, dQ, dK,
  * dV written, the log-sum-exp and the dO·O row sums). */
+static void flash_pair(sim_schedule *s, const wl_strategy *st, int64_t b, int64_t heads, int64_t kvh, int64_t seq,
+                       int64_t hd, int causal, const char *name, uint32_t *fwd, uint32_t *bwd)
+{
+    int64_t e = 2, qo = b * seq * heads * hd * e, kv = b * seq * kvh * hd * e, rows = b * heads * seq * 4;
+    char nb[48];
+    sim_payload p;
+    memset(&p, 0, sizeof p);
+    p.kind = SIM_OP_COMPUTE;
+    p.dtype = (uint8_t)elem_dtype(st); /* fp8 training keeps attention in bf16 */
+    p.m = heads;
+    p.n = seq;
+    p.k = hd;
+    p.batch = b;
+    p.tag = (int8_t)causal;
+    p.algo = (uint8_t)wl_attn_impl(st->attn);
+    p.sub = SIM_KERNEL_FLASH_FWD;
+    p.name = sim_sched_str(s, name);
+    p.bytes = 2 * qo + 2 * kv + rows;
+    *fwd = sim_sched_payload(s, &p);
+    snprintf(nb, sizeof nb, "%s_bwd", name);
+    p.sub = SIM_KERNEL_FLASH_BWD;
+    p.name = sim_sched_str(s, nb);
+    p.bytes = 4 * qo + 4 * kv + 3 * rows;
+    *bwd = sim_sched_payload(s, &p);
+}
+
 static void attn_payloads(sim_schedule *s, const wl_strategy *st, int64_t b, int64_t heads, int64_t kvh,
                           int64_t seq, int64_t hd, opset *o)
 {
-    sim_dtype dt = elem_dtype(st); /* fp8 training keeps attention in bf16 */
+    sim_dtype dt = elem_dtype(st);
     if (!st->flash) {
         o->attn = wl_pay_kernel(s, "attn", SIM_KERNEL_ATTENTION, heads, seq, hd, b, 0, dt);
         o->attn_b = wl_pay_kernel(s, "attn_bwd", SIM_KERNEL_ATTENTION, heads, seq, hd, 2 * b, 0, dt);
         return;
     }
-    int64_t e = 2, qo = b * seq * heads * hd * e, kv = b * seq * kvh * hd * e, rows = b * heads * seq * 4;
-    sim_payload p;
-    memset(&p, 0, sizeof p);
-    p.kind = SIM_OP_COMPUTE;
-    p.dtype = (uint8_t)dt;
-    p.m = heads;
-    p.n = seq;
-    p.k = hd;
-    p.batch = b;
-    p.tag = 1; /* causal */
-    p.algo = (uint8_t)wl_attn_impl(st->attn);
-    p.sub = SIM_KERNEL_FLASH_FWD;
-    p.name = sim_sched_str(s, "flash_attn");
-    p.bytes = 2 * qo + 2 * kv + rows;
-    o->attn = sim_sched_payload(s, &p);
-    p.sub = SIM_KERNEL_FLASH_BWD;
-    p.name = sim_sched_str(s, "flash_attn_bwd");
-    p.bytes = 4 * qo + 4 * kv + 3 * rows;
-    o->attn_b = sim_sched_payload(s, &p);
+    flash_pair(s, st, b, heads, kvh, seq, hd, 1, "flash_attn", &o->attn, &o->attn_b);
+}
+
+/* Context parallelism's p2p ring (Transformer Engine's
+ * AttnFuncWithCPAndKVP2P, transformer_engine/pytorch/attention/
+ * dot_product_attention/context_parallel.py at NVIDIA/TransformerEngine
+ * d0067d0d, read, not copied).  A rank holds query chunks i and 2cp−1−i of
+ * c = s/(2cp) tokens each (s/cp = 2c here, `ls`), and meets every rank's K/V
+ * in cp steps: step 0 its own, causal over its 2c tokens (o->attn); every
+ * other step a block that the causal mask cuts in half, both query chunks
+ * against the first K/V chunk or the second query chunk against both: 2c²
+ * scores per head either way, priced as 2b sequences of c tokens, non-causal
+ * (the same FLOPs; the second form's K/V loop is 2c long, so its kernel
+ * efficiency is slightly underestimated).  A step's transfer is the K/V
+ * chunk pair (b·2c·2·kv_heads/t·head_dim, 16-bit), forward to the next rank;
+ * backward to the previous one, with the dK/dV accumulated so far: K/V alone
+ * at step 0, K/V and dK/dV in the middle steps, dK/dV alone at the last
+ * (which brings each rank its own gradients home).  Ring memory: the forward
+ * holds the concatenated local K/V and the chunk being received (2 K/V);
+ * the backward also the dK/dV being sent and received (4 K/V). */
+static void cp_payloads(sim_schedule *s, const wl_strategy *st, int64_t b, int64_t heads, int64_t kvh, int64_t ls,
+                        int64_t hd, opset *o)
+{
+    o->cp = wl_strategy_cp(st);
+    if (o->cp == 1 || !st->flash)
+        return;
+    flash_pair(s, st, 2 * b, heads, kvh, ls / 2, hd, 0, "flash_attn_cp", &o->cp_off, &o->cp_off_b);
+    /* merging the steps (element-wise, per step): forward, the output
+     * rescaled by the log-sum-exp and added into an fp32 accumulator (step
+     * 0: bf16 read, fp32 written, and at the end the cast back to bf16, 4 + 2;
+     * later steps: bf16 read, fp32 read and written); backward, dQ and dK/dV
+     * added into theirs (bf16 read twice, written once).  A rank merges the
+     * whole output for the steps at or below its CP index and only the
+     * second half for the others (the causal mask): later steps are priced
+     * at the CP group's average, 3/4 of the whole. */
+    int64_t qe = b * ls * heads * hd, kve = b * ls * 2 * kvh * hd;
+    sim_dtype dt = elem_dtype(st);
+    o->cp_fix[0] = wl_pay_elem(s, "cp_out_correction", (2 + 4 + 4 + 2) * qe, dt);
+    o->cp_fix[1] = wl_pay_elem(s, "cp_out_correction", (2 + 4 + 4) * qe * 3 / 4, dt);
+    o->cp_acc[0] = wl_pay_elem(s, "cp_grad_accum", (2 + 2) * (qe + kve), dt);
+    o->cp_acc[1] = wl_pay_elem(s, "cp_grad_accum", (2 + 2 + 2) * (qe + kve) * 3 / 4, dt);
+    int64_t kv = b * ls * 2 * kvh * hd * 2;
+    o->cp_kv_send = wl_pay_p2p(s, SIM_OP_SEND, "cp_kv_send", kv, WL_TAG_CP_FWD);
+    o->cp_kv_recv = wl_pay_p2p(s, SIM_OP_RECV, "cp_kv_recv", kv, WL_TAG_CP_FWD);
+    o->cp_kvb_send[0] = wl_pay_p2p(s, SIM_OP_SEND, "cp_kv_send", kv, WL_TAG_CP_BWD);
+    o->cp_kvb_recv[0] = wl_pay_p2p(s, SIM_OP_RECV, "cp_kv_recv", kv, WL_TAG_CP_BWD);
+    o->cp_kvb_send[1] = wl_pay_p2p(s, SIM_OP_SEND, "cp_kv_dkv_send", 2 * kv, WL_TAG_CP_BWD);
+    o->cp_kvb_recv[1] = wl_pay_p2p(s, SIM_OP_RECV, "cp_kv_dkv_recv", 2 * kv, WL_TAG_CP_BWD);
+    o->cp_kvb_send[2] = wl_pay_p2p(s, SIM_OP_SEND, "cp_dkv_send", kv, WL_TAG_CP_BWD);
+    o->cp_kvb_recv[2] = wl_pay_p2p(s, SIM_OP_RECV, "cp_dkv_recv", kv, WL_TAG_CP_BWD);
+    o->cp_buf_f = wl_pay_mem(s, "cp_ring", SIM_MEM_BUFFERS, 2 * kv);
+    o->cp_unbuf_f = wl_pay_mem(s, "cp_ring", SIM_MEM_BUFFERS, -2 * kv);
+    o->cp_buf_b = wl_pay_mem(s, "cp_ring", SIM_MEM_BUFFERS, 4 * kv);
+    o->cp_unbuf_b = wl_pay_mem(s, "cp_ring", SIM_MEM_BUFFERS, -4 * kv);
 }
 
 /* Rotary position embeddings (Su et al. 2021; Megatron-Core's
@@ -447,7 +524,7 @@ static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *s
 {
     /* dtype=fp8 (Transformer Engine): the GEMMs in FP8, everything else bf16 */
     sim_dtype gdt = st->dtype, dt = elem_dtype(st);
-    int64_t sb = (int64_t)m->seq * b, h = m->hidden, f = m->ffn, d = wl_layer_act_bytes(st);
+    int64_t sb = local_seq(m, st) * b, h = m->hidden, f = m->ffn, d = wl_layer_act_bytes(st);
     int64_t sbhd = sb * h * d, rt = st->sp ? t : 1; /* sequence parallel: element-wise work on s/t tokens */
     int64_t qkv = wl_model_qkv_out(m), fc1 = wl_model_fc1_out(m, f);
     ffn_act act = ffn_act_of(m);
@@ -457,7 +534,8 @@ static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *s
     o->ln1 = wl_pay_elem(s, "ln1", 2 * sbhd / rt, dt);
     o->qkv = wl_pay_gemm(s, "qkv", sb, qkv / t, h, gdt);
     /* attention core per TP rank: batch=b, m=heads/t, n=s, k=head_dim */
-    attn_payloads(s, st, b, m->heads / t, wl_model_kv_heads(m) / t, m->seq, h / m->heads, o);
+    attn_payloads(s, st, b, m->heads / t, wl_model_kv_heads(m) / t, local_seq(m, st), h / m->heads, o);
+    cp_payloads(s, st, b, m->heads / t, wl_model_kv_heads(m) / t, local_seq(m, st), h / m->heads, o);
     o->proj = wl_pay_gemm(s, "proj", sb, h, h / t, gdt);
     o->post_attn = wl_pay_elem(s, "post_attn", 6 * sbhd / rt, dt); /* bias + dropout + residual + LN2 */
     o->fc1 = wl_pay_gemm(s, "fc1", sb, fc1 / t, h, gdt);
@@ -576,7 +654,7 @@ static uint32_t gemm_rows(sim_schedule *s, uint32_t whole, int64_t m)
  * reduce-scatter of its output. */
 static void build_tpo(sim_schedule *s, const wl_model *m, const wl_strategy *st, const opset *o, tpo *O)
 {
-    int64_t sb = (int64_t)m->seq * st->mb, t = st->tp, sbhd = sb * m->hidden * wl_layer_act_bytes(st);
+    int64_t sb = local_seq(m, st) * st->mb, t = st->tp, sbhd = sb * m->hidden * wl_layer_act_bytes(st);
     O->qkv = gemm_rows(s, o->qkv, sb / t);
     O->fc1 = gemm_rows(s, o->fc1, sb / t);
     O->fc2_dg = gemm_rows(s, o->fc2_dg, sb / t);
@@ -590,13 +668,31 @@ static void build_tpo(sim_schedule *s, const wl_model *m, const wl_strategy *st,
     O->recv = wl_pay_p2p(s, SIM_OP_RECV, "tp_ring_recv", sbhd / t, WL_TAG_TP_RING);
 }
 
+/* Context parallelism (Megatron-Core, workloads/README.md "Context
+ * parallelism"): the sequence in 2·cp chunks, two per rank; the ring's
+ * attention needs the fused kernels and the Megatron layer schedule. */
+int wl_layer_check_cp(const wl_model *m, const wl_strategy *st, sim_err *err)
+{
+    int cp = wl_strategy_cp(st);
+    if (cp == 1)
+        return 0;
+    if (m->seq % (2 * cp))
+        return sim_errf(err, "strategy: cp=%d splits each sequence into 2·cp = %d chunks (two per rank, for the causal "
+                        "load balance), but seq %d of %s is not divisible by %d", cp, 2 * cp, m->seq, m->name, 2 * cp);
+    if (!st->flash)
+        return sim_errf(err, "strategy: cp=%d: context parallelism runs the attention as fused (flash) kernels on "
+                        "the K/V chunks of a ring (Transformer Engine); it needs attn=auto or flash with a 16-bit or "
+                        "fp8 dtype on an sm80+ GPU, not the unfused attention", cp);
+    return 0;
+}
+
 wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st, sim_err *err)
 {
     if (!m || m->hidden < 1 || m->heads < 1 || m->ffn < 1 || m->seq < 1 || m->layers < 1) {
         sim_errf(err, "layer: model %s: layers, hidden, heads, ffn and seq must be positive", m ? m->name : "(null)");
         return NULL;
     }
-    if (wl_strategy_check_tp(st, err))
+    if (wl_strategy_check_tp(st, err) || wl_layer_check_cp(m, st, err))
         return NULL;
     if (st->tp < 1 || st->mb < 1) {
         sim_errf(err, "layer: tp and mb must be positive (got tp=%d, mb=%d)", st->tp, st->mb);
@@ -654,10 +750,11 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
             return NULL;
         }
     }
-    if (st->tp_overlap_comm && (int64_t)m->seq * st->mb % (TPO_SPLITS * t)) {
+    if (st->tp_overlap_comm && local_seq(m, st) * st->mb % (TPO_SPLITS * t)) {
         sim_errf(err, "strategy: tp_overlap_comm=1 splits each linear's s·b = %lld tokens into tp = %d ring chunks and "
-                 "%d pipelined reduce-scatter chunks: seq·mb must be divisible by %d", (long long)m->seq * st->mb, t,
-                 TPO_SPLITS, TPO_SPLITS * t);
+                 "%d pipelined reduce-scatter chunks: seq%s·mb must be divisible by %d",
+                 (long long)(local_seq(m, st) * st->mb), t, TPO_SPLITS, wl_strategy_cp(st) > 1 ? "/cp" : "",
+                 TPO_SPLITS * t);
         return NULL;
     }
     if (st->schedule == WL_TP_MERAK && st->tp_overlap == 1 && (int64_t)m->seq * st->mb % 2) {
@@ -836,18 +933,76 @@ static void cut_comms(wl_layer *L, wl_cursor *c, int *small, int *trans)
 /* A GEMM that reads a linear's weights: through the cursor's hook if any */
 #define LIN(lin, pay) (c->linear ? c->linear(c, layer, (lin), (pay), t) : K(pay))
 
+/* The CP ring's forward (cp_payloads): in step i the rank computes on the
+ * K/V chunk pair in hand while forwarding it to the next rank and receiving
+ * the next pair from the previous one, on the cursor's CP streams. */
+static void cp_ring_fwd(wl_cursor *c, const opset *o, sim_tags t)
+{
+    int n = o->cp;
+    uint32_t held = c->last_comp, got = UINT32_MAX;
+    wl_cursor_mem(c, o->cp_buf_f, t);
+    for (int i = 0; i < n; i++) {
+        if (i + 1 < n) {
+            sim_sched_add(c->s, c->scp_send, o->cp_kv_send, c->cp_next, t, &held, 1);
+            got = sim_sched_add(c->s, c->scp_recv, o->cp_kv_recv, c->cp_prev, t, NULL, 0);
+        }
+        K(i == 0 ? o->attn : o->cp_off);
+        if (i + 1 < n) {
+            wl_cursor_pend(c, got);
+            held = got;
+        }
+    }
+    for (int i = 0; i < n; i++) /* TE merges the steps' outputs after the loop */
+        K(o->cp_fix[i > 0]);
+    wl_cursor_mem(c, o->cp_unbuf_f, t);
+}
+
+/* The backward: the K/V pair travels the other way (to the previous rank)
+ * and, after step 0, with the dK/dV accumulated by the step before; a step's
+ * gradients are added to those received, and the last transfer carries
+ * dK/dV alone (each rank's own, home again). */
+static void cp_ring_bwd(wl_cursor *c, const opset *o, sim_tags t)
+{
+    int n = o->cp;
+    uint32_t held = c->last_comp;
+    wl_cursor_mem(c, o->cp_buf_b, t);
+    for (int i = 0; i < n; i++) {
+        int k = i == 0 ? 0 : i + 1 < n ? 1 : 2;
+        uint32_t deps[2] = {held, c->last_comp};
+        sim_sched_add(c->s, c->scp_send, o->cp_kvb_send[k], c->cp_prev, t, deps, held == c->last_comp ? 1 : 2);
+        uint32_t got = sim_sched_add(c->s, c->scp_recv, o->cp_kvb_recv[k], c->cp_next, t, NULL, 0);
+        K(i == 0 ? o->attn_b : o->cp_off_b);
+        wl_cursor_pend(c, got); /* the dK/dV received join this step's */
+        K(o->cp_acc[i > 0]);
+        held = got;
+    }
+    wl_cursor_mem(c, o->cp_unbuf_b, t);
+}
+
+/* The attention core's kernels: one, or the CP ring. */
+static void attn_fwd(wl_cursor *c, const opset *o, sim_tags t)
+{
+    if (o->cp > 1)
+        cp_ring_fwd(c, o, t);
+    else
+        K(o->attn);
+}
+
 static void attn_core(wl_cursor *c, const opset *o, sim_tags t)
 {
     if (o->rope)
         K(o->rope_f);
-    K(o->attn);
+    attn_fwd(c, o, t);
     if (o->fp8)
         K(o->cast_f);
 }
 
 static void attn_core_bwd(wl_cursor *c, const opset *o, sim_tags t)
 {
-    K(o->attn_b);
+    if (o->cp > 1)
+        cp_ring_bwd(c, o, t);
+    else
+        K(o->attn_b);
     if (o->rope)
         K(o->rope_b);
     if (o->fp8)
@@ -998,7 +1153,7 @@ static void megatron_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_ph
     K(o->ln1);
     if (ovl) {
         ring_ag_gemm(L, c, L->O.qkv, t);
-        K(o->attn);
+        attn_fwd(c, o, t);
         pipe_gemm_rs(c, &x, L->O.proj, L->O.rs, t);
         K(o->post_attn);
         ring_ag_gemm(L, c, L->O.fc1, t);
@@ -1092,7 +1247,7 @@ static void megatron_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int re
     if (rc == WL_RECOMPUTE_SELECTIVE && recompute) {
         /* selective: the attention core only (Korthikanti et al. 2022 Sec. 5) */
         wl_cursor_mem(c, o->tr, tr);
-        wl_cursor_comp(c, o->attn, tr);
+        attn_fwd(c, o, tr);
     }
     ATTN_BWD(o);
     column_bwd(L, c, &x, o->qkv_dg, o->qkv_wg, t, layer, WL_LIN_QKV);
@@ -1503,7 +1658,7 @@ static void merak_l1_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int re
     if (rc == WL_RECOMPUTE_SELECTIVE && recompute) {
         sim_tags tr = tg(layer, micro, -1, SIM_PHASE_RECOMPUTE);
         wl_cursor_mem(c, o->tr, tr);
-        wl_cursor_comp(c, o->attn, tr);
+        attn_fwd(c, o, tr);
     }
     ATTN_BWD(o);
     merak_col_l1(c, &x, o->qkv_dg_h, o->qkv_wg, t);
@@ -1612,7 +1767,7 @@ static void merak_bwd(wl_layer *L, wl_cursor *c, int first, int n, int micro, in
                 sim_tags tr = tg(l, micro, k, R);
                 if (k == 1)
                     wl_cursor_mem(c, xf.o->tr, tr);
-                wl_cursor_comp(c, o->attn, tr);
+                attn_fwd(c, o, tr);
             }
             ATTN_BWD(o);
             K(o->qkv_dg);
@@ -1764,7 +1919,7 @@ static void tess_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int recomp
     if (rc == WL_RECOMPUTE_SELECTIVE && recompute) {
         sim_tags tr = tg(layer, micro, -1, SIM_PHASE_RECOMPUTE);
         wl_cursor_mem(c, o->tr, tr);
-        wl_cursor_comp(c, o->attn, tr);
+        attn_fwd(c, o, tr);
     }
     ATTN_BWD(o);
     tess_bwd_lin(L, c, &x, &L->T.qkv, t);

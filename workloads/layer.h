@@ -46,6 +46,10 @@ typedef struct wl_cursor {
     uint32_t pending[WL_MAX_PENDING]; /* ops the next kernel waits for */
     int npending;
     uint32_t last_comp; /* the last kernel added */
+    /* context parallelism (strategy cp > 1 only): the ranks before and after
+     * this one in its CP ring, and the ring's send and receive streams */
+    int cp_next, cp_prev;
+    int scp_send, scp_recv;
     wl_linear_fn linear; /* NULL: weight-reading GEMMs are plain kernels (only schedule=megatron calls it) */
     void *linear_ctx;
 } wl_cursor;
@@ -80,6 +84,10 @@ typedef struct wl_layer wl_layer;
  * memory. */
 wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st, sim_err *err);
 void wl_layer_free(wl_layer *L);
+
+/* Checks context parallelism against the model and the resolved strategy
+ * (st->flash set): cp positive, 2·cp dividing seq, fused attention. */
+int wl_layer_check_cp(const wl_model *m, const wl_strategy *st, sim_err *err);
 
 /* Flags for the emitters. */
 enum {

@@ -401,6 +401,7 @@ void wl_strategy_default(wl_strategy *s)
     memset(s, 0, sizeof *s);
     s->tp = 1;
     s->pp = 1;
+    s->cp = 1;
     s->dp = 0;
     s->mb = 1;
     s->gb = 0;
@@ -425,7 +426,7 @@ void wl_strategy_default(wl_strategy *s)
 }
 
 #define KNOWN_KEYS                                                                                            \
-    "tp, pp, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, " \
+    "tp, pp, cp, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, " \
     "grad_reduce, zero, fsdp, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn"
 
 static const char *const tp_schedule_names[WL_TP_SCHEDULE_COUNT] = {
@@ -467,6 +468,11 @@ static int implied_recompute(wl_tp_schedule s)
     }
 }
 
+int wl_strategy_cp(const wl_strategy *s)
+{
+    return s->cp > 1 ? s->cp : 1;
+}
+
 int wl_strategy_check_tp(const wl_strategy *s, sim_err *err)
 {
     if ((unsigned)s->schedule >= WL_TP_SCHEDULE_COUNT)
@@ -480,6 +486,9 @@ int wl_strategy_check_tp(const wl_strategy *s, sim_err *err)
     if (s->recompute == WL_RECOMPUTE_OASES && s->schedule != WL_TP_MEGATRON && want < 0)
         return sim_errf(err, "strategy: recompute=oases (block-level, without communication) needs schedule=megatron, "
                         "optim_comm_checkpoint or oases, not schedule=%s", wl_tp_schedule_name(s->schedule));
+    if (wl_strategy_cp(s) > 1 && s->schedule != WL_TP_MEGATRON)
+        return sim_errf(err, "strategy: cp=%d (Megatron-Core context parallelism) is modelled for schedule=megatron "
+                        "only, not schedule=%s", s->cp, wl_tp_schedule_name(s->schedule));
     if (s->sp && s->schedule != WL_TP_MEGATRON)
         return sim_errf(err, "strategy: sp=1 (Megatron sequence parallelism) needs schedule=megatron, not schedule=%s",
                         wl_tp_schedule_name(s->schedule));
@@ -563,6 +572,8 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         return parse_int("tp", val, 0, &s->tp, err);
     if (strcmp(key, "pp") == 0)
         return parse_int("pp", val, 0, &s->pp, err);
+    if (strcmp(key, "cp") == 0 || strcmp(key, "context_parallel") == 0)
+        return parse_int("cp", val, 0, &s->cp, err);
     if (strcmp(key, "dp") == 0)
         return parse_int("dp", val, 1, &s->dp, err);
     if (strcmp(key, "mb") == 0 || strcmp(key, "micro-batch") == 0 || strcmp(key, "micro_batch") == 0)
@@ -823,6 +834,8 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         if (n >= 0 && n < len)                                              \
             n += snprintf(buf + n, (size_t)(len - n), __VA_ARGS__);         \
     } while (0)
+    if (wl_strategy_cp(s) > 1)
+        APPEND(",cp=%d", s->cp);
     if (s->pipeline != WL_PIPE_1F1B)
         APPEND(",pipeline=%s", wl_pipe_name(s->pipeline));
     if (s->vstages != 1)

@@ -138,6 +138,8 @@ int wl_attn_impl(wl_attn a);
 
 typedef struct wl_strategy {
     int tp, pp, dp;
+    int cp;             /* context parallelism (Megatron-Core): each sequence split over cp ranks
+                           (workloads/README.md "Context parallelism"); 0 reads as 1 (wl_strategy_cp) */
     int mb;             /* micro-batch size (sequences) */
     int gb;             /* global batch size (sequences) */
     sim_dtype dtype;    /* fp32, tf32 (fp32 with TF32 matmuls), fp16, bf16 (mixed precision) */
@@ -167,6 +169,9 @@ typedef struct wl_strategy {
     int flash;           /* resolved by wl_gpt_resolve: 1 = fused FlashAttention kernels, 0 = unfused */
 } wl_strategy;
 
+/* The context-parallel degree of a strategy (1 for a struct with cp left 0). */
+int wl_strategy_cp(const wl_strategy *s);
+
 /* Name of a TP schedule as written in strategies ("megatron", "oases"...). */
 const char *wl_tp_schedule_name(wl_tp_schedule s);
 const char *wl_recompute_name(wl_recompute r);
@@ -174,7 +179,7 @@ const char *wl_recompute_name(wl_recompute r);
  * tp_overlap, tess_depth, tp_cut); model-independent. */
 int wl_strategy_check_tp(const wl_strategy *s, sim_err *err);
 
-/* Defaults: tp=pp=1, dp=0 ("auto": filled from the GPU count by
+/* Defaults: tp=pp=cp=1, dp=0 ("auto": filled from the GPU count by
  * wl_gpt_check), mb=1, gb=0 ("auto": mb*dp), dtype tf32, recompute none,
  * buckets and gradient reduction dtype auto, pipeline 1f1b, vstages 1, end-of-step DP, no ZeRO, no
  * OSDP, schedule megatron, sp 0, tp_overlap 3, tess_depth 1, no cut. */

@@ -306,6 +306,9 @@ int wl_moe_resolve(const wl_model *m, const wl_moe *moe, wl_moe_strategy *st, co
              m->ffn_type != WL_FFN_GELU ? " ffn_type" : "", m->position != WL_POS_LEARNED ? " position" : "",
              m->untied ? " tie_embeddings" : "", m->no_bias || m->qkv_bias ? " bias" : "",
              m->norm != WL_NORM_LAYERNORM || m->norm_no_bias || m->embed_norm ? " norm" : "");
+    if (wl_strategy_cp(b) > 1)
+        return sim_errf(err, "strategy: cp=%d: context parallelism is modelled in `trainsim run` only, not in "
+                        "`trainsim moe`", b->cp);
     if (b->dtype == SIM_DTYPE_FP8)
         return sim_errf(err, "strategy: dtype=fp8 (FP8 GEMMs with per-tensor scaling) is modelled in `trainsim run` "
                         "only; use bf16 with `trainsim moe`");

@@ -20,16 +20,8 @@ static sim_schedule *gen(const wl_model *m, const char *text, int ngpus, wl_memo
         fprintf(stderr, "%s: %s\n", text, err.msg);
         abort();
     }
-    sim_schedule *sc = wl_gpt_generate(m, &s, mach, &err);
+    sim_schedule *sc = wl_test_generate(m, text, mach);
     sim_machine_free(mach);
-    if (!sc) {
-        fprintf(stderr, "%s: %s\n", text, err.msg);
-        abort();
-    }
-    if (sim_sched_check(sc, &err)) {
-        fprintf(stderr, "%s: schedule check: %s\n", text, err.msg);
-        wl_test_failures++;
-    }
     return sc;
 }
 

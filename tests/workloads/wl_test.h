@@ -85,6 +85,25 @@ static inline wl_strategy wl_test_strategy(const char *text)
     return s;
 }
 
+/* Generates `text` for model m on mach (a strategy that does not generate
+ * is a bug in the test: it stops there); a schedule that fails
+ * sim_sched_check counts as a failure. */
+static inline sim_schedule *wl_test_generate(const wl_model *m, const char *text, const sim_machine *mach)
+{
+    wl_strategy s = wl_test_strategy(text);
+    sim_err err;
+    sim_schedule *sc = wl_gpt_generate(m, &s, mach, &err);
+    if (!sc) {
+        fprintf(stderr, "%s: %s\n", text, err.msg);
+        abort();
+    }
+    if (sim_sched_check(sc, &err)) {
+        fprintf(stderr, "%s: schedule check: %s\n", text, err.msg);
+        wl_test_failures++;
+    }
+    return sc;
+}
+
 /* The tiny GPT of the workloads tests: hidden 64, 4 heads, ffn 256, seq 32,
  * vocabulary 1000 (1024 once padded). */
 static inline wl_model wl_test_tiny(int layers)
