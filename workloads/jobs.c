@@ -213,16 +213,15 @@ static int build_schedule(const job_spec *j, const sim_machine *m, wl_job *job, 
     sim_err e = {{0}};
     if (wl_model_load(j->model, &model, &e) < 0 || wl_strategy_parse(j->strategy ? j->strategy : "", &st, &e) < 0)
         return sim_errf(err, "%s: %s", j->path, e.msg);
-    if (st.dp == 0 && st.tp * st.pp > 0 && job->ngpus % (st.tp * st.pp) == 0)
-        st.dp = job->ngpus / (st.tp * st.pp);
-    if (st.gb == 0)
-        st.gb = st.mb * st.dp;
-    wl_strategy_format(&st, job->strategy, (int)sizeof job->strategy);
     snprintf(job->model, sizeof job->model, "%s", model.name);
     sim_machine *sub = sim_machine_subset(m, job->gpus, job->ngpus);
     if (!sub)
         return sim_errf(err, "out of memory placing %s", j->path);
-    job->sched = wl_gpt_generate(&model, &st, sub, &e);
+    wl_strategy given = st; /* dp and gb on auto filled in (tp*pp*cp*dp = the job's GPUs) */
+    if (wl_gpt_resolve(&model, &given, sub, &st, &e) == 0) {
+        wl_strategy_format(&st, job->strategy, (int)sizeof job->strategy);
+        job->sched = wl_gpt_generate(&model, &st, sub, &e);
+    }
     sim_machine_free(sub);
     if (!job->sched)
         return sim_errf(err, "%s: on its %d GPUs: %s", j->path, job->ngpus, e.msg);
