@@ -15,13 +15,11 @@
  *    they are sampled in their steady state, at m = p and p + 2.
  * So the time is bilinear in (layers, micro-batches): simulate the model cut
  * to u and 2u layers (u = the smallest layer count the strategy accepts,
- * normally p) with p and 2p micro-batches, the pipeline's steady state (with
- * fewer micro-batches than stages, only some stages run at a time and the
- * links and host memory they share are less loaded: sampled at 1 and 3, a
- * 13B model on 64 RTX 4090 with pp 8 came out 14 % short); a pipeline of
- * fewer than 2p micro-batches is simulated with all of them; without a
- * pipeline the micro-batches run one after another and 1 and 2 do.  Then
- * evaluate the bilinear interpolant at the real (L, m).  Where L <= 2u or m is no more than the
+ * normally p) with 1 and 3 micro-batches (a step of two: under some
+ * schedules, Oases on a 2-stage pipeline, one more micro-batch alternately
+ * adds more and less than the average; without a pipeline the micro-batches
+ * run one after another and 1 and 2 do), and evaluate the bilinear
+ * interpolant at the real (L, m).  Where L <= 2u or m is no more than the
  * larger sample that dimension is simulated at its real value instead.  The
  * compute / exposed-communication / idle means are interpolated the same
  * way.
@@ -381,17 +379,10 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
      * in m even in the steady state (measured: 8.8 % off at pp = 2) */
     int m_affine = !(res.pipeline == WL_PIPE_MERAK_PRE && res.dp_overlap);
     if (ctx->fidelity == PLAN_FAST && m_affine) {
-        /* pipelines are sampled in their steady state, at p and 2p: with
-         * fewer micro-batches than stages only some stages run at a time,
-         * and the links and host memory they share are less loaded (13B,
-         * tp 4 pp 8 dp 2 on 64 RTX 4090: each micro-batch adds 0.074 s at
-         * m = 1..3, 0.080 at 10..32; sampled at 1 and 3 the iteration came
-         * out 14 % short).  Merak's pipelines at p and p + 2 (header). */
-        int pairs[4][2] = {{p, 2 * p}, {1, 2}, {p, p + 2}, {p, 2 * p}};
-        int first = p == 1 ? 1 : wl_pipe_is_merak(res.pipeline) ? 2 : 0, last = p == 1 ? 1 : 3;
-        if (first == 0) /* fewer than 2p micro-batches: simulated as they are */
-            last = 0;
-        for (int i = first; i <= last && np == 1; i++) {
+        /* the first pair the schedule accepts (interleaved wants whole rounds of p) */
+        int steady = wl_pipe_is_merak(res.pipeline);
+        int pairs[3][2] = {{1, p == 1 ? 2 : 3}, {p, p + 2}, {p, 2 * p}};
+        for (int i = steady; i < 3 && np == 1; i++) {
             int n1 = pairs[i][0], n2 = pairs[i][1];
             if (n2 < nmb && layers_ok(ctx, strategy, L, n1 * per) && layers_ok(ctx, strategy, L, n2 * per)) {
                 nm[0] = n1;

@@ -33,7 +33,7 @@ print(f"{len(errs)} strategies: iteration-time error mean {100*mean:.2f} %, wors
 # the breakdown, as a share of the iteration: compute is exact but for the
 # kernels' interference; the bubble and exposed communication split the
 # rest, the reduced simulations' tails waiting in the synchronisation
-# (measured: compute worst 0.7 %, bubble 6.7 %, exposed 8.3 %)
+# (measured: compute worst 1.0 %, bubble 9.0 %, exposed 13.2 %)
 worst = {}
 for k in fast:
     T = float(full[k]["iteration_s"])
