@@ -4,7 +4,9 @@
  * node's ring order from the platform, sim_machine.ring_pos, in which NCCL's
  * search puts NVLink-bridged pairs next to each other, then by rank), so a
  * ring crosses each node boundary once in each direction, as NCCL's rings
- * do.
+ * do.  A node here is NCCL's: a server, or a whole NVLink domain spanning
+ * servers (GB200 / GB300 NVL72: nccl_nodes, as NCCL's MNNVL fuses a clique
+ * into one node), whose NICs are all its servers' (nic_key).
  * Every ring runs as a set of channels built by one builder (rings_build,
  * "Channels" below): one or several NICs across nodes, one or two
  * directions inside a node.
