@@ -25,8 +25,13 @@
 #include "planner/plan.h"
 #include "sim/engine.h"
 
+/* Also no NVLink domain spanning servers (GB200 NVL72): there a ring
+ * between servers of a domain runs over NVLink, not through the NICs. */
 int plan_single_switch(const sim_machine *m)
 {
+    for (int r = 1; r < m->ngpus; r++)
+        if (m->nvswitch[r] >= 0 && m->nvswitch[r] == m->nvswitch[r - 1] && m->node[r] != m->node[r - 1])
+            return 0;
     return m->platform_xml &&
            (m->nnodes <= 1 || (strstr(m->platform_xml, "\"fabric-sw\"") && !strstr(m->platform_xml, "\"spine\"")));
 }

@@ -111,7 +111,8 @@ int plan_prune_classify(const char *msg);
 void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out);
 
 /* ---- fold.c ---- */
-/* A generated single-switch cluster: all servers alike, a non-blocking fabric. */
+/* A generated single-switch cluster: all servers alike, a non-blocking fabric,
+ * no NVLink domain spanning servers. */
 int plan_single_switch(const sim_machine *m);
 /* A schedule whose communicators over three or more whole servers are
  * simulated on two servers of each (fold.c explains when that holds). */

@@ -355,7 +355,7 @@ static int fill_gpu(const cJSON *e, const cJSON *defaults, const char *where, si
         info = &own;
     memset(info, 0, sizeof *info);
     double gen;
-    if (field(e, "pcie_gen", 4, 3, 5, where, g->model, &gen, err))
+    if (field(e, "pcie_gen", 4, 3, 6, where, g->model, &gen, err))
         return -1;
     info->pcie_gen = (int)gen;
     const cJSON *p2p = cJSON_GetObjectItemCaseSensitive(e, "p2p");
@@ -481,7 +481,7 @@ double plat_pcie_bw(int gen, int width, sim_err *err)
             bw = num(e, "effective_GBps_x16", 0) * 1e9 * width / 16.0;
     cJSON_Delete(root);
     if (bw < 0)
-        sim_errf(err, "unknown PCIe generation %d; known: 3, 4, 5", gen);
+        sim_errf(err, "unknown PCIe generation %d; known: 3, 4, 5, 6", gen);
     return bw;
 }
 

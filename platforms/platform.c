@@ -20,7 +20,9 @@
  *                                              default: GPUs split evenly over the sockets'
  *                                              root ports (no switch, no uplink link)
  *       "nvlink": {"pairs": [[0,1],[2,3]], "GBps": 56.25} | {"nvswitch": true, "GBps": 300},
- *                                              default: NVSwitch GPUs get the switch, others none
+ *                                              default: NVSwitch GPUs get the switch, others none;
+ *                 {"nvswitch": true, "domain_gpus": 72}: the switch spans domain_gpus / gpus_per_node
+ *                                              consecutive nodes (GB200 / GB300 NVL72 trays)
  *       "nics": [{"model": "IB-HDR", "switch": 0}]  |  "nic": "100GbE"   (one NIC on switch 0)
  *     },
  *     "fabric": {"type": "switch"} | {"type": "fat-tree", "nodes_per_leaf": 4, "oversubscription": 2},
@@ -54,6 +56,12 @@
  *     sits on the GPU's switch, i.e. GPUDirect RDMA; else through host
  *     memory), then the NIC link.  Each NIC link carries half the catalogue's
  *     port-to-port latency, so a node-to-node route has the whole of it.
+ * With node.nvlink.domain_gpus the nodes of one NVLink domain share a zone
+ * (domain<d>, gateway d<d>-gw, each node's links still n<k>-...): two GPUs
+ * of different nodes of the domain talk through the NVLink switches (the
+ * sender's NVLink port up, the receiver's down, as inside an NVSwitch
+ * node), and each GPU leaves the domain through its own node's NIC; the
+ * domain's zoneRoute carries d<d>-port (capacity: its NICs).
  * Directions: UP = away from the GPU towards the CPU / outward through the
  * NIC / from socket 0 to 1 / from the lower-numbered GPU of an NVLink pair.
  * The fabric routers sit in their own one-router zones (a <router> may not
@@ -95,6 +103,7 @@
 #define MAX_NICS 16
 #define MAX_LINKS 512 /* per node */
 #define MAX_HOPS 16
+#define MAX_DOMAIN_GPUS 576 /* GPUs per multi-node NVLink domain */
 
 /* ---------- JSON field readers: every error names source and path ---------- */
 
@@ -283,6 +292,7 @@ typedef struct node_spec {
     int mem[2], upi;
     double cache_bytes;      /* per socket: cache absorbing staged buffers (0: none) */
     int ring_order[MAX_GPUS], bidir;
+    int domain_nodes;        /* nodes per multi-node NVLink domain (node.nvlink.domain_gpus / gpus_per_node; 1: none) */
     int nnics;
     int nic_sw[MAX_NICS];
     int nic_link[MAX_NICS];
@@ -496,6 +506,38 @@ static int get_p2p_level(jctx *c, const cJSON *node, int *out)
     return jerr(c, "node.p2p_level", "one of \"LOC\", \"PIX\", \"PXB\", \"PHB\", \"SYS\" (NCCL_P2P_LEVEL)", v);
 }
 
+/* node.nvlink.domain_gpus: the GPUs of domain_gpus / gpus_per_node
+ * consecutive nodes share one NVLink switch fabric (GB200 / GB300 NVL72: 18
+ * trays of 4 GPUs); the last domain holds the nodes left over.  Only on
+ * NVSwitch nodes, a whole number of nodes, at most the cluster. */
+static int get_domain(jctx *c, const cJSON *nv, int nvswitch, int nnodes, node_spec *ns)
+{
+    int dg;
+    ns->domain_nodes = 1;
+    if (!nv || !cJSON_GetObjectItemCaseSensitive(nv, "domain_gpus"))
+        return 0;
+    if (get_int(c, nv, "node.nvlink", "domain_gpus", 1, ns->ngpus, 1, &dg))
+        return -1;
+    if (!nvswitch)
+        return sim_errf(c->err,
+                        "%s: node.nvlink.domain_gpus: a multi-node NVLink domain is an NVSwitch fabric: give "
+                        "\"nvswitch\": true (the GPU's catalogue NVLink is not a switch)",
+                        c->src);
+    if (dg % ns->ngpus)
+        return sim_errf(c->err, "%s: node.nvlink.domain_gpus: %d is not a multiple of node.gpus_per_node (%d)", c->src,
+                        dg, ns->ngpus);
+    if ((double)dg > (double)nnodes * ns->ngpus)
+        return sim_errf(c->err, "%s: node.nvlink.domain_gpus: %d is more than the cluster's %.0f GPUs (nodes x gpus_per_node)",
+                        c->src, dg, (double)nnodes * ns->ngpus);
+    if (dg > MAX_DOMAIN_GPUS) /* its routes grow as its square */
+        return sim_errf(c->err,
+                        "%s: node.nvlink.domain_gpus: %d is more than %d, the largest NVLink 5 domain (NVIDIA: up "
+                        "to 576 GPUs through NVLink switches)",
+                        c->src, dg, MAX_DOMAIN_GPUS);
+    ns->domain_nodes = dg / ns->ngpus;
+    return 0;
+}
+
 static int parse_node(jctx *c, const cJSON *node, int nnodes, const plat_defaults *df, node_spec *ns,
                       double lat_pcie, double lat_nvl, double lat_sock)
 {
@@ -634,7 +676,7 @@ static int parse_node(jctx *c, const cJSON *node, int nnodes, const plat_default
     int nvswitch = 0;
     double nvbw = ns->info.nvlink_GBps;
     if (nv) {
-        static const char *const nvkeys[] = {"pairs", "nvswitch", "GBps", NULL};
+        static const char *const nvkeys[] = {"pairs", "nvswitch", "GBps", "domain_gpus", NULL};
         if (!cJSON_IsObject(nv))
             return jerr(c, "node.nvlink", "an object {\"pairs\": [[0,1]]} or {\"nvswitch\": true}", nv);
         if (check_keys(c, nv, "node.nvlink", nvkeys) ||
@@ -665,6 +707,8 @@ static int parse_node(jctx *c, const cJSON *node, int nnodes, const plat_default
     } else {
         nvswitch = ns->info.nvlink == PLAT_NVLINK_NVSWITCH;
     }
+    if (get_domain(c, nv, nvswitch, nnodes, ns))
+        return -1;
     if (nvswitch)
         for (int g = 0; g < ns->ngpus; g++)
             ns->gpu_nvl[g] = add_link(ns, nvbw * 1e9, lat_nvl, 0, "gpu%d-nvl", g, 0);
@@ -734,10 +778,12 @@ static int parse_node(jctx *c, const cJSON *node, int nnodes, const plat_default
 
 /* ---------- XML writer ---------- */
 
+/* A route from host src to host dst over p's links of the node whose links
+ * are named pre<link>. */
 static void write_route(FILE *f, const char *pre, const char *src, const char *dst, const node_spec *ns,
                         const path *p)
 {
-    fprintf(f, "  <route src=\"%s%s\" dst=\"%s%s\" symmetrical=\"NO\">", pre, src, pre, dst);
+    fprintf(f, "  <route src=\"%s\" dst=\"%s\" symmetrical=\"NO\">", src, dst);
     for (int i = 0; i < p->n; i++) {
         const link *l = &ns->links[p->link[i]];
         if (p->dir[i] == DIR_NONE)
@@ -767,6 +813,144 @@ static void comment_text(FILE *f, const char *s)
         fputc((unsigned char)*s < 0x20 ? ' ' : *s == '-' && prev == '-' ? '_' : *s, f);
 }
 
+/* Node k's GPU hosts (zone: the NVSwitch fabric they are on). */
+static void write_hosts(FILE *f, int k, int zone, const node_spec *ns)
+{
+    for (int g = 0; g < ns->ngpus; g++) {
+        int pos = 0;
+        while (ns->ring_order[pos] != g)
+            pos++;
+        fprintf(f,
+                "  <host id=\"n%d-gpu%d\" speed=\"1Gf\" core=\"1\"><prop id=\"trainsim:gpu\" value=\"%s\"/>"
+                "<prop id=\"trainsim:rank\" value=\"%d\"/><prop id=\"trainsim:node\" value=\"%d\"/>"
+                "<prop id=\"trainsim:ring_pos\" value=\"%d\"/>%s",
+                k, g, ns->gpu.model, k * ns->ngpus + g, k, pos,
+                ns->bidir ? "<prop id=\"trainsim:ring_bidir\" value=\"1\"/>" : "");
+        if (ns->nnics > 1)
+            fprintf(f, "<prop id=\"trainsim:nic\" value=\"%d\"/>", nic_of(ns, g));
+        if (ns->gpu_nvl[g] >= 0)
+            fprintf(f, "<prop id=\"trainsim:nvswitch\" value=\"%d\"/>", zone);
+        fprintf(f, "</host>\n");
+    }
+}
+
+static void write_links(FILE *f, int k, const node_spec *ns)
+{
+    char pre[32];
+    snprintf(pre, sizeof pre, "n%d-", k);
+    for (int i = 0; i < ns->nlinks; i++)
+        write_link(f, pre, ns->links[i].name, ns->links[i].bw, ns->links[i].lat, ns->links[i].shared,
+                   i == ns->mem[0] || (ns->nsockets > 1 && i == ns->mem[1]) ? ns->cache_bytes : 0);
+}
+
+/* Node k's routes: GPU to GPU of the node, and GPU <-> gw (its zone's
+ * gateway router) through the GPU's NIC. */
+static void write_node_routes(FILE *f, int k, const node_spec *ns, const char *gw)
+{
+    char pre[32], a[48], b[48];
+    snprintf(pre, sizeof pre, "n%d-", k);
+    path p, r;
+    for (int x = 0; x < ns->ngpus; x++)
+        for (int y = 0; y < ns->ngpus; y++)
+            if (x != y) {
+                gpu_path(ns, x, y, &p);
+                snprintf(a, sizeof a, "n%d-gpu%d", k, x);
+                snprintf(b, sizeof b, "n%d-gpu%d", k, y);
+                write_route(f, pre, a, b, ns, &p);
+            }
+    if (ns->nnics)
+        for (int x = 0; x < ns->ngpus; x++) {
+            nic_path(ns, x, &p);
+            reverse_path(&p, &r);
+            if (r.n > 2) { /* staged inbound: the GPU pulls the NIC's data from host memory */
+                r.link[r.n] = r.link[r.n - 1], r.dir[r.n] = r.dir[r.n - 1];
+                r.link[r.n - 1] = ns->gpu_stage[x], r.dir[r.n - 1] = DIR_DOWN;
+                r.n++;
+            }
+            snprintf(a, sizeof a, "n%d-gpu%d", k, x);
+            write_route(f, pre, a, gw, ns, &p);
+            write_route(f, pre, gw, a, ns, &r);
+        }
+}
+
+/* Zone z of the cluster: one node (zone node<k>, gateway n<k>-gw), or with
+ * node.nvlink.domain_gpus the nodes [k0, k1) of one NVLink domain (zone
+ * domain<z>, gateway d<z>-gw).  Between two nodes of a domain a GPU reaches
+ * another through the domain's NVLink switches: its own NVLink port up, the
+ * other's down, as inside an NVSwitch node (the NVL72's switch trays are
+ * non-blocking: 130 TB/s, 72 x 1.8 TB/s, GB200 NVL72 datasheet), never
+ * through the NICs. */
+static void write_zone(FILE *f, int z, int k0, int k1, const node_spec *ns)
+{
+    char gw[32];
+    int dom = ns->domain_nodes > 1;
+    snprintf(gw, sizeof gw, dom ? "d%d-gw" : "n%d-gw", dom ? z : k0);
+    fprintf(f, dom ? " <zone id=\"domain%d\" routing=\"Full\">\n" : " <zone id=\"node%d\" routing=\"Full\">\n",
+            dom ? z : k0);
+    for (int k = k0; k < k1; k++)
+        write_hosts(f, k, z, ns);
+    if (ns->nnics)
+        fprintf(f, "  <router id=\"%s\"/>\n", gw);
+    for (int k = k0; k < k1; k++)
+        write_links(f, k, ns);
+    for (int k = k0; k < k1; k++)
+        write_node_routes(f, k, ns, gw);
+    for (int k = k0; k < k1; k++)
+        for (int j = k0; j < k1; j++)
+            for (int x = 0; j != k && x < ns->ngpus; x++)
+                for (int y = 0; y < ns->ngpus; y++)
+                    fprintf(f,
+                            "  <route src=\"n%d-gpu%d\" dst=\"n%d-gpu%d\" symmetrical=\"NO\"><link_ctn id=\"n%d-%s\" "
+                            "direction=\"UP\"/><link_ctn id=\"n%d-%s\" direction=\"DOWN\"/></route>\n",
+                            k, x, j, y, k, ns->links[ns->gpu_nvl[x]].name, j, ns->links[ns->gpu_nvl[y]].name);
+    fprintf(f, " </zone>\n");
+}
+
+/* The fabric between the zones: one switch, or leaves and a spine (a zone
+ * joins the leaf of its first node), each router in a zone of its own. */
+static void write_fabric(FILE *f, int nnodes, int nzones, const node_spec *ns, const fabric *fb)
+{
+    int D = ns->domain_nodes, dom = D > 1;
+    int nleaves = fb->fat_tree ? (nnodes + fb->per_leaf - 1) / fb->per_leaf : 0;
+    char port[32], zone[32], gw[32];
+    if (fb->fat_tree) {
+        for (int l = 0; l < nleaves; l++)
+            fprintf(f, " <zone id=\"leaf%d\" routing=\"None\"><router id=\"leaf%d-sw\"/></zone>\n", l, l);
+        fprintf(f, " <zone id=\"spine\" routing=\"None\"><router id=\"spine-sw\"/></zone>\n");
+    } else {
+        fprintf(f, " <zone id=\"fabric\" routing=\"None\"><router id=\"fabric-sw\"/></zone>\n");
+    }
+    for (int z = 0; z < nzones; z++) {
+        int nodes_in = (z + 1) * D <= nnodes ? D : nnodes - z * D;
+        snprintf(port, sizeof port, dom ? "d%d-" : "n%d-", z);
+        write_link(f, port, "port", nodes_in * ns->nic_bw_total, 0, 0, 0);
+    }
+    for (int l = 0; l < nleaves; l++) {
+        snprintf(port, sizeof port, "leaf%d-", l);
+        write_link(f, port, "up", fb->per_leaf * ns->nic_bw_total / fb->oversub, fb->lat, 0, 0);
+    }
+    for (int z = 0; z < nzones; z++) {
+        snprintf(zone, sizeof zone, dom ? "domain%d" : "node%d", z);
+        snprintf(gw, sizeof gw, dom ? "d%d-gw" : "n%d-gw", z);
+        snprintf(port, sizeof port, dom ? "d%d-port" : "n%d-port", z);
+        if (fb->fat_tree)
+            fprintf(f,
+                    " <zoneRoute src=\"%s\" dst=\"leaf%d\" gw_src=\"%s\" gw_dst=\"leaf%d-sw\">"
+                    "<link_ctn id=\"%s\" direction=\"UP\"/></zoneRoute>\n",
+                    zone, z * D / fb->per_leaf, gw, z * D / fb->per_leaf, port);
+        else
+            fprintf(f,
+                    " <zoneRoute src=\"%s\" dst=\"fabric\" gw_src=\"%s\" gw_dst=\"fabric-sw\">"
+                    "<link_ctn id=\"%s\" direction=\"UP\"/></zoneRoute>\n",
+                    zone, gw, port);
+    }
+    for (int l = 0; l < nleaves; l++)
+        fprintf(f,
+                " <zoneRoute src=\"leaf%d\" dst=\"spine\" gw_src=\"leaf%d-sw\" gw_dst=\"spine-sw\">"
+                "<link_ctn id=\"leaf%d-up\" direction=\"UP\"/></zoneRoute>\n",
+                l, l, l);
+}
+
 static char *write_xml(const char *name, const char *src, int nnodes, const node_spec *ns, const fabric *fb)
 {
     char *buf = NULL;
@@ -780,90 +964,11 @@ static char *write_xml(const char *name, const char *src, int nnodes, const node
     fputs(" (cluster ", f);
     comment_text(f, name);
     fputs(") -->\n<zone id=\"cluster\" routing=\"DijkstraCache\">\n", f);
-    char pre[32], a[32], b[32];
-    for (int k = 0; k < nnodes; k++) {
-        snprintf(pre, sizeof pre, "n%d-", k);
-        fprintf(f, " <zone id=\"node%d\" routing=\"Full\">\n", k);
-        for (int g = 0; g < ns->ngpus; g++) {
-            int pos = 0;
-            while (ns->ring_order[pos] != g)
-                pos++;
-            fprintf(f,
-                    "  <host id=\"n%d-gpu%d\" speed=\"1Gf\" core=\"1\"><prop id=\"trainsim:gpu\" value=\"%s\"/>"
-                    "<prop id=\"trainsim:rank\" value=\"%d\"/><prop id=\"trainsim:node\" value=\"%d\"/>"
-                    "<prop id=\"trainsim:ring_pos\" value=\"%d\"/>%s",
-                    k, g, ns->gpu.model, k * ns->ngpus + g, k, pos,
-                    ns->bidir ? "<prop id=\"trainsim:ring_bidir\" value=\"1\"/>" : "");
-            if (ns->nnics > 1)
-                fprintf(f, "<prop id=\"trainsim:nic\" value=\"%d\"/>", nic_of(ns, g));
-            if (ns->gpu_nvl[g] >= 0)
-                fprintf(f, "<prop id=\"trainsim:nvswitch\" value=\"%d\"/>", k);
-            fprintf(f, "</host>\n");
-        }
-        if (ns->nnics)
-            fprintf(f, "  <router id=\"n%d-gw\"/>\n", k);
-        for (int i = 0; i < ns->nlinks; i++)
-            write_link(f, pre, ns->links[i].name, ns->links[i].bw, ns->links[i].lat, ns->links[i].shared,
-                       i == ns->mem[0] || (ns->nsockets > 1 && i == ns->mem[1]) ? ns->cache_bytes : 0);
-        path p, r;
-        for (int x = 0; x < ns->ngpus; x++)
-            for (int y = 0; y < ns->ngpus; y++)
-                if (x != y) {
-                    gpu_path(ns, x, y, &p);
-                    snprintf(a, sizeof a, "gpu%d", x);
-                    snprintf(b, sizeof b, "gpu%d", y);
-                    write_route(f, pre, a, b, ns, &p);
-                }
-        if (ns->nnics)
-            for (int x = 0; x < ns->ngpus; x++) {
-                nic_path(ns, x, &p);
-                reverse_path(&p, &r);
-                if (r.n > 2) { /* staged inbound: the GPU pulls the NIC's data from host memory */
-                    r.link[r.n] = r.link[r.n - 1], r.dir[r.n] = r.dir[r.n - 1];
-                    r.link[r.n - 1] = ns->gpu_stage[x], r.dir[r.n - 1] = DIR_DOWN;
-                    r.n++;
-                }
-                snprintf(a, sizeof a, "gpu%d", x);
-                write_route(f, pre, a, "gw", ns, &p);
-                write_route(f, pre, "gw", a, ns, &r);
-            }
-        fprintf(f, " </zone>\n");
-    }
-    if (nnodes > 1) {
-        int nleaves = fb->fat_tree ? (nnodes + fb->per_leaf - 1) / fb->per_leaf : 0;
-        if (fb->fat_tree) {
-            for (int l = 0; l < nleaves; l++)
-                fprintf(f, " <zone id=\"leaf%d\" routing=\"None\"><router id=\"leaf%d-sw\"/></zone>\n", l, l);
-            fprintf(f, " <zone id=\"spine\" routing=\"None\"><router id=\"spine-sw\"/></zone>\n");
-        } else {
-            fprintf(f, " <zone id=\"fabric\" routing=\"None\"><router id=\"fabric-sw\"/></zone>\n");
-        }
-        for (int k = 0; k < nnodes; k++) {
-            snprintf(pre, sizeof pre, "n%d-", k);
-            write_link(f, pre, "port", ns->nic_bw_total, 0, 0, 0);
-        }
-        for (int l = 0; l < nleaves; l++) {
-            snprintf(pre, sizeof pre, "leaf%d-", l);
-            write_link(f, pre, "up", fb->per_leaf * ns->nic_bw_total / fb->oversub, fb->lat, 0, 0);
-        }
-        for (int k = 0; k < nnodes; k++) {
-            if (fb->fat_tree)
-                fprintf(f,
-                        " <zoneRoute src=\"node%d\" dst=\"leaf%d\" gw_src=\"n%d-gw\" gw_dst=\"leaf%d-sw\">"
-                        "<link_ctn id=\"n%d-port\" direction=\"UP\"/></zoneRoute>\n",
-                        k, k / fb->per_leaf, k, k / fb->per_leaf, k);
-            else
-                fprintf(f,
-                        " <zoneRoute src=\"node%d\" dst=\"fabric\" gw_src=\"n%d-gw\" gw_dst=\"fabric-sw\">"
-                        "<link_ctn id=\"n%d-port\" direction=\"UP\"/></zoneRoute>\n",
-                        k, k, k);
-        }
-        for (int l = 0; l < nleaves; l++)
-            fprintf(f,
-                    " <zoneRoute src=\"leaf%d\" dst=\"spine\" gw_src=\"leaf%d-sw\" gw_dst=\"spine-sw\">"
-                    "<link_ctn id=\"leaf%d-up\" direction=\"UP\"/></zoneRoute>\n",
-                    l, l, l);
-    }
+    int D = ns->domain_nodes, nzones = (nnodes + D - 1) / D;
+    for (int z = 0; z < nzones; z++)
+        write_zone(f, z, z * D, (z + 1) * D < nnodes ? (z + 1) * D : nnodes, ns);
+    if (nzones > 1)
+        write_fabric(f, nnodes, nzones, ns, fb);
     fprintf(f, "</zone>\n</platform>\n");
     if (fclose(f) != 0) {
         free(buf);
@@ -951,6 +1056,11 @@ static sim_machine *build(jctx *c, const cJSON *root)
     sim_machine *m = NULL;
     if (parse_node(c, node, nnodes, &df, ns, lp * 1e-6, ln * 1e-6, ls * 1e-6))
         goto out;
+    if (fb.fat_tree && fb.per_leaf % ns->domain_nodes) {
+        sim_errf(c->err, "%s: fabric.nodes_per_leaf: %d does not hold whole NVLink domains of %d nodes "
+                 "(node.nvlink.domain_gpus): a domain joins one leaf", c->src, fb.per_leaf, ns->domain_nodes);
+        goto out;
+    }
     if ((double)nnodes * ns->ngpus > SIM_MAX_GPUS) {
         sim_errf(c->err, "%s: nodes x gpus_per_node = %.0f GPUs; trainsim simulates at most %d", c->src,
                  (double)nnodes * ns->ngpus, SIM_MAX_GPUS);
@@ -971,7 +1081,7 @@ static sim_machine *build(jctx *c, const cJSON *root)
         m->host[r] = strdup(h);
         m->node[r] = r / ns->ngpus;
         m->nic[r] = ns->nnics ? nic_of(ns, r % ns->ngpus) : 0;
-        m->nvswitch[r] = ns->gpu_nvl[r % ns->ngpus] >= 0 ? r / ns->ngpus : -1;
+        m->nvswitch[r] = ns->gpu_nvl[r % ns->ngpus] >= 0 ? r / ns->ngpus / ns->domain_nodes : -1;
         m->gpu_model[r] = 0;
         if (!m->host[r])
             break;

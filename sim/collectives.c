@@ -4,7 +4,9 @@
  * node's ring order from the platform, sim_machine.ring_pos, in which NCCL's
  * search puts NVLink-bridged pairs next to each other, then by rank), so a
  * ring crosses each node boundary once in each direction, as NCCL's rings
- * do.
+ * do.  A node here is NCCL's: a server, or a whole NVLink domain spanning
+ * servers (GB200 / GB300 NVL72: nccl_nodes, as NCCL's MNNVL fuses a clique
+ * into one node), whose NICs are all its servers' (nic_key).
  * Every ring runs as a set of channels built by one builder (rings_build,
  * "Channels" below): one or several NICs across nodes, one or two
  * directions inside a node.
@@ -133,6 +135,7 @@
 #include <simgrid/host.h>
 #include <simgrid/mailbox.h>
 
+#include "alloc.h"
 #include "engine_internal.h"
 
 typedef struct ring {
@@ -246,7 +249,8 @@ static double ring_bw(ring *R, int pos)
 static const sim_comm *comm_of(int c) { return &E.s->comms[c]; }
 
 typedef struct member_order {
-    int node, pos, rank, member; /* pos: place in the node's ring order */
+    int node, tray, pos, rank, member; /* node: NCCL's (sim_engine.nccl_node); tray: the server;
+                                          pos: place in the server's ring order */
 } member_order;
 
 static int cmp_member(const void *x, const void *y)
@@ -254,10 +258,16 @@ static int cmp_member(const void *x, const void *y)
     const member_order *a = x, *b = y;
     if (a->node != b->node)
         return a->node < b->node ? -1 : 1;
+    if (a->tray != b->tray)
+        return a->tray < b->tray ? -1 : 1;
     if (a->pos != b->pos)
         return a->pos < b->pos ? -1 : 1;
     return a->rank < b->rank ? -1 : a->rank > b->rank;
 }
+
+/* A NIC of the machine: the rank's server and its NIC there (an NVLink
+ * domain's node holds the NICs of all its servers). */
+static long long nic_key(int rank) { return (long long)E.m->node[rank] * SIM_MAX_GPUS + E.m->nic[rank]; }
 
 /* How many channels NCCL would get bandwidth from across nodes: the NICs
  * that the members of a node reach (each GPU its own, machine.h), the fewest
@@ -270,9 +280,11 @@ static int channel_count(const member_order *ord, const int *seg, int nseg)
         return 1;
     int nch = MAX_CH;
     for (int k = 0; k < nseg; k++) {
-        int seen[MAX_CH], d = 0;
+        long long seen[MAX_CH];
+        int d = 0;
         for (int i = seg[k]; i < seg[k + 1] && d < MAX_CH; i++) {
-            int nic = E.m->nic[ord[i].rank], j = 0;
+            long long nic = nic_key(ord[i].rank);
+            int j = 0;
             while (j < d && seen[j] != nic)
                 j++;
             if (j == d)
@@ -290,9 +302,11 @@ static int channel_count(const member_order *ord, const int *seg, int nseg)
  * NIC (NICs counted in the members' topology order). */
 static int first_on_nic(const member_order *ord, int s, int e, int c)
 {
-    int seen[MAX_CH], d = 0;
+    long long seen[MAX_CH];
+    int d = 0;
     for (int i = s; i < e; i++) {
-        int nic = E.m->nic[ord[i].rank], j = 0;
+        long long nic = nic_key(ord[i].rank);
+        int j = 0;
         while (j < d && seen[j] != nic)
             j++;
         if (j < d)
@@ -352,7 +366,7 @@ static void add_edge(rings *R, const char *prefix, int a, int b)
         }
     char name[96];
     snprintf(name, sizeof name, "%s/e%d<%d", prefix, b, a);
-    int cross = E.m->node[R->rank[a]] != E.m->node[R->rank[b]];
+    int cross = E.nccl_node[R->rank[a]] != E.nccl_node[R->rank[b]];
     sg_mailbox_t box = sg_mailbox_by_name(name);
     o[R->nout[a]++] = (edge){b, R->rank[b], 1, cross, box, -1, -1};
     in[R->nin[b]++] = (edge){a, R->rank[a], 1, cross, box, -1, -1};
@@ -483,8 +497,8 @@ static sim_comm_rt *comm_rt(int c)
     C->ranks = cm->ranks;
     member_order *ord = malloc((size_t)n * sizeof *ord);
     for (int i = 0; i < n; i++)
-        ord[i] = (member_order){E.m->node[cm->ranks[i]], E.m->ring_pos ? E.m->ring_pos[cm->ranks[i]] : 0,
-                                cm->ranks[i], i};
+        ord[i] = (member_order){E.nccl_node[cm->ranks[i]], E.m->node[cm->ranks[i]],
+                                E.m->ring_pos ? E.m->ring_pos[cm->ranks[i]] : 0, cm->ranks[i], i};
     qsort(ord, (size_t)n, sizeof *ord, cmp_member);
     int *ranks = malloc((size_t)n * sizeof *ranks);
     C->pos_full = malloc((size_t)n * sizeof *C->pos_full);
@@ -520,9 +534,36 @@ static sim_comm_rt *comm_rt(int c)
 /* Rings are built before the simulation starts: creating a mailbox is a
  * simcall that yields, so building lazily from actors would let another
  * actor see a half-built ring. */
+/* The node NCCL's topology sees for each rank: its server, or where an
+ * NVSwitch fabric spans servers (a GB200 / GB300 NVL72 domain, the
+ * machine's nvswitch) the whole fabric, named by its first server.  NCCL
+ * fuses the topologies of a multi-node NVLink clique into one node (MNNVL:
+ * src/graph/topo.cc fuses the clique's XML; init.cc counts nodes by ring
+ * graph, one per clique), so its rings, trees and NVLS run over NVLink
+ * inside the domain and over the NICs between domains. */
+static void nccl_nodes(void)
+{
+    int n = E.m->ngpus, top = 0;
+    for (int r = 0; r < n; r++)
+        top = E.m->nvswitch[r] > top ? E.m->nvswitch[r] : top;
+    E.nccl_node = sim_xcalloc((size_t)(n > 0 ? n : 1), sizeof *E.nccl_node, "the collectives' topology");
+    int *first = sim_xcalloc((size_t)top + 1, sizeof *first, "the collectives' topology");
+    for (int v = 0; v <= top; v++)
+        first[v] = -1;
+    for (int r = 0; r < n; r++) {
+        int v = E.m->nvswitch[r];
+        if (v >= 0 && (first[v] < 0 || E.m->node[r] < first[v]))
+            first[v] = E.m->node[r];
+    }
+    for (int r = 0; r < n; r++)
+        E.nccl_node[r] = E.m->nvswitch[r] >= 0 ? first[E.m->nvswitch[r]] : E.m->node[r];
+    free(first);
+}
+
 int sim_coll_setup(sim_err *err)
 {
     (void)err;
+    nccl_nodes();
     E.comms = calloc((size_t)E.s->ncomms + 1, sizeof *E.comms);
     for (int c = 0; c < E.s->ncomms; c++)
         comm_rt(c);
@@ -554,6 +595,8 @@ void sim_coll_teardown(void)
     }
     free(E.comms);
     E.comms = NULL;
+    free(E.nccl_node);
+    E.nccl_node = NULL;
 }
 
 
@@ -588,7 +631,7 @@ typedef struct proto_run {
 
 static double eff_of(const proto_run *pr, int rank_a, int rank_b)
 {
-    return E.m->node[rank_a] != E.m->node[rank_b] ? pr->eff_net : pr->eff;
+    return E.nccl_node[rank_a] != E.nccl_node[rank_b] ? pr->eff_net : pr->eff;
 }
 
 static void edge_route(edge *e, int rank)
@@ -845,7 +888,7 @@ static void node_groups(sim_comm_rt *C, int pos, int *g, int *ng, int *start, in
     static int buf[4096];
     *ng = 0;
     for (int i = 0; i < n; i++)
-        if (i == 0 || E.m->node[R->rank[i]] != E.m->node[R->rank[i - 1]]) {
+        if (i == 0 || E.nccl_node[R->rank[i]] != E.nccl_node[R->rank[i - 1]]) {
             if (*ng < 4096)
                 buf[*ng] = i;
             (*ng)++;

@@ -34,6 +34,7 @@ typedef struct sim_engine {
     sim_ivlist *compute, *comm; /* per rank */
     double *mem, *mem_kind; /* per rank, per (rank, kind) */
     struct sim_comm_rt *comms;
+    int *nccl_node;         /* per rank: the node NCCL's topology sees, its multi-node NVLink domain (collectives.c) */
     int *comm_busy, *kern_busy; /* per rank: collectives/sends, compute kernels in flight */
     sg_exec_t *bg;          /* per rank: the interference load while communication is in flight */
     FILE *trace, *memlog;   /* the Chrome trace and the memory CSV, or NULL */

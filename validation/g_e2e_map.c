@@ -22,9 +22,11 @@
  *  - PCIe cards (GeForce, RTX A6000, A40): up to 4 GPUs on one socket's root
  *    ports, 8 as two PCIe switches of 4 on two sockets (the layout of
  *    platforms/clusters/rtx4090-4x8.json); P2P as the catalogue says;
- *  - GB200 / GB300 trays: 4 GPUs per node in a 72-GPU NVLink domain, which
- *    a cluster JSON cannot say yet ("domain_gpus": the row then cannot be
- *    expressed, and says so).
+ *  - GB200 / GB300 trays: 4 GPUs per node (4 single-GPU PCIe links with a
+ *    NIC each) in a 72-GPU NVLink domain (node.nvlink.domain_gpus: the
+ *    rack's 18 trays; a job of fewer GPUs sits in one rack).  The rows do
+ *    not say how a job of 256 GPUs is placed on the racks: consecutive
+ *    trays fill racks of 72 (3 full racks and 10 trays of a fourth).
  * The fabric is one non-blocking switch (the rows' fat trees are
  * non-blocking; it also lets the planner's fast fidelity simulate one
  * data-parallel replica, planner/eval.c). */
@@ -527,7 +529,7 @@ static const char DGX1_PAIRS[] = "[[0,1],[0,2],[0,3],[0,4],[1,2],[1,3],[1,5],[2,
                                  "[5,6],[5,7],[6,7]]";
 
 /* The node object of a cluster JSON for gpn GPUs of catalogue model gpu. */
-static void node_json(char *b, size_t n, const char *gpu, int gpn, int nnics, const char *nic)
+static void node_json(char *b, size_t n, const char *gpu, int ngpus, int gpn, int nnics, const char *nic)
 {
     int sxm = has(gpu, "SXM") || !strcmp(gpu, "B200") || has(gpu, "H100");
     int nvl72 = has(gpu, "GB200") || has(gpu, "GB300");
@@ -546,7 +548,7 @@ static void node_json(char *b, size_t n, const char *gpu, int gpn, int nnics, co
     if (has(gpu, "V100") && gpn == 8)
         cat(b, n, ", \"nvlink\": {\"pairs\": %s}", DGX1_PAIRS);
     else if (nvl72)
-        cat(b, n, ", \"nvlink\": {\"nvswitch\": true, \"domain_gpus\": 72}");
+        cat(b, n, ", \"nvlink\": {\"nvswitch\": true, \"domain_gpus\": %d}", ngpus < 72 ? ngpus : 72);
     if (nnics == 1 || (nnics > 1 && !nsw)) {
         cat(b, n, ", \"nic\": \"%s\"", nic);
     } else if (nnics > 1) {
@@ -603,7 +605,7 @@ static void map_cluster(const e2e_family *f, row *r)
     m->ngpus = G;
     snprintf(m->label, sizeof m->label, "%d x %s", G, gpu);
     snprintf(m->cluster, sizeof m->cluster, "{\"name\": \"%s\", \"nodes\": %d, \"node\": ", m->row, nodes);
-    node_json(m->cluster, sizeof m->cluster, gpu, gpn, nnics, nic);
+    node_json(m->cluster, sizeof m->cluster, gpu, G, gpn, nnics, nic);
     cat(m->cluster, sizeof m->cluster, ", \"fabric\": {\"type\": \"switch\"}}");
 }
 
@@ -736,8 +738,13 @@ static void map_measured(row *r, const char *gpu)
 static const char *dtype_of(row *r)
 {
     const char *p = S(r, C_PREC);
-    if (has(p, "FP4"))
-        return "fp4";
+    if (has(p, "FP4")) { /* NVFP4 (Megatron-Bridge's fp4 recipes) */
+        gap(r->m, "fp4 not modelled",
+            "precision \"%.60s\": NVFP4 GEMMs are not modelled (no fp4 type in the cost model, and no FP4 GEMM "
+            "measurement to calibrate one: platforms/README.md)",
+            p);
+        return NULL;
+    }
     if (has(p, "fp8"))
         return "fp8"; /* FP8 (delayed / current scaling) and MXFP8 alike */
     int b = has(p, "bf16"), h = has(p, "fp16");

@@ -47,6 +47,23 @@ static void bad_file(const char *path, const char *n1, const char *n2)
 
 int main(void)
 {
+    /* node.nvlink.domain_gpus: NVSwitch only, whole nodes, at most the cluster */
+#define NVL72(n, nv) "{\"nodes\": " #n ", \"node\": {\"gpu\": \"GB200\", \"gpus_per_node\": 4, \"nic\": \"IB-NDR\", " \
+                     "\"nvlink\": " nv "}}"
+    bad_json(NVL72(18, "{\"nvswitch\": true, \"domain_gpus\": 70}"), "node.nvlink.domain_gpus",
+             "70 is not a multiple of node.gpus_per_node (4)", NULL);
+    bad_json(NVL72(2, "{\"nvswitch\": true, \"domain_gpus\": 72}"), "node.nvlink.domain_gpus",
+             "72 is more than the cluster's 8 GPUs", NULL);
+    bad_json(NVL72(18, "{\"domain_gpus\": 72}"), "node.nvlink.domain_gpus", "NVSwitch", "\"nvswitch\": true");
+    bad_json(NVL72(18, "{\"nvswitch\": true, \"domain_gpus\": 0}"), "node.nvlink.domain_gpus", "positive integer",
+             NULL);
+    bad_json(NVL72(18, "{\"nvswitch\": true, \"domain_gpus\": \"72\"}"), "node.nvlink.domain_gpus", "\"72\"", NULL);
+    bad_json(NVL72(200, "{\"nvswitch\": true, \"domain_gpus\": 800}"), "node.nvlink.domain_gpus", "more than 576",
+             NULL);
+    bad_json("{\"nodes\": 36, \"node\": {\"gpu\": \"GB200\", \"gpus_per_node\": 4, \"nic\": \"IB-NDR\", "
+             "\"nvlink\": {\"nvswitch\": true, \"domain_gpus\": 72}}, \"fabric\": {\"type\": \"fat-tree\", "
+             "\"nodes_per_leaf\": 8}}",
+             "fabric.nodes_per_leaf", "8 does not hold whole NVLink domains of 18 nodes", NULL);
     bad_json(NODE("\"gpu\": \"RTX9090\", \"gpus_per_node\": 4, \"nic\": \"100GbE\""), "node.gpu",
              "unknown GPU model \"RTX9090\"", "RTX3090");
     /* an inline GPU object: the catalogue's fields and checks */

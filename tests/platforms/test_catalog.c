@@ -39,6 +39,7 @@ static void test_new_gpus(void)
         {"h200-sxm", "H200", 67, 494.7, 989.4, 1978.9, 141, 4800, 450, 1, PLAT_NVLINK_NVSWITCH},
         {"b200", "B200", 75, 1125, 2250, 4500, 180, 8000, 900, 1, PLAT_NVLINK_NVSWITCH},
         {"GB200", "GB200", 90, 1250, 2500, 5000, 186, 8000, 900, 1, PLAT_NVLINK_NVSWITCH},
+        {"gb300-nvl72", "GB300", 80, 1250, 2500, 5000, 288, 8000, 900, 1, PLAT_NVLINK_NVSWITCH},
     };
     for (size_t i = 0; i < sizeof G / sizeof G[0]; i++) {
         sim_gpu g;
@@ -56,10 +57,14 @@ static void test_new_gpus(void)
               "%s NVLink/P2P", G[i].model);
         CHECK(g.power_w > 0 && g.overlap_compute >= 1, "%s power/overlap", G[i].model);
     }
-    /* GB200 is sold in NVL72 racks only: no per-GPU price; the A100 SXM 40 GB now has one */
+    /* GB200 / GB300 are sold in NVL72 racks only: their prices are documented estimates */
     sim_gpu g;
     sim_err err = {{0}};
-    CHECK(plat_gpu_lookup("GB200", &g, &err) == 0 && g.price_usd == 0, "GB200 price %g", g.price_usd);
+    CHECK(plat_gpu_lookup("GB200", &g, &err) == 0 && g.price_usd > 0, "GB200 price %g", g.price_usd);
+    CHECK(plat_gpu_lookup("GB300", &g, &err) == 0 && g.price_usd > 0 && g.power_w == 1400, "GB300 price %g, power %g",
+          g.price_usd, g.power_w);
+    /* its ConnectX-8 (IB-XDR) sits on PCIe Gen6: 96.8 GB/s effective x16 */
+    CHECK(fabs(plat_pcie_bw(6, 16, &err) - 96.8e9) < 1e6, "PCIe 6.0 x16 %g", plat_pcie_bw(6, 16, &err));
     CHECK(plat_gpu_lookup("A100-SXM-40GB", &g, &err) == 0 && g.price_usd > 0, "A100 SXM 40 GB price %g", g.price_usd);
     /* calibrated device parameters (validation/fit_*.c): shortest kernel, launch gap, TF32/FP8 scales */
     CHECK(plat_gpu_lookup("A100-SXM-80GB", &g, &err) == 0 && g.kernel_min_s > 1e-6 && g.kernel_min_s < 1e-5 &&
@@ -166,6 +171,7 @@ static void test_nics(void)
     CHECK(plat_nic_lookup("100gbe", &n, &err) == 0 && near(n.bw, 12.5e9), "100GbE %g", n.bw);
     CHECK(plat_nic_lookup("hdr", &n, &err) == 0 && near(n.bw, 25e9) && n.latency_s > 0, "HDR");
     CHECK(plat_nic_lookup("IB-NDR", &n, &err) == 0 && near(n.bw, 50e9), "NDR");
+    CHECK(plat_nic_lookup("connectx-8", &n, &err) == 0 && near(n.bw, 100e9), "ConnectX-8 (IB-XDR) %g", n.bw);
     CHECK(plat_nic_lookup("10GbE", &n, &err) == 0 && n.latency_s >= 10e-6, "10GbE TCP latency");
     CHECK(plat_nic_lookup("42GbE", &n, &err) == -1 && strstr(err.msg, "100GbE"), "%s", err.msg);
     CHECK(near(plat_pcie_bw(4, 16, &err), 25e9) && near(plat_pcie_bw(3, 8, &err), 6.25e9), "PCIe table");
