@@ -17,9 +17,9 @@
 #include "platforms/platform.h"
 #include "star.h"
 
-static double allreduce(const sim_machine *m, const int *ranks, int n, double bytes)
+static double allreduce_algo(const sim_machine *m, const int *ranks, int n, double bytes, sim_algo algo)
 {
-    sim_schedule *s = one_collective(m->ngpus, ranks, n, SIM_COLL_ALLREDUCE, SIM_ALGO_RING, bytes);
+    sim_schedule *s = one_collective(m->ngpus, ranks, n, SIM_COLL_ALLREDUCE, algo, bytes);
     sim_options o;
     sim_options_default(&o);
     sim_result r;
@@ -27,6 +27,11 @@ static double allreduce(const sim_machine *m, const int *ranks, int n, double by
     sim_result_free(&r);
     sim_sched_free(s);
     return t;
+}
+
+static double allreduce(const sim_machine *m, const int *ranks, int n, double bytes)
+{
+    return allreduce_algo(m, ranks, n, bytes, SIM_ALGO_RING);
 }
 
 static double busbw(int n, double bytes, double t) { return 2.0 * (n - 1) / n * bytes / t; }
@@ -67,17 +72,6 @@ static const char NVLS[] =
     " \"gpus_per_node\": 4, \"nvlink\": {\"nvswitch\": true, \"domain_gpus\": 72}, \"nic\": \"IB-NDR\"},"
     " \"fabric\": {\"type\": \"switch\"}}";
 
-static double allreduce_algo(const sim_machine *m, const int *ranks, int n, double bytes, sim_algo algo)
-{
-    sim_schedule *s = one_collective(m->ngpus, ranks, n, SIM_COLL_ALLREDUCE, algo, bytes);
-    sim_options o;
-    sim_options_default(&o);
-    sim_result r;
-    double t = run_opts(s, m, &o, &r);
-    sim_result_free(&r);
-    sim_sched_free(s);
-    return t;
-}
 
 static int nvls_spans_the_rack(void)
 {
