@@ -324,8 +324,8 @@ int sim_sched_place(sim_schedule *dst, const sim_schedule *src, const int *map, 
         }
         for (uint32_t k = 0; k < o->ndeps && rc == 0; k++) {
             uint32_t d = src->deps[o->dep_first + k];
-            if (d >= i)
-                rc = sim_errf(err, "%sop %u depends on op %u, which comes after it", prefix, i, d);
+            if (d >= src->nops) /* a later op is fine: ops keep their ids, offset by base */
+                rc = sim_errf(err, "%sop %u depends on op %u, which does not exist", prefix, i, d);
             deps[k] = base + d;
         }
         const sim_payload *p = &src->payloads[o->payload];

@@ -61,6 +61,19 @@ PY
 python3 -c "import json,sys; t=json.load(open(sys.argv[1])); assert any('L/' in json.dumps(e) for e in t['traceEvents'][:200])" "$tmp/lm.trace" \
     || fail "the trace does not name the jobs' streams"
 
+# a schedule whose dependencies point forward (rank 0 waits for rank 1's
+# kernel, a later op id, as imported traces have them): placed as it is
+cat > "$tmp/fwd.json" <<'J'
+{"format": "trainsim-schedule", "version": 1, "nranks": 2,
+ "ranks": [{"rank": 0, "streams": [{"name": "s", "ops": [{"id": 0, "op": "compute", "kernel": "fixed", "seconds": 0.5, "deps": [1]}]}]},
+           {"rank": 1, "streams": [{"name": "s", "ops": [{"id": 1, "op": "compute", "kernel": "fixed", "seconds": 1}]}]}]}
+J
+echo '{"name": "F", "schedule": "fwd.json", "gpus": [6, 2]}' > "$tmp/F.json"
+"$TRAINSIM" run --platform oases-3090 --job "$tmp/F.json" --json > "$tmp/f.out" || fail "a schedule with forward dependencies is refused"
+python3 -c "
+import json, sys; j = json.load(open(sys.argv[1]))['jobs'][0]
+assert abs(j['alone_iteration_time_s'] - 1.5) < 1e-9, j" "$tmp/f.out" || fail "the forward dependency is not kept"
+
 j() { echo "$2" > "$tmp/$1.json"; }
 j over '{"schedule": "xfer.json", "gpus": [0, 1]}'
 expect_fail "over.json" "gpus" "GPU 0" "another job" -- run --platform oases-3090 --job "$tmp/A.json" --job "$tmp/over.json"
