@@ -245,7 +245,7 @@ static void evaluate(const plan_purchase_opts *o, const plan_cluster *c, plan_pu
     row->ngpus = m->ngpus;
     row->nodes = m->nnodes;
     const sim_gpu *g = sim_machine_gpu(m, 0);
-    snprintf(row->gpu_model, sizeof row->gpu_model, "%s", g->model);
+    snprintf(row->gpu_model, sizeof row->gpu_model, "%.47s%s", g->model, m->nmodels > 1 ? " and others" : "");
     row->mem_capacity = g->mem_capacity;
     plan_ctx ctx;
     memset(&ctx, 0, sizeof ctx);

@@ -102,7 +102,7 @@ typedef struct plan_purchase_row {
     char name[128];               /* the machine's name */
     uint64_t cluster_hash;        /* FNV-1a 64 of the cluster JSON (or the platform XML) */
     int ngpus, nodes;
-    char gpu_model[48];
+    char gpu_model[64];  /* the first GPU model, "and others" for node groups of several */
     double mem_capacity, peak_flops; /* per GPU; peak at the strategy's dtype */
     int gb;
     int searched;                 /* 1: the planner chose the strategy */

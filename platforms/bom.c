@@ -236,6 +236,11 @@ int plat_bom_from_json(const char *cluster_json, const char *source, plat_bom *o
     int rc = -1;
     if (!cat)
         goto out;
+    if (!node && cJSON_GetObjectItemCaseSensitive(root, "groups")) {
+        sim_errf(err, "%s: a cluster of node groups (mixed GPUs) has no bill of materials yet: its time comes from "
+                      "`trainsim run --platform`, not its cost", source);
+        goto out;
+    }
     if (!node) {
         sim_errf(err, "%s: not a cluster JSON with a \"node\" object", source);
         goto out;

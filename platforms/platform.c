@@ -107,6 +107,9 @@
 
 /* ---------- JSON field readers: every error names source and path ---------- */
 
+/* Node groups of one cluster ("groups": mixed GPU kinds), at most. */
+#define PLAT_MAX_GROUPS 16
+
 typedef struct jctx {
     const char *src;
     sim_err *err;
@@ -880,21 +883,22 @@ static void write_node_routes(FILE *f, int k, const node_spec *ns, const char *g
  * other's down, as inside an NVSwitch node (the NVL72's switch trays are
  * non-blocking: 130 TB/s, 72 x 1.8 TB/s, GB200 NVL72 datasheet), never
  * through the NICs. */
-static void write_zone(FILE *f, int z, int k0, int k1, const node_spec *ns)
+static void write_zone(FILE *f, int z, int k0, int k1, const node_spec *const *nsk)
 {
     char gw[32];
+    const node_spec *ns = nsk[k0]; /* a domain's nodes are alike (one node group) */
     int dom = ns->domain_nodes > 1;
     snprintf(gw, sizeof gw, dom ? "d%d-gw" : "n%d-gw", dom ? z : k0);
     fprintf(f, dom ? " <zone id=\"domain%d\" routing=\"Full\">\n" : " <zone id=\"node%d\" routing=\"Full\">\n",
             dom ? z : k0);
     for (int k = k0; k < k1; k++)
-        write_hosts(f, k, z, ns);
+        write_hosts(f, k, z, nsk[k]);
     if (ns->nnics)
         fprintf(f, "  <router id=\"%s\"/>\n", gw);
     for (int k = k0; k < k1; k++)
-        write_links(f, k, ns);
+        write_links(f, k, nsk[k]);
     for (int k = k0; k < k1; k++)
-        write_node_routes(f, k, ns, gw);
+        write_node_routes(f, k, nsk[k], gw);
     for (int k = k0; k < k1; k++)
         for (int j = k0; j < k1; j++)
             for (int x = 0; j != k && x < ns->ngpus; x++)
@@ -908,9 +912,9 @@ static void write_zone(FILE *f, int z, int k0, int k1, const node_spec *ns)
 
 /* The fabric between the zones: one switch, or leaves and a spine (a zone
  * joins the leaf of its first node), each router in a zone of its own. */
-static void write_fabric(FILE *f, int nnodes, int nzones, const node_spec *ns, const fabric *fb)
+static void write_fabric(FILE *f, int nnodes, int nzones, const node_spec *const *nsk, const fabric *fb)
 {
-    int D = ns->domain_nodes, dom = D > 1;
+    int D = nsk[0]->domain_nodes, dom = D > 1;
     int nleaves = fb->fat_tree ? (nnodes + fb->per_leaf - 1) / fb->per_leaf : 0;
     char port[32], zone[32], gw[32];
     if (fb->fat_tree) {
@@ -921,13 +925,18 @@ static void write_fabric(FILE *f, int nnodes, int nzones, const node_spec *ns, c
         fprintf(f, " <zone id=\"fabric\" routing=\"None\"><router id=\"fabric-sw\"/></zone>\n");
     }
     for (int z = 0; z < nzones; z++) {
-        int nodes_in = (z + 1) * D <= nnodes ? D : nnodes - z * D;
+        double bw = 0; /* the zone's NICs together */
+        for (int k = z * D; k < (z + 1) * D && k < nnodes; k++)
+            bw += nsk[k]->nic_bw_total;
         snprintf(port, sizeof port, dom ? "d%d-" : "n%d-", z);
-        write_link(f, port, "port", nodes_in * ns->nic_bw_total, 0, 0, 0);
+        write_link(f, port, "port", bw, 0, 0, 0);
     }
     for (int l = 0; l < nleaves; l++) {
+        double bw = 0; /* a full leaf's NICs (the nodes of a node group: node groups may differ) */
+        for (int i = 0; i < fb->per_leaf; i++)
+            bw += nsk[l * fb->per_leaf + i < nnodes ? l * fb->per_leaf + i : nnodes - 1]->nic_bw_total;
         snprintf(port, sizeof port, "leaf%d-", l);
-        write_link(f, port, "up", fb->per_leaf * ns->nic_bw_total / fb->oversub, fb->lat, 0, 0);
+        write_link(f, port, "up", bw / fb->oversub, fb->lat, 0, 0);
     }
     for (int z = 0; z < nzones; z++) {
         snprintf(zone, sizeof zone, dom ? "domain%d" : "node%d", z);
@@ -951,7 +960,7 @@ static void write_fabric(FILE *f, int nnodes, int nzones, const node_spec *ns, c
                 l, l, l);
 }
 
-static char *write_xml(const char *name, const char *src, int nnodes, const node_spec *ns, const fabric *fb)
+static char *write_xml(const char *name, const char *src, int nnodes, const node_spec *const *nsk, const fabric *fb)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -964,11 +973,11 @@ static char *write_xml(const char *name, const char *src, int nnodes, const node
     fputs(" (cluster ", f);
     comment_text(f, name);
     fputs(") -->\n<zone id=\"cluster\" routing=\"DijkstraCache\">\n", f);
-    int D = ns->domain_nodes, nzones = (nnodes + D - 1) / D;
+    int D = nsk[0]->domain_nodes, nzones = (nnodes + D - 1) / D;
     for (int z = 0; z < nzones; z++)
-        write_zone(f, z, z * D, (z + 1) * D < nnodes ? (z + 1) * D : nnodes, ns);
+        write_zone(f, z, z * D, (z + 1) * D < nnodes ? (z + 1) * D : nnodes, nsk);
     if (nzones > 1)
-        write_fabric(f, nnodes, nzones, ns, fb);
+        write_fabric(f, nnodes, nzones, nsk, fb);
     fprintf(f, "</zone>\n</platform>\n");
     if (fclose(f) != 0) {
         free(buf);
@@ -981,28 +990,35 @@ static char *write_xml(const char *name, const char *src, int nnodes, const node
 
 /* What the engine needs of the node's rings and host staging (machine.h):
  * ring order, direction, and the host-memory links with their cache. */
-static void machine_rings(sim_machine *m, const node_spec *ns, int nnodes)
+static void machine_rings(sim_machine *m, const node_spec *const *nsk, int nnodes)
 {
-    m->ring_bidir = ns->bidir;
-    m->ring_pos = sim_xcalloc((size_t)m->ngpus, sizeof *m->ring_pos, "the platform's ring order");
-    for (int r = 0; r < m->ngpus; r++)
-        for (int k = 0; k < ns->ngpus; k++)
-            if (ns->ring_order[k] == r % ns->ngpus)
-                m->ring_pos[r] = k;
-    if (!(ns->cache_bytes > 0))
-        return;
-    m->stage = sim_xcalloc((size_t)nnodes * (size_t)ns->nsockets, sizeof *m->stage, "the platform's host-memory links");
+    m->ring_bidir = 1; /* rings inside a node run both ways where every node group's do */
     for (int k = 0; k < nnodes; k++)
-        for (int s = 0; s < ns->nsockets; s++) {
+        m->ring_bidir = m->ring_bidir && nsk[k]->bidir;
+    m->ring_pos = sim_xcalloc((size_t)m->ngpus, sizeof *m->ring_pos, "the platform's ring order");
+    int nstage = 0;
+    for (int k = 0, r = 0; k < nnodes; k++) {
+        for (int g = 0; g < nsk[k]->ngpus; g++, r++)
+            for (int pos = 0; pos < nsk[k]->ngpus; pos++)
+                if (nsk[k]->ring_order[pos] == g)
+                    m->ring_pos[r] = pos;
+        nstage += nsk[k]->cache_bytes > 0 ? nsk[k]->nsockets : 0;
+    }
+    if (!nstage)
+        return;
+    m->stage = sim_xcalloc((size_t)nstage, sizeof *m->stage, "the platform's host-memory links");
+    for (int k = 0; k < nnodes; k++)
+        for (int s = 0; nsk[k]->cache_bytes > 0 && s < nsk[k]->nsockets; s++) {
             sim_stage *st = &m->stage[m->nstage++];
-            snprintf(st->link, sizeof st->link, "n%d-%s", k, ns->links[ns->mem[s]].name);
-            st->cache_bytes = ns->cache_bytes;
+            snprintf(st->link, sizeof st->link, "n%d-%s", k, nsk[k]->links[nsk[k]->mem[s]].name);
+            st->cache_bytes = nsk[k]->cache_bytes;
         }
 }
 
 static sim_machine *build(jctx *c, const cJSON *root)
 {
-    static const char *const keys[] = {"name", "description", "nodes", "node", "fabric", "link_latency_us", NULL};
+    static const char *const keys[] = {"name",   "description", "nodes",           "node",
+                                       "groups", "fabric",      "link_latency_us", NULL};
     plat_defaults df;
     plat_catalog_defaults(&df);
     if (!cJSON_IsObject(root))
@@ -1012,9 +1028,35 @@ static sim_machine *build(jctx *c, const cJSON *root)
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
     if (name && (!cJSON_IsString(name) || strlen(name->valuestring) >= sizeof ((sim_machine *)0)->name))
         return jerr(c, "name", "a string of at most 127 bytes", name), NULL;
-    int nnodes;
-    if (get_int(c, root, "", "nodes", 1, 0, 1, &nnodes))
-        return NULL;
+    /* one kind of node ("nodes" + "node"), or node groups of different kinds
+     * ("groups": [{"nodes": 4, "node": {...}}, ...]: mixed GPUs), numbered
+     * in order: group 0's nodes first */
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(root, "groups");
+    int ngroups = 1, nnodes = 0, group_nodes[PLAT_MAX_GROUPS];
+    if (groups) {
+        ngroups = cJSON_IsArray(groups) ? cJSON_GetArraySize(groups) : 0;
+        if (ngroups < 1 || ngroups > PLAT_MAX_GROUPS)
+            return jerr(c, "groups", "a list of 1 to 16 node groups {\"nodes\": N, \"node\": {...}}", groups), NULL;
+        if (cJSON_GetObjectItemCaseSensitive(root, "nodes") || cJSON_GetObjectItemCaseSensitive(root, "node"))
+            return sim_errf(c->err, "%s: groups: give either \"groups\" or \"nodes\" with \"node\"", c->src), NULL;
+        static const char *const gkeys[] = {"nodes", "node", NULL};
+        for (int g = 0; g < ngroups; g++) {
+            char gp[32];
+            snprintf(gp, sizeof gp, "groups[%d]", g);
+            const cJSON *grp = cJSON_GetArrayItem(groups, g);
+            if (!cJSON_IsObject(grp))
+                return jerr(c, gp, "an object {\"nodes\": N, \"node\": {...}}", grp), NULL;
+            if (check_keys(c, grp, gp, gkeys) || get_int(c, grp, gp, "nodes", 1, 0, 1, &group_nodes[g]))
+                return NULL;
+            if (nnodes > SIM_MAX_GPUS - group_nodes[g])
+                return sim_errf(c->err, "%s: groups: more than %d nodes", c->src, SIM_MAX_GPUS), NULL;
+            nnodes += group_nodes[g];
+        }
+    } else {
+        if (get_int(c, root, "", "nodes", 1, 0, 1, &nnodes))
+            return NULL;
+        group_nodes[0] = nnodes;
+    }
 
     /* Latency overrides, in microseconds. */
     double lp = df.pcie_lat * 1e6, ln = df.nvlink_lat * 1e6, ls = df.socket_lat * 1e6, lf = df.fabric_lat * 1e6;
@@ -1047,54 +1089,84 @@ static sim_machine *build(jctx *c, const cJSON *root)
             return NULL;
     }
 
-    const cJSON *node = get_obj(c, root, "", "node", 1);
-    if (!node)
-        return NULL;
-    node_spec *ns = calloc(1, sizeof *ns);
-    if (!ns)
-        return sim_errf(c->err, "%s: out of memory", c->src), NULL;
+    node_spec *ns = calloc((size_t)ngroups, sizeof *ns);
+    const node_spec **nsk = calloc((size_t)nnodes, sizeof *nsk); /* each node's spec */
     sim_machine *m = NULL;
-    if (parse_node(c, node, nnodes, &df, ns, lp * 1e-6, ln * 1e-6, ls * 1e-6))
-        goto out;
-    if (fb.fat_tree && fb.per_leaf % ns->domain_nodes) {
-        sim_errf(c->err, "%s: fabric.nodes_per_leaf: %d does not hold whole NVLink domains of %d nodes "
-                 "(node.nvlink.domain_gpus): a domain joins one leaf", c->src, fb.per_leaf, ns->domain_nodes);
+    int model_of[PLAT_MAX_GROUPS], nmodels = 0;
+    double ngpus = 0;
+    if (!ns || !nsk) {
+        sim_errf(c->err, "%s: out of memory", c->src);
         goto out;
     }
-    if ((double)nnodes * ns->ngpus > SIM_MAX_GPUS) {
-        sim_errf(c->err, "%s: nodes x gpus_per_node = %.0f GPUs; trainsim simulates at most %d", c->src,
-                 (double)nnodes * ns->ngpus, SIM_MAX_GPUS);
+    for (int g = 0, k = 0; g < ngroups; g++) {
+        const cJSON *node = groups ? cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(groups, g), "node")
+                                   : get_obj(c, root, "", "node", 1);
+        if (!node) {
+            if (groups)
+                sim_errf(c->err, "%s: groups[%d].node: missing", c->src, g);
+            goto out;
+        }
+        if (parse_node(c, node, group_nodes[g], &df, &ns[g], lp * 1e-6, ln * 1e-6, ls * 1e-6))
+            goto out;
+        if (ngroups > 1 && ns[g].domain_nodes > 1) {
+            sim_errf(c->err, "%s: groups[%d].node.nvlink.domain_gpus: NVLink domains spanning nodes are not "
+                             "supported in clusters of several node groups", c->src, g);
+            goto out;
+        }
+        if (fb.fat_tree && fb.per_leaf % ns[g].domain_nodes) {
+            sim_errf(c->err, "%s: fabric.nodes_per_leaf: %d does not hold whole NVLink domains of %d nodes "
+                             "(node.nvlink.domain_gpus): a domain joins one leaf",
+                     c->src, fb.per_leaf, ns[g].domain_nodes);
+            goto out;
+        }
+        model_of[g] = nmodels;
+        for (int h = 0; h < g; h++)
+            if (!strcmp(ns[h].gpu.model, ns[g].gpu.model))
+                model_of[g] = model_of[h];
+        nmodels += model_of[g] == nmodels;
+        ngpus += (double)group_nodes[g] * ns[g].ngpus;
+        for (int i = 0; i < group_nodes[g]; i++)
+            nsk[k++] = &ns[g];
+    }
+    if (ngpus > SIM_MAX_GPUS) {
+        sim_errf(c->err, "%s: nodes x gpus_per_node = %.0f GPUs; trainsim simulates at most %d", c->src, ngpus,
+                 SIM_MAX_GPUS);
         goto out;
     }
 
-    m = sim_machine_new(nnodes * ns->ngpus, 1);
+    m = sim_machine_new((int)ngpus, nmodels);
     if (!m) {
         sim_errf(c->err, "%s: out of memory", c->src);
         goto out;
     }
     snprintf(m->name, sizeof m->name, "%s", name ? name->valuestring : c->src);
     m->nnodes = nnodes;
-    m->gpus[0] = ns->gpu;
-    for (int r = 0; r < m->ngpus; r++) {
-        char h[48];
-        snprintf(h, sizeof h, "n%d-gpu%d", r / ns->ngpus, r % ns->ngpus);
-        m->host[r] = strdup(h);
-        m->node[r] = r / ns->ngpus;
-        m->nic[r] = ns->nnics ? nic_of(ns, r % ns->ngpus) : 0;
-        m->nvswitch[r] = ns->gpu_nvl[r % ns->ngpus] >= 0 ? r / ns->ngpus / ns->domain_nodes : -1;
-        m->gpu_model[r] = 0;
-        if (!m->host[r])
-            break;
+    for (int g = 0; g < ngroups; g++)
+        m->gpus[model_of[g]] = ns[g].gpu;
+    for (int k = 0, r = 0, g = 0, left = group_nodes[0]; k < nnodes; k++, left--) {
+        if (!left) /* the next group's first node */
+            left = group_nodes[++g];
+        const node_spec *nk = nsk[k];
+        for (int x = 0; x < nk->ngpus; x++, r++) {
+            char h[48];
+            snprintf(h, sizeof h, "n%d-gpu%d", k, x);
+            m->host[r] = sim_xstrdup(h, "the platform's host names");
+            m->node[r] = k;
+            m->nic[r] = nk->nnics ? nic_of(nk, x) : 0;
+            m->nvswitch[r] = nk->gpu_nvl[x] >= 0 ? k / nk->domain_nodes : -1;
+            m->gpu_model[r] = model_of[g];
+        }
     }
-    m->platform_xml = write_xml(m->name, c->src, nnodes, ns, &fb);
-    machine_rings(m, ns, nnodes);
-    if (!m->platform_xml || !m->host[m->ngpus - 1]) {
+    m->platform_xml = write_xml(m->name, c->src, nnodes, nsk, &fb);
+    machine_rings(m, nsk, nnodes);
+    if (!m->platform_xml) {
         sim_errf(c->err, "%s: out of memory writing the platform", c->src);
         sim_machine_free(m);
         m = NULL;
     }
 out:
     free(ns);
+    free(nsk);
     return m;
 }
 

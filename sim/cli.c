@@ -337,20 +337,40 @@ static void print_perturbed(const sim_machine *m, const sim_result *r, const sim
     free(w);
 }
 
+/* The GPUs of the run's ranks: "32 x RTX3090", or for a cluster of node
+ * groups "16 x RTX4090 + 16 x A100-PCIe-80GB"; and their mean peak of
+ * dtype in TFLOP/s (MFU is against it). */
+static double gpu_mix(const sim_machine *m, int nranks, int dtype, char *out, size_t n)
+{
+    size_t l = 0;
+    double peak = 0;
+    out[0] = 0;
+    for (int md = 0; md < m->nmodels; md++) {
+        int count = 0;
+        for (int r = 0; r < nranks; r++)
+            count += m->gpu_model[r] == md;
+        if (count && l < n)
+            l += (size_t)snprintf(out + l, n - l, "%s%d x %s", l ? " + " : "", count, m->gpus[md].model);
+        peak += count * m->gpus[md].peak_flops[dtype] / 1e12 / (nranks > 0 ? nranks : 1);
+    }
+    return peak;
+}
+
 static void print_text(const args *a, const sim_machine *m, const sim_schedule *s, const sim_result *r,
                        const sim_result *base, const char *strategy)
 {
-    const sim_gpu *g = sim_machine_gpu(m, 0);
+    const sim_gpu *g = sim_machine_gpu(m, r->peak_mem_rank); /* the capacity the peak is measured against */
     double T = r->iteration_s, pct = T > 0 ? 100 / T : 0; /* an iteration of no time has no rates */
     double samples = s->meta.samples_per_iteration, tokens = s->meta.tokens_per_iteration;
     double tflops = T > 0 ? s->meta.model_flops_per_iteration / T / s->nranks / 1e12 : 0;
-    double peak = g->peak_flops[s->meta.dtype] / 1e12;
+    char mix[256];
+    double peak = gpu_mix(m, s->nranks, s->meta.dtype, mix, sizeof mix);
     char b1[32], b2[32];
     char part[96] = "";
     if (s->nranks < a->platform_gpus) /* --gpus, or a schedule smaller than the platform */
         snprintf(part, sizeof part, ": its first %d of %d GPUs", s->nranks, a->platform_gpus);
-    printf("trainsim %s: %s on %s (%d nodes, %d x %s%s)\n", TRAINSIM_VERSION,
-           s->meta.name[0] ? s->meta.name : a->schedule, m->name, m->nnodes, s->nranks, g->model, part);
+    printf("trainsim %s: %s on %s (%d nodes, %s%s)\n", TRAINSIM_VERSION, s->meta.name[0] ? s->meta.name : a->schedule,
+           m->name, m->nnodes, mix, part);
     if (strategy[0])
         printf("strategy              %s\n", strategy);
     printf("iteration time        %.4f s\n", T);
@@ -389,11 +409,12 @@ static void print_json(const sim_machine *m, int platform_gpus, const sim_schedu
                        const sim_result *base, const char *strategy, const wl_model *wm)
 {
     const char *model = wm ? wm->name : "";
-    const sim_gpu *g = sim_machine_gpu(m, 0);
+    const sim_gpu *g = sim_machine_gpu(m, r->peak_mem_rank);
     double T = r->iteration_s;
     double rate = T > 0 ? 1 / T : NAN;
     double tflops = s->meta.model_flops_per_iteration * rate / s->nranks / 1e12;
-    double peak = g->peak_flops[s->meta.dtype] / 1e12;
+    char mix[256];
+    double peak = gpu_mix(m, s->nranks, s->meta.dtype, mix, sizeof mix);
     const sim_rank_result *pr = &r->rank[r->peak_mem_rank];
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "trainsim_version", TRAINSIM_VERSION);
@@ -406,7 +427,8 @@ static void print_json(const sim_machine *m, int platform_gpus, const sim_schedu
     cJSON_AddStringToObject(o, "schedule", s->meta.name);
     add_num(o, "gpus", s->nranks);
     add_num(o, "platform_gpus", platform_gpus); /* more than gpus: the run used the first gpus of them */
-    cJSON_AddStringToObject(o, "gpu_model", g->model);
+    cJSON_AddStringToObject(o, "gpu_model", sim_machine_gpu(m, 0)->model);
+    cJSON_AddStringToObject(o, "gpu_mix", mix); /* "16 x RTX4090 + 16 x A100-PCIe-80GB" for node groups */
     add_num(o, "iteration_time_s", T);
     if (base) { /* --slow / --degrade: what was perturbed and the unperturbed iteration */
         cJSON *pt = cJSON_AddObjectToObject(o, "perturbation");

@@ -9,14 +9,21 @@
 
 #include <cjson/cJSON.h>
 
+static double gpus_of(const cJSON *nodes, const cJSON *node)
+{
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(node, "gpus_per_node");
+    return cJSON_IsNumber(nodes) && cJSON_IsNumber(g) ? nodes->valuedouble * g->valuedouble : 0;
+}
+
 static int too_large(const char *text)
 {
     cJSON *root = cJSON_Parse(text);
-    const cJSON *n = cJSON_GetObjectItemCaseSensitive(root, "nodes");
-    const cJSON *g = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "node"), "gpus_per_node");
-    int big = cJSON_IsNumber(n) && cJSON_IsNumber(g) && n->valuedouble * g->valuedouble > 256;
+    double n = gpus_of(cJSON_GetObjectItemCaseSensitive(root, "nodes"), cJSON_GetObjectItemCaseSensitive(root, "node"));
+    const cJSON *grp;
+    cJSON_ArrayForEach(grp, cJSON_GetObjectItemCaseSensitive(root, "groups")) /* node groups: mixed GPUs */
+        n += gpus_of(cJSON_GetObjectItemCaseSensitive(grp, "nodes"), cJSON_GetObjectItemCaseSensitive(grp, "node"));
     cJSON_Delete(root);
-    return big;
+    return n > 256;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
