@@ -2,6 +2,7 @@
 #include "machine.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -261,6 +262,24 @@ int sim_machine_slow(sim_machine *m, const char *spec, sim_err *err)
     return 0;
 }
 
+/* Whether some <link id="..."> of the platform text matches pattern (the
+ * file's names: a SPLITDUPLEX link's two directions share one). */
+static int names_a_link(const char *xml, const char *pattern)
+{
+    static const char tag[] = "<link id=\"";
+    for (const char *p = xml ? strstr(xml, tag) : NULL; p; p = strstr(p + 1, tag)) {
+        const char *a = p + sizeof tag - 1, *b = strchr(a, '"');
+        char id[256];
+        if (!b || (size_t)(b - a) >= sizeof id)
+            continue;
+        memcpy(id, a, (size_t)(b - a));
+        id[b - a] = 0;
+        if (fnmatch(pattern, id, 0) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 int sim_machine_degrade(sim_machine *m, const char *spec, sim_err *err)
 {
     size_t n;
@@ -276,6 +295,10 @@ int sim_machine_degrade(sim_machine *m, const char *spec, sim_err *err)
     m->degrade = d;
     memcpy(d[m->ndegrade].pattern, spec, n);
     d[m->ndegrade].pattern[n] = 0;
+    if (!names_a_link(m->platform_xml, d[m->ndegrade].pattern)) /* said before anything is simulated */
+        return sim_errf(err, "--degrade \"%s\": no link of platform \"%s\" has that name (`trainsim platform -o "
+                             "FILE.xml` lists the links: n0-nic0 is node 0's first NIC on built-in clusters)",
+                        d[m->ndegrade].pattern, m->name);
     d[m->ndegrade].factor = f;
     m->ndegrade++;
     return 0;

@@ -75,6 +75,6 @@ expect_exit 2 "--slow" "backwards" -- run --slow 5-2:2
 expect_exit 2 "--slow" "rank numbers" -- run --slow gpu3:2
 expect_exit 2 "--degrade" "LINK:FACTOR" -- run --degrade n0-nic0
 expect_exit 2 "--degrade" "FACTOR" "inf" -- run --degrade n0-nic0:inf
-expect_fail "--degrade" "n9-nic0" "no link" -- run --degrade n9-nic0:2
+expect_exit 2 "--degrade" "n9-nic0" "no link" -- run --degrade n9-nic0:2
 expect_exit 2 "--slow" "one simulated run" -- schedule --slow 1:2 -o "$tmp/x.json"
 finish
