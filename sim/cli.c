@@ -398,6 +398,16 @@ static void print_text(const args *a, const sim_machine *m, const sim_schedule *
         printf("trace                 %s (open in https://ui.perfetto.dev)\n", a->trace);
 }
 
+/* Prints a JSON document on stdout and frees it. */
+static void print_doc(cJSON *o)
+{
+    char *t = cJSON_Print(o);
+    if (t)
+        puts(t);
+    free(t);
+    cJSON_Delete(o);
+}
+
 /* A number, or null where it is undefined (rates of an iteration that
  * takes no time): JSON has no NaN. */
 static void add_num(cJSON *o, const char *key, double v)
@@ -483,11 +493,7 @@ static void print_json(const sim_machine *m, int platform_gpus, const sim_schedu
     }
     add_num(o, "operations", (double)r->ops);
     add_num(o, "flows", (double)r->flows);
-    char *t = cJSON_Print(o);
-    if (t)
-        puts(t);
-    free(t);
-    cJSON_Delete(o);
+    print_doc(o);
 }
 
 /* run --compare: the job once per value, side by side (workloads/compare.c) */
@@ -783,11 +789,7 @@ static void print_jobs_json(const sim_machine *m, const wl_job *jobs, int n, con
         cJSON_AddItemToArray(arr, e);
     }
     add_num(o, "operations", (double)shared->ops);
-    char *t = cJSON_Print(o);
-    if (t)
-        puts(t);
-    free(t);
-    cJSON_Delete(o);
+    print_doc(o);
 }
 
 /* Each job alone (a child process each), then all of them together. */

@@ -338,7 +338,7 @@ static void stream_main(int argc, char **argv)
             double t1 = simgrid_get_clock();
             ivl_add(&E.compute[rank], t0, t1);
             if (E.trace)
-                sim_trace_kernels(S, k, last, rank, secs, t0, t1);
+                sim_trace_kernels(S, k, last, rank, t0, t1);
             for (; k <= last; k++)
                 finish_op(st);
             continue;

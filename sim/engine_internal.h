@@ -79,9 +79,9 @@ void sim_staging_hold(int a, int b, double bytes);
 int sim_trace_open(sim_err *err);
 int sim_trace_close(int ok, sim_err *err);
 void sim_trace_op(uint32_t op, double t0, double t1);
-/* Kernels k..last of stream S, run as one execution of secs cost-model
- * seconds over [t0, t1]: one slice, or one per kernel (trace_detail). */
-void sim_trace_kernels(const sim_stream *S, uint32_t k, uint32_t last, int rank, double secs, double t0, double t1);
+/* Kernels k..last of stream S, run as one execution over [t0, t1]: one
+ * slice (with trace_detail the engine runs each kernel on its own). */
+void sim_trace_kernels(const sim_stream *S, uint32_t k, uint32_t last, int rank, double t0, double t1);
 void sim_engine_trace_transfer(uint32_t stream, int dst_rank, double bytes, double t0, double t1);
 /* An arrow from a send's transfer (on the sender's transfers track) to its
  * receive, written when both are shown. */

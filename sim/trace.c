@@ -162,11 +162,10 @@ void sim_trace_op(uint32_t op, double t0, double t1)
     fputs("}}", E.trace);
 }
 
-void sim_trace_kernels(const sim_stream *S, uint32_t k, uint32_t last, int rank, double secs, double t0, double t1)
+void sim_trace_kernels(const sim_stream *S, uint32_t k, uint32_t last, int rank, double t0, double t1)
 {
     if (!wanted(rank, t0, t1))
         return;
-    (void)secs;
     if (k == last) {
         sim_trace_op(S->ops[k], t0, t1);
         return;
