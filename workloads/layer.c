@@ -715,7 +715,7 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
         if (m->heads % q || m->hidden % q || m->ffn % q || st->mb % dq) {
             sim_errf(err, "strategy: schedule=tesseract with q=%d, tess_depth=%d: q must divide the %d heads, hidden "
                      "%d and ffn %d of %s, and q·tess_depth = %d the micro-batch mb=%d (each depth slice and grid row "
-                     "takes its own sequences, papers.md Sec. 4.2)", q, st->tess_depth, m->heads, m->hidden, m->ffn,
+                     "takes its own sequences, docs/papers.md Sec. 4.2)", q, st->tess_depth, m->heads, m->hidden, m->ffn,
                      m->name, dq, st->mb);
             return NULL;
         }
@@ -732,7 +732,7 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
     int sub = uses_subbatches(st) ? 2 : 1;
     if (sub == 2 && st->mb % 2) {
         sim_errf(err, "strategy: schedule=%s splits each micro-batch into 2 sub-batches along the batch "
-                 "(papers.md Sec. %s): mb must be even, got mb=%d", wl_tp_schedule_name(st->schedule),
+                 "(docs/papers.md Sec. %s): mb must be even, got mb=%d", wl_tp_schedule_name(st->schedule),
                  st->schedule == WL_TP_MERAK ? "2.2" : "1.2", st->mb);
         return NULL;
     }

@@ -479,7 +479,7 @@ int wl_strategy_check_tp(const wl_strategy *s, sim_err *err)
         return sim_errf(err, "strategy: schedule: unknown schedule %d", (int)s->schedule);
     int want = implied_recompute(s->schedule);
     if (want >= 0 && (int)s->recompute != want)
-        return sim_errf(err, "strategy: schedule=%s recomputes %s (papers.md Sec. 1.3), but recompute=%s was given; "
+        return sim_errf(err, "strategy: schedule=%s recomputes %s (docs/papers.md Sec. 1.3), but recompute=%s was given; "
                         "drop recompute or give recompute=%s",
                         wl_tp_schedule_name(s->schedule), wl_recompute_name((wl_recompute)want),
                         wl_recompute_name(s->recompute), wl_recompute_name((wl_recompute)want));

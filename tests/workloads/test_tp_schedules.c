@@ -323,7 +323,7 @@ static void test_merak_levels(void)
 
 /* All-reduce volume per layer per micro-batch in units of s·b·h·d: 6 with
  * Megatron-style recomputation, 4 when recomputation repeats no
- * communication (papers.md Sec. 1.3), counted on every rank. */
+ * communication (docs/papers.md Sec. 1.3), counted on every rank. */
 static void test_allreduce_counts(void)
 {
     wl_model m = wl_test_tiny(2);
@@ -549,7 +549,7 @@ static void test_memory(void)
         CHECK(worst == peak.total);
         sim_sched_free(s);
     }
-    /* Oases keeps 4·s·b·h elements per layer per micro-batch (papers.md Sec. 1.3) */
+    /* Oases keeps 4·s·b·h elements per layer per micro-batch (docs/papers.md Sec. 1.3) */
     wl_strategy st;
     sim_err err;
     wl_strategy_default(&st);
@@ -600,7 +600,7 @@ static void test_strategy_keys(void)
     } bad[] = {
         {"schedule=fast", "strategy: schedule: expected megatron, default_checkpoint, optim_comm_checkpoint, "
                           "overlap_checkpoint, oases, merak or tesseract, got \"fast\""},
-        {"schedule=oases,recompute=full", "strategy: schedule=oases recomputes oases (papers.md Sec. 1.3), but "
+        {"schedule=oases,recompute=full", "strategy: schedule=oases recomputes oases (docs/papers.md Sec. 1.3), but "
                                           "recompute=full was given; drop recompute or give recompute=oases"},
         {"schedule=merak,recompute=oases", "needs schedule=megatron, optim_comm_checkpoint or oases"},
         {"sp=2", "strategy: sp: expected 0 or 1, got \"2\""},
