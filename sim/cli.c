@@ -1013,6 +1013,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--json"))
             sim_err_json(1);
     sim_alloc_set_handler(oom);
+    sim_json_init();
     int rc = dispatch(argc, argv);
     sim_err err = {{0}};
     if (sim_out_check_stdout(&err) < 0 && rc == 0)

@@ -7,19 +7,26 @@
 
 #include "alloc.h"
 
-/* cJSON allocates through these, so that a failed allocation is reported as
- * what it is instead of "malformed JSON". */
-static int alloc_failed;
+/* cJSON allocates through these.  While a document is parsed, a failed
+ * allocation makes the parse fail and is reported as what it is instead of
+ * "malformed JSON"; anywhere else (documents built for output, by the front
+ * end or the libraries) it goes to the checked allocator, which stops with a
+ * clear message, so that no builder can silently drop a field whose
+ * allocation failed. */
+static int alloc_failed, parsing;
 
 static void *json_malloc(size_t n)
 {
     void *p = malloc(n);
-    if (!p)
+    if (!p) {
+        if (!parsing)
+            return sim_xmalloc(n, "a JSON document");
         alloc_failed = 1;
+    }
     return p;
 }
 
-static void use_hooks(void)
+void sim_json_init(void)
 {
     static int done;
     if (!done) {
@@ -27,7 +34,6 @@ static void use_hooks(void)
         cJSON_InitHooks(&h);
         done = 1;
     }
-    alloc_failed = 0;
 }
 
 void sim_json_line_col(const char *text, const char *at, int *line, int *col)
@@ -203,9 +209,12 @@ cJSON *sim_json_parse_slice(const char *whole, size_t off, size_t len, const cha
         sim_errf(err, "%s:%d:%d: a NUL byte inside the text (not a JSON file?)", src, line, col);
         return NULL;
     }
-    use_hooks();
+    sim_json_init();
+    alloc_failed = 0;
+    parsing = 1;
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    parsing = 0;
     if (!root) {
         if (alloc_failed) {
             sim_errf(err, "%s: out of memory parsing %zu bytes of JSON", src, len);

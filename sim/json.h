@@ -21,6 +21,10 @@
 
 #include "error.h"
 
+/* Routes cJSON's allocations through the checked allocator (alloc.h) for
+ * documents built for output; called once at start (parsing calls it too). */
+void sim_json_init(void);
+
 /* Parses text (NUL-terminated) as exactly one JSON value.  source names it
  * in messages ("cluster.json"). */
 cJSON *sim_json_parse(const char *text, const char *source, sim_err *err);
