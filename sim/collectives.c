@@ -130,6 +130,7 @@
 #include <string.h>
 
 #include <simgrid/actor.h>
+#include <simgrid/barrier.h>
 #include <simgrid/comm.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
@@ -196,6 +197,7 @@ typedef struct sim_comm_rt {
     int has_path;           /* path computed */
     double path_bw, path_bw_net, path_lat; /* slowest hops within and across nodes, longest latency */
     int nvls;               /* 1: all members on one NVSwitch (NVLink SHARP possible) */
+    sg_bar_t tree_bar;      /* aggregated trees: where the members meet (lazily) */
 } sim_comm_rt;
 
 static char token; /* non-NULL payload for collective flows */
@@ -592,6 +594,8 @@ void sim_coll_teardown(void)
             free(C->pos_inter);
         }
         free(C->pair);
+        if (C->tree_bar)
+            sg_barrier_destroy(C->tree_bar);
     }
     free(E.comms);
     E.comms = NULL;
@@ -933,6 +937,9 @@ static sg_mailbox_t tree_box(int c, int t, char dir, int dst, int src)
     return sg_mailbox_by_name(name);
 }
 
+/* Bytes per pipelined tree chunk (NCCL's tree chunk; an option for tests). */
+static double tc_bytes(void) { return E.opt.tree_chunk_bytes > 0 ? E.opt.tree_chunk_bytes : 524288.0; }
+
 /* Depth of the trees: the longest chain within a node plus the node tree. */
 static int tree_steps_of(int n, int nnodes)
 {
@@ -951,7 +958,7 @@ static void tree_allreduce(uint32_t stream, int c, sim_comm_rt *C, int me_member
     int n = C->n, nt = 2 * C->rs.nch;
     if (n < 2)
         return;
-    double tc = E.opt.tree_chunk_bytes > 0 ? E.opt.tree_chunk_bytes : 524288.0;
+    double tc = tc_bytes();
     double cc = ceil(bytes / nt / tc);
     int nchunk = cc < 1 ? 1 : cc > 4096 ? 4096 : (int)cc;
     double chunk = bytes / nt / nchunk;
@@ -1105,7 +1112,7 @@ static double predict(const sim_collparams *cp, sim_coll coll, sim_algo algo, in
              * delays the last chunk by one chunk time (without this, a 1 MB
              * all-reduce across two nodes chose a tree that runs 2.6x slower
              * than the ring) */
-            double tc = E.opt.tree_chunk_bytes > 0 ? E.opt.tree_chunk_bytes : 524288.0;
+            double tc = tc_bytes();
             double cc = ceil(bytes / (2 * P->nch) / tc);
             int nchunk = cc < 1 ? 1 : cc > 4096 ? 4096 : (int)cc;
             fill = (steps - 1) * (bytes / 2 / nchunk);
@@ -1176,6 +1183,66 @@ static void comm_path(sim_comm_rt *C, coll_path *P)
         C->has_path = 1;
     }
     *P = (coll_path){C->path_bw, C->path_bw_net, C->path_lat, C->rs.nch};
+}
+
+/* The double binary tree with each edge's whole traffic as one flow (the
+ * aggregated mode of larger communicators): every member sends its tree
+ * share up to its parent and down to its children at once, as the pipeline
+ * does in its steady state, so links are shared as they would be.  Then the
+ * members meet (a SimGrid barrier: no messages), so that all finish when the
+ * slowest edge of the trees allows, as in step mode, and together pay what
+ * the chunks would have added: the pipeline's fill (each hop of the path up
+ * and down the trees but the slowest, one uncontended chunk time and a route
+ * latency each) and the latency every further chunk pays on its edge. */
+static void tree_allreduce_aggregated(uint32_t stream, int c, sim_comm_rt *C, int me_member, double bytes,
+                                      const proto_run *pr, const coll_path *P)
+{
+    int n = C->n, nt = 2 * C->rs.nch;
+    double cc = ceil(bytes / nt / tc_bytes());
+    int nchunk = cc < 1 ? 1 : cc > 4096 ? 4096 : (int)cc;
+    double share = bytes / nt, t0 = simgrid_get_clock();
+    int me = C->ranks[me_member];
+    int g, ng, start, size, *starts;
+    node_groups(C, C->pos_full[me_member], &g, &ng, &start, &size, &starts);
+    enum { PER_TREE = 2 * TREE_KIDS + 2 };
+    sg_comm_t h[2 * MAX_CH * PER_TREE];
+    int to[2 * MAX_CH * PER_TREE], nh = 0; /* the peer a send goes to, -1 for a receive */
+    double wire[2 * MAX_CH * PER_TREE];
+    void *junk;
+    for (int t = 0; t < nt; t++) {
+        tree_side x;
+        int pos = C->rs.ch[t / 2].pos[me_member];
+        const int *rk = C->rs.ch[t / 2].rank;
+        memset(&x, 0, sizeof x);
+        tree_links(C, t % 2, pos, &x);
+        for (int q = 0; q <= x.nkids; q++) {
+            int peer = q < x.nkids ? x.kids[q] : x.parent;
+            if (peer < 0)
+                continue;
+            char in = q < x.nkids ? 'u' : 'd', out = q < x.nkids ? 'd' : 'u';
+            h[nh] = sg_mailbox_get_async(tree_box(c, t, in, pos, peer), &junk), to[nh++] = -1;
+            wire[nh] = share / eff_of(pr, me, rk[peer]);
+            h[nh] = sg_mailbox_put_async(tree_box(c, t, out, peer, pos), &token, (long)wire[nh]);
+            to[nh++] = rk[peer];
+            E.flows++;
+        }
+    }
+    for (int i = 0; i < nh; i++) {
+        sg_comm_wait(h[i]);
+        if (to[i] >= 0)
+            sim_engine_trace_transfer(stream, to[i], wire[i], t0, simgrid_get_clock());
+    }
+    if (!C->tree_bar)
+        C->tree_bar = sg_barrier_init((unsigned)n);
+    sg_barrier_wait(C->tree_bar);
+    int depth_in = (n + ng - 1) / ng - 1, depth_x = tree_steps_of(n, ng) - depth_in;
+    double chunk = share / nchunk, lat = P->lat;
+    double hop_in = isfinite(P->bw) ? chunk / (P->bw * pr->eff) + lat : lat;
+    double hop_x = isfinite(P->bw_net) ? chunk / (P->bw_net * pr->eff_net) + lat : lat;
+    double fill = 2.0 * (depth_in * hop_in + depth_x * hop_x) - fmax(depth_in ? hop_in : 0, depth_x ? hop_x : 0);
+    double extra = fill + 2.0 * (depth_in + depth_x) * pr->step_s;
+    if (extra > 0)
+        sg_actor_sleep_for(extra);
 }
 
 /* The algorithm that runs: the schedule's, else for an all-reduce the one
@@ -1255,6 +1322,8 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
             double t = predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_TREE, n, nn, S, &P, NULL) - cp->base_s[proto];
             if (t > 0)
                 sg_actor_sleep_for(t);
+        } else if (algo == SIM_ALGO_TREE && aggregated(n) && S / (2 * C->rs.nch) > 4 * tc_bytes()) {
+            tree_allreduce_aggregated(stream, c, C, me, S, &pr, &P);
         } else if (algo == SIM_ALGO_TREE) {
             tree_allreduce(stream, c, C, me, S, &pr);
         } else {
