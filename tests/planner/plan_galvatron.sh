@@ -7,34 +7,13 @@
 # (TP x DP) plan that run finds faster than every single parallelism; a
 # budget changes the plan and nothing fitting exits 1 with the reasons.
 set -euo pipefail
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-cd "$T"
-fail() { echo "FAIL: $*"; exit 1; }
-cat > g4.json <<'JSON'
-{"name": "gpt-1024-4", "layers": 4, "hidden": 1024, "heads": 16, "ffn": 4096, "seq": 1024, "vocab": 50257}
-JSON
+. "$(dirname "$0")/search_vs_run.bash"
 plat=(--platform oases-3090 --gpus 8)
 base=(plan "${plat[@]}" --model g4.json --search galvatron --batches 16)
 
 # every printed plan against run: time and memory within 3 %, inside the budget
-check_rows() { # json budget-bytes
-  local n=0
-  while read -r s est peak; do
-    "$TRAINSIM" run "${plat[@]}" --model g4.json --strategy "$s" --json > run.json || fail "run $s"
-    t=$(jq .iteration_time_s run.json); p=$(jq .peak_memory_bytes run.json)
-    awk -v e="$est" -v t="$t" -v p="$peak" -v q="$p" -v b="$2" 'BEGIN {
-          de = e / t - 1; dm = p / q - 1; if (de < 0) de = -de; if (dm < 0) dm = -dm
-          exit !(de <= 0.03 && dm <= 0.03 && q <= b) }' \
-      || fail "$s: search $est s $peak B, run $t s $p B (budget $2)"
-    echo "  $s: search $est s, run $t s; peak $peak B, run $p B"
-    n=$((n + 1))
-  done < <(jq -r '.plans[] | select(.ok) | "\(.strategy) \(.estimated_s) \(.peak_memory_bytes)"' "$1")
-  [ "$n" -gt 0 ] || fail "no plan in $1"
-}
-
-"$TRAINSIM" "${base[@]}" --json > free.json || fail "unconstrained: $(cat free.json)"
-check_rows free.json "$(jq .memory_budget_bytes free.json)"
+check "${plat[@]}" -- g4.json --search galvatron --batches 16
+mv s.json free.json
 best=$(jq -r .strategy free.json)
 [ "$(jq '[.plans[] | select(.ok)] | length' free.json)" -ge 2 ] || fail "expected a plan per PP degree: $(cat free.json)"
 
@@ -45,7 +24,7 @@ for k in tp pp dp; do [ "$(deg $k)" -gt 1 ] && hybrid=$((hybrid + 1)); done
 [ $hybrid -ge 2 ] || fail "best plan $best is not hybrid"
 "$TRAINSIM" run "${plat[@]}" --model g4.json --strategy "$best" --json > b.json
 tb=$(jq .iteration_time_s b.json)
-# PP 8 alone cannot cut 4 layers; DP, SDP and TP alone at every micro-batch size
+# PP 8 alone cannot cut 4 layers; DP, SDP and TP alone at several micro-batch sizes
 for s in "tp=1,pp=1,dp=8,mb=1" "tp=1,pp=1,dp=8,mb=2" "tp=1,pp=1,dp=8,mb=1,osdp=3" "tp=1,pp=1,dp=8,mb=2,osdp=3" \
          "tp=8,pp=1,dp=1,mb=1" "tp=8,pp=1,dp=1,mb=4" "tp=8,pp=1,dp=1,mb=16"; do
   "$TRAINSIM" run "${plat[@]}" --model g4.json --strategy "$s,gb=16,dtype=tf32" --json > s.json || fail "run $s"
@@ -57,9 +36,8 @@ done
 # a budget below the winner's peak: another plan, inside it
 peak=$(jq .peak_memory_bytes free.json)
 budget=$(awk -v p="$peak" 'BEGIN { printf "%.2f", (p - 2e8) / 1e9 }')
-"$TRAINSIM" "${base[@]}" --mem-budget "$budget" --json > tight.json || fail "budget $budget: $(cat tight.json)"
-[ "$(jq -r .strategy tight.json)" != "$best" ] || fail "the $budget GB budget did not change the plan"
-check_rows tight.json "$(jq .memory_budget_bytes tight.json)"
+check "${plat[@]}" -- g4.json --search galvatron --batches 16 --mem-budget "$budget"
+[ "$(jq -r .strategy s.json)" != "$best" ] || fail "the $budget GB budget did not change the plan"
 
 # nothing fits: exit 1, every pipeline degree says what it needs
 set +e

@@ -8,40 +8,10 @@
 #  - Oases at batch 128 on 32 GPUs: plans fit (its schedule recomputes and
 #    overlaps), and on 4 GPUs every (degree, cut degree) row agrees with run.
 set -euo pipefail
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-cd "$T"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/search_vs_run.bash"
 cat > gpt2.json <<'JSON'
 {"name": "gpt2-osdp-48", "layers": 48, "hidden": 2048, "heads": 16, "ffn": 8192, "seq": 1024, "vocab": 50257}
 JSON
-cat > g4.json <<'JSON'
-{"name": "gpt-1024-4", "layers": 4, "hidden": 1024, "heads": 16, "ffn": 4096, "seq": 1024, "vocab": 50257}
-JSON
-
-# check PLATFORM-ARGS... -- MODEL SEARCH-ARGS...: the search's ok rows (all,
-# or only the best with ONLY_BEST=1) against run
-check() {
-  local plat=() model
-  while [ "$1" != -- ]; do plat+=("$1"); shift; done
-  shift; model=$1; shift
-  "$TRAINSIM" plan "${plat[@]}" --model "$model" --json "$@" > s.json || fail "$*: $(cat s.json)"
-  local budget sel n=0
-  budget=$(jq .memory_budget_bytes s.json)
-  sel='.plans[] | select(.ok)'
-  [ "${ONLY_BEST:-0}" = 1 ] && sel='.plans[] | select(.best)'
-  while read -r s est peak; do
-    "$TRAINSIM" run "${plat[@]}" --model "$model" --strategy "$s" --json > run.json || fail "run $s"
-    t=$(jq .iteration_time_s run.json); p=$(jq .peak_memory_bytes run.json)
-    awk -v e="$est" -v t="$t" -v p="$peak" -v q="$p" -v b="$budget" 'BEGIN {
-          de = e / t - 1; dm = p / q - 1; if (de < 0) de = -de; if (dm < 0) dm = -dm
-          exit !(de <= 0.03 && dm <= 0.03 && q <= b) }' \
-      || fail "$s: search $est s $peak B, run $t s $p B (budget $budget)"
-    echo "  $s: search $est s, run $t s; peak $peak B, run $p B"
-    n=$((n + 1))
-  done < <(jq -r "$sel | \"\\(.strategy) \\(.estimated_s) \\(.peak_memory_bytes)\"" s.json)
-  [ "$n" -gt 0 ] || fail "no plan: $(cat s.json)"
-}
 
 echo "OSDP, GPT-2 48 layers, 8 GPUs, 8.5 GB"
 check --platform galvatron-rtxtitan-2x8 --gpus 8 -- gpt2.json --search osdp --batch 8 --dtype fp16 --mem-budget 8.5
