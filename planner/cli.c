@@ -57,11 +57,9 @@ static void usage(FILE *f)
             "  --axis KEY=V1,V2    search these values of a strategy key (replaces the table's, or adds a\n"
             "                      key: --axis pipeline=1f1b,interleaved --axis dp_overlap=0,1); repeatable\n"
             "  --strategies \"S1;S2\" evaluate these strategies (on top of gb and dtype) instead of the sweep\n"
-            "  --search A          a seed's search over per-block/per-layer strategies on simulated\n"
-            "                      fragments: oases, galvatron, osdp, or oases-compare (Oases' own\n"
-            "                      cost model against simulated costs); with --layers N, --batch B,\n"
-            "                      --mem-budget GB, --exhaustive (also check against exhaustive search)\n"
-            "                      galvatron also loops over --pp P1,P2 (default: divisors of the GPUs),\n"
+            "  --search A          a seed's search, priced by fragments of the workload generator:\n"
+            "                      oases, galvatron or osdp; with --layers N, --batch B, --mem-budget GB;\n"
+            "                      galvatron also loops over --pp P1,P2 (default: divisors of the GPUs and layers),\n"
             "                      --batches B1,B2 (default: doubling until memory runs out, at most\n"
             "                      --max-batch, 1024) and --micro-batches M1,M2 (default 1 at PP 1, else\n"
             "                      PP, 2PP, 4PP), with --pipeline gpipe (default) or 1f1b\n"
@@ -140,7 +138,6 @@ static int parse(int argc, char **argv, opts *o, search_opts *so)
         if (!strcmp(a, "--csv")) { o->csv = 1; continue; }
         if (!strcmp(a, "--quiet")) { o->quiet = 1; continue; }
         if (!strcmp(a, "--no-cache")) { o->nocache = 1; continue; }
-        if (!strcmp(a, "--exhaustive")) { so->exhaustive = 1; continue; }
         if (!need(argc, argv, i))
             return 2;
         const char *v = argv[++i];
@@ -441,8 +438,14 @@ int plan_cli_main(int argc, char **argv)
 
     if (o.search) {
         rc = 0;
-        if (mrank == 0)
-            rc = search_cli(&ctx, o.search, &so, o.json, &err) < 0 ? 1 : 0;
+        if (mrank == 0) {
+            search_result *sr = calloc(1, sizeof *sr);
+            rc = !sr ? sim_errf(&err, "out of memory") : search_run(&ctx, o.search, &so, sr, &err);
+            if (sr && (rc == 0 || sr->nrows))
+                search_print(&ctx, &so, sr, o.json);
+            free(sr);
+            rc = rc < 0 ? 1 : 0;
+        }
         if (rc)
             sim_err_print("trainsim plan", 1, "%s", err.msg);
         sim_machine_free(ctx.mach);

@@ -12,8 +12,8 @@
  *   pool.c    evaluations in forked processes (one SimGrid engine each)
  *   cache.c   append-only result cache keyed by a hash of the inputs
  *   mpi.c     spreading evaluations over MPI ranks (optional at build time)
- *   chain.c   per-block / per-layer strategy fragments (Oases, Galvatron, OSDP)
- *   search.c  the seeds' dynamic programmes over fragment costs
+ *   search.c  the seeds' searches (Galvatron, OSDP, Oases), priced by
+ *             fragments of the workload generator; search_cli.c prints them
  *   cli.c     `trainsim plan`
  */
 #ifndef PLAN_PLAN_H

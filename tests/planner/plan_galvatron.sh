@@ -1,73 +1,58 @@
 #!/usr/bin/env bash
-# trainsim plan --search galvatron: Galvatron's outer loop over the pipeline
-# degree, the global batch and the micro-batch count around the per-stage
-# layer DP (papers.md §3.4).  On 4 GPUs and 2 layers: the search finds the
-# optimum of exhaustive enumeration over (PP, batch, m, per-layer strategies)
-# under the same additive cost, and with one stage every assignment simulated
-# whole agrees (trainsim exits 1 otherwise); memory budgets prune and change
-# the answer, with the reason printed; bad options are refused clearly.
+# trainsim plan --search galvatron: Galvatron's outer loop (PP, batch,
+# micro-batches) around a per-stage DP/SDP choice per layer, priced by
+# fragments of the workload generator.  Every plan it prints runs as printed
+# in `trainsim run`, within 3 % of run's iteration time and peak memory, and
+# fits the budget there; on 8 PCIe RTX 3090s the search returns a hybrid
+# (TP x DP) plan that run finds faster than every single parallelism; a
+# budget changes the plan and nothing fitting exits 1 with the reasons.
 set -euo pipefail
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-cd "$T"
-fail() { echo "FAIL: $*"; exit 1; }
-base=(plan --platform oases-3090 --gpus 4 --model gpt-1024 --layers 2 --search galvatron --batches 8,16)
+. "$(dirname "$0")/search_vs_run.bash"
+plat=(--platform oases-3090 --gpus 8)
+base=(plan "${plat[@]}" --model g4.json --search galvatron --batches 16)
 
-# unconstrained: exhaustive agreement, estimate = simulation at PP 1
-"$TRAINSIM" "${base[@]}" --exhaustive > free.txt 2>&1 || fail "unconstrained: $(cat free.txt)"
-grep -q '^exhaustive .* 0 differ from the stage DPs' free.txt || fail "stage DPs differ: $(cat free.txt)"
-grep -q -- '-> same as the search' free.txt || fail "exhaustive optimum differs: $(cat free.txt)"
-grep -q 'the stage DP.s plan is the simulated optimum at every batch' free.txt || fail "whole simulation: $(cat free.txt)"
-row1=$(grep -E '^ +1 +[0-9]+ +1 ' free.txt) || fail "no PP 1 row: $(cat free.txt)"
-row2=$(grep -E '^ +2 +[0-9]+ +[0-9]+ ' free.txt) || fail "no PP 2 row: $(cat free.txt)"
-read -r _ _ _ _ _ est sim _ <<< "$row1"
-[ "$est" = "$sim" ] || fail "PP 1: estimate $est != simulated $sim (one stage, one micro-batch: fragments add up)"
-best_free=$(sed -n 's/^best *//p' free.txt)
-sims=$(sed -n 's/^simulations *\([0-9]*\) fragments.*/\1/p' free.txt)
-[ "${sims:-0}" -gt 0 ] || fail "no fragment count"
-echo "unconstrained: $best_free; $sims fragment simulations"
+# every printed plan against run: time and memory within 3 %, inside the budget
+check "${plat[@]}" -- g4.json --search galvatron --batches 16
+mv s.json free.json
+best=$(jq -r .strategy free.json)
+[ "$(jq '[.plans[] | select(.ok)] | length' free.json)" -ge 2 ] || fail "expected a plan per PP degree: $(cat free.json)"
 
-# a budget below the winner's memory: another plan, and why (at PP 1, whose
-# fastest plan needs more than 2.0 GB)
-"$TRAINSIM" "${base[@]}" --pp 1 > free1.txt 2>&1 || fail "PP 1: $(cat free1.txt)"
-best_free1=$(sed -n 's/^best *//p' free1.txt)
-"$TRAINSIM" "${base[@]}" --pp 1 --mem-budget 2.0 --exhaustive > b2.txt 2>&1 || fail "budget 2.0: $(cat b2.txt)"
-best_b2=$(sed -n 's/^best *//p' b2.txt)
-[ "$best_b2" != "$best_free1" ] || fail "the 2.0 GB budget did not change the plan ($best_b2)"
-grep -Eq '^memory-bound +PP 1, batch 16, m 1: the fastest plan, .* needs [0-9.]+ GB per GPU > budget 2\.00 GB' b2.txt \
-  || fail "no memory-bound reason: $(cat b2.txt)"
-grep -q -- '-> same as the search' b2.txt || fail "budget 2.0: exhaustive optimum differs: $(cat b2.txt)"
-awk '/^ +[0-9]+ +[0-9]+ +[0-9]+ / { if ($NF == "best") m = $(NF-2); else m = $NF; if (m + 0 > 2.0) bad = 1 }
-     END { exit bad }' b2.txt || fail "a row exceeds the 2.0 GB budget: $(cat b2.txt)"
-echo "2.0 GB: $best_b2"
+# the best plan is hybrid, and run says it beats every single parallelism
+deg() { sed -n "s/.*\\b$1=\\([0-9]*\\).*/\\1/p" <<< "$best"; }
+hybrid=0
+for k in tp pp dp; do [ "$(deg $k)" -gt 1 ] && hybrid=$((hybrid + 1)); done
+[ $hybrid -ge 2 ] || fail "best plan $best is not hybrid"
+"$TRAINSIM" run "${plat[@]}" --model g4.json --strategy "$best" --json > b.json
+tb=$(jq .iteration_time_s b.json)
+# PP 8 alone cannot cut 4 layers; DP, SDP and TP alone at several micro-batch sizes
+for s in "tp=1,pp=1,dp=8,mb=1" "tp=1,pp=1,dp=8,mb=2" "tp=1,pp=1,dp=8,mb=1,osdp=3" "tp=1,pp=1,dp=8,mb=2,osdp=3" \
+         "tp=8,pp=1,dp=1,mb=1" "tp=8,pp=1,dp=1,mb=4" "tp=8,pp=1,dp=1,mb=16"; do
+  "$TRAINSIM" run "${plat[@]}" --model g4.json --strategy "$s,gb=16,dtype=tf32" --json > s.json || fail "run $s"
+  ts=$(jq .iteration_time_s s.json)
+  awk -v a="$tb" -v b="$ts" 'BEGIN { exit !(a < b) }' || fail "$s ($ts s) is not slower than the search's $best ($tb s)"
+  echo "  single $s: $ts s > hybrid $tb s"
+done
 
-# a budget that excludes the larger batch: pruned with the memory it needs
-"$TRAINSIM" "${base[@]}" --mem-budget 1.8 > b18.txt 2>&1 || fail "budget 1.8: $(cat b18.txt)"
-grep -Eq '^pruned +PP 1, batch 16: stage 0 needs at least [0-9.]+ GB per GPU .* > budget 1\.80 GB' b18.txt \
-  || fail "no pruning reason: $(cat b18.txt)"
-grep -Eq '^best +PP [12], batch 8,' b18.txt || fail "budget 1.8 should leave batch 8: $(cat b18.txt)"
+# a budget below the winner's peak: another plan, inside it
+peak=$(jq .peak_memory_bytes free.json)
+budget=$(awk -v p="$peak" 'BEGIN { printf "%.2f", (p - 2e8) / 1e9 }')
+check "${plat[@]}" -- g4.json --search galvatron --batches 16 --mem-budget "$budget"
+[ "$(jq -r .strategy s.json)" != "$best" ] || fail "the $budget GB budget did not change the plan"
 
-# 1F1B holds min(m, PP - k) micro-batches' activations instead of GPipe's m:
-# batch 16 fits at PP 2 under the budget that pruned it above
-"$TRAINSIM" "${base[@]}" --mem-budget 1.5 --pipeline 1f1b > f1b.txt 2>&1 || fail "1f1b: $(cat f1b.txt)"
-grep -Eq '^best +PP 2, batch 16, ' f1b.txt || fail "1F1B should fit PP 2 at batch 16 in 1.5 GB: $(cat f1b.txt)"
-mem_of() { awk '$1 == 2 && $2 == 16 && $3 == 4 { print ($NF == "best" ? $(NF-2) : $NF) }' "$1"; }
-g=$(mem_of free.txt)
-f=$(mem_of f1b.txt)
-awk -v g="$g" -v f="$f" 'BEGIN { exit !(f + 0 > 0 && f + 0 < g + 0) }' || fail "1F1B memory $f GB not below GPipe's $g GB"
-
-# nothing fits: exit 1 with the reasons
+# nothing fits: exit 1, every pipeline degree says what it needs
 set +e
-"$TRAINSIM" "${base[@]}" --mem-budget 0.5 > /dev/null 2> none.err; rc=$?
+"$TRAINSIM" "${base[@]}" --mem-budget 1.0 > none.txt 2> none.err; rc=$?
 set -e
-[ $rc = 1 ] && grep -q 'no plan fits: PP 1, batch 8: stage 0 needs at least' none.err || fail "nothing fits: rc $rc $(cat none.err)"
+[ $rc = 1 ] && grep -q 'no plan fits the memory budget of 1.00 GB' none.err \
+  && grep -Eq '^pruned +tp=.* needs at least [0-9.]+ GB per GPU > budget 1\.00 GB' none.txt \
+  || fail "nothing fits: rc $rc $(cat none.txt none.err)"
 
-# deterministic, and JSON
-"$TRAINSIM" "${base[@]}" --mem-budget 1.8 > b18again.txt 2>&1
-cmp b18.txt b18again.txt || fail "two runs differ"
-"$TRAINSIM" "${base[@]}" --json > out.json
-grep -q '"algorithm": "galvatron"' out.json && grep -q '"pp": 2, "batch": 16' out.json && grep -q '"fragment_simulations": [1-9]' out.json \
-  || fail "JSON: $(cat out.json)"
+# deterministic text, and the command that runs the plan
+"$TRAINSIM" "${base[@]}" --pp 1 > a.txt 2>/dev/null
+"$TRAINSIM" "${base[@]}" --pp 1 > b.txt 2>/dev/null
+cmp a.txt b.txt || fail "two runs differ"
+grep -qF "run it         trainsim run --platform oases-3090 --gpus 8 --model g4.json --strategy \"$best\"" a.txt \
+  || fail "no run command for $best (the best plan is at PP 1): $(cat a.txt)"
 
 # bad options
 bad() { # expected-message args...
@@ -77,12 +62,10 @@ bad() { # expected-message args...
   set -e
   [ $rc != 0 ] && grep -q -- "$msg" err.txt || fail "$* -> rc $rc: $(cat err.txt)"
 }
-bad '--pp 3: expected a divisor of the 4 GPUs that is at most the 2 layers' "${base[@]}" --pp 3
-bad '--pp 4: expected a divisor of the 4 GPUs that is at most the 2 layers' "${base[@]}" --pp 4
+bad '--pp 3: expected a divisor of the 8 GPUs and of the 4 layers' "${base[@]}" --pp 3
 bad '--batches: expected up to 64 positive integers separated by commas, got "8,x"' "${base[@]}" --batches 8,x
 bad '--micro-batches: expected up to 16 positive integers' "${base[@]}" --micro-batches 0
-bad 'no micro-batch count divides it' "${base[@]}" --batches 6 --micro-batches 4
 bad '--pipeline: expected gpipe or 1f1b, got "zb"' "${base[@]}" --pipeline zb
-bad 'apply to --search galvatron only' plan --platform oases-3090 --gpus 4 --model gpt-1024 --search osdp --pp 2
-bad 'PP 2: its first batch, 2, is above --max-batch 1' plan --platform oases-3090 --gpus 4 --model gpt-1024 --layers 2 --search galvatron --pp 2 --max-batch 1
+bad 'apply to --search galvatron only' plan "${plat[@]}" --model g4.json --search osdp --pp 2
+bad 'expected oases, galvatron or osdp, got "bogus"' plan --search bogus
 echo ok
