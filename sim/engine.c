@@ -683,9 +683,7 @@ int sim_preload(const sim_machine *m, sim_err *err)
                    : sim_errf(err, "internal: sim_preload: this process already preloaded another platform");
     if (used)
         return sim_errf(err, "internal: sim_preload after a simulation in this process");
-    char *copy = strdup(m->platform_xml);
-    if (!copy)
-        return sim_errf(err, "out of memory");
+    char *copy = sim_xstrdup(m->platform_xml, "the platform");
     /* SimGrid exits on a platform it cannot load: try it in a child first,
      * so that the caller gets an error instead of dying */
     if (sim_platform_probe(m, 0, err) < 0) {

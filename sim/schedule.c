@@ -365,14 +365,6 @@ uint32_t sim_sched_recv(sim_schedule *s, int stream, const char *name, int peer,
     return p2p(s, SIM_OP_RECV, stream, name, peer, bytes, tag, t, deps, ndeps);
 }
 
-uint32_t sim_sched_memory(sim_schedule *s, int stream, const char *name, sim_mem_kind kind, int64_t delta,
-                          sim_tags t, const uint32_t *deps, int ndeps)
-{
-    sim_payload p = payload_init(s, SIM_OP_MEMORY, kind, name);
-    p.bytes = delta;
-    return sim_sched_add(s, stream, sim_sched_payload(s, &p), -1, t, deps, ndeps);
-}
-
 /* ---- names ------------------------------------------------------------ */
 
 static const char *op_kind_names[] = {"compute", "collective", "send", "recv", "memory"};

@@ -258,8 +258,6 @@ uint32_t sim_sched_send(sim_schedule *s, int stream, const char *name, int peer,
                         sim_tags t, const uint32_t *deps, int ndeps);
 uint32_t sim_sched_recv(sim_schedule *s, int stream, const char *name, int peer, int64_t bytes, int tag,
                         sim_tags t, const uint32_t *deps, int ndeps);
-uint32_t sim_sched_memory(sim_schedule *s, int stream, const char *name, sim_mem_kind kind, int64_t delta,
-                          sim_tags t, const uint32_t *deps, int ndeps);
 
 static inline int sim_sched_rank_of(const sim_schedule *s, uint32_t op)
 {

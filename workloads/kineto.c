@@ -896,7 +896,6 @@ void wl_kineto_free(wl_kineto *t)
     free(t);
 }
 
-const char *wl_kineto_path(const wl_kineto *t) { return t->path; }
 const char *wl_kineto_device(const wl_kineto *t) { return t->device; }
 int wl_kineto_rank(const wl_kineto *t) { return t->rank; }
 int wl_kineto_world(const wl_kineto *t) { return t->world; }

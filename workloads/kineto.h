@@ -118,7 +118,6 @@ wl_kineto *wl_kineto_load(const char *path, sim_err *err);
 wl_kineto *wl_kineto_parse(const char *text, const char *source, sim_err *err);
 void wl_kineto_free(wl_kineto *k);
 
-const char *wl_kineto_path(const wl_kineto *k);
 /* deviceProperties[0].name ("NVIDIA A100-SXM4-80GB"), or "" if absent. */
 const char *wl_kineto_device(const wl_kineto *k);
 /* distributedInfo rank and world_size; -1 / 0 when absent. */

@@ -256,13 +256,6 @@ int64_t wl_layer_kept_bytes(const wl_model *m, const wl_strategy *st)
     return k;
 }
 
-int64_t wl_layer_transient_bytes(const wl_model *m, const wl_strategy *st)
-{
-    int64_t tr;
-    wl_layer_memory(m, st, m->layers - 1, NULL, &tr);
-    return tr;
-}
-
 /* A layer's weights (linear matrices), linear biases and norm parameters,
  * for Tesseract's [in/q, out/q] blocks. */
 static void layer_param_parts(const wl_model *m, int64_t *w, int64_t *bias, int64_t *norms)
@@ -859,11 +852,6 @@ void wl_layer_free(wl_layer *L)
     if (!L->rc_shared)
         free(L->rc);
     free(L);
-}
-
-int wl_layer_subbatches(const wl_layer *L)
-{
-    return L->sub;
 }
 
 static sim_tags tg(int layer, int micro, int sub, sim_phase ph)
