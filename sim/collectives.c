@@ -425,7 +425,7 @@ static void comm_channels(sim_comm_rt *C, int comm, const member_order *ord, con
 {
     int n = C->n, folded = C->full.whole_n > n, nch = 1;
     int *order = sim_xmalloc((size_t)n * MAX_CH * sizeof *order, "the collectives' rings");
-    if (nseg == 1 && (!folded || E.opt.fold_nodes[comm] <= 1)) {
+    if (nseg == 1 && (!folded || E.s->comms[comm].whole_nodes <= 1)) {
         for (int i = 0; i < n; i++)
             order[i] = ord[i].member;
         nch = node_orders(order, n);
@@ -508,8 +508,8 @@ static sim_comm_rt *comm_rt(int c)
         C->pos_full[ord[i].member] = i;
     }
     ring_init(&C->full, c, "f", 0, ranks, n);
-    if (E.opt.fold_members && E.opt.fold_members[c] > n)
-        C->full.whole_n = E.opt.fold_members[c];
+    if (cm->whole_ranks > n)
+        C->full.whole_n = cm->whole_ranks;
 
     /* node segments of the sorted order, then the rings over them */
     int nnodes = 1;
@@ -1208,7 +1208,7 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
     int pos = C->pos_full[me];
     double S = (double)p->bytes;
     /* n: the ring this collective is priced and sized for; a folded
-     * communicator holds two servers of it (sim_options.fold_members) */
+     * communicator holds two servers of it (sim_comm.whole_ranks) */
     int n = C->full.whole_n, folded = n > C->n;
     if (n < 2)
         return;
@@ -1220,7 +1220,7 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
     int g0, nn, st0, sz0, *starts;
     node_groups(C, pos, &g0, &nn, &st0, &sz0, &starts);
     if (folded)
-        nn = E.opt.fold_nodes[c];
+        nn = E.s->comms[c].whole_nodes;
     int algo = choose_algo(p, C, cp, n, nn, folded, S, &P);
     if (algo == SIM_ALGO_NVLS) {
         /* every member asks the switch for its share's sum and multicasts it:
