@@ -184,7 +184,17 @@ const char *wl_kineto_step_name(const wl_kineto *k, int i);
  * "A100-SXM-40GB"), or NULL when the catalogue has no such GPU. */
 const char *wl_kineto_catalog_gpu(const char *device);
 
-/* What was extracted, for `trainsim validate --trace FILE`. */
-void wl_kineto_print_summary(const wl_kineto *k, FILE *out);
+/* Kernels of class cls (WL_K_NCCL, or WL_K_GEMM with a shape) grouped by
+ * their key (NCCL: collective, bytes, group size, kernel name; GEMM: m, n,
+ * k, batch, dtype), groups in the order each key was first seen, with the
+ * durations' min, median and max.  Returns the number of groups (*out
+ * malloc'd, free() it; out of memory: sim/alloc.h).  For `trainsim validate
+ * --trace FILE` (validation/val_cli.c prints them). */
+typedef struct wl_kgroup {
+    const wl_kernel *first; /* the group's first kernel: its key */
+    int count;
+    double min_us, median_us, max_us;
+} wl_kgroup;
+int wl_kineto_groups(const wl_kineto *k, wl_kclass cls, wl_kgroup **out);
 
 #endif
