@@ -11,12 +11,18 @@
 #include "sim/error.h"
 #include "workloads/reshard.h"
 
-static void print_doc(cJSON *doc)
+/* The end of either report: the JSON document (doc, or NULL for the
+ * table) when all went well, else the error; returns the exit status. */
+static int finish(cJSON *doc, int rc, const sim_err *err)
 {
-    char *text = cJSON_Print(doc);
+    char *text = doc && !rc ? cJSON_Print(doc) : NULL;
     if (text)
         printf("%s\n", text);
     free(text);
+    cJSON_Delete(doc);
+    if (rc)
+        sim_err_print("trainsim reshard", 1, "%s", err->msg);
+    return rc;
 }
 
 int wl_reshard_cli_main(int argc, char **argv)
@@ -102,13 +108,8 @@ int wl_reshard_cli_main(int argc, char **argv)
             } else
                 printf("%-20s %12.4f %12.4f %10.1f %%\n", wl_rs_impl_name(k), t1, te, 100 * (t1 - te) / t1);
         }
-        if (json && !rc)
-            print_doc(doc);
-        cJSON_Delete(doc);
-        if (rc)
-            sim_err_print("trainsim reshard", 1, "%s", err.msg);
         sim_machine_free(m);
-        return rc;
+        return finish(doc, rc, &err);
     }
     wl_reshard_case *cases;
     int nc = wl_reshard_suite(&cases), rc = 0;
@@ -163,12 +164,7 @@ int wl_reshard_cli_main(int argc, char **argv)
             printf("\n");
         wl_reshard_tasks_free(&T);
     }
-    if (json && !rc)
-        print_doc(doc);
-    cJSON_Delete(doc);
-    if (rc)
-        sim_err_print("trainsim reshard", 1, "%s", err.msg);
     free(cases);
     sim_machine_free(m);
-    return rc;
+    return finish(doc, rc, &err);
 }

@@ -12,14 +12,6 @@
 #include "platforms/platform.h"
 #include "sim/schedule.h"
 
-static int stream_named(const sim_schedule *s, int rank, const char *name)
-{
-    for (uint32_t i = 0; i < s->nstreams; i++)
-        if (s->streams[i].rank == rank && !strcmp(sim_sched_strname(s, s->streams[i].name), name))
-            return (int)i;
-    return -1;
-}
-
 /* Every stream has the role its generator gave it; the layout's formula
  * puts the members of every "tp.pP.dD" / "dp.pP.tT" communicator where
  * their names say. */
@@ -37,7 +29,7 @@ static void test_generated(void)
     } want[] = {{"compute", SIM_ROLE_COMPUTE}, {"tp", SIM_ROLE_TP}, {"dp", SIM_ROLE_DP},
                 {"pp-send-next", SIM_ROLE_PP}};
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
-        int st = stream_named(s, 0, want[k].name);
+        int st = wl_test_stream(s, 0, want[k].name);
         CHECK(st >= 0 && s->streams[st].role == want[k].role);
     }
     for (uint32_t i = 0; i < s->nstreams; i++)
@@ -72,7 +64,7 @@ static void test_generated(void)
         CHECK_STR(again, text);
         free(again);
         CHECK(b->comms[0].whole_ranks == 16 && b->comms[0].whole_nodes == 4);
-        CHECK(b->streams[stream_named(b, 3, "dp")].role == SIM_ROLE_DP);
+        CHECK(b->streams[wl_test_stream(b, 3, "dp")].role == SIM_ROLE_DP);
         sim_sched_free(b);
     }
     /* bad values name the field */
