@@ -54,7 +54,7 @@ int wl_reshard_cli_main(int argc, char **argv)
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: trainsim reshard [--platform P] [--json]\n"
                    "       trainsim reshard --pipeline [--platform P] [--stages S] [--micro M] [--forward-ms X] [--json]\n"
-                   "  cross-mesh resharding microbenchmarks of AlpaComm (papers.md §6.3): 1 GiB one-to-many and\n"
+                   "  cross-mesh resharding microbenchmarks of AlpaComm (docs/papers.md §6.3): 1 GiB one-to-many and\n"
                    "  2 GiB many-to-many, each implementation's simulated time (default platform p3.8xlarge-5n);\n"
                    "  --pipeline: S stages on one node each, alternately batch-sharded and replicated, 64 MiB fp16\n"
                    "  activations per micro-batch (default 4 stages, 8 micro-batches, forward 50 ms, backward twice),\n"
