@@ -39,7 +39,8 @@
  * tests/planner/plan_fidelity*_heavy.sh and bench/plan_bench.sh and stated
  * in the README.  Nothing here is fitted to measurements.
  *
- * The synchronisation apart.  When the "dp" streams hold nothing but the
+ * The synchronisation apart.  When the data-parallel streams (role
+ * SIM_ROLE_DP, set by the generator) hold nothing but the
  * gradient synchronisation after the flush (no dp_overlap, ZeRO or OSDP),
  * the simulations above run the pipeline with the synchronisation and the
  * optimizer step taken out: they give each GPU's end of the pipeline
@@ -89,9 +90,10 @@ static int is_sync_op(const sim_schedule *s, uint32_t id, const unsigned char *d
     return dpstream[o->stream] || o->phase == SIM_PHASE_OPTIMIZER;
 }
 
-/* A copy of s with only the pipeline part (sync = 0: all but the "dp"
- * streams and the optimizer step) or only the synchronisation part (sync =
- * 1: those, each rank first waiting start[rank] seconds on "compute"). */
+/* A copy of s with only the pipeline part (sync = 0: all but the
+ * data-parallel streams and the optimizer step) or only the synchronisation
+ * part (sync = 1: those, each rank first waiting start[rank] seconds on its
+ * compute stream). */
 static sim_schedule *split(const sim_schedule *s, int sync, const double *start, sim_err *err)
 {
     sim_schedule *n = sim_sched_new(s->nranks);
@@ -106,20 +108,20 @@ static sim_schedule *split(const sim_schedule *s, int sync, const double *start,
         goto fail;
     }
     n->meta = s->meta;
+    n->layout = s->layout;
     for (int c = 0; c < s->ncomms; c++) {
         const char *nm = sim_sched_strname(s, s->comms[c].name);
         sim_sched_comm(n, nm ? nm : "comm", s->comms[c].ranks, s->comms[c].nranks);
     }
     for (uint32_t i = 0; i < s->nstreams; i++) {
-        const char *nm = sim_sched_strname(s, s->streams[i].name);
-        dpstream[i] = nm && !strcmp(nm, "dp");
+        dpstream[i] = s->streams[i].role == SIM_ROLE_DP;
         smap[i] = -1;
     }
     for (uint32_t i = 0; i < s->npayloads; i++)
         pmap[i] = UINT32_MAX;
     if (sync)
         for (int r = 0; r < s->nranks; r++) {
-            int st = sim_sched_stream(n, r, "compute");
+            int st = sim_sched_stream_role(n, r, "compute", SIM_ROLE_COMPUTE);
             sim_payload p;
             memset(&p, 0, sizeof p);
             p.kind = SIM_OP_COMPUTE;
@@ -154,7 +156,8 @@ static sim_schedule *split(const sim_schedule *s, int sync, const double *start,
         if (sync && dpstream[o->stream])
             deps[nd++] = fixed[rank];
         if (smap[o->stream] < 0)
-            smap[o->stream] = sim_sched_stream(n, rank, sim_sched_strname(s, s->streams[o->stream].name));
+            smap[o->stream] = sim_sched_stream_role(n, rank, sim_sched_strname(s, s->streams[o->stream].name),
+                                                    s->streams[o->stream].role);
         if (pmap[o->payload] == UINT32_MAX)
             pmap[o->payload] = sim_sched_copy_payload(n, s, o->payload);
         sim_tags t = {o->layer, o->micro, o->subbatch, o->phase};
@@ -255,10 +258,7 @@ static int run_folded(const sim_schedule *s, const sim_machine *mach, sim_option
         return -1;
     if (!*folded)
         return sim_run_isolated(s, mach, opt, r, err);
-    opt->fold_members = f.members;
-    opt->fold_nodes = f.nodes;
     int rc = sim_run_isolated(f.sched, f.mach, opt, r, err);
-    opt->fold_members = opt->fold_nodes = NULL;
     if (rc == 0 && rep) {
         *rep = f.rep;
         f.rep = NULL;
@@ -267,22 +267,25 @@ static int run_folded(const sim_schedule *s, const sim_machine *mach, sim_option
     return rc;
 }
 
+/* The strategy as given (dp and gb as the user wrote them, auto or not)
+ * with gb, and dp where dp > 0, replaced. */
+static wl_strategy with_batch(const wl_strategy *given, int gb, int dp)
+{
+    wl_strategy st = *given;
+    st.gb = gb;
+    if (dp > 0)
+        st.dp = dp;
+    return st;
+}
+
 /* mode 0: the whole schedule; 1: the pipeline part only (split()), on the
  * replica view with dp = k, keeping each rank's end time.  aggregated: run
  * the collectives as one flow per member and phase (SIM_COLLMODE_AGGREGATED).
  * fold: on two servers per group where fold.c allows it. */
-static int simulate(const sim_machine *mach, const wl_model *m, const char *strategy, int gb,
+static int simulate(const sim_machine *mach, const wl_model *m, const wl_strategy *given, int gb,
                     int dp, int mode, int aggregated, int fold, point *out, sim_err *err)
 {
-    char s[PLAN_STRATEGY_MAX + 48];
-    if (dp > 0)
-        snprintf(s, sizeof s, "%s,dp=%d,gb=%d", strategy, dp, gb);
-    else
-        snprintf(s, sizeof s, "%s,gb=%d", strategy, gb);
-    wl_strategy st;
-    wl_strategy_default(&st);
-    if (wl_strategy_parse(s, &st, err) < 0)
-        return -1;
+    wl_strategy st = with_batch(given, gb, dp);
     sim_schedule *sch = wl_gpt_generate(m, &st, mach, err);
     if (!sch)
         return -1;
@@ -323,16 +326,13 @@ static int simulate(const sim_machine *mach, const wl_model *m, const char *stra
 }
 
 /* Does the model cut to `layers` accept the strategy (divisibility only)? */
-static int layers_ok(const plan_ctx *ctx, const char *strategy, int layers, int gb)
+static int layers_ok(const plan_ctx *ctx, const wl_strategy *given, int layers, int gb)
 {
     wl_model m = ctx->model;
     m.layers = layers;
-    char s[PLAN_STRATEGY_MAX + 32];
-    snprintf(s, sizeof s, "%s,gb=%d", strategy, gb);
-    wl_strategy st, res;
-    wl_strategy_default(&st);
+    wl_strategy st = with_batch(given, gb, 0), res;
     sim_err e;
-    return wl_strategy_parse(s, &st, &e) == 0 && wl_gpt_resolve(&m, &st, ctx->mach, &res, &e) == 0;
+    return wl_gpt_resolve(&m, &st, ctx->mach, &res, &e) == 0;
 }
 
 /* Does every layer add the same work, so that a model cut to fewer layers
@@ -367,9 +367,9 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
     if (ctx->fidelity == PLAN_FAST && layers_additive(&res)) {
         int u = 0;
         for (int k = p; k <= L && !u; k += p)
-            if (L % k == 0 && layers_ok(ctx, strategy, k, gb))
+            if (L % k == 0 && layers_ok(ctx, &st, k, gb))
                 u = k;
-        if (u && 2 * u < L && layers_ok(ctx, strategy, 2 * u, gb)) {
+        if (u && 2 * u < L && layers_ok(ctx, &st, 2 * u, gb)) {
             lp[0] = u;
             lp[1] = 2 * u;
             nl = 2;
@@ -384,7 +384,7 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
         int pairs[3][2] = {{1, p == 1 ? 2 : 3}, {p, p + 2}, {p, 2 * p}};
         for (int i = steady; i < 3 && np == 1; i++) {
             int n1 = pairs[i][0], n2 = pairs[i][1];
-            if (n2 < nmb && layers_ok(ctx, strategy, L, n1 * per) && layers_ok(ctx, strategy, L, n2 * per)) {
+            if (n2 < nmb && layers_ok(ctx, &st, L, n1 * per) && layers_ok(ctx, &st, L, n2 * per)) {
                 nm[0] = n1;
                 nm[1] = n2;
                 np = 2;
@@ -392,7 +392,7 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
         }
     }
     /* the synchronisation apart, and the data-parallel replicas (see the
-     * header): only when the "dp" streams hold nothing but the gradient
+     * header): only when the data-parallel streams hold nothing but the gradient
      * synchronisation after the flush, not with overlapped buckets, ZeRO or
      * OSDP, whose collectives run inside forward and backward */
     int k = res.dp;
@@ -447,9 +447,11 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
             wl_model m = ctx->model;
             m.layers = lp[i];
             if (split_sync)
-                failed = simulate(view ? view : ctx->mach, &m, strategy, nm[j] * perk, k, 1, aggregated, fast, &pt[i][j], &err) < 0 || !pt[i][j].end;
+                failed = simulate(view ? view : ctx->mach, &m, &st, nm[j] * perk, k, 1, aggregated, fast, &pt[i][j],
+                                  &err) < 0 ||
+                         !pt[i][j].end;
             else
-                failed = simulate(ctx->mach, &m, strategy, nm[j] * per, 0, 0, aggregated, fast, &pt[i][j], &err) < 0;
+                failed = simulate(ctx->mach, &m, &st, nm[j] * per, 0, 0, aggregated, fast, &pt[i][j], &err) < 0;
             if (failed && !err.msg[0])
                 sim_errf(&err, "out of memory");
             if (!failed) {
@@ -492,14 +494,11 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
                     start[r] += wl[i] * wm[j] * pt[i][j].end[rv];
             mean_start += start[r] / G;
         }
-        char s2[PLAN_STRATEGY_MAX + 32];
-        snprintf(s2, sizeof s2, "%s,gb=%d", strategy, nm[0] * per);
-        wl_strategy st2;
-        wl_strategy_default(&st2);
+        wl_strategy st2 = with_batch(&st, nm[0] * per, 0);
         sim_schedule *full = NULL, *sync = NULL;
         sim_result r2;
-        if (!start || wl_strategy_parse(s2, &st2, &err) < 0 ||
-            !(full = wl_gpt_generate(&ctx->model, &st2, ctx->mach, &err)) || !(sync = split(full, 1, start, &err))) {
+        if (!start || !(full = wl_gpt_generate(&ctx->model, &st2, ctx->mach, &err)) ||
+            !(sync = split(full, 1, start, &err))) {
             failed = 1;
         } else {
             sim_options opt;

@@ -11,7 +11,7 @@
  * by operation) and talk only among themselves (point-to-point peers and the
  * other communicators stay on the kept or on the dropped side), the two
  * servers give every GPU's times, provided their collectives are sized and
- * priced for the whole ring (sim_options.fold_members, collectives.c).  A
+ * priced for the whole ring (sim_comm.whole_ranks, collectives.c).  A
  * pipeline keeps two servers of every stage; the traffic between stages runs
  * between the same positions.  Not exact: an NCCL tree (the small loss
  * all-reduce) is taken at its uncontended time.  The planner's fast fidelity
@@ -32,16 +32,13 @@ int plan_single_switch(const sim_machine *m)
     for (int r = 1; r < m->ngpus; r++)
         if (m->nvswitch[r] >= 0 && m->nvswitch[r] == m->nvswitch[r - 1] && m->node[r] != m->node[r - 1])
             return 0;
-    return m->platform_xml &&
-           (m->nnodes <= 1 || (strstr(m->platform_xml, "\"fabric-sw\"") && !strstr(m->platform_xml, "\"spine\"")));
+    return m->platform_xml && (m->nnodes <= 1 || m->fabric == SIM_FABRIC_SWITCH);
 }
 
 void plan_fold_free(plan_fold *f)
 {
     sim_sched_free(f->sched);
     sim_machine_free(f->mach);
-    free(f->members);
-    free(f->nodes);
     free(f->rep);
     memset(f, 0, sizeof *f);
 }
@@ -311,19 +308,18 @@ int plan_fold_schedule(const sim_schedule *s, const sim_machine *m, plan_fold *f
 
     /* ---- the folded schedule ---- */
     f->sched = sim_sched_new(nk);
-    f->members = calloc((size_t)s->ncomms + 1, sizeof(int));
-    f->nodes = calloc((size_t)s->ncomms + 1, sizeof(int));
     f->rep = malloc(sizeof(int) * (size_t)R);
     kept_rank = malloc(sizeof(int) * ((size_t)nk + 1));
     map = malloc(sizeof(uint32_t) * (s->nops + 1));
     pmap = malloc(sizeof(uint32_t) * (s->npayloads + 1));
     deps = malloc(sizeof(uint32_t) * 8);
     int maxdeps = 8;
-    if (!f->sched || !f->members || !f->nodes || !f->rep || !kept_rank || !map || !pmap || !deps) {
+    if (!f->sched || !f->rep || !kept_rank || !map || !pmap || !deps) {
         rc = sim_errf(err, "out of memory folding a schedule");
         goto out;
     }
     f->sched->meta = s->meta;
+    f->sched->layout = (sim_layout){0}; /* the kept ranks are not the whole layout */
     for (int r = 0; r < R; r++)
         f->rep[r] = newrank[rep[r]];
     int *kr = malloc(sizeof(int) * ((size_t)R + 1));
@@ -343,8 +339,8 @@ int plan_fold_schedule(const sim_schedule *s, const sim_machine *m, plan_fold *f
         const char *nm = sim_sched_strname(s, cm->name);
         cmap[c] = sim_sched_comm(f->sched, nm ? nm : "comm", kr, n);
         if (foldable[c]) {
-            f->members[cmap[c]] = cm->nranks;
-            f->nodes[cmap[c]] = foldable[c];
+            f->sched->comms[cmap[c]].whole_ranks = cm->nranks;
+            f->sched->comms[cmap[c]].whole_nodes = foldable[c];
         }
     }
     free(kr);
@@ -370,7 +366,8 @@ int plan_fold_schedule(const sim_schedule *s, const sim_machine *m, plan_fold *f
         for (uint32_t k = 0; k < o->ndeps; k++)
             deps[k] = map[s->deps[o->dep_first + k]];
         if (smap[o->stream] < 0)
-            smap[o->stream] = sim_sched_stream(f->sched, newrank[r], sim_sched_strname(s, s->streams[o->stream].name));
+            smap[o->stream] = sim_sched_stream_role(f->sched, newrank[r], sim_sched_strname(s, s->streams[o->stream].name),
+                                                    s->streams[o->stream].role);
         if (pmap[o->payload] == UINT32_MAX)
             pmap[o->payload] = sim_sched_copy_payload(f->sched, s, o->payload);
         sim_op_kind kind = s->payloads[o->payload].kind;

@@ -119,7 +119,6 @@ int plan_single_switch(const sim_machine *m);
 typedef struct plan_fold {
     sim_schedule *sched; /* the kept ranks' operations */
     sim_machine *mach;   /* the kept ranks' hosts */
-    int *members, *nodes; /* per communicator of sched: sim_options.fold_members / fold_nodes */
     int *rep;            /* per rank of the original schedule: the folded rank that stands for it */
 } plan_fold;
 /* 1: folded into *f (free with plan_fold_free); 0: s does not fold; -1: error. */

@@ -1141,6 +1141,7 @@ static sim_machine *build(jctx *c, const cJSON *root)
     }
     snprintf(m->name, sizeof m->name, "%s", name ? name->valuestring : c->src);
     m->nnodes = nnodes;
+    m->fabric = fb.fat_tree ? SIM_FABRIC_FAT_TREE : SIM_FABRIC_SWITCH;
     for (int g = 0; g < ngroups; g++)
         m->gpus[model_of[g]] = ns[g].gpu;
     for (int k = 0, r = 0, g = 0, left = group_nodes[0]; k < nnodes; k++, left--) {

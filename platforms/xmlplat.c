@@ -651,6 +651,16 @@ out:
     return m;
 }
 
+/* The fabric of a platform as platforms/platform.c writes it: one switch
+ * router "fabric-sw", or leaf routers under a "spine" zone; a hand-written
+ * platform's fabric is unknown. */
+static sim_fabric fabric_of(const xml *X)
+{
+    if (set_has(&X->zones, "spine"))
+        return SIM_FABRIC_FAT_TREE;
+    return set_has(&X->netpoints, "fabric-sw") ? SIM_FABRIC_SWITCH : SIM_FABRIC_UNKNOWN;
+}
+
 sim_machine *plat_from_xml_text(const char *text, const char *source, sim_err *err)
 {
     xml X = {.src = source ? source : "(platform)", .text = text, .p = text, .err = err};
@@ -664,8 +674,8 @@ sim_machine *plat_from_xml_text(const char *text, const char *source, sim_err *e
                  X.src);
         goto out;
     }
-    if (order_hosts(X.src, X.hosts, X.nhosts, err) == 0)
-        m = machine(&X, err);
+    if (order_hosts(X.src, X.hosts, X.nhosts, err) == 0 && (m = machine(&X, err)))
+        m->fabric = fabric_of(&X);
 out:
     free_attrs(&X);
     free(X.hosts);

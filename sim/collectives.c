@@ -206,12 +206,12 @@ static void ring_init(ring *R, int comm, const char *kind, int index, const int 
 {
     R->n = n;
     R->whole_n = n;
-    R->rank = malloc((size_t)n * sizeof *R->rank);
+    R->rank = sim_xmalloc((size_t)n * sizeof *R->rank, "the collectives' rings");
     memcpy(R->rank, ranks, (size_t)n * sizeof *ranks);
-    R->from_prev = malloc((size_t)n * sizeof *R->from_prev);
-    R->from_next = malloc((size_t)n * sizeof *R->from_next);
-    R->lat_next = malloc((size_t)n * sizeof *R->lat_next);
-    R->bw_next = malloc((size_t)n * sizeof *R->bw_next);
+    R->from_prev = sim_xmalloc((size_t)n * sizeof *R->from_prev, "the collectives' rings");
+    R->from_next = sim_xmalloc((size_t)n * sizeof *R->from_next, "the collectives' rings");
+    R->lat_next = sim_xmalloc((size_t)n * sizeof *R->lat_next, "the collectives' rings");
+    R->bw_next = sim_xmalloc((size_t)n * sizeof *R->bw_next, "the collectives' rings");
     for (int i = 0; i < n; i++) {
         char name[96];
         snprintf(name, sizeof name, "c%d/%s%d/%d<", comm, kind, index, i);
@@ -384,17 +384,17 @@ static void rings_build(rings *R, int comm, const char *kind, int index, const i
     snprintf(prefix, sizeof prefix, "c%d/%s%d", comm, kind, index);
     R->n = R->whole_n = n;
     R->nch = nch;
-    R->rank = malloc((size_t)n * sizeof *R->rank);
+    R->rank = sim_xmalloc((size_t)n * sizeof *R->rank, "the collectives' rings");
     memcpy(R->rank, rank, (size_t)n * sizeof *rank);
-    R->out = calloc((size_t)n * (size_t)nch, sizeof *R->out);
-    R->in = calloc((size_t)n * (size_t)nch, sizeof *R->in);
-    R->nout = calloc((size_t)n, sizeof *R->nout);
-    R->nin = calloc((size_t)n, sizeof *R->nin);
+    R->out = sim_xcalloc((size_t)n * (size_t)nch, sizeof *R->out, "the collectives' rings");
+    R->in = sim_xcalloc((size_t)n * (size_t)nch, sizeof *R->in, "the collectives' rings");
+    R->nout = sim_xcalloc((size_t)n, sizeof *R->nout, "the collectives' rings");
+    R->nin = sim_xcalloc((size_t)n, sizeof *R->nin, "the collectives' rings");
     for (int c = 0; c < nch; c++) {
         chan *h = &R->ch[c];
-        h->member = malloc((size_t)n * sizeof *h->member);
-        h->rank = malloc((size_t)n * sizeof *h->rank);
-        h->pos = malloc((size_t)n * sizeof *h->pos);
+        h->member = sim_xmalloc((size_t)n * sizeof *h->member, "the collectives' rings");
+        h->rank = sim_xmalloc((size_t)n * sizeof *h->rank, "the collectives' rings");
+        h->pos = sim_xmalloc((size_t)n * sizeof *h->pos, "the collectives' rings");
         memcpy(h->member, order + (size_t)c * (size_t)n, (size_t)n * sizeof *order);
         for (int p = 0; p < n; p++) {
             h->rank[p] = rank[h->member[p]];
@@ -426,8 +426,8 @@ static void rings_free(rings *R)
 static void comm_channels(sim_comm_rt *C, int comm, const member_order *ord, const int *seg, int nseg)
 {
     int n = C->n, folded = C->full.whole_n > n, nch = 1;
-    int *order = malloc((size_t)n * MAX_CH * sizeof *order);
-    if (nseg == 1 && (!folded || E.opt.fold_nodes[comm] <= 1)) {
+    int *order = sim_xmalloc((size_t)n * MAX_CH * sizeof *order, "the collectives' rings");
+    if (nseg == 1 && (!folded || E.s->comms[comm].whole_nodes <= 1)) {
         for (int i = 0; i < n; i++)
             order[i] = ord[i].member;
         nch = node_orders(order, n);
@@ -455,14 +455,15 @@ static void hier_rings(sim_comm_rt *C, int comm, const member_order *ord, const 
         return;
     C->nnodes = nnodes;
     C->per_node = per;
-    C->intra = calloc((size_t)nnodes, sizeof *C->intra);
-    C->inter = calloc((size_t)per, sizeof *C->inter);
-    C->intra_of = malloc((size_t)n * sizeof(int));
-    C->inter_of = malloc((size_t)n * sizeof(int));
-    C->pos_intra = malloc((size_t)n * sizeof(int));
-    C->pos_inter = malloc((size_t)n * sizeof(int));
+    C->intra = sim_xcalloc((size_t)nnodes, sizeof *C->intra, "the collectives' rings");
+    C->inter = sim_xcalloc((size_t)per, sizeof *C->inter, "the collectives' rings");
+    C->intra_of = sim_xmalloc((size_t)n * sizeof(int), "the collectives' rings");
+    C->inter_of = sim_xmalloc((size_t)n * sizeof(int), "the collectives' rings");
+    C->pos_intra = sim_xmalloc((size_t)n * sizeof(int), "the collectives' rings");
+    C->pos_inter = sim_xmalloc((size_t)n * sizeof(int), "the collectives' rings");
     int most = nnodes > per ? nnodes : per;
-    int *tmp = malloc((size_t)most * sizeof *tmp), *order = malloc(2 * (size_t)most * sizeof *order);
+    int *tmp = sim_xmalloc((size_t)most * sizeof *tmp, "the collectives' rings");
+    int *order = sim_xmalloc(2 * (size_t)most * sizeof *order, "the collectives' rings");
     for (int g = 0; g < nnodes; g++) {
         for (int l = 0; l < per; l++) {
             int m = ord[g * per + l].member;
@@ -497,27 +498,27 @@ static sim_comm_rt *comm_rt(int c)
     int n = cm->nranks;
     C->n = n;
     C->ranks = cm->ranks;
-    member_order *ord = malloc((size_t)n * sizeof *ord);
+    member_order *ord = sim_xmalloc((size_t)n * sizeof *ord, "the collectives' rings");
     for (int i = 0; i < n; i++)
         ord[i] = (member_order){E.nccl_node[cm->ranks[i]], E.m->node[cm->ranks[i]],
                                 E.m->ring_pos ? E.m->ring_pos[cm->ranks[i]] : 0, cm->ranks[i], i};
     qsort(ord, (size_t)n, sizeof *ord, cmp_member);
-    int *ranks = malloc((size_t)n * sizeof *ranks);
-    C->pos_full = malloc((size_t)n * sizeof *C->pos_full);
+    int *ranks = sim_xmalloc((size_t)n * sizeof *ranks, "the collectives' rings");
+    C->pos_full = sim_xmalloc((size_t)n * sizeof *C->pos_full, "the collectives' rings");
     for (int i = 0; i < n; i++) {
         ranks[i] = ord[i].rank;
         C->pos_full[ord[i].member] = i;
     }
     ring_init(&C->full, c, "f", 0, ranks, n);
-    if (E.opt.fold_members && E.opt.fold_members[c] > n)
-        C->full.whole_n = E.opt.fold_members[c];
+    if (cm->whole_ranks > n)
+        C->full.whole_n = cm->whole_ranks;
 
     /* node segments of the sorted order, then the rings over them */
     int nnodes = 1;
     for (int i = 1; i < n; i++)
         if (ord[i].node != ord[i - 1].node)
             nnodes++;
-    int *seg = malloc((size_t)(nnodes + 1) * sizeof *seg);
+    int *seg = sim_xmalloc((size_t)(nnodes + 1) * sizeof *seg, "the collectives' rings");
     for (int i = 0, k = 0; i < n; i++)
         if (i == 0 || ord[i].node != ord[i - 1].node)
             seg[k++] = i;
@@ -566,7 +567,7 @@ int sim_coll_setup(sim_err *err)
 {
     (void)err;
     nccl_nodes();
-    E.comms = calloc((size_t)E.s->ncomms + 1, sizeof *E.comms);
+    E.comms = sim_xcalloc((size_t)E.s->ncomms + 1, sizeof *E.comms, "the collectives' rings");
     for (int c = 0; c < E.s->ncomms; c++)
         comm_rt(c);
     return 0;
@@ -825,7 +826,7 @@ static void chain(uint32_t stream, ring *R, int pos, int root_pos, double payloa
 static sg_mailbox_t pair_mailbox(int c, sim_comm_rt *C, int dst, int src)
 {
     if (!C->pair)
-        C->pair = calloc((size_t)C->n * (size_t)C->n, sizeof *C->pair);
+        C->pair = sim_xcalloc((size_t)C->n * (size_t)C->n, sizeof *C->pair, "the collectives' rings");
     sg_mailbox_t *slot = &C->pair[(size_t)dst * (size_t)C->n + (size_t)src];
     if (!*slot) {
         char name[64];
@@ -845,8 +846,8 @@ static void alltoall(uint32_t stream, int c, sim_comm_rt *C, int me, double byte
     if (n < 2)
         return;
     double each = bytes / n, sent = 0;
-    sg_comm_t *h = malloc(2 * (size_t)n * sizeof *h);
-    void **data = malloc((size_t)n * sizeof *data);
+    sg_comm_t *h = sim_xmalloc(2 * (size_t)n * sizeof *h, "an all-to-all's flows");
+    void **data = sim_xmalloc((size_t)n * sizeof *data, "an all-to-all's flows");
     int k = 0;
     for (int i = 1; i < n; i++) {
         int dst = (me + i) % n, src = (me - i + n) % n;
@@ -1274,7 +1275,7 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
     int pos = C->pos_full[me];
     double S = (double)p->bytes;
     /* n: the ring this collective is priced and sized for; a folded
-     * communicator holds two servers of it (sim_options.fold_members) */
+     * communicator holds two servers of it (sim_comm.whole_ranks) */
     int n = C->full.whole_n, folded = n > C->n;
     if (n < 2)
         return;
@@ -1286,7 +1287,7 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
     int g0, nn, st0, sz0, *starts;
     node_groups(C, pos, &g0, &nn, &st0, &sz0, &starts);
     if (folded)
-        nn = E.opt.fold_nodes[c];
+        nn = E.s->comms[c].whole_nodes;
     int algo = choose_algo(p, C, cp, n, nn, folded, S, &P);
     if (algo == SIM_ALGO_NVLS) {
         /* every member asks the switch for its share's sum and multicasts it:

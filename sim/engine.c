@@ -683,9 +683,7 @@ int sim_preload(const sim_machine *m, sim_err *err)
                    : sim_errf(err, "internal: sim_preload: this process already preloaded another platform");
     if (used)
         return sim_errf(err, "internal: sim_preload after a simulation in this process");
-    char *copy = strdup(m->platform_xml);
-    if (!copy)
-        return sim_errf(err, "out of memory");
+    char *copy = sim_xstrdup(m->platform_xml, "the platform");
     /* SimGrid exits on a platform it cannot load: try it in a child first,
      * so that the caller gets an error instead of dying */
     if (sim_platform_probe(m, 0, err) < 0) {
@@ -706,22 +704,20 @@ int sim_coll_foldable(const sim_payload *p)
     return p->kind == SIM_OP_COLLECTIVE && ring && (p->algo == SIM_ALGO_AUTO || p->algo == SIM_ALGO_RING);
 }
 
-/* A folded communicator (sim_options.fold_members) runs only ring
+/* A folded communicator (sim_comm.whole_ranks) runs only ring
  * collectives (step by step or aggregated, as the whole ring would). */
-static int check_fold(const sim_schedule *s, const sim_options *o, sim_err *err)
+static int check_fold(const sim_schedule *s, sim_err *err)
 {
-    if (!o->fold_members)
-        return 0;
     for (uint32_t i = 0; i < s->nops; i++) {
         const sim_op *op = &s->ops[i];
         const sim_payload *p = &s->payloads[op->payload];
-        if (p->kind != SIM_OP_COLLECTIVE || o->fold_members[op->arg] <= s->comms[op->arg].nranks)
+        if (p->kind != SIM_OP_COLLECTIVE || s->comms[op->arg].whole_ranks <= s->comms[op->arg].nranks)
             continue;
-        if (!sim_coll_foldable(p) || o->fold_nodes[op->arg] < 2) {
+        if (!sim_coll_foldable(p) || s->comms[op->arg].whole_nodes < 2) {
             char d[320];
             sim_sched_describe(s, i, d, sizeof d);
-            return sim_errf(err, "internal: %s: a folded communicator runs only ring all-reduce, all-gather and "
-                                 "reduce-scatter", d);
+            return sim_errf(err, "%s: a communicator that stands for a larger ring (\"whole\" over 2 or more "
+                                 "servers) runs only ring all-reduce, all-gather and reduce-scatter", d);
         }
     }
     return 0;
@@ -923,7 +919,7 @@ int sim_run(const sim_schedule *s, const sim_machine *m, const sim_options *opt_
     if (s->nranks > m->ngpus)
         return sim_errf(err, "the schedule needs %d GPUs but the platform \"%s\" has %d", s->nranks, m->name,
                         m->ngpus);
-    if (sim_sched_check(s, err) < 0 || (opt_in && check_fold(s, opt_in, err) < 0))
+    if (sim_sched_check(s, err) < 0 || check_fold(s, err) < 0)
         return -1;
     used = 1;
     double wall0 = now_wall();

@@ -40,14 +40,6 @@ typedef struct sim_options {
                                slice per run of merged kernels, per collective and peer); the
                                kernels then run one by one (engine.c can_merge) */
     const char *memory_path; /* per-GPU memory timeline (CSV, one line per memory effect), or NULL */
-    /* A folded schedule (the planner's fast fidelity, planner/fold.c):
-     * communicator c stands for a ring of fold_members[c] GPUs over
-     * fold_nodes[c] servers, of which it holds the members on two servers;
-     * its all-reduces, all-gathers and reduce-scatters move and wait what the
-     * whole ring would, step by step or aggregated as the whole ring's size
-     * decides under SIM_COLLMODE_AUTO.  NULL, or 0 for a
-     * communicator: as it is. */
-    const int *fold_members, *fold_nodes;
     int verbose;
     /* Called about twice a second of wall time from the simulation (not at
      * all in a run shorter than that); NULL = none. */

@@ -110,6 +110,15 @@ typedef struct sim_degrade {
     double factor;
 } sim_degrade;
 
+/* The network between the servers, as the platform was built: tools that
+ * reason about contention (the planner's fold and replica reductions) ask
+ * this, never the platform's text. */
+typedef enum sim_fabric {
+    SIM_FABRIC_UNKNOWN, /* a hand-written platform: anything may share links */
+    SIM_FABRIC_SWITCH,  /* one non-blocking switch between all servers */
+    SIM_FABRIC_FAT_TREE /* leaves and a spine, possibly oversubscribed */
+} sim_fabric;
+
 typedef struct sim_machine {
     char name[128];
     int ngpus;
@@ -124,6 +133,7 @@ typedef struct sim_machine {
     int nmodels;
     sim_gpu *gpus;        /* [nmodels] */
     int nnodes;
+    sim_fabric fabric;    /* set by platforms/ where the platform is built or loaded */
     /* How NCCL's topology search lays rings out inside a node (NULL / 0 /
      * none when the platform does not say: rank order, one direction, no
      * cache).  Filled by platforms/ from the node's links. */

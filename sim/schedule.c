@@ -133,6 +133,14 @@ int sim_sched_stream(sim_schedule *s, int rank, const char *name)
     return (int)s->nstreams++;
 }
 
+int sim_sched_stream_role(sim_schedule *s, int rank, const char *name, sim_role role)
+{
+    int i = sim_sched_stream(s, rank, name);
+    if (s->streams[i].role == SIM_ROLE_NONE)
+        s->streams[i].role = (uint8_t)role;
+    return i;
+}
+
 int sim_sched_comm(sim_schedule *s, const char *name, const int *ranks, int n)
 {
     uint32_t cap = (uint32_t)s->comms_cap;
@@ -141,6 +149,7 @@ int sim_sched_comm(sim_schedule *s, const char *name, const int *ranks, int n)
     sim_comm *c = &s->comms[s->ncomms];
     c->name = sim_sched_str(s, name);
     c->nranks = n;
+    c->whole_ranks = c->whole_nodes = 0;
     c->ranks = sim_xcalloc((size_t)(n > 0 ? n : 1), sizeof *c->ranks, "a communicator");
     if (n > 0)
         memcpy(c->ranks, ranks, (size_t)n * sizeof *ranks);
@@ -300,7 +309,7 @@ int sim_sched_place(sim_schedule *dst, const sim_schedule *src, const int *map, 
     uint32_t *stream = sim_xcalloc(src->nstreams + 1, sizeof *stream, "the placed streams");
     for (uint32_t i = 0; i < src->nstreams; i++) {
         snprintf(name, sizeof name, "%s%s", prefix, sim_sched_strname(src, src->streams[i].name));
-        stream[i] = (uint32_t)sim_sched_stream(dst, map[src->streams[i].rank], name);
+        stream[i] = (uint32_t)sim_sched_stream_role(dst, map[src->streams[i].rank], name, src->streams[i].role);
     }
     int comm0 = dst->ncomms;
     for (int c = 0; c < src->ncomms; c++) {
@@ -309,7 +318,9 @@ int sim_sched_place(sim_schedule *dst, const sim_schedule *src, const int *map, 
         for (int k = 0; k < sc->nranks; k++)
             members[k] = map[sc->ranks[k]];
         snprintf(name, sizeof name, "%s%s", prefix, sc->name >= 0 ? sim_sched_strname(src, sc->name) : "comm");
-        sim_sched_comm(dst, name, members, sc->nranks);
+        int c2 = sim_sched_comm(dst, name, members, sc->nranks);
+        dst->comms[c2].whole_ranks = sc->whole_ranks;
+        dst->comms[c2].whole_nodes = sc->whole_nodes;
         free(members);
     }
     uint32_t base = dst->nops, *deps = NULL;
@@ -365,14 +376,6 @@ uint32_t sim_sched_recv(sim_schedule *s, int stream, const char *name, int peer,
     return p2p(s, SIM_OP_RECV, stream, name, peer, bytes, tag, t, deps, ndeps);
 }
 
-uint32_t sim_sched_memory(sim_schedule *s, int stream, const char *name, sim_mem_kind kind, int64_t delta,
-                          sim_tags t, const uint32_t *deps, int ndeps)
-{
-    sim_payload p = payload_init(s, SIM_OP_MEMORY, kind, name);
-    p.bytes = delta;
-    return sim_sched_add(s, stream, sim_sched_payload(s, &p), -1, t, deps, ndeps);
-}
-
 /* ---- names ------------------------------------------------------------ */
 
 static const char *op_kind_names[] = {"compute", "collective", "send", "recv", "memory"};
@@ -382,6 +385,7 @@ static const char *coll_names[] = {"allreduce", "allgather", "reducescatter", "a
                                     "alltoallv"};
 static const char *algo_names[] = {"auto", "ring", "tree", "hierarchical", "nvls"};
 static const char *mem_names[] = {"weights", "gradients", "optimizer", "activations", "buffers", "context"};
+static const char *role_names[] = {"", "compute", "tp", "cp", "dp", "pp", "ep"};
 static const char *phase_names[] = {"none", "forward", "backward", "recompute", "optimizer"};
 static const char *attn_impl_names[] = {"flash", "flash2", "flash1", "flash-triton"};
 
@@ -391,6 +395,7 @@ const char *sim_kernel_name(int k) { return NAME_OF(kernel_names, k); }
 const char *sim_coll_name(int c) { return NAME_OF(coll_names, c); }
 const char *sim_algo_name(int a) { return NAME_OF(algo_names, a); }
 const char *sim_mem_kind_name(int k) { return NAME_OF(mem_names, k); }
+const char *sim_role_name(int r) { return NAME_OF(role_names, r); }
 const char *sim_phase_name(int p) { return NAME_OF(phase_names, p); }
 const char *sim_attn_impl_name(int i) { return NAME_OF(attn_impl_names, i); }
 

@@ -148,9 +148,25 @@ typedef struct sim_op {
     int8_t subbatch;    /* -1 = none */
 } sim_op;
 
+/* What a stream carries, set by the generator that makes it: tools that
+ * must tell the synchronisation from the pipeline (the planner's fast
+ * fidelity) read the role, never the stream's name.  JSON "role" (absent =
+ * none). */
+typedef enum sim_role {
+    SIM_ROLE_NONE,    /* unknown (imported traces, hand-written schedules) */
+    SIM_ROLE_COMPUTE, /* kernels and memory effects */
+    SIM_ROLE_TP,      /* tensor-parallel collectives and ring exchanges */
+    SIM_ROLE_CP,      /* context-parallel ring exchanges */
+    SIM_ROLE_DP,      /* data-parallel gradient synchronisation (and ZeRO / FSDP gathers) */
+    SIM_ROLE_PP,      /* pipeline sends and receives */
+    SIM_ROLE_EP,      /* expert-parallel all-to-alls */
+    SIM_ROLE_COUNT
+} sim_role;
+
 typedef struct sim_stream {
     int rank;
     int32_t name;  /* string id */
+    uint8_t role;  /* sim_role */
     uint32_t nops, cap;
     uint32_t *ops; /* op ids in program order */
 } sim_stream;
@@ -159,7 +175,22 @@ typedef struct sim_comm {
     int32_t name;  /* string id, -1 = none */
     int nranks;
     int *ranks;    /* member ranks; member index = position */
+    /* A communicator cut from a larger ring (planner/fold.c) stands for
+     * whole_ranks GPUs over whole_nodes servers: its collectives are sized
+     * and priced for that ring (collectives.c).  0 = it is the whole ring.
+     * JSON "whole": {"ranks", "nodes"} (absent = 0). */
+    int whole_ranks, whole_nodes;
 } sim_comm;
+
+/* Which coordinate of the parallel layout each rank holds, for tools that
+ * need the replicas and stages (0 = not given: imported schedules).  The
+ * generators lay ranks out in Megatron order, tensor-parallel fastest:
+ * rank = ((pp_index·dp + dp_index)·cp + cp_index)·tp + tp_index, and an
+ * expert-parallel group is ep consecutive dp indices; so the degrees say it
+ * all.  JSON "layout": {"tp", "cp", "dp", "pp", "ep"}. */
+typedef struct sim_layout {
+    int tp, cp, dp, pp, ep;
+} sim_layout;
 
 typedef struct sim_meta {
     char name[256];
@@ -173,6 +204,7 @@ typedef struct sim_schedule sim_schedule;
 struct sim_schedule {
     int nranks;
     sim_meta meta;
+    sim_layout layout;
     uint32_t nops, ops_cap;
     sim_op *ops;
     uint32_t ndeps, deps_cap;
@@ -201,6 +233,10 @@ uint32_t sim_sched_nstrings(const sim_schedule *s); /* ids are 0 .. this - 1 */
 
 /* Returns the stream of that rank and name, creating it on first use. */
 int sim_sched_stream(sim_schedule *s, int rank, const char *name);
+/* The same, and its role (set when it is created or had none). */
+int sim_sched_stream_role(sim_schedule *s, int rank, const char *name, sim_role role);
+/* "compute", "tp", "cp", "dp", "pp", "ep"; "" for none, "?" out of range. */
+const char *sim_role_name(int role);
 /* Adds a communicator over ranks[0..n) and returns its id. */
 int sim_sched_comm(sim_schedule *s, const char *name, const int *ranks, int n);
 
@@ -258,8 +294,6 @@ uint32_t sim_sched_send(sim_schedule *s, int stream, const char *name, int peer,
                         sim_tags t, const uint32_t *deps, int ndeps);
 uint32_t sim_sched_recv(sim_schedule *s, int stream, const char *name, int peer, int64_t bytes, int tag,
                         sim_tags t, const uint32_t *deps, int ndeps);
-uint32_t sim_sched_memory(sim_schedule *s, int stream, const char *name, sim_mem_kind kind, int64_t delta,
-                          sim_tags t, const uint32_t *deps, int ndeps);
 
 static inline int sim_sched_rank_of(const sim_schedule *s, uint32_t op)
 {

@@ -4,8 +4,13 @@
  *     "meta": { "name", "samples_per_iteration", "tokens_per_iteration",
  *               "model_flops_per_iteration", "dtype" },
  *     "nranks": N,
- *     "communicators": [ { "name": "tp0", "ranks": [0,1,2,3] }, ... ],   (id = position)
- *     "ranks": [ { "rank": 0, "streams": [ { "name": "compute", "ops": [ OP, ... ] } ] } ] }
+ *     "layout": { "tp":, "cp":, "dp":, "pp":, "ep": },            (optional: sim_layout)
+ *     "communicators": [ { "name": "tp0", "ranks": [0,1,2,3],
+ *                          ["whole": { "ranks": 64, "nodes": 16 }] }, ... ],   (id = position)
+ *     "ranks": [ { "rank": 0, "streams": [ { "name": "compute", ["role": "compute",] "ops": [ OP, ... ] } ] } ] }
+ *
+ *   role = "compute" | "tp" | "cp" | "dp" | "pp" | "ep" (sim_role; absent = none);
+ *   "whole": the ring a communicator cut from a larger one stands for (sim_comm).
  *
  *   OP = { "id": 7, "op": "compute", "kernel": "gemm", "name": "qkv",
  *          "m":, "n":, "k":, "batch":, "dtype": "tf32",            (gemm)
@@ -28,6 +33,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +45,12 @@
 /* ---- writing ---------------------------------------------------------- */
 
 static void add_num(cJSON *o, const char *k, double v) { cJSON_AddItemToObject(o, k, cJSON_CreateNumber(v)); }
+
+/* sim_layout's degrees as JSON keys */
+static const char *const layout_keys[] = {"tp", "cp", "dp", "pp", "ep", NULL};
+static const size_t layout_off[] = {offsetof(sim_layout, tp), offsetof(sim_layout, cp), offsetof(sim_layout, dp),
+                                    offsetof(sim_layout, pp), offsetof(sim_layout, ep)};
+#define LAYOUT_DEG(l, k) (*(int *)((char *)(l) + layout_off[k]))
 
 static uint32_t *stream_order(const sim_schedule *s)
 {
@@ -180,12 +192,22 @@ char *sim_sched_to_json(const sim_schedule *s, int pretty)
     add_num(meta, "model_flops_per_iteration", s->meta.model_flops_per_iteration);
     cJSON_AddStringToObject(meta, "dtype", sim_dtype_name(s->meta.dtype));
     add_num(root, "nranks", s->nranks);
+    if (s->layout.tp > 0) {
+        cJSON *lay = cJSON_AddObjectToObject(root, "layout");
+        for (int k = 0; layout_keys[k]; k++)
+            add_num(lay, layout_keys[k], LAYOUT_DEG(&s->layout, k));
+    }
     cJSON *comms = cJSON_AddArrayToObject(root, "communicators");
     for (int c = 0; c < s->ncomms; c++) {
         cJSON *cj = cJSON_CreateObject();
         if (s->comms[c].name >= 0)
             cJSON_AddStringToObject(cj, "name", sim_sched_strname(s, s->comms[c].name));
         cJSON_AddItemToObject(cj, "ranks", cJSON_CreateIntArray(s->comms[c].ranks, s->comms[c].nranks));
+        if (s->comms[c].whole_ranks > 0) {
+            cJSON *w = cJSON_AddObjectToObject(cj, "whole");
+            add_num(w, "ranks", s->comms[c].whole_ranks);
+            add_num(w, "nodes", s->comms[c].whole_nodes);
+        }
         cJSON_AddItemToArray(comms, cj);
     }
     cJSON *ranks = cJSON_AddArrayToObject(root, "ranks");
@@ -202,6 +224,8 @@ char *sim_sched_to_json(const sim_schedule *s, int pretty)
         }
         cJSON *sj = cJSON_CreateObject();
         cJSON_AddStringToObject(sj, "name", sim_sched_strname(s, st->name));
+        if (st->role != SIM_ROLE_NONE)
+            cJSON_AddStringToObject(sj, "role", sim_role_name(st->role));
         cJSON *ops = cJSON_AddArrayToObject(sj, "ops");
         for (uint32_t k = 0; k < st->nops; k++)
             cJSON_AddItemToArray(ops, op_to_json(s, st->ops[k], newid));
@@ -772,9 +796,54 @@ static int read_meta(reader *R, sim_schedule *s, const cJSON *meta)
     return 0;
 }
 
+/* A communicator's "whole": {"ranks", "nodes"}, the ring it stands for. */
+static int read_whole(reader *R, const cJSON *w, const char *p, int n, sim_comm *cm)
+{
+    static const char *const keys[] = {"ranks", "nodes", NULL};
+    if (!cJSON_IsObject(w))
+        return sim_errf(R->err, "%s: %s.whole: expected an object {\"ranks\", \"nodes\"}", R->src, p);
+    for (const cJSON *k = w->child; k; k = k->next)
+        if (one_of(k->string, keys) < 0) {
+            char q[96];
+            snprintf(q, sizeof q, "%s.whole", p);
+            return unknown_key(R, q, k->string, keys);
+        }
+    int64_t ranks = 0, nodes = 0;
+    snprintf(R->path, sizeof R->path, "%s.whole", p);
+    if (get_int(R, w, "ranks", &ranks, 1, n, SIM_MAX_GPUS) < 0 || get_int(R, w, "nodes", &nodes, 1, 1, SIM_MAX_GPUS) < 0)
+        return -1;
+    cm->whole_ranks = (int)ranks;
+    cm->whole_nodes = (int)nodes;
+    return 0;
+}
+
+/* The top level's "layout": the parallel degrees (sim_layout). */
+static int read_layout(reader *R, sim_schedule *s, const cJSON *lay)
+{
+    if (!cJSON_IsObject(lay))
+        return sim_errf(R->err, "%s: layout: expected an object {\"tp\", \"cp\", \"dp\", \"pp\", \"ep\"}", R->src);
+    for (const cJSON *k = lay->child; k; k = k->next)
+        if (one_of(k->string, layout_keys) < 0)
+            return unknown_key(R, "layout", k->string, layout_keys);
+    int64_t prod = 1;
+    strcpy(R->path, "layout");
+    for (int k = 0; layout_keys[k]; k++) {
+        int64_t v = 0;
+        if (get_int(R, lay, layout_keys[k], &v, 1, 1, SIM_MAX_GPUS) < 0)
+            return -1;
+        LAYOUT_DEG(&s->layout, k) = (int)v;
+        if (k < 4)
+            prod *= v;
+    }
+    if (prod != s->nranks)
+        return sim_errf(R->err, "%s: layout: tp x cp x dp x pp = %lld, but the schedule has %d ranks", R->src,
+                        (long long)prod, s->nranks);
+    return 0;
+}
+
 static int read_comms(reader *R, sim_schedule *s, const cJSON *comms)
 {
-    static const char *const keys[] = {"name", "ranks", NULL};
+    static const char *const keys[] = {"name", "ranks", "whole", NULL};
     if (!cJSON_IsArray(comms))
         return sim_errf(R->err, "%s: communicators: expected an array", R->src);
     int ci = 0;
@@ -806,8 +875,11 @@ static int read_comms(reader *R, sim_schedule *s, const cJSON *comms)
             }
             r[k] = (int)x->valuedouble;
         }
-        sim_sched_comm(s, name, r, n);
+        int id = sim_sched_comm(s, name, r, n);
         free(r);
+        const cJSON *w = cJSON_GetObjectItemCaseSensitive(c, "whole");
+        if (w && read_whole(R, w, p, n, &s->comms[id]) < 0)
+            return -1;
     }
     return 0;
 }
@@ -833,7 +905,9 @@ static int read_header(reader *R, const cJSON *top, sim_schedule **out)
     sim_schedule *s = *out = sim_sched_new((int)nranks);
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(top, "meta");
     const cJSON *comms = cJSON_GetObjectItemCaseSensitive(top, "communicators");
-    if ((meta && read_meta(R, s, meta) < 0) || (comms && read_comms(R, s, comms) < 0))
+    const cJSON *lay = cJSON_GetObjectItemCaseSensitive(top, "layout");
+    if ((meta && read_meta(R, s, meta) < 0) || (lay && read_layout(R, s, lay) < 0) ||
+        (comms && read_comms(R, s, comms) < 0))
         return -1;
     return 0;
 }
@@ -860,25 +934,28 @@ static int read_ops(reader *R, sim_schedule *s, int sid, cursor *c, int ri, int 
     return 0;
 }
 
-/* An object of two members in either order, both required: keys[0]'s
- * value parsed into *head, keys[1]'s extent (an array, read later) in
- * *body.  The skeleton's rank and stream objects are of this shape. */
-static int read_pair(reader *R, cursor *c, const char *path, const char *const keys[3], cJSON **head,
-                     cursor *body)
+/* An object of two members in any order, both required: keys[0]'s value
+ * parsed into *head, keys[1]'s extent (an array, read later) in *body;
+ * where keys[2] is given (extra not NULL), that optional member's value in
+ * *extra.  The skeleton's rank and stream objects are of this shape. */
+static int read_pair(reader *R, cursor *c, const char *path, const char *const keys[], cJSON **head,
+                     cursor *body, cJSON **extra)
 {
     char key[64];
     *head = NULL;
     *body = (cursor){NULL, NULL};
+    if (extra)
+        *extra = NULL;
     if (open_container(R, c, '{', "an object") < 0)
         return -1;
     int n = 0, rc;
     while ((rc = next_element(R, c, &n, key, sizeof key)) > 0) {
         int k = one_of(key, keys);
-        if (k < 0 || (k == 0 && *head) || (k == 1 && body->p)) {
+        if (k < 0 || (k == 0 && *head) || (k == 1 && body->p) || (k == 2 && *extra)) {
             rc = k < 0 ? unknown_key(R, path, key, keys) : twice(R, path, key);
             break;
         }
-        if (k == 0 && !(*head = parse_here(R, c, path))) {
+        if ((k == 0 && !(*head = parse_here(R, c, path))) || (k == 2 && !(*extra = parse_here(R, c, path)))) {
             rc = -1;
             break;
         }
@@ -896,27 +973,49 @@ static int read_pair(reader *R, cursor *c, const char *path, const char *const k
     if (rc < 0) {
         cJSON_Delete(*head);
         *head = NULL;
+        if (extra) {
+            cJSON_Delete(*extra);
+            *extra = NULL;
+        }
     }
     return rc;
 }
 
-/* One element of "streams": {"name", "ops"}. */
+/* A stream's "role": one of sim_role's names. */
+static int read_role(reader *R, const cJSON *v, const char *path, sim_role *role)
+{
+    *role = SIM_ROLE_NONE;
+    if (!v)
+        return 0;
+    for (int k = SIM_ROLE_NONE + 1; k < SIM_ROLE_COUNT && cJSON_IsString(v); k++)
+        if (!strcmp(v->valuestring, sim_role_name(k))) {
+            *role = (sim_role)k;
+            return 0;
+        }
+    return sim_errf(R->err, "%s: %s.role: expected \"compute\", \"tp\", \"cp\", \"dp\", \"pp\" or \"ep\"", R->src,
+                    path);
+}
+
+/* One element of "streams": {"name", ["role",] "ops"}. */
 static int read_stream(reader *R, sim_schedule *s, int rank, cursor *c, int ri, int si, idmap **ids,
                        size_t *ids_cap)
 {
-    static const char *const keys[] = {"name", "ops", NULL};
+    static const char *const keys[] = {"name", "ops", "role", NULL};
     char path[64], what[96];
     snprintf(path, sizeof path, "ranks[%d].streams[%d]", ri, si);
     snprintf(what, sizeof what, "%s.name", path);
-    cJSON *name;
+    cJSON *name, *rj;
     cursor ops;
     const char *nm = NULL;
-    if (read_pair(R, c, path, keys, &name, &ops) < 0)
+    sim_role role;
+    if (read_pair(R, c, path, keys, &name, &ops, &rj) < 0)
         return -1;
-    if (get_name(R, name, what, &nm) < 0)
+    int bad = get_name(R, name, what, &nm) < 0 || read_role(R, rj, path, &role) < 0;
+    cJSON_Delete(rj);
+    if (bad)
         return cJSON_Delete(name), -1;
     uint32_t before = s->nstreams;
-    int sid = sim_sched_stream(s, rank, nm);
+    int sid = sim_sched_stream_role(s, rank, nm, role);
     if ((uint32_t)sid < before) {
         sim_errf(R->err, "%s: %s: rank %d has two streams named \"%.200s\"", R->src, path, rank, nm);
         return cJSON_Delete(name), -1;
@@ -939,7 +1038,7 @@ static int read_rank(reader *R, sim_schedule *s, cursor *c, int ri, idmap **ids,
     snprintf(path, sizeof path, "ranks[%d]", ri);
     cJSON *rank;
     cursor st;
-    if (read_pair(R, c, path, keys, &rank, &st) < 0)
+    if (read_pair(R, c, path, keys, &rank, &st, NULL) < 0)
         return -1;
     if (!cJSON_IsNumber(rank) || rank->valuedouble != floor(rank->valuedouble) || !(rank->valuedouble >= 0) ||
         rank->valuedouble >= s->nranks) {
@@ -960,7 +1059,7 @@ static int read_rank(reader *R, sim_schedule *s, cursor *c, int ri, idmap **ids,
  * extent of "ranks" in *ranks. */
 static int read_top(reader *R, cursor *c, cJSON *top, cursor *ranks)
 {
-    static const char *const keys[] = {"format", "version", "meta", "nranks", "communicators", "ranks", NULL};
+    static const char *const keys[] = {"format", "version", "meta", "nranks", "communicators", "ranks", "layout", NULL};
     char key[64];
     if (open_container(R, c, '{', "a schedule object") < 0)
         return -1;

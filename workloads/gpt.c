@@ -206,33 +206,6 @@ static int resolve_attn(const wl_strategy *st, const sim_machine *mach, int *fla
     return 0;
 }
 
-/* dp (auto: GPUs/(tp·pp·cp)) against the platform's GPU count. */
-static int resolve_world(const wl_strategy *st, const sim_machine *mach, plan *pl, sim_err *err)
-{
-    int cp = wl_strategy_cp(st);
-    long long tpp = (long long)st->tp * st->pp * cp;
-    /* "cp*" in the messages only when context parallelism is used */
-    char cps[24] = "", cpv[24] = "";
-    if (cp > 1) {
-        snprintf(cps, sizeof cps, "*cp");
-        snprintf(cpv, sizeof cpv, "*%d", cp);
-    }
-    if (st->dp == 0) {
-        if (!mach)
-            return sim_errf(err, "strategy: dp=auto needs a platform to take the GPU count from");
-        if (mach->ngpus % tpp)
-            return sim_errf(err, "tp*pp%s = %d*%d%s = %lld does not divide the %d GPUs of the platform%s%s; "
-                            "give dp explicitly or change tp/pp%s", cps,
-                            st->tp, st->pp, cpv, tpp, mach->ngpus, mach->name[0] ? " " : "", mach->name,
-                            cp > 1 ? "/cp" : "");
-        pl->st.dp = (int)(mach->ngpus / tpp);
-    } else if (mach && tpp * st->dp != mach->ngpus) {
-        return sim_errf(err, "tp*pp%s*dp = %d*%d%s*%d = %lld GPUs, but the platform%s%s has %d GPUs", cps, st->tp,
-                        st->pp, cpv, st->dp, tpp * st->dp, mach->name[0] ? " " : "", mach->name, mach->ngpus);
-    }
-    return 0;
-}
-
 static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *mach, plan *pl, sim_err *err)
 {
     if (!m || m->layers < 1 || m->hidden < 1 || m->heads < 1 || m->ffn < 1 || m->seq < 1 || m->vocab < 1)
@@ -273,7 +246,7 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
         return -1;
     if (wl_layer_check_cp(m, &pl->st, err))
         return -1;
-    if (resolve_world(st, mach, pl, err))
+    if (wl_strategy_resolve_world(&pl->st, mach, err))
         return -1;
     /* Tesseract splits heads, hidden and ffn q ways, not tp ways (checked by wl_layer_new) */
     if (st->schedule != WL_TP_TESSERACT && m->heads % st->tp)
@@ -293,11 +266,6 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
     if (m->layers % st->pp)
         return sim_errf(err, "pp=%d does not divide the %d layers of %s", st->pp, m->layers, m->name);
     long long mbdp = (long long)st->mb * pl->st.dp;
-    if (pl->st.gb == 0) {
-        if (mbdp > 0x7fffffff)
-            return sim_errf(err, "gb = mb*dp = %lld is too large", mbdp);
-        pl->st.gb = (int)mbdp;
-    }
     if (pl->st.gb % mbdp)
         return sim_errf(err, "gb=%d is not divisible by mb*dp = %d*%d = %lld (it would give %.2f micro-batches "
                         "per pipeline)", pl->st.gb, st->mb, pl->st.dp, mbdp, (double)pl->st.gb / (double)mbdp);
@@ -1290,28 +1258,28 @@ static int generate_rank(gen *g, int rank, const comms *C)
     int cpi = dpi % pl->c, cp0 = rank - cpi * pl->t;
     g->cur.cp_next = cp0 + (cpi + 1) % pl->c * pl->t;
     g->cur.cp_prev = cp0 + (cpi + pl->c - 1) % pl->c * pl->t;
-    g->cur.sc = sim_sched_stream(s, rank, "compute");
+    g->cur.sc = sim_sched_stream_role(s, rank, "compute", SIM_ROLE_COMPUTE);
     g->pf_layer = -1;
     if (pl->st.osdp_split > 1 && pl->osdp) {
         g->cur.linear = osdp_linear;
         g->cur.linear_ctx = g;
     }
-    g->cur.stp = pl->t > 1 ? sim_sched_stream(s, rank, "tp") : -1;
-    g->cur.scp_send = pl->c > 1 ? sim_sched_stream(s, rank, "cp-ring-send") : -1;
-    g->cur.scp_recv = pl->c > 1 ? sim_sched_stream(s, rank, "cp-ring-recv") : -1;
-    g->sdp = pl->d > 1 || (pl->p > 1 && !m->untied && (stage == 0 || last)) ? sim_sched_stream(s, rank, "dp") : -1;
-    g->s_ag = fsdp ? sim_sched_stream(s, rank, "fsdp-ag") : -1;
-    g->s_rs = fsdp ? sim_sched_stream(s, rank, "fsdp-rs") : -1;
-    g->s_ar = g->ar_comm >= 0 ? sim_sched_stream(s, rank, "hsdp-ar") : -1;
+    g->cur.stp = pl->t > 1 ? sim_sched_stream_role(s, rank, "tp", SIM_ROLE_TP) : -1;
+    g->cur.scp_send = pl->c > 1 ? sim_sched_stream_role(s, rank, "cp-ring-send", SIM_ROLE_CP) : -1;
+    g->cur.scp_recv = pl->c > 1 ? sim_sched_stream_role(s, rank, "cp-ring-recv", SIM_ROLE_CP) : -1;
+    g->sdp = pl->d > 1 || (pl->p > 1 && !m->untied && (stage == 0 || last)) ? sim_sched_stream_role(s, rank, "dp", SIM_ROLE_DP) : -1;
+    g->s_ag = fsdp ? sim_sched_stream_role(s, rank, "fsdp-ag", SIM_ROLE_DP) : -1;
+    g->s_rs = fsdp ? sim_sched_stream_role(s, rank, "fsdp-rs", SIM_ROLE_DP) : -1;
+    g->s_ar = g->ar_comm >= 0 ? sim_sched_stream_role(s, rank, "hsdp-ar", SIM_ROLE_DP) : -1;
     g->s_send_next = g->s_recv_next = g->s_send_prev = g->s_recv_prev = -1;
     int wrap = pl->v > 1;
     if (!last || wrap) {
-        g->s_send_next = sim_sched_stream(s, rank, "pp-send-next");
-        g->s_recv_next = sim_sched_stream(s, rank, "pp-recv-next");
+        g->s_send_next = sim_sched_stream_role(s, rank, "pp-send-next", SIM_ROLE_PP);
+        g->s_recv_next = sim_sched_stream_role(s, rank, "pp-recv-next", SIM_ROLE_PP);
     }
     if (stage > 0 || wrap) {
-        g->s_recv_prev = sim_sched_stream(s, rank, "pp-recv-prev");
-        g->s_send_prev = sim_sched_stream(s, rank, "pp-send-prev");
+        g->s_recv_prev = sim_sched_stream_role(s, rank, "pp-recv-prev", SIM_ROLE_PP);
+        g->s_send_prev = sim_sched_stream_role(s, rank, "pp-send-prev", SIM_ROLE_PP);
     }
     g->last_dp = g->last_rs = g->last_ar = UINT32_MAX;
     g->gfree = 0;
@@ -1806,6 +1774,7 @@ sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const si
     s->meta.tokens_per_iteration = (double)pl.st.gb * m->seq;
     s->meta.model_flops_per_iteration = wl_gpt_model_flops(m, &pl.st);
     s->meta.dtype = pl.st.dtype;
+    s->layout = (sim_layout){pl.t, pl.c, pl.d / pl.c, pl.p, 1};
 
     comms C;
     gen g;

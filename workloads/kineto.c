@@ -896,7 +896,6 @@ void wl_kineto_free(wl_kineto *t)
     free(t);
 }
 
-const char *wl_kineto_path(const wl_kineto *t) { return t->path; }
 const char *wl_kineto_device(const wl_kineto *t) { return t->device; }
 int wl_kineto_rank(const wl_kineto *t) { return t->rank; }
 int wl_kineto_world(const wl_kineto *t) { return t->world; }
@@ -1145,7 +1144,7 @@ const char *wl_kineto_catalog_gpu(const char *device)
     return NULL;
 }
 
-/* The summary's groups: kernels of one key together, in the order each
+/* wl_kineto_groups: kernels of one key together, in the order each
  * key was first seen (sorting, not a scan per key: a trace may hold a
  * million kernels of distinct sizes). */
 typedef struct kref {
@@ -1216,74 +1215,18 @@ static void group_durations(const kref *r, const kgroup *g, double *d)
     qsort(d, (size_t)g->n, sizeof *d, cmp_dbl);
 }
 
-static void print_nccl_groups(const wl_kineto *t, FILE *out)
+int wl_kineto_groups(const wl_kineto *t, wl_kclass cls, wl_kgroup **out)
 {
-    fprintf(out, "NCCL kernels (collective, bytes, group size (* = world size assumed), algorithm/protocol: count, "
-                 "min/median/max us)\n");
     kref *r;
     kgroup *g;
-    int ng = group_kernels(t, WL_K_NCCL, cmp_nccl_key, &r, &g);
-    double *d = sim_xcalloc((size_t)t->n, sizeof *d, "the trace summary");
+    int ng = group_kernels(t, cls, cls == WL_K_NCCL ? cmp_nccl_key : cmp_gemm_key, &r, &g);
+    double *d = sim_xcalloc((size_t)t->n + 1, sizeof *d, "the trace summary");
+    *out = sim_xcalloc((size_t)ng + 1, sizeof **out, "the trace summary");
     for (int i = 0; i < ng; i++) {
-        const wl_kernel *a = &t->k[g[i].first];
         int c = g[i].n;
         group_durations(r, &g[i], d);
-        fprintf(out, "  %-14s %12lld B  group %-3d%s %s/%-6s x%-4d %10.1f %10.1f %10.1f%s\n",
-                a->coll >= 0 ? sim_coll_name(a->coll) : "sendrecv/other", (long long)a->bytes, a->group_size,
-                a->group_is_world ? "*" : " ", a->algo == SIM_ALGO_RING ? "ring" : a->algo == SIM_ALGO_TREE ? "tree" : "-",
-                a->proto[0] ? a->proto : "-", c, d[0], d[c / 2], d[c - 1],
-                a->nccl_from_op ? "  (size from the c10d op)" : "");
+        (*out)[i] = (wl_kgroup){&t->k[g[i].first], c, d[0], d[c / 2], d[c - 1]};
     }
     free(r), free(g), free(d);
-}
-
-static void print_gemm_groups(const wl_kineto *t, FILE *out)
-{
-    fprintf(out, "GEMM shapes (op, dtype, batch x m x n x k: kernels, median us)\n");
-    kref *r;
-    kgroup *g;
-    int ng = group_kernels(t, WL_K_GEMM, cmp_gemm_key, &r, &g);
-    double *d = sim_xcalloc((size_t)t->n, sizeof *d, "the trace summary");
-    for (int i = 0; i < ng && i < 30; i++) {
-        const wl_kernel *a = &t->k[g[i].first];
-        group_durations(r, &g[i], d);
-        fprintf(out, "  %-13s %-4s %4lld x %6lld x %6lld x %6lld: %5d, %10.1f\n", a->op, sim_dtype_name(a->dtype),
-                (long long)a->batch, (long long)a->m, (long long)a->n, (long long)a->k, g[i].n, d[g[i].n / 2]);
-    }
-    if (ng > 30)
-        fprintf(out, "  ... %d distinct shapes in all\n", ng);
-    free(r), free(g), free(d);
-}
-
-void wl_kineto_print_summary(const wl_kineto *t, FILE *out)
-{
-    const char *gpu = wl_kineto_catalog_gpu(t->device);
-    fprintf(out, "trace      %s\n", t->path);
-    fprintf(out, "device     %s (catalogue: %s)\n", t->device[0] ? t->device : "(not recorded)", gpu ? gpu : "none");
-    if (t->rank >= 0)
-        fprintf(out, "rank       %d of %d\n", t->rank, t->world);
-    int gs, ncl = wl_kineto_count(t, WL_K_NCCL, NULL), ng = wl_kineto_count(t, WL_K_GEMM, &gs);
-    double tot[WL_K_COUNT] = {0};
-    for (int i = 0; i < t->n; i++)
-        tot[t->k[i].cls] += t->k[i].dur_us;
-    fprintf(out, "kernels    %d: GEMM %d (%d with shapes, %.3f ms), NCCL %d (%.3f ms), other %d (%.3f ms)\n", t->n, ng,
-            gs, tot[WL_K_GEMM] / 1e3, ncl, tot[WL_K_NCCL] / 1e3, t->n - ng - ncl, tot[WL_K_OTHER] / 1e3);
-    int ne = 0, nv = 0, ms = wl_kineto_main_stream(t);
-    for (int i = 0; i < t->n; i++)
-        if (t->k[i].elem_bytes > 0) {
-            ne++;
-            nv += t->k[i].elem_vectorized;
-        }
-    fprintf(out, "pointwise  %d element-wise kernels with bytes from their aten op (%d vectorised)\n", ne, nv);
-    if (ms >= 0)
-        fprintf(out, "stream     %d has the most kernels; busy back-to-back gap median %.2f us\n", ms,
-                wl_kineto_busy_gap_us(t, ms));
-    fprintf(out, "steps      %d", t->nsteps);
-    for (int i = 0; i < t->nsteps; i++)
-        fprintf(out, "%s %s %.3f ms", i ? "," : ":", t->step_name[i], t->step_us[i] / 1e3);
-    fputc('\n', out);
-    if (ncl)
-        print_nccl_groups(t, out);
-    if (gs)
-        print_gemm_groups(t, out);
+    return ng;
 }

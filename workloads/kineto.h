@@ -118,7 +118,6 @@ wl_kineto *wl_kineto_load(const char *path, sim_err *err);
 wl_kineto *wl_kineto_parse(const char *text, const char *source, sim_err *err);
 void wl_kineto_free(wl_kineto *k);
 
-const char *wl_kineto_path(const wl_kineto *k);
 /* deviceProperties[0].name ("NVIDIA A100-SXM4-80GB"), or "" if absent. */
 const char *wl_kineto_device(const wl_kineto *k);
 /* distributedInfo rank and world_size; -1 / 0 when absent. */
@@ -185,7 +184,17 @@ const char *wl_kineto_step_name(const wl_kineto *k, int i);
  * "A100-SXM-40GB"), or NULL when the catalogue has no such GPU. */
 const char *wl_kineto_catalog_gpu(const char *device);
 
-/* What was extracted, for `trainsim validate --trace FILE`. */
-void wl_kineto_print_summary(const wl_kineto *k, FILE *out);
+/* Kernels of class cls (WL_K_NCCL, or WL_K_GEMM with a shape) grouped by
+ * their key (NCCL: collective, bytes, group size, kernel name; GEMM: m, n,
+ * k, batch, dtype), groups in the order each key was first seen, with the
+ * durations' min, median and max.  Returns the number of groups (*out
+ * malloc'd, free() it; out of memory: sim/alloc.h).  For `trainsim validate
+ * --trace FILE` (validation/val_cli.c prints them). */
+typedef struct wl_kgroup {
+    const wl_kernel *first; /* the group's first kernel: its key */
+    int count;
+    double min_us, median_us, max_us;
+} wl_kgroup;
+int wl_kineto_groups(const wl_kineto *k, wl_kclass cls, wl_kgroup **out);
 
 #endif

@@ -256,13 +256,6 @@ int64_t wl_layer_kept_bytes(const wl_model *m, const wl_strategy *st)
     return k;
 }
 
-int64_t wl_layer_transient_bytes(const wl_model *m, const wl_strategy *st)
-{
-    int64_t tr;
-    wl_layer_memory(m, st, m->layers - 1, NULL, &tr);
-    return tr;
-}
-
 /* A layer's weights (linear matrices), linear biases and norm parameters,
  * for Tesseract's [in/q, out/q] blocks. */
 static void layer_param_parts(const wl_model *m, int64_t *w, int64_t *bias, int64_t *norms)
@@ -861,11 +854,6 @@ void wl_layer_free(wl_layer *L)
     free(L);
 }
 
-int wl_layer_subbatches(const wl_layer *L)
-{
-    return L->sub;
-}
-
 static sim_tags tg(int layer, int micro, int sub, sim_phase ph)
 {
     sim_tags t = {layer, micro, (int8_t)sub, (uint8_t)ph};
@@ -1029,7 +1017,7 @@ static uint32_t launch_after(wl_cursor *c, int stream, uint32_t pay, int comm, s
 static int tp_stream(wl_cursor *c)
 {
     if (c->stp < 0)
-        c->stp = sim_sched_stream(c->s, c->rank, "tp");
+        c->stp = sim_sched_stream_role(c->s, c->rank, "tp", SIM_ROLE_TP);
     return c->stp;
 }
 
@@ -1097,7 +1085,7 @@ static int ring_stream(wl_layer *L, wl_cursor *c, size_t field, const char *name
 {
     int *slot = (int *)((char *)&L->rc[c->rank] + field);
     if (*slot == -2)
-        *slot = sim_sched_stream(c->s, c->rank, name);
+        *slot = sim_sched_stream_role(c->s, c->rank, name, SIM_ROLE_TP);
     return *slot;
 }
 
@@ -1386,7 +1374,7 @@ static void cut_gather(wl_layer *L, wl_cursor *c, int layer, int micro, int k)
     int small, trans;
     cut_comms(L, c, &small, &trans);
     sim_tags t = tg(layer, micro, k, SIM_PHASE_FORWARD);
-    int st = sim_sched_stream(c->s, c->rank, "tp-cut");
+    int st = sim_sched_stream_role(c->s, c->rank, "tp-cut", SIM_ROLE_TP);
     wl_cursor_pend(c, launch(c, st, k < 0 ? L->main.gather : L->main_h.gather, trans, t));
 }
 
@@ -1814,8 +1802,8 @@ static tctx tess_ctx(wl_layer *L, wl_cursor *c)
 {
     tctx x;
     tess_comms(L, c, &x.row, &x.col, &x.dep);
-    x.srow = sim_sched_stream(c->s, c->rank, "tp-row");
-    x.scol = sim_sched_stream(c->s, c->rank, "tp-col");
+    x.srow = sim_sched_stream_role(c->s, c->rank, "tp-row", SIM_ROLE_TP);
+    x.scol = sim_sched_stream_role(c->s, c->rank, "tp-col", SIM_ROLE_TP);
     return x;
 }
 
@@ -2038,7 +2026,7 @@ void wl_layer_step_sync(wl_layer *L, wl_cursor *c, int first, int n, uint32_t af
     if (L->st.schedule != WL_TP_TESSERACT || L->T.d < 2 || n < 1)
         return;
     tctx x = tess_ctx(L, c);
-    int st = sim_sched_stream(c->s, c->rank, "tp-dep");
+    int st = sim_sched_stream_role(c->s, c->rank, "tp-dep", SIM_ROLE_TP);
     sim_tags t = tg(-1, -1, -1, SIM_PHASE_BACKWARD);
     uint32_t id = after;
     for (int l = first; l < first + n; l++) {

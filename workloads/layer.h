@@ -122,16 +122,12 @@ void wl_layer_recompute(wl_layer *L, wl_cursor *c, int first, int n, int micro, 
  * transient what one layer rebuilds during its backward on top of the kept
  *           bytes (recompute), released at the end of that layer's backward. */
 int64_t wl_layer_kept_bytes(const wl_model *m, const wl_strategy *st);
-int64_t wl_layer_transient_bytes(const wl_model *m, const wl_strategy *st);
 /* The same for one given layer (its TP degree may differ before an Oases
  * cut-point); either pointer may be NULL. */
 void wl_layer_memory(const wl_model *m, const wl_strategy *st, int layer, int64_t *kept, int64_t *transient);
 /* Parameters of one layer held by one rank (weights split over the layer's
  * TP degree or Tesseract grid, the rest replicated). */
 int64_t wl_layer_params(const wl_model *m, const wl_strategy *st, int layer);
-/* Sub-batches each micro-batch is split into (2 for the overlapped
- * schedules, else 1). */
-int wl_layer_subbatches(const wl_layer *L);
 /* Once per step, after the last backward: the gradient synchronisation the
  * TP schedule itself needs (Tesseract: the weight gradients replicated over
  * depth are all-reduced in the DEP group), on its own stream, each operation

@@ -473,6 +473,38 @@ int wl_strategy_cp(const wl_strategy *s)
     return s->cp > 1 ? s->cp : 1;
 }
 
+int wl_strategy_resolve_world(wl_strategy *st, const sim_machine *mach, sim_err *err)
+{
+    int cp = wl_strategy_cp(st);
+    long long tpp = (long long)st->tp * st->pp * cp;
+    /* "cp*" in the messages only when context parallelism is used */
+    char cps[24] = "", cpv[24] = "";
+    if (cp > 1) {
+        snprintf(cps, sizeof cps, "*cp");
+        snprintf(cpv, sizeof cpv, "*%d", cp);
+    }
+    if (st->dp == 0) {
+        if (!mach)
+            return sim_errf(err, "strategy: dp=auto needs a platform to take the GPU count from");
+        if (mach->ngpus % tpp)
+            return sim_errf(err, "tp*pp%s = %d*%d%s = %lld does not divide the %d GPUs of the platform%s%s; "
+                            "give dp explicitly or change tp/pp%s", cps,
+                            st->tp, st->pp, cpv, tpp, mach->ngpus, mach->name[0] ? " " : "", mach->name,
+                            cp > 1 ? "/cp" : "");
+        st->dp = (int)(mach->ngpus / tpp);
+    } else if (mach && tpp * st->dp != mach->ngpus) {
+        return sim_errf(err, "tp*pp%s*dp = %d*%d%s*%d = %lld GPUs, but the platform%s%s has %d GPUs", cps, st->tp,
+                        st->pp, cpv, st->dp, tpp * st->dp, mach->name[0] ? " " : "", mach->name, mach->ngpus);
+    }
+    long long mbdp = (long long)st->mb * st->dp;
+    if (st->gb == 0) {
+        if (mbdp > 0x7fffffff)
+            return sim_errf(err, "gb = mb*dp = %lld is too large", mbdp);
+        st->gb = (int)mbdp;
+    }
+    return 0;
+}
+
 int wl_strategy_check_tp(const wl_strategy *s, sim_err *err)
 {
     if ((unsigned)s->schedule >= WL_TP_SCHEDULE_COUNT)

@@ -171,6 +171,11 @@ typedef struct wl_strategy {
 
 /* The context-parallel degree of a strategy (1 for a struct with cp left 0). */
 int wl_strategy_cp(const wl_strategy *s);
+/* The one resolver of the batch defaults, for every generator: dp=auto
+ * becomes GPUs / (tp·pp·cp) of mach (given dp must fill mach exactly), then
+ * gb=auto becomes mb·dp.  mach may be NULL when dp is given.  0, or -1 with
+ * err naming the degrees and the GPU count. */
+int wl_strategy_resolve_world(wl_strategy *s, const sim_machine *mach, sim_err *err);
 
 /* Name of a TP schedule as written in strategies ("megatron", "oases"...). */
 const char *wl_tp_schedule_name(wl_tp_schedule s);

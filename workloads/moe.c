@@ -316,15 +316,8 @@ int wl_moe_resolve(const wl_model *m, const wl_moe *moe, wl_moe_strategy *st, co
         return sim_errf(err, "model %s: `trainsim moe` simulates GPT-style MoE layers only (multi-head attention, gelu "
                         "experts with biases, layernorm, learned positions, tied embeddings); not modelled there yet:"
                         "%s", m->name, arch);
-    if (b->dp == 0) {
-        if (mach->ngpus % (tp * pp))
-            return sim_errf(err, "strategy: dp=auto needs tp·pp = %d to divide the platform's %d GPUs", tp * pp,
-                            mach->ngpus);
-        b->dp = mach->ngpus / (tp * pp);
-    }
-    if (tp * pp * b->dp != mach->ngpus)
-        return sim_errf(err, "strategy: tp·pp·dp = %d·%d·%d = %d but the platform %s has %d GPUs", tp, pp, b->dp,
-                        tp * pp * b->dp, mach->name, mach->ngpus);
+    if (wl_strategy_resolve_world(b, mach, err))
+        return -1;
     if (b->dp % st->ep)
         return sim_errf(err, "strategy: ep=%d must divide dp=%d (expert-parallel groups are split from data-parallel "
                         "groups, as in DeepSpeed-MoE)", st->ep, b->dp);
@@ -335,8 +328,6 @@ int wl_moe_resolve(const wl_model *m, const wl_moe *moe, wl_moe_strategy *st, co
                         m->hidden, m->ffn, moe->expert_ffn);
     if (m->layers % pp)
         return sim_errf(err, "strategy: pp=%d must divide the %d layers", pp, m->layers);
-    if (b->gb == 0)
-        b->gb = b->mb * b->dp;
     if (b->gb % (b->mb * b->dp))
         return sim_errf(err, "strategy: gb=%d is not divisible by mb·dp = %d", b->gb, b->mb * b->dp);
     if (b->recompute != WL_RECOMPUTE_NONE || b->zero || b->osdp[0] || b->dp_overlap || b->vstages > 1 ||
@@ -728,9 +719,9 @@ static void rank_params(const gen *g, double *dense, double *expert)
 static void generate_rank(gen *g, int m_micro)
 {
     sim_schedule *s = g->s;
-    g->c_compute = sim_sched_stream(s, g->rank, "compute");
-    g->c_tp = g->tp > 1 ? sim_sched_stream(s, g->rank, "tp") : -1;
-    g->c_ep = g->ep > 1 ? sim_sched_stream(s, g->rank, "ep") : -1;
+    g->c_compute = sim_sched_stream_role(s, g->rank, "compute", SIM_ROLE_COMPUTE);
+    g->c_tp = g->tp > 1 ? sim_sched_stream_role(s, g->rank, "tp", SIM_ROLE_TP) : -1;
+    g->c_ep = g->ep > 1 ? sim_sched_stream_role(s, g->rank, "ep", SIM_ROLE_EP) : -1;
     int any_overlap = 0, any_shadow = 0;
     int nq = wl_moe_count(g->moe, g->m->layers);
     for (int q = 0; g->places && q < nq; q++)
@@ -739,12 +730,12 @@ static void generate_rank(gen *g, int m_micro)
             any_shadow |= !g->places[q]->overlap;
         }
     if (any_shadow && g->c_ep < 0)
-        g->c_ep = sim_sched_stream(s, g->rank, "ep");
-    g->c_pro = any_overlap ? sim_sched_stream(s, g->rank, "prophet") : -1;
-    g->c_sn = sim_sched_stream(s, g->rank, "pp-send-next");
-    g->c_rp = sim_sched_stream(s, g->rank, "pp-recv-prev");
-    g->c_sp = sim_sched_stream(s, g->rank, "pp-send-prev");
-    g->c_rn = sim_sched_stream(s, g->rank, "pp-recv-next");
+        g->c_ep = sim_sched_stream_role(s, g->rank, "ep", SIM_ROLE_EP);
+    g->c_pro = any_overlap ? sim_sched_stream_role(s, g->rank, "prophet", SIM_ROLE_EP) : -1;
+    g->c_sn = sim_sched_stream_role(s, g->rank, "pp-send-next", SIM_ROLE_PP);
+    g->c_rp = sim_sched_stream_role(s, g->rank, "pp-recv-prev", SIM_ROLE_PP);
+    g->c_sp = sim_sched_stream_role(s, g->rank, "pp-send-prev", SIM_ROLE_PP);
+    g->c_rn = sim_sched_stream_role(s, g->rank, "pp-recv-next", SIM_ROLE_PP);
     g->npend = 0;
     g->last = NONE;
     g->last_side = NONE;
@@ -782,7 +773,7 @@ static void generate_rank(gen *g, int m_micro)
     int64_t bucket = wl_gpt_bucket_bytes(&g->st->base, g->dp, gbytes, 0, 0);
     uint32_t lastdp = NONE;
     if (g->dp > 1) {
-        g->c_dp = sim_sched_stream(s, g->rank, "dp");
+        g->c_dp = sim_sched_stream_role(s, g->rank, "dp", SIM_ROLE_DP);
         int64_t left = (int64_t)(dense * gbytes);
         uint32_t deps[2] = {g->last, g->last_side};
         int nd = g->last_side != NONE ? 2 : 1;
@@ -820,6 +811,7 @@ sim_schedule *wl_moe_generate(const wl_model *m, const wl_moe *moe, const wl_moe
     int n = tp * pp * dp, nq = wl_moe_count(moe, m->layers), ngroups = dp / ep;
     int m_micro = b->gb / (b->mb * dp);
     sim_schedule *s = sim_sched_new(n);
+    s->layout = (sim_layout){tp, 1, dp, pp, ep};
     gen g;
     memset(&g, 0, sizeof g);
     g.s = s;

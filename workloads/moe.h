@@ -81,12 +81,30 @@ sim_schedule *wl_moe_generate(const wl_model *m, const wl_moe *moe, const wl_moe
 /* Checks divisibility and the GPU count; fills dp=auto and gb=auto. */
 int wl_moe_resolve(const wl_model *m, const wl_moe *moe, wl_moe_strategy *st, const sim_machine *mach, sim_err *err);
 
-/* Runs `steps` steps under each balance mode of st->balance_mask and prints
- * the per-step table (and per-layer imbalance) to out. */
-int wl_moe_run(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st, const sim_machine *mach, FILE *out,
-               int json, sim_err *err);
+/* What wl_moe_run measured: per step and balance mode (index
+ * step * WL_BAL_COUNT + mode; modes not in st.balance_mask stay 0) the
+ * simulated step time and the imbalance (max/mean tokens computed per GPU)
+ * as the mean and max over MoE layers and per layer. */
+typedef struct wl_moe_report {
+    wl_moe_strategy st;     /* resolved (dp, gb filled) */
+    int moe_layers, steps;  /* steps: those done so far (all, once the run returns 0) */
+    double *time_s, *imb_mean, *imb_max; /* [steps * WL_BAL_COUNT] */
+    double *imb_layer;      /* [(steps * WL_BAL_COUNT) * moe_layers] */
+    int *copies, *sims;     /* [steps] Pro-Prophet's expert copies; its planner's simulations */
+    int64_t *dropped;       /* [steps] tokens over capacity dropped (first mode run) */
+    double total_s[WL_BAL_COUNT];
+    int planner_sims;
+} wl_moe_report;
 
-/* `trainsim moe ...` */
+/* Runs the strategy's steps under each balance mode of st->balance_mask
+ * into *out (free with wl_moe_report_free, also after an error); step(ctx,
+ * out) is called after each step (out->steps counts it), or NULL.  Library
+ * code: prints nothing (workloads/moe_cli.c prints). */
+int wl_moe_run(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st, const sim_machine *mach,
+               wl_moe_report *out, void (*step)(void *ctx, const wl_moe_report *r), void *ctx, sim_err *err);
+void wl_moe_report_free(wl_moe_report *r);
+
+/* `trainsim moe ...` (workloads/moe_cli.c) */
 int wl_moe_cli_main(int argc, char **argv);
 
 #endif

@@ -1,5 +1,6 @@
-/* moe_balance.c — expert load balancing across training steps, and the
- * `trainsim moe` command.
+/* moe_balance.c — expert load balancing across training steps, measured
+ * into a wl_moe_report (workloads/moe_cli.c is the `trainsim moe` command
+ * that prints it).
  *
  * Three modes, each simulated step by step on the same routing:
  *   none       DeepSpeed-MoE: every expert only on its owner.
@@ -32,8 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "platforms/platform.h"
-#include "sim/json.h"
+#include "sim/alloc.h"
 #include "workloads/moe.h"
 
 static wl_moe_place *place_new(int experts, int ep, int overlap)
@@ -268,9 +268,22 @@ static int prophet_plan(planner *P, int q, const int64_t *pred, int64_t per_sour
 
 /* ---- the run ------------------------------------------------------------ */
 
-int wl_moe_run(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st_in, const sim_machine *mach, FILE *out,
-               int json, sim_err *err)
+void wl_moe_report_free(wl_moe_report *r)
 {
+    free(r->time_s);
+    free(r->imb_mean);
+    free(r->imb_max);
+    free(r->imb_layer);
+    free(r->copies);
+    free(r->sims);
+    free(r->dropped);
+    memset(r, 0, sizeof *r);
+}
+
+int wl_moe_run(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st_in, const sim_machine *mach,
+               wl_moe_report *out, void (*on_step)(void *ctx, const wl_moe_report *r), void *ctx, sim_err *err)
+{
+    memset(out, 0, sizeof *out);
     wl_moe_strategy st = *st_in;
     if (wl_moe_resolve(m, moe, &st, mach, err) < 0)
         return -1;
@@ -280,6 +293,16 @@ int wl_moe_run(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st_i
     if (!r)
         return -1;
     int steps = wl_routing_steps(r);
+    size_t cells = (size_t)steps * WL_BAL_COUNT;
+    out->st = st;
+    out->moe_layers = nq;
+    out->time_s = sim_xcalloc(cells, sizeof *out->time_s, "the MoE report");
+    out->imb_mean = sim_xcalloc(cells, sizeof *out->imb_mean, "the MoE report");
+    out->imb_max = sim_xcalloc(cells, sizeof *out->imb_max, "the MoE report");
+    out->imb_layer = sim_xcalloc(cells * (size_t)nq, sizeof *out->imb_layer, "the MoE report");
+    out->copies = sim_xcalloc((size_t)steps, sizeof *out->copies, "the MoE report");
+    out->sims = sim_xcalloc((size_t)steps, sizeof *out->sims, "the MoE report");
+    out->dropped = sim_xcalloc((size_t)steps, sizeof *out->dropped, "the MoE report");
     planner P;
     memset(&P, 0, sizeof P);
     P.m = m;
@@ -302,44 +325,14 @@ int wl_moe_run(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st_i
     P.last_dist = calloc((size_t)nq, sizeof *P.last_dist);
     P.last = calloc((size_t)nq, sizeof *P.last);
 
-    char stext[256];
-    wl_strategy_format(&st.base, stext, sizeof stext);
-    if (json) {
-        char *qm = sim_json_quote(m->name), *qp = sim_json_quote(mach->name);
-        fprintf(out, "{\n  \"model\": %s, \"platform\": %s, \"strategy\": \"%s,ep=%d\", \"experts\": %d, "
-                "\"top_k\": %d, \"moe_layers\": %d,\n  \"routing\": \"%s\", \"drift\": %g, \"seed\": %lu,\n  \"steps\": [\n",
-                qm, qp, stext, ep, E, moe->top_k, nq, wl_route_dist_name(st.routing.dist), st.routing.drift,
-                st.routing.seed);
-        free(qm), free(qp);
-    } else {
-        fprintf(out, "trainsim moe: %s (%d experts, top-%d, %d MoE layers of %d) on %s\n", m->name, E, moe->top_k, nq,
-                m->layers, mach->name);
-        fprintf(out, "strategy %s,ep=%d; routing %s", stext, ep, wl_route_dist_name(st.routing.dist));
-        if (st.routing.dist == WL_ROUTE_ZIPF)
-            fprintf(out, " (s=%g)", st.routing.zipf_s);
-        if (st.routing.dist == WL_ROUTE_DIRICHLET)
-            fprintf(out, " (alpha=%g)", st.routing.alpha);
-        if (st.routing.dist == WL_ROUTE_TRACE)
-            fprintf(out, " (%s)", st.routing.trace);
-        else
-            fprintf(out, ", drift %g, seed %lu", st.routing.drift, st.routing.seed);
-        fprintf(out, "\n\nimbalance = max/mean tokens computed per GPU, mean over MoE layers (max over layers)\n");
-        fprintf(out, "%4s", "step");
-        for (int b = 0; b < WL_BAL_COUNT; b++)
-            if (st.balance_mask >> b & 1)
-                fprintf(out, " | %-9s imbalance   time ms", wl_balance_name(b));
-        if ((st.balance_mask >> WL_BAL_PROPHET & 1) && (st.balance_mask & 3))
-            fprintf(out, " | prophet saves: vs none  vs fastermoe | copies sims");
-        fprintf(out, "\n");
-    }
     double *imb = calloc((size_t)nq * WL_BAL_COUNT, sizeof *imb);
     int64_t *compute = malloc((size_t)ep * sizeof *compute), *send = malloc((size_t)ep * ep * sizeof *send);
     wl_moe_place **places = calloc((size_t)nq, sizeof *places);
-    double *layer_imb = calloc((size_t)steps * WL_BAL_COUNT * nq, sizeof *layer_imb);
+    double *layer_imb = out->imb_layer;
     int rc = 0;
-    double sum_t[WL_BAL_COUNT] = {0};
     for (int s = 0; s < steps && !rc; s++) {
-        double t[WL_BAL_COUNT] = {0}, mean_imb[WL_BAL_COUNT] = {0}, max_imb[WL_BAL_COUNT] = {0};
+        double *t = out->time_s + (size_t)s * WL_BAL_COUNT, *mean_imb = out->imb_mean + (size_t)s * WL_BAL_COUNT,
+               *max_imb = out->imb_max + (size_t)s * WL_BAL_COUNT;
         int copies = 0, sims0 = P.sims;
         int64_t dropped = 0;
         for (int b = 0; b < WL_BAL_COUNT && !rc; b++) {
@@ -384,73 +377,17 @@ int wl_moe_run(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st_i
             sim_sched_free(sched);
             if (t[b] < 0)
                 rc = -1;
-            sum_t[b] += t[b];
+            out->total_s[b] += t[b];
         }
         if (rc)
             break;
-        if (json) {
-            fprintf(out, "    {\"step\": %d", s);
-            for (int b = 0; b < WL_BAL_COUNT; b++)
-                if (st.balance_mask >> b & 1)
-                {
-                    fprintf(out, ", \"%s\": {\"time_s\": %.9g, \"imbalance_mean\": %.6f, \"imbalance_max\": %.6f, "
-                            "\"imbalance_per_layer\": [", wl_balance_name(b), t[b], mean_imb[b], max_imb[b]);
-                    for (int q = 0; q < nq; q++)
-                        fprintf(out, "%s%.6f", q ? ", " : "", layer_imb[((size_t)s * WL_BAL_COUNT + b) * nq + q]);
-                    fprintf(out, "]}");
-                }
-            fprintf(out, ", \"prophet_copies\": %d, \"planner_simulations\": %d, \"dropped_tokens\": %lld}%s\n", copies,
-                    P.sims - sims0, (long long)dropped, s + 1 < steps ? "," : "");
-        } else {
-            fprintf(out, "%4d", s);
-            for (int b = 0; b < WL_BAL_COUNT; b++)
-                if (st.balance_mask >> b & 1)
-                    fprintf(out, " | %5.2f (%5.2f) %9.2f", mean_imb[b], max_imb[b], t[b] * 1e3);
-            if ((st.balance_mask >> WL_BAL_PROPHET & 1) && (st.balance_mask & 3)) {
-                fprintf(out, " |              ");
-                if (st.balance_mask & 1)
-                    fprintf(out, "%6.1f %%", 100 * (t[0] - t[2]) / t[0]);
-                else
-                    fprintf(out, "%8s", "-");
-                if (st.balance_mask & 2)
-                    fprintf(out, "     %6.1f %%", 100 * (t[1] - t[2]) / t[1]);
-                else
-                    fprintf(out, "     %8s", "-");
-                fprintf(out, " | %6d %4d", copies, P.sims - sims0);
-            }
-            if (dropped)
-                fprintf(out, "  (%lld tokens over capacity dropped)", (long long)dropped);
-            fprintf(out, "\n");
-        }
-    }
-    if (!rc && json) {
-        fprintf(out, "  ],\n  \"total_time_s\": {");
-        int first = 1;
-        for (int b = 0; b < WL_BAL_COUNT; b++)
-            if (st.balance_mask >> b & 1) {
-                fprintf(out, "%s\"%s\": %.9g", first ? "" : ", ", wl_balance_name(b), sum_t[b]);
-                first = 0;
-            }
-        fprintf(out, "},\n  \"planner_simulations\": %d\n}\n", P.sims);
-    } else if (!rc) {
-        fprintf(out, "%4s", "all");
-        for (int b = 0; b < WL_BAL_COUNT; b++)
-            if (st.balance_mask >> b & 1)
-                fprintf(out, " | %-15s %9.2f", "", sum_t[b] * 1e3);
-        fprintf(out, "\n");
-        fprintf(out, "\nper-layer imbalance (max/mean), MoE layers in model order\n%4s %-9s", "step", "balance");
-        for (int q = 0; q < nq; q++)
-            fprintf(out, " %5d", q);
-        fprintf(out, "\n");
-        for (int s = 0; s < steps; s++)
-            for (int b = 0; b < WL_BAL_COUNT; b++) {
-                if (!(st.balance_mask >> b & 1))
-                    continue;
-                fprintf(out, "%4d %-9s", s, wl_balance_name(b));
-                for (int q = 0; q < nq; q++)
-                    fprintf(out, " %5.2f", layer_imb[((size_t)s * WL_BAL_COUNT + b) * nq + q]);
-                fprintf(out, "\n");
-            }
+        out->copies[s] = copies;
+        out->sims[s] = P.sims - sims0;
+        out->dropped[s] = dropped;
+        out->steps = s + 1;
+        out->planner_sims = P.sims;
+        if (on_step)
+            on_step(ctx, out);
     }
     for (int q = 0; q < nq; q++) {
         free(P.last_dist[q]);
@@ -462,82 +399,6 @@ int wl_moe_run(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st_i
     free(imb);
     free(compute);
     free(send);
-    free(layer_imb);
     wl_routing_free(r);
     return rc;
-}
-
-/* ---- `trainsim moe` ------------------------------------------------------ */
-
-#define MOE_DEFAULT_PLATFORM "h100-pcie-2x8"
-#define MOE_DEFAULT_MODEL "gpt-moe-350m"
-#define MOE_DEFAULT_STRATEGY "ep=8,mb=4,dtype=fp16,steps=5,routing=zipf:1.2,drift=0.05,seed=1"
-
-int wl_moe_cli_main(int argc, char **argv)
-{
-    const char *platform = MOE_DEFAULT_PLATFORM, *model = MOE_DEFAULT_MODEL, *strategy = MOE_DEFAULT_STRATEGY;
-    int json = 0;
-    const char *trace = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
-            printf("usage: trainsim moe [--platform P] [--model M] [--strategy S] [--json] [--trace F]\n"
-                   "  simulates MoE training steps with skewed, drifting routing and compares load balancing:\n"
-                   "  none (DeepSpeed-MoE), fastermoe (dynamic shadowing) and prophet (Pro-Prophet).\n"
-                   "  strategy keys: tp, pp, dp, mb, gb, dtype (as for run), ep, steps, seed, drift,\n"
-                   "    routing=uniform|zipf[:S]|dirichlet[:ALPHA]|trace:FILE, balance=none|fastermoe|prophet|all\n"
-                   "  --trace F: Chrome trace of the last step under the last balance mode\n"
-                   "  defaults: --platform %s --model %s --strategy %s\n",
-                   MOE_DEFAULT_PLATFORM, MOE_DEFAULT_MODEL, MOE_DEFAULT_STRATEGY);
-            return 0;
-        }
-        if (!strcmp(o, "--json")) {
-            json = 1;
-            continue;
-        }
-        if (!strcmp(o, "--trace")) {
-            if (i + 1 >= argc) {
-                sim_err_print("trainsim moe", 2, "--trace needs a file");
-                return 2;
-            }
-            trace = argv[++i];
-            continue;
-        }
-        const char **slot = !strcmp(o, "--platform") ? &platform
-                            : !strcmp(o, "--model")  ? &model
-                            : !strcmp(o, "--strategy") ? &strategy
-                                                       : NULL;
-        if (!slot) {
-            sim_err_print("trainsim moe", 2, "unknown option \"%s\" (see trainsim moe --help)", o);
-            return 2;
-        }
-        if (i + 1 >= argc) {
-            sim_err_print("trainsim moe", 2, "%s needs a value", o);
-            return 2;
-        }
-        *slot = argv[++i];
-    }
-    sim_err err = {{0}};
-    wl_model m;
-    wl_moe moe;
-    wl_moe_strategy st;
-    wl_moe_strategy_default(&st);
-    if (wl_moe_model_load(model, &m, &moe, &err) < 0 || wl_moe_strategy_parse(strategy, &st, &err) < 0) {
-        sim_err_print("trainsim moe", 1, "%s", err.msg);
-        return 1;
-    }
-    sim_machine *mach = plat_load(platform, &err);
-    if (!mach) {
-        sim_err_print("trainsim moe", 1, "%s", err.msg);
-        return 1;
-    }
-    st.trace = trace;
-    int rc = wl_moe_run(&m, &moe, &st, mach, stdout, json, &err);
-    if (rc == 0 && trace && !json)
-        printf("trace of the last step (%s): %s (open in https://ui.perfetto.dev)\n",
-               wl_balance_name(31 - __builtin_clz((unsigned)st.balance_mask)), trace);
-    if (rc < 0)
-        sim_err_print("trainsim moe", 1, "%s", err.msg);
-    sim_machine_free(mach);
-    return rc < 0 ? 1 : 0;
 }

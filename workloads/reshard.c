@@ -34,7 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "platforms/platform.h"
 #include "sim/engine.h"
 #include "workloads/pipeline.h"
 
@@ -750,9 +749,9 @@ double wl_reshard_pipeline_time(const sim_machine *m, const wl_xmesh_pipe *p, wl
     return t;
 }
 
-/* ---- `trainsim reshard` -------------------------------------------------- */
+/* ---- one implementation's time ------------------------------------------ */
 
-static double run_impl(const wl_reshard_case *c, const sim_machine *m, const wl_rs_tasks *T, wl_rs_impl impl,
+double wl_reshard_time(const wl_reshard_case *c, const sim_machine *m, const wl_rs_tasks *T, wl_rs_impl impl,
                        sim_err *err)
 {
     sim_schedule *s = wl_reshard_schedule(c, m, T, impl, NULL, err);
@@ -766,141 +765,4 @@ static double run_impl(const wl_reshard_case *c, const sim_machine *m, const wl_
     }
     sim_sched_free(s);
     return t;
-}
-
-int wl_reshard_cli_main(int argc, char **argv)
-{
-    const char *platform = "p3.8xlarge-5n";
-    int json = 0, pipe = 0;
-    wl_xmesh_pipe xp = {4, 8, 0.05, 8192, 4096, 2};
-    for (int i = 1; i < argc; i++) {
-        char *end = NULL;
-        if (!strcmp(argv[i], "--json"))
-            json = 1;
-        else if (!strcmp(argv[i], "--pipeline"))
-            pipe = 1;
-        else if (!strcmp(argv[i], "--stages") && i + 1 < argc) {
-            xp.stages = (int)strtol(argv[++i], &end, 10);
-            if (*end || xp.stages < 2)
-                return sim_err_print("trainsim reshard", 2, "--stages: expected an integer >= 2");
-        } else if (!strcmp(argv[i], "--micro") && i + 1 < argc) {
-            xp.micro = (int)strtol(argv[++i], &end, 10);
-            if (*end || xp.micro < 1)
-                return sim_err_print("trainsim reshard", 2, "--micro: expected a positive integer");
-        } else if (!strcmp(argv[i], "--forward-ms") && i + 1 < argc) {
-            xp.fwd_s = strtod(argv[++i], &end) / 1e3;
-            if (*end || !(xp.fwd_s > 0))
-                return sim_err_print("trainsim reshard", 2, "--forward-ms: expected a positive number");
-        }
-        else if (!strcmp(argv[i], "--platform") && i + 1 < argc)
-            platform = argv[++i];
-        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: trainsim reshard [--platform P] [--json]\n"
-                   "       trainsim reshard --pipeline [--platform P] [--stages S] [--micro M] [--forward-ms X] [--json]\n"
-                   "  cross-mesh resharding microbenchmarks of AlpaComm (docs/papers.md §6.3): 1 GiB one-to-many and\n"
-                   "  2 GiB many-to-many, each implementation's simulated time (default platform p3.8xlarge-5n);\n"
-                   "  --pipeline: S stages on one node each, alternately batch-sharded and replicated, 64 MiB fp16\n"
-                   "  activations per micro-batch (default 4 stages, 8 micro-batches, forward 50 ms, backward twice),\n"
-                   "  under 1F1B and Alpa's eager 1F1B, for each implementation\n");
-            return 0;
-        } else {
-            sim_err_print("trainsim reshard", 2, "unknown option \"%s\" (see trainsim reshard --help)", argv[i]);
-            return 2;
-        }
-    }
-    sim_err err = {{0}};
-    sim_machine *m = plat_load(platform, &err);
-    if (!m) {
-        sim_err_print("trainsim reshard", 1, "%s", err.msg);
-        return 1;
-    }
-    if (pipe) {
-        int rc = 0;
-        if (xp.stages > m->nnodes) {
-            sim_err_print("trainsim reshard --pipeline", 1, "%d stages need %d nodes (one per stage); %s has %d",
-                          xp.stages, xp.stages, m->name, m->nnodes);
-            sim_machine_free(m);
-            return 1;
-        }
-        if (json)
-            printf("{\"platform\": \"%s\", \"stages\": %d, \"micro\": %d, \"forward_s\": %g, \"activation_bytes\": %lld, "
-                   "\"time_s\": {\n", m->name, xp.stages, xp.micro, xp.fwd_s,
-                   (long long)(xp.rows * xp.cols * xp.elem_bytes));
-        else
-            printf("trainsim reshard: %d-stage pipeline on %s, one node per stage, outputs alternately batch-sharded and "
-                   "replicated\n%.0f MiB activations per micro-batch, %d micro-batches, forward %.1f ms, backward %.1f ms "
-                   "(simulated seconds per iteration)\n\n%-20s %12s %12s %12s\n",
-                   xp.stages, m->name, xp.rows * xp.cols * xp.elem_bytes / 1048576.0, xp.micro, xp.fwd_s * 1e3,
-                   2 * xp.fwd_s * 1e3, "implementation", "1f1b", "eager", "eager gain");
-        for (int k = 0; k < WL_RS_IMPL_COUNT && !rc; k++) {
-            double t1 = wl_reshard_pipeline_time(m, &xp, WL_PIPE_1F1B, (wl_rs_impl)k, &err);
-            double te = t1 < 0 ? -1 : wl_reshard_pipeline_time(m, &xp, WL_PIPE_EAGER, (wl_rs_impl)k, &err);
-            if (te < 0) {
-                rc = 1;
-                break;
-            }
-            if (json)
-                printf("  \"%s\": {\"1f1b\": %.9g, \"eager\": %.9g}%s\n", wl_rs_impl_name(k), t1, te,
-                       k + 1 < WL_RS_IMPL_COUNT ? "," : "");
-            else
-                printf("%-20s %12.4f %12.4f %10.1f %%\n", wl_rs_impl_name(k), t1, te, 100 * (t1 - te) / t1);
-        }
-        if (json && !rc)
-            printf("}}\n");
-        if (rc)
-            sim_err_print("trainsim reshard", 1, "%s", err.msg);
-        sim_machine_free(m);
-        return rc;
-    }
-    wl_reshard_case *cases;
-    int nc = wl_reshard_suite(&cases), rc = 0;
-    if (json)
-        printf("{\"platform\": \"%s\", \"cases\": [\n", m->name);
-    else
-        printf("trainsim reshard: cross-mesh resharding on %s (simulated seconds)\n", m->name);
-    for (int i = 0; i < nc && !rc; i++) {
-        const wl_reshard_case *c = &cases[i];
-        int one = c->ndims == 1;
-        if (!json && (i == 0 || (!one && cases[i - 1].ndims == 1))) {
-            printf("\n%s\n%-12s %-10s", one ? "1 GiB from one GPU to a (nodes, GPUs) mesh" :
-                   "2 GiB between meshes (Alpa suite.py cases)", "case", "tasks");
-            for (int k = 0; k < (one ? 3 : WL_RS_IMPL_COUNT); k++)
-                printf(" %20s", wl_rs_impl_name(k));
-            printf("\n");
-        }
-        wl_rs_tasks T;
-        if (wl_reshard_tasks(c, m, &T, &err) < 0) {
-            rc = 1;
-            break;
-        }
-        if (json)
-            printf("  {\"case\": \"%s\", \"src\": [%d, %d], \"dst\": [%d, %d], \"bytes\": %lld, \"tasks\": %d, \"time_s\": {",
-                   c->name, c->src.nodes, c->src.gpus, c->dst.nodes, c->dst.gpus,
-                   (long long)(c->elem_bytes * c->shape[0] * (one ? 1 : c->shape[1] * c->shape[2])), T.n);
-        else
-            printf("%-12s %-10d", c->name, T.n);
-        for (int k = 0; k < (one ? 3 : WL_RS_IMPL_COUNT); k++) {
-            double t = run_impl(c, m, &T, (wl_rs_impl)k, &err);
-            if (t < 0) {
-                rc = 1;
-                break;
-            }
-            if (json)
-                printf("%s\"%s\": %.9g", k ? ", " : "", wl_rs_impl_name(k), t);
-            else
-                printf(" %20.4f", t);
-        }
-        if (json)
-            printf("}}%s\n", i + 1 < nc ? "," : "");
-        else
-            printf("\n");
-        wl_reshard_tasks_free(&T);
-    }
-    if (json && !rc)
-        printf("]}\n");
-    if (rc)
-        sim_err_print("trainsim reshard", 1, "%s", err.msg);
-    free(cases);
-    sim_machine_free(m);
-    return rc;
 }

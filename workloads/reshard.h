@@ -103,7 +103,12 @@ typedef struct wl_xmesh_pipe {
 double wl_reshard_pipeline_time(const sim_machine *m, const wl_xmesh_pipe *p, wl_pipeline kind, wl_rs_impl impl,
                                 sim_err *err);
 
-/* `trainsim reshard ...` */
+/* Simulated seconds of one implementation of case c (tasks from
+ * wl_reshard_tasks), or -1 with err set. */
+double wl_reshard_time(const wl_reshard_case *c, const sim_machine *m, const wl_rs_tasks *tasks, wl_rs_impl impl,
+                       sim_err *err);
+
+/* `trainsim reshard ...` (workloads/reshard_cli.c) */
 int wl_reshard_cli_main(int argc, char **argv);
 
 #endif

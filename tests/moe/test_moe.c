@@ -211,6 +211,11 @@ static void balance(void)
     sim_machine_free(mach);
 }
 
+static void count_step(void *ctx, const wl_moe_report *r)
+{
+    *(int *)ctx = r->steps;
+}
+
 /* The whole run: Pro-Prophet's planner (previous step's statistics,
  * candidates simulated) against no balancing, on a strongly skewed routing. */
 static void planner_run(void)
@@ -223,29 +228,21 @@ static void planner_run(void)
     wl_moe_strategy_default(&st);
     sim_err e;
     CHECK(wl_moe_strategy_parse("ep=4,mb=2,gb=16,steps=3,routing=zipf:2,drift=0.02,seed=5", &st, &e) == 0, "%s", e.msg);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    int rc = wl_moe_run(&m, &moe, &st, mach, f, 1, &e);
-    fclose(f);
+    wl_moe_report rep;
+    int steps_seen = 0;
+    int rc = wl_moe_run(&m, &moe, &st, mach, &rep, count_step, &steps_seen, &e);
     CHECK(rc == 0, "wl_moe_run: %s", e.msg);
-    cJSON *j = cJSON_Parse(buf);
-    const cJSON *steps = cJSON_GetObjectItem(j, "steps");
-    CHECK(cJSON_GetArraySize(steps) == 3, "3 steps expected:\n%s", buf);
-    int i = 0;
-    for (const cJSON *s = steps ? steps->child : NULL; s; s = s->next, i++) {
-        const cJSON *none = cJSON_GetObjectItem(s, "none"), *pro = cJSON_GetObjectItem(s, "prophet");
-        double tn = cJSON_GetObjectItem(none, "time_s")->valuedouble, tp = cJSON_GetObjectItem(pro, "time_s")->valuedouble;
-        double in = cJSON_GetObjectItem(none, "imbalance_mean")->valuedouble,
-               ip = cJSON_GetObjectItem(pro, "imbalance_mean")->valuedouble;
+    CHECK(rep.steps == 3 && steps_seen == 3, "3 steps expected, got %d (%d reported)", rep.steps, steps_seen);
+    for (int i = 0; i < rep.steps; i++) {
+        size_t n = (size_t)i * WL_BAL_COUNT + WL_BAL_NONE, p = (size_t)i * WL_BAL_COUNT + WL_BAL_PROPHET;
+        double tn = rep.time_s[n], tp = rep.time_s[p], in = rep.imb_mean[n], ip = rep.imb_mean[p];
         printf("step %d: none %.6f s (imbalance %.3f), prophet %.6f s (imbalance %.3f)\n", i, tn, in, tp, ip);
         if (i == 0)
             CHECK(tn == tp && in == ip, "step 0 has no statistics: prophet must equal none");
         else
             CHECK(tp < tn && ip < in, "step %d: prophet did not improve on none", i);
     }
-    cJSON_Delete(j);
-    free(buf);
+    wl_moe_report_free(&rep);
     sim_machine_free(mach);
 }
 

@@ -409,14 +409,6 @@ static const char *op_name(const sim_schedule *s, uint32_t op)
     return sim_sched_strname(s, sim_sched_payload_of(s, op)->name);
 }
 
-static int stream_of(const sim_schedule *s, int rank, const char *name)
-{
-    for (uint32_t i = 0; i < s->nstreams; i++)
-        if (s->streams[i].rank == rank && !strcmp(sim_sched_strname(s, s->streams[i].name), name))
-            return (int)i;
-    return -1;
-}
-
 /* Merak pre-recompute: on stage 0, the recomputed forward of a micro-batch
  * comes before the kernel that waits for its gradient; with plain 1F1B and
  * full recompute the first recompute kernel is the one that waits. */
@@ -432,7 +424,7 @@ static void test_pre_recompute_placement(void)
         CHECK(sc != NULL);
         if (!sc)
             continue;
-        const sim_stream *c = &sc->streams[stream_of(sc, 0, "compute")];
+        const sim_stream *c = &sc->streams[wl_test_stream(sc, 0, "compute")];
         int checked = 0;
         for (uint32_t i = 0; i < c->nops; i++) {
             uint32_t op = c->ops[i];
@@ -486,8 +478,8 @@ static void test_dp_overlap_structure(void)
             continue;
         /* rank 0 (stage 0): 4 layers + embeddings, fp32 gradients... tf32 = 4 bytes */
         double h = 64, layer = 12 * h * h + 13 * h, want = 4 * (4 * layer + 1024 * h + 32 * h);
-        const sim_stream *d = &sc->streams[stream_of(sc, 0, "dp")];
-        const sim_stream *c = &sc->streams[stream_of(sc, 0, "compute")];
+        const sim_stream *d = &sc->streams[wl_test_stream(sc, 0, "dp")];
+        const sim_stream *c = &sc->streams[wl_test_stream(sc, 0, "compute")];
         double bytes = 0;
         int nb = 0, during = 0;
         uint32_t last_bwd = 0;

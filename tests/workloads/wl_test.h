@@ -71,6 +71,15 @@ static inline sim_machine *wl_test_gpu_machine(const char *gpu, int n)
     return m;
 }
 
+/* The stream of that rank and name, or -1. */
+static inline int wl_test_stream(const sim_schedule *s, int rank, const char *name)
+{
+    for (uint32_t i = 0; i < s->nstreams; i++)
+        if (s->streams[i].rank == rank && !strcmp(sim_sched_strname(s, s->streams[i].name), name))
+            return (int)i;
+    return -1;
+}
+
 /* A strategy parsed over the defaults; a string that does not parse is a
  * bug in the test, so it stops there. */
 static inline wl_strategy wl_test_strategy(const char *text)
