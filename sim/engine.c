@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -449,6 +450,11 @@ static int report_stuck(sim_err *err)
     return sim_errf(err, "%s", buf);
 }
 
+/* Each actor's stack (SimGrid's contexts/stack-size), in KiB. */
+#define ACTOR_STACK_KIB 8192
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 /* Starts SimGrid and loads the machine's platform: the fixed cost of a
  * simulation (the platform file, SimGrid's options, the XML parse). */
 static int engine_start(const sim_machine *m, sim_err *err)
@@ -466,7 +472,7 @@ static int engine_start(const sim_machine *m, sim_err *err)
                            "--cfg=network/crosstraffic:0",
                            "--cfg=network/TCP-gamma:0",
                            "--cfg=network/solver:fairbottleneck",
-                           "--cfg=contexts/stack-size:8192",
+                           "--cfg=contexts/stack-size:" STR(ACTOR_STACK_KIB),
                            "--log=root.thres:critical",
                            "--log=xbt_exception.thres:error", /* parse errors: SimGrid's last words */
                            "--log=root.app:stderr",
@@ -845,6 +851,31 @@ static void engine_free(void)
     free(E.hosts);
 }
 
+
+/* SimGrid maps a stack for every actor and aborts, without a word, when the
+ * address space is full: under a limit (ulimit -v) say so first. */
+static int check_stack_room(uint32_t actors, sim_err *err)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+        return 0;
+    double used = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        unsigned long pages;
+        if (fscanf(f, "%lu", &pages) == 1)
+            used = (double)pages * (double)sysconf(_SC_PAGESIZE);
+        fclose(f);
+    }
+    double need = (double)actors * (ACTOR_STACK_KIB + 64) * 1024.0, room = (double)rl.rlim_cur - used;
+    if (need <= room)
+        return 0;
+    return sim_errf(err,
+                    "the address-space limit (ulimit -v, %.0f MiB) leaves %.0f MiB, and the simulation needs "
+                    "%.0f MiB more: %d KiB of stack for each of its %u streams; raise the limit",
+                    (double)rl.rlim_cur / 1048576.0, room / 1048576.0, need / 1048576.0, ACTOR_STACK_KIB, actors);
+}
+
 static int engine_setup(const sim_schedule *s, const sim_machine *m, sim_err *err)
 {
     int nr = s->nranks;
@@ -870,6 +901,11 @@ static int engine_setup(const sim_schedule *s, const sim_machine *m, sim_err *er
     E.mem_kind = sim_xcalloc((size_t)nr * SIM_MEM_KIND_COUNT, sizeof *E.mem_kind, "the engine's per-GPU state");
     if (degrade_links(m, err) < 0 || sim_coll_setup(err) < 0 || sim_staging_setup(err) < 0 ||
         open_outputs(err) < 0)
+        return -1;
+    uint32_t actors = 0;
+    for (uint32_t i = 0; i < s->nstreams; i++)
+        actors += s->streams[i].nops > 0;
+    if (check_stack_room(actors, err) < 0)
         return -1;
     for (uint32_t i = 0; i < s->nstreams; i++) {
         if (s->streams[i].nops == 0)
