@@ -21,6 +21,7 @@
 #include "planner/purchase.h"
 #include "platforms/edit.h"
 #include "platforms/platform.h"
+#include "sim/json.h"
 #include "sim/fileio.h"
 
 #define MAX_CLUSTERS 32
@@ -739,11 +740,7 @@ static void print_json(const copts *o, const wl_model *m, const plan_cluster *cl
     cJSON *arr = cJSON_AddArrayToObject(root, "clusters");
     for (int i = 0; i < n; i++)
         cJSON_AddItemToArray(arr, json_row(&cl[i], &rows[i]));
-    char *txt = cJSON_Print(root);
-    if (txt)
-        printf("%s\n", txt);
-    cJSON_free(txt);
-    cJSON_Delete(root);
+    sim_json_print(stdout, root);
 }
 
 /* ---- charts: bars per cluster, lines for a --vary sweep ---- */

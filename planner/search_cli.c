@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "planner/search.h"
+#include "sim/json.h"
 
 static double thr(const search_row *w) { return w->batch / w->est_s; }
 
@@ -63,11 +64,7 @@ static void print_json(const plan_ctx *ctx, const search_opts *o, const search_r
     cJSON_AddNumberToObject(root, "fragments", r->fragments);
     cJSON_AddNumberToObject(root, "fragment_simulations", r->sims);
     cJSON_AddNumberToObject(root, "memory_replays", r->checks);
-    char *txt = cJSON_Print(root);
-    if (txt)
-        printf("%s\n", txt);
-    cJSON_free(txt);
-    cJSON_Delete(root);
+    sim_json_print(stdout, root);
 }
 
 static void print_text(const plan_ctx *ctx, const search_opts *o, const search_result *r)

@@ -399,14 +399,7 @@ static void print_text(const args *a, const sim_machine *m, const sim_schedule *
 }
 
 /* Prints a JSON document on stdout and frees it. */
-static void print_doc(cJSON *o)
-{
-    char *t = cJSON_Print(o);
-    if (t)
-        puts(t);
-    free(t);
-    cJSON_Delete(o);
-}
+static void print_doc(cJSON *o) { sim_json_print(stdout, o); }
 
 /* A number, or null where it is undefined (rates of an iteration that
  * takes no time): JSON has no NaN. */

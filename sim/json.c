@@ -36,6 +36,15 @@ void sim_json_init(void)
     }
 }
 
+void sim_json_print(FILE *out, cJSON *doc)
+{
+    char *text = cJSON_Print(doc);
+    fputs(text, out);
+    fputc('\n', out);
+    free(text);
+    cJSON_Delete(doc);
+}
+
 void sim_json_line_col(const char *text, const char *at, int *line, int *col)
 {
     *line = 1;

@@ -38,6 +38,10 @@ cJSON *sim_json_parse_slice(const char *whole, size_t off, size_t len, const cha
 /* 1-based line and column of position at in text. */
 void sim_json_line_col(const char *text, const char *at, int *line, int *col);
 
+/* Writes the document doc to out, indented, with a final newline, and frees
+ * it: the one way the front ends print a JSON result. */
+void sim_json_print(FILE *out, cJSON *doc);
+
 /* Writes s as a JSON string literal, quotes included. */
 void sim_json_fputs(FILE *f, const char *s);
 /* s as a quoted, escaped JSON string, malloc'd (never NULL: alloc.h). */

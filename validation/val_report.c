@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/json.h"
 #include "sim/outfile.h"
 #include "val_report.h"
 
@@ -418,11 +419,7 @@ void val_report_json(const val_result *r, int n, const val_thresholds *t, FILE *
             cJSON_AddItemToArray(cases, o);
         }
     }
-    char *text = cJSON_Print(root);
-    fputs(text, out);
-    fputc('\n', out);
-    free(text);
-    cJSON_Delete(root);
+    sim_json_print(out, root);
 }
 
 static void csv_field(FILE *out, const char *s)

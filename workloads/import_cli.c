@@ -10,6 +10,7 @@
 #include "import.h"
 #include "platforms/catalog.h"
 #include "platforms/platform.h"
+#include "sim/json.h"
 #include "sim/alloc.h"
 
 #define PROG "trainsim import"
@@ -91,10 +92,7 @@ static void print_json(const wl_import_info *in, const sim_schedule *s, const ch
         cJSON_AddNumberToObject(o, "scaled", x->scaled);
         cJSON_AddItemToArray(a, o);
     }
-    char *t = cJSON_Print(j);
-    puts(t);
-    free(t);
-    cJSON_Delete(j);
+    sim_json_print(stdout, j);
 }
 
 /* argv[0] is "import". */
