@@ -3,23 +3,25 @@
 # against the same trees stepped chunk by chunk: one all-reduce over DGX-like
 # nodes (8 GPUs, 8 rails), forced to the tree.  The aggregated tree must take
 # the step mode's time within 6 % and need at least 4x fewer flows.
+# CASES: NODES:BYTES ... (tree_aggregated_heavy.sh runs larger ones).
 set -euo pipefail
+CASES=${CASES:-4:128e6}
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-python3 - "$SRC" "$T" <<'PY'
+python3 - "$SRC" "$T" $CASES <<'PY'
 import json, sys
 src, out = sys.argv[1], sys.argv[2]
-for nodes in (4, 16):
+for case in sys.argv[3:]:
+    nodes, size = int(case.split(":")[0]), float(case.split(":")[1])
     c = json.load(open(f"{src}/platforms/clusters/a100-sxm-128n.json"))
     c["nodes"], c["name"] = nodes, f"a100-{nodes}"
     json.dump(c, open(f"{out}/c{nodes}.json", "w"))
     n = nodes * 8
-    for size in (128e6, 1e9):
-        ranks = [{"rank": r, "streams": [{"name": "comm", "ops": [
-            {"id": r, "op": "collective", "collective": "allreduce", "comm": 0, "bytes": int(size), "algo": "tree"}]}]}
-            for r in range(n)]
-        json.dump({"format": "trainsim-schedule", "version": 1, "meta": {"name": "ar"}, "nranks": n,
-                   "communicators": [{"name": "world", "ranks": list(range(n))}], "ranks": ranks},
-                  open(f"{out}/s{nodes}-{int(size)}.json", "w"))
+    ranks = [{"rank": r, "streams": [{"name": "comm", "ops": [
+        {"id": r, "op": "collective", "collective": "allreduce", "comm": 0, "bytes": int(size), "algo": "tree"}]}]}
+        for r in range(n)]
+    json.dump({"format": "trainsim-schedule", "version": 1, "meta": {"name": "ar"}, "nranks": n,
+               "communicators": [{"name": "world", "ranks": list(range(n))}], "ranks": ranks},
+              open(f"{out}/s{nodes}-{int(size)}.json", "w"))
 PY
 field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['iteration_time_s'], d['flows'])" "$1"; }
 for s in "$T"/s*.json; do
