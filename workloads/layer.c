@@ -669,9 +669,10 @@ int wl_layer_check_cp(const wl_model *m, const wl_strategy *st, sim_err *err)
     int cp = wl_strategy_cp(st);
     if (cp == 1)
         return 0;
-    if (m->seq % (2 * cp))
-        return sim_errf(err, "strategy: cp=%d splits each sequence into 2·cp = %d chunks (two per rank, for the causal "
-                        "load balance), but seq %d of %s is not divisible by %d", cp, 2 * cp, m->seq, m->name, 2 * cp);
+    long long chunks = 2LL * cp; /* cp is only bounded by the GPU count later */
+    if (m->seq % chunks)
+        return sim_errf(err, "strategy: cp=%d splits each sequence into 2·cp = %lld chunks (two per rank, for the causal "
+                        "load balance), but seq %d of %s is not divisible by %lld", cp, chunks, m->seq, m->name, chunks);
     if (!st->flash)
         return sim_errf(err, "strategy: cp=%d: context parallelism runs the attention as fused (flash) kernels on "
                         "the K/V chunks of a ring (Transformer Engine); it needs attn=auto or flash with a 16-bit or "

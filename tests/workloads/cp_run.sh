@@ -31,5 +31,6 @@ expect_fail 'cp=3 splits each sequence into 2·cp = 6 chunks' 'not divisible by 
 expect_fail 'tp*pp*cp = 1*1*4096 = 4096 does not divide the 128 GPUs' -- run "${P[@]}" --strategy tp=1,cp=4096,dtype=bf16
 expect_fail 'not divisible by 16384' -- run "${P[@]}" --strategy tp=1,cp=8192,dp=1,dtype=bf16
 expect_fail 'cp: expected a positive integer' -- run "${P[@]}" --strategy cp=0
+expect_fail '2·cp = 3328576796 chunks' -- run "${P[@]}" --strategy tp=1,cp=1664288398,dp=1,dtype=bf16   # 2·cp past INT_MAX (fuzz_jobs)
 expect_fail 'unfused attention' -- run "${P[@]}" --strategy "$S,attn=unfused"
 finish
