@@ -1904,7 +1904,10 @@ sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const si
     }
     char strat[sizeof s->meta.name];
     wl_strategy_format(&pl.st, strat, sizeof strat);
-    snprintf(s->meta.name, sizeof s->meta.name, "%.40s %.200s", m->name, strat);
+    /* an MoE model says the routing it was simulated with: uniform, every
+     * expert gets the same tokens, so the all-to-alls are even */
+    snprintf(s->meta.name, sizeof s->meta.name, "%.40s %.190s%s", m->name, strat,
+             m->moe ? " (MoE, routing uniform)" : "");
     s->meta.samples_per_iteration = pl.st.gb;
     s->meta.tokens_per_iteration = (double)pl.st.gb * m->seq;
     s->meta.model_flops_per_iteration = wl_gpt_model_flops(m, &pl.st);

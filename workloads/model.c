@@ -204,15 +204,24 @@ static int read_moe(const cJSON *o, wl_model *m, const char *src, sim_err *err)
     return 0;
 }
 
+double wl_model_moe_params(const wl_model *m, int active)
+{
+    double p = wl_model_params(m);
+    if (!m->moe)
+        return p;
+    const wl_moe *x = &m->moe_cfg;
+    double expert = wl_model_ffn_params(m, x->expert_ffn);
+    int n = 0;
+    for (int l = 0; l < m->layers; l++)
+        n += wl_model_is_moe_layer(m, l);
+    return p + n * ((active ? x->top_k : x->experts) * expert - wl_model_ffn_params(m, m->ffn) +
+                    wl_model_moe_dense_params(m));
+}
+
 int wl_model_is_moe_layer(const wl_model *m, int layer)
 {
     const wl_moe *x = &m->moe_cfg;
     return m->moe && x->every > 0 && layer >= x->first && (layer - x->first) % x->every == 0;
-}
-
-double wl_model_expert_params(const wl_model *m)
-{
-    return m->moe ? m->moe_cfg.experts * wl_model_ffn_params(m, m->moe_cfg.expert_ffn) : 0;
 }
 
 /* The router (gate) is h x E without bias (Megatron-Core's TopKRouter). */
@@ -467,6 +476,21 @@ cJSON *wl_model_describe(const wl_model *m)
     cJSON_AddNumberToObject(o, "seq", m->seq);
     cJSON_AddNumberToObject(o, "vocab", m->vocab);
     cJSON_AddNumberToObject(o, "parameters", wl_model_params(m));
+    if (m->moe) {
+        /* the parameters above are the dense model's; the experts here */
+        const wl_moe *x = &m->moe_cfg;
+        cJSON *e = cJSON_AddObjectToObject(o, "moe");
+        cJSON_AddNumberToObject(e, "experts", x->experts);
+        cJSON_AddNumberToObject(e, "top_k", x->top_k);
+        cJSON_AddNumberToObject(e, "expert_ffn", x->expert_ffn);
+        cJSON_AddNumberToObject(e, "shared_ffn", x->shared_ffn);
+        cJSON_AddNumberToObject(e, "capacity_factor", x->capacity_factor);
+        cJSON_AddNumberToObject(e, "every", x->every);
+        cJSON_AddNumberToObject(e, "first", x->first);
+        cJSON_AddNumberToObject(e, "total_parameters", wl_model_moe_params(m, 0));
+        cJSON_AddNumberToObject(e, "active_parameters", wl_model_moe_params(m, 1));
+        cJSON_AddStringToObject(e, "routing", "uniform");
+    }
     return o;
 }
 

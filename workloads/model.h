@@ -103,9 +103,11 @@ wl_layer_param_split wl_model_layer_params(const wl_model *m);
 double wl_model_ffn_params(const wl_model *m, int64_t ffn);
 /* Is layer `layer` an MoE layer of m (0 for a dense model)? */
 int wl_model_is_moe_layer(const wl_model *m, int layer);
-/* Parameters of one MoE layer's routed experts (all of them) and of its router
- * and shared expert (0 for a dense layer). */
-double wl_model_expert_params(const wl_model *m);
+/* Parameters of what every token of an MoE layer passes through besides its
+ * routed experts: the router and the shared expert (0 for a dense model). */
+/* Parameters of the model with its experts (active: the top_k experts a token
+ * passes through instead of all of them); wl_model_params for a dense one. */
+double wl_model_moe_params(const wl_model *m, int active);
 double wl_model_moe_dense_params(const wl_model *m);
 const char *wl_ffn_type_name(wl_ffn_type t);
 const char *wl_norm_name(wl_norm n);

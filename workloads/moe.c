@@ -46,29 +46,16 @@ int wl_moe_model_load(const char *spec, wl_model *m, wl_moe *moe, sim_err *err)
     return 0;
 }
 
-/* The dense count with each MoE layer's FFN traded for `experts` experts, a
- * gate (router) of h x E and the shared expert. */
-static double moe_params(const wl_model *m, int active)
-{
-    double p = wl_model_params(m);
-    if (!m->moe)
-        return p;
-    const wl_moe *moe = &m->moe_cfg;
-    double dense_ffn = wl_model_ffn_params(m, m->ffn), expert = wl_model_ffn_params(m, moe->expert_ffn);
-    int n = wl_moe_count(moe, m->layers);
-    return p + n * ((active ? moe->top_k : moe->experts) * expert - dense_ffn + wl_model_moe_dense_params(m));
-}
-
 double wl_moe_total_params(const char *spec, const wl_model *m)
 {
     (void)spec;
-    return moe_params(m, 0);
+    return wl_model_moe_params(m, 0);
 }
 
 double wl_moe_active_params(const char *spec, const wl_model *m)
 {
     (void)spec;
-    return moe_params(m, 1);
+    return wl_model_moe_params(m, 1);
 }
 
 int wl_moe_is_layer(const wl_moe *moe, int layer)

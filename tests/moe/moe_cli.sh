@@ -1,6 +1,6 @@
 #!/bin/bash
-# `trainsim moe` input errors are clear, and `run` refuses MoE models instead
-# of simulating them dense (no simulation: fast under the sanitizers).
+# `trainsim moe` input errors are clear, and `run` refuses bad ep values
+# with a message (no simulation: fast under the sanitizers).
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 T=$(mktemp -d)
