@@ -479,16 +479,14 @@ cJSON *wl_model_describe(const wl_model *m)
     if (m->moe) {
         /* the parameters above are the dense model's; the experts here */
         const wl_moe *x = &m->moe_cfg;
+        const struct { const char *key; double v; } f[] = {
+            {"experts", x->experts}, {"top_k", x->top_k}, {"expert_ffn", x->expert_ffn},
+            {"shared_ffn", x->shared_ffn}, {"capacity_factor", x->capacity_factor}, {"every", x->every},
+            {"first", x->first}, {"total_parameters", wl_model_moe_params(m, 0)},
+            {"active_parameters", wl_model_moe_params(m, 1)}};
         cJSON *e = cJSON_AddObjectToObject(o, "moe");
-        cJSON_AddNumberToObject(e, "experts", x->experts);
-        cJSON_AddNumberToObject(e, "top_k", x->top_k);
-        cJSON_AddNumberToObject(e, "expert_ffn", x->expert_ffn);
-        cJSON_AddNumberToObject(e, "shared_ffn", x->shared_ffn);
-        cJSON_AddNumberToObject(e, "capacity_factor", x->capacity_factor);
-        cJSON_AddNumberToObject(e, "every", x->every);
-        cJSON_AddNumberToObject(e, "first", x->first);
-        cJSON_AddNumberToObject(e, "total_parameters", wl_model_moe_params(m, 0));
-        cJSON_AddNumberToObject(e, "active_parameters", wl_model_moe_params(m, 1));
+        for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+            cJSON_AddNumberToObject(e, f[i].key, f[i].v);
         cJSON_AddStringToObject(e, "routing", "uniform");
     }
     return o;
