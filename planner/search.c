@@ -1299,6 +1299,9 @@ out:
 
 int search_cli(const plan_ctx *ctx, const char *algo, const search_opts *o, int json, sim_err *err)
 {
+    if (ctx->model.moe) /* the fragments below are dense layers */
+        return sim_errf(err, "--search %s: model %s has mixture-of-experts layers, which the seeds' searches do not "
+                        "model; the sweep (trainsim plan without --search) searches ep", algo, ctx->model.name);
     if (!strcmp(algo, "galvatron"))
         return galvatron_cli(ctx, o, json, err);
     if (o->npp || o->nbatch || o->nmicro || o->max_batch || o->one_f_one_b)

@@ -32,4 +32,6 @@ run_t=$(grep -o '"iteration_time_s":[[:space:]]*[0-9.e+-]*' "$T/a.json" | head -
 [ -n "$run_t" ] || fail "no iteration time in run JSON: $(head -c 400 "$T/a.json")"
 awk -v a="$plan_t" -v b="$run_t" 'BEGIN { d = a / b - 1; exit !(d < 0.02 && d > -0.02) }' ||
     fail "plan's $plan_t s against run's $run_t s for ep=8"
+out=$("$TRAINSIM" plan "${P[@]}" --search galvatron --quiet --no-cache 2>&1) && fail "--search on an MoE model"
+echo "$out" | grep -q "mixture-of-experts layers, which the seeds' searches do not model" || fail "search message: $out"
 echo ok
