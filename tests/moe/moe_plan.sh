@@ -12,21 +12,21 @@ cat >"$T/tiny-moe.json" <<'JSON'
 {"name": "tiny-moe", "layers": 4, "hidden": 1024, "heads": 16, "ffn": 4096, "seq": 1024, "vocab": 32000,
  "moe": {"experts": 8, "top_k": 2, "every": 1, "first": 0}}
 JSON
-P=(--platform h100-sxm-4x8 --gpus 16 --model "$T/tiny-moe.json")
-S=tp=1,pp=1,ep=8,dp=16,mb=4,gb=64,dtype=bf16,zero=1
+P=(--platform h100-sxm-4x8 --gpus 8 --model "$T/tiny-moe.json")
+S=tp=1,pp=1,ep=8,dp=8,mb=4,gb=32,dtype=bf16,zero=1
 "$TRAINSIM" run "${P[@]}" --strategy $S --json >"$T/a.json" || fail "run with ep=8"
 "$TRAINSIM" run "${P[@]}" --strategy $S --json >"$T/b.json" || fail "run with ep=8 (again)"
 cmp -s "$T/a.json" "$T/b.json" || fail "two runs differ"
 out=$("$TRAINSIM" run "${P[@]}" --strategy $S 2>&1) || fail "text run"
 echo "$out" | grep -q "routing uniform" || fail "routing not stated: $out"
-out=$("$TRAINSIM" run "${P[@]}" --strategy tp=4,dp=4,ep=8 2>&1) && fail "ep=8 with dp=4 accepted"
+out=$("$TRAINSIM" run "${P[@]}" --strategy tp=2,dp=4,ep=8 2>&1) && fail "ep=8 with dp=4 accepted"
 echo "$out" | grep -q "ep=8 does not divide dp = 4" || fail "ep/dp message: $out"
-out=$("$TRAINSIM" run "${P[@]}" --strategy tp=1,dp=16,ep=16 2>&1) && fail "ep=16 with 8 experts accepted"
+out=$("$TRAINSIM" run "${P[@]}" --strategy tp=1,dp=8,ep=16 2>&1) && fail "ep=16 with 8 experts accepted"
 echo "$out" | grep -q "ep=16 does not divide the 8 experts" || fail "ep/experts message: $out"
-out=$("$TRAINSIM" plan "${P[@]}" --dtype bf16 --global-batch 64 --no-cache --quiet --top 0 --axis zero=1 \
+out=$("$TRAINSIM" plan "${P[@]}" --dtype bf16 --global-batch 32 --no-cache --quiet --top 0 --axis zero=1 \
       --axis schedule=megatron --axis recompute=none --axis vstages=1 --axis sp=0 2>&1) || fail "plan: $out"
 echo "$out" | grep -q "ep{powers of 2 dividing dp\*cp and the experts: 1,2,4,8}" || fail "no ep axis: $out"
-row=$(echo "$out" | grep " tp=1,pp=1,ep=8,dp=16,mb=4,gb=64,") || fail "ep=8 candidate not priced: $out"
+row=$(echo "$out" | grep " tp=1,pp=1,ep=8,dp=8,mb=4,gb=32,") || fail "ep=8 candidate not priced: $out"
 plan_t=$(echo "$row" | awk '{print $4}')
 run_t=$(grep -o '"iteration_time_s":[[:space:]]*[0-9.e+-]*' "$T/a.json" | head -1 | sed "s/.*:[[:space:]]*//")
 [ -n "$run_t" ] || fail "no iteration time in run JSON: $(head -c 400 "$T/a.json")"
