@@ -93,7 +93,14 @@ uint64_t plan_inputs_hash(const sim_machine *m, const wl_model *model, plan_fide
     }
     snprintf(buf, sizeof buf, "%s|%d|%d|%d|%d|%d|%d|fid%d", model->name, model->layers, model->hidden, model->heads,
              model->ffn, model->seq, model->vocab, (int)f);
-    return plan_hash_str(h, buf);
+    h = plan_hash_str(h, buf);
+    if (model->moe) { /* an MoE model's experts change every result */
+        const wl_moe *x = &model->moe_cfg;
+        snprintf(buf, sizeof buf, "moe|%d|%d|%.17g|%d|%d|%d|%d", x->experts, x->top_k, x->capacity_factor,
+                 x->expert_ffn, x->shared_ffn, x->every, x->first);
+        h = plan_hash_str(h, buf);
+    }
+    return h;
 }
 
 typedef struct entry {

@@ -364,7 +364,10 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
     }
     int L = ctx->model.layers, gb = res.gb, per = res.mb * res.dp, nmb = gb / per, p = res.pp;
     int lp[2] = {L, L}, nl = 1, np = 1, nm[2] = {nmb, nmb};
-    if (ctx->fidelity == PLAN_FAST && layers_additive(&res)) {
+    /* MoE layers on some layers only: a model cut to fewer layers changes
+     * their mix, so only all-MoE models are interpolated in the layers */
+    int uniform = !ctx->model.moe || (ctx->model.moe_cfg.every == 1 && ctx->model.moe_cfg.first == 0);
+    if (ctx->fidelity == PLAN_FAST && layers_additive(&res) && uniform) {
         int u = 0;
         for (int k = p; k <= L && !u; k += p)
             if (L % k == 0 && layers_ok(ctx, &st, k, gb))
@@ -398,7 +401,8 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
     int k = res.dp;
     sim_machine *view = NULL;
     int split_sync = ctx->fidelity == PLAN_FAST && res.dp_overlap == 0 && res.zero == 0 && res.osdp[0] == 0 &&
-                     res.fsdp == WL_FSDP_NONE && wl_strategy_cp(&res) == 1; /* the view lays out tp·dp per stage */
+                     res.fsdp == WL_FSDP_NONE && wl_strategy_cp(&res) == 1 && /* the view lays out tp·dp per stage */
+                     wl_strategy_ep(&res) == 1; /* and MoE's all-to-alls need their whole EP groups */
     if (split_sync && res.dp > 1) {
         k = coupled_replicas(ctx->mach, res.tp, res.pp, res.dp);
         if (k < res.dp && !(view = replica_view(ctx->mach, res.tp, res.pp, res.dp, k)))

@@ -512,6 +512,9 @@ static int oases(sctx *sc, sim_err *err)
 
 int search_run(const plan_ctx *ctx, const char *algo, const search_opts *o, search_result *r, sim_err *err)
 {
+    if (ctx->model.moe) /* the searches' strategies (osdp, tp_cut, per-layer DP/SDP) are dense-only */
+        return sim_errf(err, "--search %s: model %s has mixture-of-experts layers, which the seeds' searches do not "
+                        "model; the sweep (trainsim plan without --search) searches ep", algo, ctx->model.name);
     double t0 = wall_now();
     memset(r, 0, sizeof *r);
     r->best = -1;

@@ -5,7 +5,8 @@
  * dividing the GPU count, pp over the divisors of GPUs/tp, cp (context
  * parallelism) over the powers of two dividing GPUs/(tp·pp) that leave every
  * rank at least PLAN_CP_MIN_TOKENS of each sequence, dp = GPUs/(tp·pp·cp),
- * mb over the powers of two up to gb/dp.  Every other axis is one line of
+ * mb over the powers of two up to gb/dp, and for an MoE model ep over the
+ * powers of two dividing dp·cp and the expert count (Megatron-Core's rules).  Every other axis is one line of
  * AXES below: a key, its values (the first is the default) and the condition
  * under which a non-default value means something (sequence parallelism
  * needs tp > 1, virtual stages pp > 1, ZeRO dp > 1).  At start-up each value
@@ -156,11 +157,11 @@ static int build_axes(const plan_ctx *ctx, axis_live *live, int *nlive, char **p
         if (!eq || eq == spec || !eq[1])
             return sim_errf(err, "--axis \"%s\": expected KEY=V1,V2,...", ctx->axis[u]);
         *eq = 0;
-        static const char *const numeric[] = {"tp", "pp", "cp", "dp", "mb", "gb", "dtype", NULL};
+        static const char *const numeric[] = {"tp", "pp", "cp", "ep", "dp", "mb", "gb", "dtype", NULL};
         for (int i = 0; numeric[i]; i++)
             if (!strcmp(spec, numeric[i]))
-                return sim_errf(err, "--axis %s: tp, pp, cp, dp and mb are enumerated from the GPUs (cp from the "
-                                "sequence too: at least %d tokens per rank); gb and dtype are --global-batch and "
+                return sim_errf(err, "--axis %s: tp, pp, cp, ep, dp and mb are enumerated from the GPUs (cp from the "
+                                "sequence too, ep from the experts: at least %d tokens per rank); gb and dtype are --global-batch and "
                                 "--dtype; other values with --strategies", spec, PLAN_CP_MIN_TOKENS);
         axis_live *L = NULL;
         for (int a = 0; a < n; a++)
@@ -349,7 +350,7 @@ plan_space *plan_space_new(const plan_ctx *ctx, sim_err *err)
         snprintf(sp->axes, sizeof sp->axes, "the strategies given with --strategies");
         return sp;
     }
-    char tps[128] = "", pps[128] = "", cps[128] = "", mbs[128] = "";
+    char tps[128] = "", pps[128] = "", cps[128] = "", mbs[128] = "", eps[128] = "";
     int seq = ctx->model.seq;
     for (int tp = 1; tp <= G; tp *= 2) {
         if (G % tp)
@@ -372,13 +373,24 @@ plan_space *plan_space_new(const plan_ctx *ctx, sim_err *err)
                 for (int mb = 1; mb <= maxmb && mb <= 64; mb *= 2) {
                     if (tp == 1 && pp == 1 && cp == 1)
                         snprintf(mbs + strlen(mbs), sizeof mbs - strlen(mbs), "%s%d", mbs[0] ? "," : "", mb);
-                    walk w = {sp, ctx, live, nlive, tp, pp, dp, mb, ""};
-                    char buf[PLAN_STRATEGY_MAX], cpk[16] = "";
-                    if (cp > 1)
-                        snprintf(cpk, sizeof cpk, "cp=%d,", cp);
-                    snprintf(buf, sizeof buf, "tp=%d,pp=%d,%sdp=%d,mb=%d,gb=%d,dtype=%s", tp, pp, cpk, dp, mb,
-                             ctx->gb, sim_dtype_name(ctx->dtype));
-                    walk_axes(&w, 0, buf);
+                    /* MoE: ep over the powers of two dividing dp·cp and the
+                     * experts (Megatron-Core's rules); 1 only for a dense model */
+                    int E = ctx->model.moe ? ctx->model.moe_cfg.experts : 1;
+                    for (int ep = 1; ep <= dp * cp && ep <= E; ep *= 2) {
+                        if ((dp * cp) % ep || E % ep)
+                            continue;
+                        if (tp == 1 && pp == 1 && cp == 1 && mb == 1 && E > 1)
+                            snprintf(eps + strlen(eps), sizeof eps - strlen(eps), "%s%d", eps[0] ? "," : "", ep);
+                        walk w = {sp, ctx, live, nlive, tp, pp, dp, mb, ""};
+                        char buf[PLAN_STRATEGY_MAX], cpk[16] = "", epk[16] = "";
+                        if (cp > 1)
+                            snprintf(cpk, sizeof cpk, "cp=%d,", cp);
+                        if (ep > 1)
+                            snprintf(epk, sizeof epk, "ep=%d,", ep);
+                        snprintf(buf, sizeof buf, "tp=%d,pp=%d,%s%sdp=%d,mb=%d,gb=%d,dtype=%s", tp, pp, cpk, epk, dp,
+                                 mb, ctx->gb, sim_dtype_name(ctx->dtype));
+                        walk_axes(&w, 0, buf);
+                    }
                 }
             }
         }
@@ -386,6 +398,10 @@ plan_space *plan_space_new(const plan_ctx *ctx, sim_err *err)
     snprintf(sp->axes, sizeof sp->axes,
              "tp{%s} pp{divisors of GPUs/tp: %s} cp{seq/cp >= %d: %s} dp{GPUs/(tp*pp*cp)} "
              "mb{powers of 2 to gb/dp: %s}", tps, pps, PLAN_CP_MIN_TOKENS, cps, mbs);
+    if (eps[0]) {
+        size_t l = strlen(sp->axes);
+        snprintf(sp->axes + l, sizeof sp->axes - l, " ep{powers of 2 dividing dp*cp and the experts: %s}", eps);
+    }
     for (int a = 0; a < nlive; a++) {
         size_t l = strlen(sp->axes);
         if (live[a].nv == 0) {

@@ -81,6 +81,8 @@ typedef struct plan {
     int64_t sw, sg, so; /* bytes per sharded parameter of weights, gradients, optimizer state at rest */
     int fp8;        /* dtype=fp8: FP8 GEMMs in the layers, bf16 elsewhere (Transformer Engine) */
     int tied;       /* the output layer shares the word embeddings (all-reduced between first and last stage) */
+    int ep, edp;    /* MoE: expert-parallel degree, and the replicas of each expert (d/ep) its gradients are
+                       reduced over; 1 and d for a dense model */
 } plan;
 
 /* ---- checks ------------------------------------------------------------ */
@@ -206,6 +208,33 @@ static int resolve_attn(const wl_strategy *st, const sim_machine *mach, int *fla
     return 0;
 }
 
+/* Expert parallelism (MoE models): EP groups are ep consecutive members of
+ * the gradient group dp·cp (Megatron-Core's expert-data-parallel layout with
+ * expert tensor parallelism = tp: ep must divide dp·cp), each expert's
+ * gradients are reduced over the d/ep ranks holding it.  Expert gradients
+ * are reduced once after the flush (all-reduce, or reduce-scatter and
+ * all-gather under the distributed optimizer); ZeRO-2/3, FSDP and OSDP are
+ * not modelled for the experts. */
+static int resolve_moe(const wl_model *m, plan *pl, sim_err *err)
+{
+    const wl_strategy *st = &pl->st;
+    pl->ep = wl_strategy_ep(st);
+    pl->edp = pl->d / pl->ep;
+    if (wl_layer_check_moe(m, st, err))
+        return -1;
+    if (!m->moe)
+        return 0;
+    if (pl->d % pl->ep)
+        return sim_errf(err, "strategy: ep=%d does not divide dp%s = %d: expert-parallel groups are carved from the "
+                        "data-parallel ranks (Megatron-Core requires expert_model_parallel_size to divide "
+                        "data_parallel_size%s)", pl->ep, pl->c > 1 ? "·cp" : "", pl->d,
+                        pl->c > 1 ? " × context_parallel_size" : "");
+    if (pl->zero >= 2 || pl->osdp || st->fsdp)
+        return sim_errf(err, "model %s: MoE layers are modelled with zero=0 or zero=1 (Megatron's distributed "
+                        "optimizer); ZeRO-2/3, FSDP and OSDP are not modelled for expert parameters", m->name);
+    return 0;
+}
+
 static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *mach, plan *pl, sim_err *err)
 {
     if (!m || m->layers < 1 || m->hidden < 1 || m->heads < 1 || m->ffn < 1 || m->seq < 1 || m->vocab < 1)
@@ -213,15 +242,6 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
                         m ? m->name : "(null)");
     if (m->hidden % m->heads)
         return sim_errf(err, "model %s: hidden %d is not divisible by heads %d", m->name, m->hidden, m->heads);
-    if (m->moe) {
-        int gpt = !m->kv_heads && m->ffn_type == WL_FFN_GELU && m->position == WL_POS_LEARNED && !m->untied &&
-                  !m->no_bias && m->norm == WL_NORM_LAYERNORM && !m->embed_norm;
-        return sim_errf(err, "model %s has mixture-of-experts layers, which this dense generator does not model "
-                        "(expert parallelism in `trainsim run` is not implemented yet): %s", m->name,
-                        gpt ? "simulate it with `trainsim moe` (workloads/moe.c)"
-                            : "`trainsim moe` simulates GPT-style MoE models only (gelu experts, multi-head "
-                              "attention), so this one cannot be simulated yet");
-    }
     if (st->tp < 1 || st->pp < 1 || st->dp < 0 || st->mb < 1 || st->gb < 0)
         return sim_errf(err, "strategy: tp, pp and mb must be positive, dp and gb positive or auto (got tp=%d, "
                         "pp=%d, dp=%d, mb=%d, gb=%d)", st->tp, st->pp, st->dp, st->mb, st->gb);
@@ -332,6 +352,8 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
         pl->osdp = 0;
     if (resolve_fsdp(st, mach, pl, err))
         return -1;
+    if (resolve_moe(m, pl, err))
+        return -1;
     if (st->osdp_split > 1) {
         if (!st->osdp[0])
             return sim_errf(err, "osdp_split=%d splits the linears OSDP shards: it needs osdp=<levels> (zero=3 is osdp=3)",
@@ -390,6 +412,17 @@ static int64_t stage_params(const wl_model *m, const plan *pl, int stage)
     return n;
 }
 
+
+/* The routed experts' parameters one rank of a stage holds (not in
+ * stage_params: their gradients go to the expert-data-parallel group). */
+static int64_t stage_expert_params(const wl_model *m, const plan *pl, int stage)
+{
+    int64_t n = 0;
+    for (int c = 0; m->moe && c < pl->v; c++)
+        for (int j = 0; j < pl->lpc; j++)
+            n += wl_layer_expert_params(m, &pl->st, layer_index(pl, stage, c, j));
+    return n;
+}
 
 /* ---- sharding and persistent memory ------------------------------------- */
 
@@ -497,9 +530,11 @@ static int64_t fp8_layer_params(const plan *pl, const stage_params_split *sp)
 static int64_t optimizer_params(const wl_model *m, const plan *pl, int stage)
 {
     stage_params_split sp = split_params(m, pl, stage);
+    int64_t ex = stage_expert_params(m, pl, stage);
+    ex = pl->zero == 1 ? shard(ex, pl->edp) : ex;
     if (pl->zero == 1 || pl->zero == 2)
-        return shard(sp.all, pl->d);
-    return sp.replicated + sp.owned;
+        return shard(sp.all, pl->d) + ex;
+    return sp.replicated + sp.owned + ex;
 }
 
 /* ---- data-parallel buckets ---------------------------------------------- */
@@ -571,6 +606,12 @@ static void persistent_memory(const wl_model *m, const plan *pl, int stage, wl_m
         mem->gradients = (double)(sp.replicated * pl->gbytes + sp.owned * pl->sg);
         mem->optimizer = (double)(sp.replicated * pl->obytes + sp.owned * pl->so);
     }
+    /* the routed experts: weights and gradients whole, the optimizer state
+     * sharded over the expert's replicas under the distributed optimizer */
+    int64_t ex = stage_expert_params(m, pl, stage);
+    mem->weights += (double)(ex * pl->wbytes);
+    mem->gradients += (double)(ex * pl->gbytes);
+    mem->optimizer += (double)((pl->zero == 1 ? shard(ex, pl->edp) : ex) * pl->obytes);
     /* pipeline receive buffers, one per neighbour (both neighbours on every
      * stage when interleaved chunks wrap around) */
     int nbuf = pl->p == 1 ? 0 : pl->v > 1 ? 2 : (stage > 0) + !last;
@@ -603,7 +644,21 @@ double wl_gpt_model_flops(const wl_model *m, const wl_strategy *st)
     double B = st->gb > 0 ? st->gb : (double)st->mb * (st->dp > 0 ? st->dp : 1);
     double s = m->seq, h = m->hidden, f = m->ffn, L = m->layers, V = m->vocab;
     double qkv = (double)wl_model_qkv_out(m), fc1 = (double)wl_model_fc1_out(m, m->ffn);
-    return 3.0 * L * B * s * h * (2 * (qkv + h + fc1 + f) + 4 * s) + 6.0 * B * s * h * V;
+    double total = 3.0 * L * B * s * h * (2 * (qkv + h + fc1 + f) + 4 * s) + 6.0 * B * s * h * V;
+    if (m->moe) {
+        /* an MoE layer's MLP: the router (h -> E), top_k experts and the
+         * shared expert per token in place of the dense FFN (Megatron's count
+         * with num_experts_routed_to and the shared expert size) */
+        const wl_moe *x = &m->moe_cfg;
+        double ef = x->expert_ffn, sf = x->shared_ffn;
+        double moe = x->experts + x->top_k * ((double)wl_model_fc1_out(m, x->expert_ffn) + ef) +
+                     (sf > 0 ? (double)wl_model_fc1_out(m, x->shared_ffn) + sf : 0);
+        int n = 0;
+        for (int l = 0; l < m->layers; l++)
+            n += wl_model_is_moe_layer(m, l);
+        total += 6.0 * n * B * s * h * (moe - fc1 - f);
+    }
+    return total;
 }
 
 /* ---- generation -------------------------------------------------------- */
@@ -624,6 +679,7 @@ typedef struct payloads {
 /* Communicators, one array per kind, indexed as in make_comms(). */
 typedef struct comms {
     int *tp, *dp, *emb, *ag, *rs, *ar;
+    int *ep, *edp; /* MoE: per (stage, tp, EP group) and per (stage, tp, EP index) */
 } comms;
 
 /* The data-parallel buckets of one model chunk (see buckets_build). */
@@ -646,6 +702,7 @@ typedef struct gen {
     wl_cursor cur; /* compute and TP streams, pending dependencies */
     int sdp, s_send_next, s_recv_prev, s_send_prev, s_recv_next, s_ag, s_rs, s_ar;
     int dp_comm, emb_comm, ag_comm, rs_comm, ar_comm;
+    int edp_comm;         /* MoE: the replicas of this rank's experts, -1 if none */
     int nrec;             /* layers of this stage (local index < nrec) recomputed */
     int pre_recompute;    /* Merak: recompute before waiting for the gradient */
     wl_pipe_step *steps;  /* this stage's pipeline order */
@@ -1254,6 +1311,9 @@ static int generate_rank(gen *g, int rank, const comms *C)
     g->cur.s = s;
     g->cur.rank = rank;
     g->cur.tp_comm = C->tp[stage * pl->d + dpi];
+    g->cur.sep = -1; /* the "ep" stream, created by the first MoE layer (layer.c) */
+    g->cur.ep_comm = pl->ep > 1 ? C->ep[(stage * pl->t + tpi) * pl->edp + dpi / pl->ep] : -1;
+    g->edp_comm = pl->edp < pl->d && pl->edp > 1 ? C->edp[(stage * pl->t + tpi) * pl->ep + dpi % pl->ep] : -1;
     /* the CP ring's neighbours: the same stage, DP and TP index, CP index ±1 */
     int cpi = dpi % pl->c, cp0 = rank - cpi * pl->t;
     g->cur.cp_next = cp0 + (cpi + 1) % pl->c * pl->t;
@@ -1364,6 +1424,15 @@ static int generate_rank(gen *g, int rank, const comms *C)
         for (int c = 0; c < pl->v; c++)
             for (int i = 0; i < g->bk[c].n; i++)
                 reduce_bucket(g, c, i, last_bwd, bt);
+    int64_t ex = stage_expert_params(m, pl, stage);
+    if (g->edp_comm >= 0 && ex > 0) {
+        /* the experts' gradients over their replicas, after the flush */
+        sim_coll k = pl->zero == 1 ? SIM_COLL_REDUCESCATTER : SIM_COLL_ALLREDUCE;
+        uint32_t p = wl_pay_coll(s, pl->zero == 1 ? "expert_dp_reducescatter" : "expert_dp_allreduce", k,
+                                 ex * pl->gbytes);
+        uint32_t dep[2] = {last_bwd, g->last_dp};
+        g->last_dp = sim_sched_add(s, g->sdp, p, g->edp_comm, bt, dep, g->last_dp != UINT32_MAX ? 2 : 1);
+    }
     if (pl->p > 1 && !m->untied && (stage == 0 || last)) {
         uint32_t p = wl_pay_coll(s, "embed_allreduce", SIM_COLL_ALLREDUCE, pl->vp / pl->t * m->hidden * pl->gbytes);
         g->last_dp = sim_sched_add(s, g->sdp, p, g->emb_comm, bt, &last_bwd, 1);
@@ -1401,6 +1470,9 @@ static int generate_rank(gen *g, int rank, const comms *C)
                                         wl_pay_coll(s, "dp_allgather", SIM_COLL_ALLGATHER, g->bk[c].params[i] * pl->wbytes),
                                         g->dp_comm, ot, &opt_op, 1);
     }
+    if (pl->zero == 1 && g->edp_comm >= 0 && ex > 0)
+        last_ag = sim_sched_add(s, g->sdp, wl_pay_coll(s, "expert_dp_allgather", SIM_COLL_ALLGATHER, ex * pl->wbytes),
+                                g->edp_comm, tags(-1, -1, SIM_PHASE_OPTIMIZER), &opt_op, 1);
     if (pl->fp8) {
         /* Transformer Engine casts the updated weights to FP8 once per step
          * (at the first micro-batch, cached for the others): read bf16, write
@@ -1420,6 +1492,8 @@ static void free_comms(comms *C)
     free(C->ag);
     free(C->rs);
     free(C->ar);
+    free(C->ep);
+    free(C->edp);
     memset(C, 0, sizeof *C);
 }
 
@@ -1455,6 +1529,31 @@ static void shard_comms(sim_schedule *s, const plan *pl, comms *C, int *ranks)
         }
 }
 
+/* MoE: the expert-parallel groups (ep consecutive members of the gradient
+ * group, same TP index) and the expert-data-parallel groups (the members
+ * with the same EP index in every EP group), per stage and TP index. */
+static void expert_comms(sim_schedule *s, const plan *pl, comms *C, int *ranks)
+{
+    int td = pl->t * pl->d, ng = pl->edp;
+    char name[64];
+    for (int p = 0; p < pl->p; p++)
+        for (int t = 0; t < pl->t; t++) {
+            int at = p * pl->t + t;
+            for (int g = 0; g < ng; g++) {
+                for (int j = 0; j < pl->ep; j++)
+                    ranks[j] = p * td + (g * pl->ep + j) * pl->t + t;
+                snprintf(name, sizeof name, "ep.p%d.t%d.g%d", p, t, g);
+                C->ep[at * ng + g] = pl->ep > 1 ? sim_sched_comm(s, name, ranks, pl->ep) : -1;
+            }
+            for (int j = 0; j < pl->ep; j++) {
+                for (int g = 0; g < ng; g++)
+                    ranks[g] = p * td + (g * pl->ep + j) * pl->t + t;
+                snprintf(name, sizeof name, "edp.p%d.t%d.e%d", p, t, j);
+                C->edp[at * pl->ep + j] = ng > 1 ? sim_sched_comm(s, name, ranks, ng) : -1;
+            }
+        }
+}
+
 /* Communicators, ranks in Megatron order: rank = pp·(tp·dp) + dp·tp + tp.
  * ZeRO-3/OSDP all-gathers and reduce-scatters have their own communicators
  * over the DP group (one per stream, as NCCL needs). */
@@ -1468,8 +1567,10 @@ static int make_comms(sim_schedule *s, const plan *pl, comms *C, sim_err *err)
     C->rs = malloc(sizeof(int) * (size_t)(pl->p * td));
     C->ar = malloc(sizeof(int) * (size_t)(pl->p * td));
     C->emb = malloc(sizeof(int) * (size_t)td);
+    C->ep = malloc(sizeof(int) * (size_t)(pl->p * td));
+    C->edp = malloc(sizeof(int) * (size_t)(pl->p * td));
     int *ranks = malloc(sizeof(int) * (size_t)(n > 2 ? n : 2));
-    if (!C->tp || !C->dp || !C->ag || !C->rs || !C->ar || !C->emb || !ranks) {
+    if (!C->tp || !C->dp || !C->ag || !C->rs || !C->ar || !C->emb || !C->ep || !C->edp || !ranks) {
         free_comms(C);
         free(ranks);
         return sim_errf(err, "out of memory");
@@ -1492,6 +1593,8 @@ static int make_comms(sim_schedule *s, const plan *pl, comms *C, sim_err *err)
         }
     if (fsdp)
         shard_comms(s, pl, C, ranks);
+    if (pl->ep > 1 || pl->edp < pl->d)
+        expert_comms(s, pl, C, ranks);
     for (int d = 0; d < pl->d; d++)
         for (int t = 0; t < pl->t; t++) {
             ranks[0] = d * pl->t + t;
@@ -1769,7 +1872,10 @@ sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const si
     }
     char strat[sizeof s->meta.name];
     wl_strategy_format(&pl.st, strat, sizeof strat);
-    snprintf(s->meta.name, sizeof s->meta.name, "%.40s %.200s", m->name, strat);
+    /* an MoE model says the routing it was simulated with: uniform, every
+     * expert gets the same tokens, so the all-to-alls are even */
+    snprintf(s->meta.name, sizeof s->meta.name, "%.40s %.190s%s", m->name, strat,
+             m->moe ? " (MoE, routing uniform)" : "");
     s->meta.samples_per_iteration = pl.st.gb;
     s->meta.tokens_per_iteration = (double)pl.st.gb * m->seq;
     s->meta.model_flops_per_iteration = wl_gpt_model_flops(m, &pl.st);

@@ -10,6 +10,7 @@
  * included (Megatron's CheckpointFunction). */
 #include "workloads/layer.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,11 +217,50 @@ static int uses_subbatches(const wl_strategy *st)
            (st->schedule == WL_TP_MERAK && st->tp_overlap >= 2);
 }
 
+void wl_layer_moe_tokens(const wl_model *m, const wl_strategy *st, int64_t *tokens, int64_t *peer_bytes)
+{
+    const wl_moe *x = &m->moe_cfg;
+    int ep = wl_strategy_ep(st);
+    double sb = (double)local_seq(m, st) * st->mb, per = sb * x->top_k / x->experts; /* per (source, expert) */
+    if (x->capacity_factor > 0) {
+        double cap = ceil(x->capacity_factor * sb * x->top_k / x->experts);
+        per = per < cap ? per : cap;
+    }
+    /* each of the ep sources sends per to each of this rank's experts/ep */
+    if (tokens)
+        *tokens = llround(per * x->experts);
+    if (peer_bytes)
+        *peer_bytes = llround(per * (x->experts / ep)) * m->hidden * wl_layer_act_bytes(st);
+}
+
+/* An MoE layer's MLP block activations (replacing act_sizes' mlp): the LN2
+ * input, the router's and shared expert's input and the dropout mask as for a
+ * dense MLP, the router's fp32 probabilities, and per token-expert
+ * assignment computed here (tokens replicated over TP) the permuted input
+ * and the experts' output before the combine (h each, whole), the
+ * activation's input and fc2's input (split over tp); the shared expert's as
+ * a dense FFN of shared_ffn. */
+static int64_t moe_mlp_bytes(const wl_model *m, const wl_strategy *st, int64_t b, int64_t t, int64_t rt)
+{
+    const wl_moe *x = &m->moe_cfg;
+    int64_t d = wl_layer_act_bytes(st), s = local_seq(m, st), h = m->hidden, T;
+    wl_strategy one = *st;
+    one.mb = (int)b;
+    wl_layer_moe_tokens(m, &one, &T, NULL);
+    int64_t ef = x->expert_ffn, sf = x->shared_ffn;
+    return s * b * h * (2 * d + 1) / rt + 4 * s * b * x->experts + 2 * T * h * d +
+           d * T * (wl_model_fc1_out(m, ef) + ef) / t + (sf ? d * s * b * (wl_model_fc1_out(m, sf) + sf) / t : 0);
+}
+
 void wl_layer_memory(const wl_model *m, const wl_strategy *st, int layer, int64_t *kept, int64_t *transient)
 {
     int64_t t, b;
     layer_shape(st, layer, &t, &b);
     actsz z = act_sizes(m, b, t, sharded_acts(st), st);
+    if (wl_model_is_moe_layer(m, layer)) {
+        z.mlp = moe_mlp_bytes(m, st, b, t, sharded_acts(st) ? t : 1);
+        z.full = z.attn + z.mlp;
+    }
     int64_t k = z.full, tr = 0;
     switch (st->recompute) {
     case WL_RECOMPUTE_NONE:
@@ -282,7 +322,26 @@ int64_t wl_layer_params(const wl_model *m, const wl_strategy *st, int layer)
     /* QKV weight and bias, projection weight, fc1 weight and bias, fc2 weight
      * split over t; the row-parallel biases and the norms replicated */
     wl_layer_param_split p = wl_model_layer_params(m);
+    if (wl_model_is_moe_layer(m, layer)) {
+        /* the attention block, LN2, the router (replicated: Megatron-Core's
+         * TopKRouter weight is not split) and the shared expert split as a
+         * dense MLP; the routed experts are wl_layer_expert_params */
+        int64_t sf = m->moe_cfg.shared_ffn, b1 = !m->no_bias;
+        int64_t shared = sf ? (m->hidden * wl_model_fc1_out(m, sf) + sf * m->hidden + b1 * wl_model_fc1_out(m, sf)) / t +
+                                  b1 * m->hidden : 0;
+        return p.attn_split / t + p.attn_rep + wl_model_norm_params(m) + (int64_t)m->hidden * m->moe_cfg.experts +
+               shared;
+    }
     return (p.attn_split + p.mlp_split) / t + p.attn_rep + p.mlp_rep;
+}
+
+int64_t wl_layer_expert_params(const wl_model *m, const wl_strategy *st, int layer)
+{
+    if (!wl_model_is_moe_layer(m, layer))
+        return 0;
+    int64_t h = m->hidden, ef = m->moe_cfg.expert_ffn, fc1 = wl_model_fc1_out(m, ef), b = !m->no_bias;
+    int64_t one = (h * fc1 + ef * h + b * fc1) / st->tp + b * h; /* fc1 (and bias), fc2 split; fc2's bias whole */
+    return (int64_t)(m->moe_cfg.experts / wl_strategy_ep(st)) * one;
 }
 
 /* ---- the layer --------------------------------------------------------- */
@@ -311,6 +370,12 @@ typedef struct opset {
     uint32_t cp_kv_send, cp_kv_recv;           /* forward: a K/V chunk pair */
     uint32_t cp_kvb_send[3], cp_kvb_recv[3];   /* backward: K/V, K/V + dK/dV, dK/dV */
     uint32_t cp_buf_f, cp_unbuf_f, cp_buf_b, cp_unbuf_b; /* the ring's K/V (and dK/dV) buffers */
+    /* an MoE layer's MLP block (moe_payloads): router, permutation, the
+     * all-to-alls, the experts as grouped GEMMs, the shared expert */
+    int moe, shared;
+    uint32_t router, route, disp, efc1, eact, efc2, comb, unperm, sfc1, sact, sfc2;
+    uint32_t unperm_b, comb_b, efc2_dg, efc2_wg, eact_b, efc1_dg, efc1_wg, disp_b, perm_b, sfc2_dg, sfc2_wg, sact_b,
+        sfc1_dg, sfc1_wg, router_dg, router_wg;
 } opset;
 
 /* Tesseract (papers.md Sec. 4): per linear, the q SUMMA steps' payloads. */
@@ -353,6 +418,7 @@ struct wl_layer {
     wl_strategy st;
     int sub;                                   /* sub-batches per micro-batch (1 or 2) */
     opset main, main_h, cut, cut_h;            /* after / before the cut, whole and half batch */
+    opset moe;                                 /* an MoE layer (schedule=megatron only) */
     tess T;
     tpo O;                                     /* tp_overlap_comm */
     int nranks;
@@ -587,6 +653,69 @@ static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *s
     o->unblk_mlp = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -z.mlp);
 }
 
+/* An MoE layer's payloads on top of a dense opset (Megatron-Core's MoELayer
+ * with the all-to-all token dispatcher, megatron/core/transformer/moe/
+ * {router,token_dispatcher,experts}.py, read, not copied): the router GEMM
+ * (h -> E, in the activations' dtype) and its softmax / top-k; permuting the
+ * sb tokens into T token-expert rows; the dispatch all-to-all of the T rows
+ * (each EP rank keeps 1/ep, the rest crosses the network: an even all-to-all
+ * under uniform routing); the local experts as grouped GEMMs, one batch entry
+ * per local expert of T/(E/ep) rows, split over tp like a dense MLP; the
+ * combine all-to-all back; un-permuting with the routing weights.  The
+ * shared expert is a dense MLP of shared_ffn on all sb tokens. */
+static void moe_payloads(sim_schedule *s, const wl_model *m, const wl_strategy *st, int64_t b, int64_t t, opset *o)
+{
+    const wl_moe *x = &m->moe_cfg;
+    sim_dtype gdt = st->dtype, dt = elem_dtype(st);
+    int64_t sb = local_seq(m, st) * b, h = m->hidden, d = wl_layer_act_bytes(st), E = x->experts;
+    int64_t el = E / wl_strategy_ep(st), T, peer;
+    wl_strategy one = *st;
+    one.mb = (int)b;
+    wl_layer_moe_tokens(m, &one, &T, &peer);
+    int64_t rows = (T + el - 1) / el, ef = x->expert_ffn, fc1 = wl_model_fc1_out(m, ef);
+    ffn_act act = ffn_act_of(m);
+    o->moe = 1;
+    o->router = wl_pay_gemm(s, "router", sb, E, h, dt);
+    o->route = wl_pay_elem(s, "router_topk_permute", 2 * sb * E * 4 + (sb + T) * h * d, dt);
+    o->disp = wl_pay_coll(s, "moe_dispatch", SIM_COLL_ALLTOALL, peer * wl_strategy_ep(st));
+    o->efc1 = wl_pay_kernel(s, "expert_fc1", SIM_KERNEL_GEMM, rows, fc1 / t, h, el, 0, gdt);
+    o->eact = wl_pay_elem(s, act.name, act.fwd * T * (ef / t) * d, dt);
+    o->efc2 = wl_pay_kernel(s, "expert_fc2", SIM_KERNEL_GEMM, rows, h, ef / t, el, 0, gdt);
+    o->comb = wl_pay_coll(s, "moe_combine", SIM_COLL_ALLTOALL, peer * wl_strategy_ep(st));
+    o->unperm = wl_pay_elem(s, "unpermute", (sb + T) * h * d + T * 4, dt);
+    o->unperm_b = wl_pay_elem(s, "unpermute_bwd", (sb + 2 * T) * h * d + T * 4, dt);
+    o->comb_b = wl_pay_coll(s, "moe_combine_bwd", SIM_COLL_ALLTOALL, peer * wl_strategy_ep(st));
+    o->efc2_dg = wl_pay_kernel(s, "expert_fc2_dgrad", SIM_KERNEL_GEMM, rows, ef / t, h, el, 0, gdt);
+    o->efc2_wg = wl_pay_kernel(s, "expert_fc2_wgrad", SIM_KERNEL_GEMM, ef / t, h, rows, el, 0, gdt);
+    o->eact_b = wl_pay_elem(s, act.bwd_name, act.bwd * T * (ef / t) * d, dt);
+    o->efc1_dg = wl_pay_kernel(s, "expert_fc1_dgrad", SIM_KERNEL_GEMM, rows, h, fc1 / t, el, 0, gdt);
+    o->efc1_wg = wl_pay_kernel(s, "expert_fc1_wgrad", SIM_KERNEL_GEMM, h, fc1 / t, rows, el, 0, gdt);
+    o->disp_b = wl_pay_coll(s, "moe_dispatch_bwd", SIM_COLL_ALLTOALL, peer * wl_strategy_ep(st));
+    o->perm_b = wl_pay_elem(s, "permute_bwd", (sb + T) * h * d, dt);
+    o->router_dg = wl_pay_gemm(s, "router_dgrad", sb, h, E, dt);
+    o->router_wg = wl_pay_gemm(s, "router_wgrad", h, E, sb, dt);
+    int64_t sf = x->shared_ffn, sfc1 = wl_model_fc1_out(m, sf);
+    o->shared = sf > 0;
+    if (o->shared) {
+        o->sfc1 = wl_pay_gemm(s, "shared_fc1", sb, sfc1 / t, h, gdt);
+        o->sact = wl_pay_elem(s, act.name, act.fwd * sb * (sf / t) * d, dt);
+        o->sfc2 = wl_pay_gemm(s, "shared_fc2", sb, h, sf / t, gdt);
+        o->sfc2_dg = wl_pay_gemm(s, "shared_fc2_dgrad", sb, sf / t, h, gdt);
+        o->sfc2_wg = wl_pay_gemm(s, "shared_fc2_wgrad", sf / t, h, sb, gdt);
+        o->sact_b = wl_pay_elem(s, act.bwd_name, act.bwd * sb * (sf / t) * d, dt);
+        o->sfc1_dg = wl_pay_gemm(s, "shared_fc1_dgrad", sb, h, sfc1 / t, gdt);
+        o->sfc1_wg = wl_pay_gemm(s, "shared_fc1_wgrad", h, sfc1 / t, sb, gdt);
+    }
+    /* the memory effects of an MoE layer's activations */
+    int64_t kept, tr;
+    wl_layer_memory(m, &one, m->moe_cfg.first, &kept, &tr);
+    o->keep = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, kept);
+    o->unkeep = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -kept);
+    o->tr = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, tr);
+    o->untr = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -tr);
+    o->unboth = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -(kept + tr));
+}
+
 /* SUMMA payloads of one linear [K → N] on a q×q×d grid, per rank: A block
  * [M/(dq), K/q], B block [K/q, N/q] (papers.md Sec. 4.2-4.3). */
 static void build_tlin(sim_schedule *s, const char *name, int64_t M, int64_t K, int64_t N, int q, int dd,
@@ -664,6 +793,31 @@ static void build_tpo(sim_schedule *s, const wl_model *m, const wl_strategy *st,
 /* Context parallelism (Megatron-Core, workloads/README.md "Context
  * parallelism"): the sequence in 2·cp chunks, two per rank; the ring's
  * attention needs the fused kernels and the Megatron layer schedule. */
+int wl_layer_check_moe(const wl_model *m, const wl_strategy *st, sim_err *err)
+{
+    const wl_moe *x = &m->moe_cfg;
+    int t = st->tp, ep = wl_strategy_ep(st);
+    if (!m->moe)
+        return ep > 1 ? sim_errf(err, "strategy: ep=%d: model %s has no mixture-of-experts layers (no \"moe\" object) "
+                                 "to split over expert-parallel ranks", ep, m->name) : 0;
+    if (st->schedule != WL_TP_MEGATRON || st->tp_overlap_comm || st->tp_cut_tp)
+        return sim_errf(err, "model %s: MoE layers are modelled with schedule=megatron (with or without sp), without "
+                        "tp_overlap_comm or tp_cut; got schedule=%s%s%s", m->name, wl_tp_schedule_name(st->schedule),
+                        st->tp_overlap_comm ? ", tp_overlap_comm=1" : "", st->tp_cut_tp ? ", tp_cut" : "");
+    if (st->recompute == WL_RECOMPUTE_OASES)
+        return sim_errf(err, "model %s: recompute=oases is not modelled for MoE layers; use none, selective or full",
+                        m->name);
+    if (x->experts % ep)
+        return sim_errf(err, "strategy: ep=%d does not divide the %d experts of %s (each EP rank holds experts/ep "
+                        "whole experts, Megatron-Core asserts num_moe_experts %% expert_model_parallel_size == 0)",
+                        ep, x->experts, m->name);
+    if (x->expert_ffn % t || x->shared_ffn % t)
+        return sim_errf(err, "tp=%d does not divide the expert FFN size %d (moe.expert_ffn)%s of %s: expert tensor "
+                        "parallelism splits each expert's FFN over the TP ranks", t, x->expert_ffn,
+                        x->shared_ffn ? " or the shared expert's (moe.shared_ffn)" : "", m->name);
+    return 0;
+}
+
 int wl_layer_check_cp(const wl_model *m, const wl_strategy *st, sim_err *err)
 {
     int cp = wl_strategy_cp(st);
@@ -723,6 +877,8 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
                  "use a tp that divides %d", t, wl_model_kv_heads(m), m->name, wl_model_kv_heads(m));
         return NULL;
     }
+    if (m->moe && wl_layer_check_moe(m, st, err))
+        return NULL;
     int sub = uses_subbatches(st) ? 2 : 1;
     if (sub == 2 && st->mb % 2) {
         sim_errf(err, "strategy: schedule=%s splits each micro-batch into 2 sub-batches along the batch "
@@ -777,6 +933,10 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
         L->main_h = L->main;
     if (st->tp_overlap_comm)
         build_tpo(s, m, st, &L->main, &L->O);
+    if (m->moe) {
+        build_opset(s, m, st, st->mb, t, 1, &L->moe);
+        moe_payloads(s, m, st, st->mb, t, &L->moe);
+    }
     if (st->tp_cut_tp) {
         int64_t b2 = (int64_t)st->mb * st->tp_cut_tp / st->tp;
         build_opset(s, m, st, b2, st->tp_cut_tp, 1, &L->cut);
@@ -1036,6 +1196,8 @@ static lctx layer_ctx(wl_layer *L, wl_cursor *c, int layer, int half)
     lctx x;
     int before = L->st.tp_cut_tp && layer < L->st.tp_cut_layers;
     x.o = before ? (half ? &L->cut_h : &L->cut) : (half ? &L->main_h : &L->main);
+    if (wl_model_is_moe_layer(&L->m, layer))
+        x.o = &L->moe;
     x.t = x.o->t;
     x.comm = x.t == 1 ? -1 : c->tp_comm;
     if (before && x.t > 1) {
@@ -1126,6 +1288,82 @@ static void pipe_gemm_rs(wl_cursor *c, const lctx *x, const uint32_t *chunks, co
     wl_cursor_pend(c, last);
 }
 
+/* ---- MoE layers (moe_payloads) -----------------------------------------
+ * Tokens are replicated over the TP group (all-gathered first under sp) and
+ * each TP rank holds 1/tp of every local expert (expert tensor parallelism
+ * = tp), so the all-to-alls run among the EP ranks of the same TP index and
+ * the experts' (and the shared expert's) partial sums are reduced over TP
+ * once, after the combine, as a dense MLP's are.  The shared expert computes
+ * while the dispatch is in flight (Megatron-Core's
+ * --moe-shared-expert-overlap), the weight gradients of the experts and the
+ * shared expert while the dispatch's backward is. */
+
+static int ep_stream(wl_cursor *c)
+{
+    if (c->sep < 0)
+        c->sep = sim_sched_stream_role(c->s, c->rank, "ep", SIM_ROLE_EP);
+    return c->sep;
+}
+
+static void moe_fwd(wl_layer *L, wl_cursor *c, const lctx *x, sim_tags t)
+{
+    const opset *o = x->o;
+    int ep = wl_strategy_ep(&L->st) > 1;
+    if (L->st.sp)
+        sync_coll(c, x, o->ag, t);
+    K(o->router);
+    K(o->route);
+    uint32_t disp = ep ? launch(c, ep_stream(c), o->disp, c->ep_comm, t) : UINT32_MAX;
+    if (o->shared) {
+        K(o->sfc1);
+        K(o->sact);
+        K(o->sfc2);
+    }
+    if (ep)
+        wl_cursor_pend(c, disp);
+    K(o->efc1);
+    K(o->eact);
+    K(o->efc2);
+    if (ep)
+        wl_cursor_pend(c, launch(c, ep_stream(c), o->comb, c->ep_comm, t));
+    K(o->unperm);
+    sync_coll(c, x, L->st.sp ? o->rs : o->ar, t);
+}
+
+static void moe_bwd(wl_layer *L, wl_cursor *c, const lctx *x, sim_tags t)
+{
+    const opset *o = x->o;
+    int ep = wl_strategy_ep(&L->st) > 1;
+    if (L->st.sp)
+        sync_coll(c, x, o->ag, t); /* gradient of the reduce-scatter */
+    K(o->unperm_b);
+    if (ep)
+        wl_cursor_pend(c, launch(c, ep_stream(c), o->comb_b, c->ep_comm, t));
+    K(o->efc2_dg);
+    K(o->efc2_wg);
+    K(o->eact_b);
+    K(o->efc1_dg);
+    uint32_t a2a = ep ? launch(c, ep_stream(c), o->disp_b, c->ep_comm, t) : UINT32_MAX;
+    K(o->efc1_wg);
+    if (o->shared) {
+        K(o->sfc2_dg);
+        K(o->sfc2_wg);
+        K(o->sact_b);
+        K(o->sfc1_dg);
+        K(o->sfc1_wg);
+    }
+    if (ep)
+        wl_cursor_pend(c, a2a);
+    K(o->perm_b);
+    K(o->router_dg);
+    if (x->t == 1) {
+        K(o->router_wg);
+        return;
+    }
+    wl_cursor_pend(c, launch(c, tp_stream(c), L->st.sp ? o->rs : o->ar, x->comm, t));
+    wl_cursor_comp_overlap(c, o->router_wg, t);
+}
+
 /* Megatron ParallelTransformerLayer.forward (megatron/model/transformer.py);
  * with sp=1 the sequence-parallel form (Korthikanti et al. 2022 Sec. 4.2.2,
  * megatron/core/tensor_parallel/layers.py): layer norms and dropouts on s/t
@@ -1158,12 +1396,16 @@ static void megatron_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_ph
     LIN(WL_LIN_PROJ, o->proj);
     sync_coll(c, &x, sp ? o->rs : o->ar, t); /* RowParallelLinear: reduce_from_tensor_model_parallel_region */
     K(o->post_attn);
-    if (sp)
-        sync_coll(c, &x, o->ag, t);
-    LIN(WL_LIN_FC1, o->fc1);
-    K(o->gelu);
-    LIN(WL_LIN_FC2, o->fc2);
-    sync_coll(c, &x, sp ? o->rs : o->ar, t);
+    if (o->moe) {
+        moe_fwd(L, c, &x, t);
+    } else {
+        if (sp)
+            sync_coll(c, &x, o->ag, t);
+        LIN(WL_LIN_FC1, o->fc1);
+        K(o->gelu);
+        LIN(WL_LIN_FC2, o->fc2);
+        sync_coll(c, &x, sp ? o->rs : o->ar, t);
+    }
     K(o->post_mlp);
 }
 
@@ -1214,16 +1456,20 @@ static void megatron_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int re
     if (rc == WL_RECOMPUTE_FULL && recompute)
         megatron_fwd(L, c, layer, micro, SIM_PHASE_RECOMPUTE, 1);
     K(o->post_mlp_b);
-    if (ovl) {
-        ring_ag_gemm(L, c, L->O.fc2_dg, t); /* the gradient of the reduce-scatter, gathered in a ring */
+    if (o->moe) {
+        moe_bwd(L, c, &x, t);
     } else {
-        if (sp)
-            sync_coll(c, &x, o->ag, t); /* gradient of the reduce-scatter */
-        LIN(WL_LIN_FC2, o->fc2_dg);
+        if (ovl) {
+            ring_ag_gemm(L, c, L->O.fc2_dg, t); /* the gradient of the reduce-scatter, gathered in a ring */
+        } else {
+            if (sp)
+                sync_coll(c, &x, o->ag, t); /* gradient of the reduce-scatter */
+            LIN(WL_LIN_FC2, o->fc2_dg);
+        }
+        K(o->fc2_wg);
+        K(o->gelu_b);
+        column_bwd(L, c, &x, o->fc1_dg, o->fc1_wg, t, layer, WL_LIN_FC1);
     }
-    K(o->fc2_wg);
-    K(o->gelu_b);
-    column_bwd(L, c, &x, o->fc1_dg, o->fc1_wg, t, layer, WL_LIN_FC1);
     K(o->post_attn_b);
     if (ovl) {
         ring_ag_gemm(L, c, L->O.proj_dg, t);

@@ -50,6 +50,10 @@ typedef struct wl_cursor {
      * this one in its CP ring, and the ring's send and receive streams */
     int cp_next, cp_prev;
     int scp_send, scp_recv;
+    /* expert parallelism (MoE models with ep > 1): the EP group's
+     * communicator and the "ep" stream of its all-to-alls (-1: created on
+     * first use); callers set both to -1 when there is none */
+    int ep_comm, sep;
     wl_linear_fn linear; /* NULL: weight-reading GEMMs are plain kernels (only schedule=megatron calls it) */
     void *linear_ctx;
 } wl_cursor;
@@ -88,6 +92,11 @@ void wl_layer_free(wl_layer *L);
 /* Checks context parallelism against the model and the resolved strategy
  * (st->flash set): cp positive, 2·cp dividing seq, fused attention. */
 int wl_layer_check_cp(const wl_model *m, const wl_strategy *st, sim_err *err);
+
+/* Checks MoE layers against the strategy (schedule=megatron, ep dividing
+ * the experts, tp dividing the experts' FFN); ep > 1 on a dense model is an
+ * error. */
+int wl_layer_check_moe(const wl_model *m, const wl_strategy *st, sim_err *err);
 
 /* Flags for the emitters. */
 enum {
@@ -128,6 +137,15 @@ void wl_layer_memory(const wl_model *m, const wl_strategy *st, int layer, int64_
 /* Parameters of one layer held by one rank (weights split over the layer's
  * TP degree or Tesseract grid, the rest replicated). */
 int64_t wl_layer_params(const wl_model *m, const wl_strategy *st, int layer);
+/* Of an MoE layer: parameters of the routed experts one rank holds (its
+ * experts/ep experts, each split over tp); 0 for a dense layer.  They are not
+ * in wl_layer_params, since their gradients go to another group. */
+int64_t wl_layer_expert_params(const wl_model *m, const wl_strategy *st, int layer);
+/* Token-expert assignments one rank's experts compute per micro-batch, and
+ * the bytes it sends to each other EP rank in one dispatch, under uniform
+ * routing with the model's capacity factor (GShard's, per source and
+ * expert): sb·top_k, and sb·top_k·h·d/ep, without drops. */
+void wl_layer_moe_tokens(const wl_model *m, const wl_strategy *st, int64_t *tokens, int64_t *peer_bytes);
 /* Once per step, after the last backward: the gradient synchronisation the
  * TP schedule itself needs (Tesseract: the weight gradients replicated over
  * depth are all-reduced in the DEP group), on its own stream, each operation

@@ -149,6 +149,90 @@ static int get_bool(const cJSON *root, const char *key, int *out, const char *so
 }
 
 /* The architecture fields (zero = GPT-2/3 default, see model.h). */
+/* One integer of the "moe" object: absent = def. */
+static int moe_int(const cJSON *o, const char *key, int def, int min, int *out, const char *src, sim_err *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v) {
+        *out = def;
+        return 0;
+    }
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < min || v->valuedouble > 1e9)
+        return sim_errf(err, "%s: moe.%s: expected an integer >= %d", src, key, min);
+    *out = (int)v->valuedouble;
+    return 0;
+}
+
+/* The "moe" object (workloads/README.md, "Mixture of experts"), after the
+ * dense fields (expert_ffn defaults to ffn, the MoE layers must exist). */
+static int read_moe(const cJSON *o, wl_model *m, const char *src, sim_err *err)
+{
+    static const char *keys[] = {"experts", "top_k", "capacity_factor", "expert_ffn", "shared_ffn", "every", "first"};
+    wl_moe x;
+    memset(&x, 0, sizeof x);
+    if (!cJSON_IsObject(o))
+        return sim_errf(err, "%s: moe: expected an object {\"experts\": E, \"top_k\": k, ...} (see "
+                        "workloads/README.md)", src);
+    for (const cJSON *it = o->child; it; it = it->next) {
+        int known = 0;
+        for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+            known |= it->string && !strcmp(it->string, keys[i]);
+        if (!known)
+            return sim_errf(err, "%s: moe: unknown field \"%s\" (known: experts, top_k, capacity_factor, expert_ffn, "
+                            "shared_ffn, every, first)", src, it->string ? it->string : "?");
+    }
+    if (!cJSON_GetObjectItemCaseSensitive(o, "experts"))
+        return sim_errf(err, "%s: moe.experts: missing (expected the number of experts per MoE layer)", src);
+    if (moe_int(o, "experts", 0, 1, &x.experts, src, err) < 0 || moe_int(o, "top_k", 1, 1, &x.top_k, src, err) < 0 ||
+        moe_int(o, "expert_ffn", m->ffn, 1, &x.expert_ffn, src, err) < 0 ||
+        moe_int(o, "shared_ffn", 0, 0, &x.shared_ffn, src, err) < 0 ||
+        moe_int(o, "every", 2, 1, &x.every, src, err) < 0 || moe_int(o, "first", 1, 0, &x.first, src, err) < 0)
+        return -1;
+    if (x.top_k > x.experts)
+        return sim_errf(err, "%s: moe.top_k: %d is more than the %d experts", src, x.top_k, x.experts);
+    const cJSON *cf = cJSON_GetObjectItemCaseSensitive(o, "capacity_factor");
+    if (cf && (!cJSON_IsNumber(cf) || cf->valuedouble < 0 || !isfinite(cf->valuedouble)))
+        return sim_errf(err, "%s: moe.capacity_factor: expected a number >= 0 (0 = no capacity limit)", src);
+    x.capacity_factor = cf ? cf->valuedouble : 0;
+    m->moe_cfg = x;
+    int n = 0;
+    for (int l = 0; l < m->layers; l++)
+        n += wl_model_is_moe_layer(m, l);
+    if (n < 1)
+        return sim_errf(err, "%s: moe: first %d and every %d leave no MoE layer among %d layers", src, x.first,
+                        x.every, m->layers);
+    return 0;
+}
+
+double wl_model_moe_params(const wl_model *m, int active)
+{
+    double p = wl_model_params(m);
+    if (!m->moe)
+        return p;
+    const wl_moe *x = &m->moe_cfg;
+    double expert = wl_model_ffn_params(m, x->expert_ffn);
+    int n = 0;
+    for (int l = 0; l < m->layers; l++)
+        n += wl_model_is_moe_layer(m, l);
+    return p + n * ((active ? x->top_k : x->experts) * expert - wl_model_ffn_params(m, m->ffn) +
+                    wl_model_moe_dense_params(m));
+}
+
+int wl_model_is_moe_layer(const wl_model *m, int layer)
+{
+    const wl_moe *x = &m->moe_cfg;
+    return m->moe && x->every > 0 && layer >= x->first && (layer - x->first) % x->every == 0;
+}
+
+/* The router (gate) is h x E without bias (Megatron-Core's TopKRouter). */
+double wl_model_moe_dense_params(const wl_model *m)
+{
+    if (!m->moe)
+        return 0;
+    double shared = m->moe_cfg.shared_ffn ? wl_model_ffn_params(m, m->moe_cfg.shared_ffn) : 0;
+    return (double)m->hidden * m->moe_cfg.experts + shared;
+}
+
 static int read_architecture(const cJSON *root, wl_model *m, const char *source, sim_err *err)
 {
     int ffn_type = WL_FFN_GELU, norm = WL_NORM_LAYERNORM, pos = WL_POS_LEARNED;
@@ -261,11 +345,12 @@ int wl_model_from_json(const char *text, const char *source, wl_model *out, sim_
     rc = rc ? rc : get_posint(root, "ffn", 0, &m.ffn, source, err);
     rc = rc ? rc : get_posint(root, "seq", 0, &m.seq, source, err);
     rc = rc ? rc : get_posint(root, "vocab", 0, &m.vocab, source, err);
-    /* the "moe" object is read by workloads/moe.c */
     m.moe = cJSON_GetObjectItemCaseSensitive(root, "moe") != NULL;
     if (!rc && m.hidden % m.heads)
         rc = sim_errf(err, "%s: hidden: %d is not divisible by heads (%d)", source, m.hidden, m.heads);
     rc = rc ? rc : read_architecture(root, &m, source, err);
+    if (!rc && m.moe)
+        rc = read_moe(cJSON_GetObjectItemCaseSensitive(root, "moe"), &m, source, err);
     cJSON_Delete(root);
     if (rc)
         return -1;
@@ -391,6 +476,19 @@ cJSON *wl_model_describe(const wl_model *m)
     cJSON_AddNumberToObject(o, "seq", m->seq);
     cJSON_AddNumberToObject(o, "vocab", m->vocab);
     cJSON_AddNumberToObject(o, "parameters", wl_model_params(m));
+    if (m->moe) {
+        /* the parameters above are the dense model's; the experts here */
+        const wl_moe *x = &m->moe_cfg;
+        const struct { const char *key; double v; } f[] = {
+            {"experts", x->experts}, {"top_k", x->top_k}, {"expert_ffn", x->expert_ffn},
+            {"shared_ffn", x->shared_ffn}, {"capacity_factor", x->capacity_factor}, {"every", x->every},
+            {"first", x->first}, {"total_parameters", wl_model_moe_params(m, 0)},
+            {"active_parameters", wl_model_moe_params(m, 1)}};
+        cJSON *e = cJSON_AddObjectToObject(o, "moe");
+        for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+            cJSON_AddNumberToObject(e, f[i].key, f[i].v);
+        cJSON_AddStringToObject(e, "routing", "uniform");
+    }
     return o;
 }
 
@@ -426,7 +524,7 @@ void wl_strategy_default(wl_strategy *s)
 }
 
 #define KNOWN_KEYS                                                                                            \
-    "tp, pp, cp, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, " \
+    "tp, pp, cp, ep, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, " \
     "grad_reduce, zero, fsdp, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn"
 
 static const char *const tp_schedule_names[WL_TP_SCHEDULE_COUNT] = {
@@ -503,6 +601,11 @@ int wl_strategy_resolve_world(wl_strategy *st, const sim_machine *mach, sim_err 
         st->gb = (int)mbdp;
     }
     return 0;
+}
+
+int wl_strategy_ep(const wl_strategy *s)
+{
+    return s->ep > 1 ? s->ep : 1;
 }
 
 int wl_strategy_check_tp(const wl_strategy *s, sim_err *err)
@@ -608,6 +711,8 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         return parse_int("cp", val, 0, &s->cp, err);
     if (strcmp(key, "dp") == 0)
         return parse_int("dp", val, 1, &s->dp, err);
+    if (strcmp(key, "ep") == 0 || strcmp(key, "expert_parallel") == 0)
+        return parse_int("ep", val, 0, &s->ep, err);
     if (strcmp(key, "mb") == 0 || strcmp(key, "micro-batch") == 0 || strcmp(key, "micro_batch") == 0)
         return parse_int("mb", val, 0, &s->mb, err);
     if (strcmp(key, "gb") == 0 || strcmp(key, "global-batch") == 0 || strcmp(key, "global_batch") == 0)
@@ -868,6 +973,8 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
     } while (0)
     if (wl_strategy_cp(s) > 1)
         APPEND(",cp=%d", s->cp);
+    if (wl_strategy_ep(s) > 1)
+        APPEND(",ep=%d", s->ep);
     if (s->pipeline != WL_PIPE_1F1B)
         APPEND(",pipeline=%s", wl_pipe_name(s->pipeline));
     if (s->vstages != 1)

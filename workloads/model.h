@@ -22,6 +22,21 @@ typedef enum wl_norm { WL_NORM_LAYERNORM, WL_NORM_RMSNORM, WL_NORM_COUNT } wl_no
  * per-head linear bias added to the attention scores (BLOOM, MPT). */
 typedef enum wl_position { WL_POS_LEARNED, WL_POS_ROPE, WL_POS_ALIBI, WL_POS_COUNT } wl_position;
 
+/* The "moe" object of a model file (workloads/README.md, "Mixture of
+ * experts"): every `every`-th layer from `first` has `experts` routed FFN
+ * experts of inner size expert_ffn (fine-grained when smaller than ffn), each
+ * token sent to top_k of them, and shared_ffn > 0 adds an always-on dense
+ * shared expert beside them (DeepSeek-MoE).  capacity_factor > 0 drops the
+ * tokens an expert receives beyond its GShard capacity. */
+typedef struct wl_moe {
+    int experts;            /* experts per MoE layer */
+    int top_k;              /* experts per token */
+    double capacity_factor; /* GShard capacity per (source GPU, expert); 0 = no limit (dropless) */
+    int expert_ffn;         /* FFN inner size of one expert (default: the model's ffn) */
+    int shared_ffn;         /* inner size of the shared expert(s), 0 = none */
+    int every, first;       /* MoE layers: first, first+every, ... (default every 2 from layer 1) */
+} wl_moe;
+
 /* A decoder-only transformer.  Every architecture field's zero value is the
  * GPT-2/3 default (gelu, layernorm with bias, learned positions, tied
  * embeddings, biased linears, kv_heads = heads), so a struct filled field by
@@ -35,7 +50,8 @@ typedef struct wl_model {
     int ffn;   /* FFN inner size; 4*hidden when absent */
     int seq;
     int vocab;
-    int moe;   /* the file has a "moe" object: mixture-of-experts FFN layers (workloads/moe.h) */
+    int moe;   /* the file has a "moe" object: mixture-of-experts FFN layers, described by moe_cfg */
+    wl_moe moe_cfg;
     /* architecture (workloads/README.md, "Architectures") */
     int kv_heads;          /* K/V heads (GQA, MQA = 1); 0 = heads (use wl_model_kv_heads) */
     wl_ffn_type ffn_type;
@@ -85,6 +101,14 @@ typedef struct wl_layer_param_split {
 wl_layer_param_split wl_model_layer_params(const wl_model *m);
 /* Parameters of one FFN of inner size ffn (a dense FFN or one expert). */
 double wl_model_ffn_params(const wl_model *m, int64_t ffn);
+/* Is layer `layer` an MoE layer of m (0 for a dense model)? */
+int wl_model_is_moe_layer(const wl_model *m, int layer);
+/* Parameters of what every token of an MoE layer passes through besides its
+ * routed experts: the router and the shared expert (0 for a dense model). */
+/* Parameters of the model with its experts (active: the top_k experts a token
+ * passes through instead of all of them); wl_model_params for a dense one. */
+double wl_model_moe_params(const wl_model *m, int active);
+double wl_model_moe_dense_params(const wl_model *m);
 const char *wl_ffn_type_name(wl_ffn_type t);
 const char *wl_norm_name(wl_norm n);
 const char *wl_position_name(wl_position p);
@@ -138,6 +162,8 @@ int wl_attn_impl(wl_attn a);
 
 typedef struct wl_strategy {
     int tp, pp, dp;
+    int ep;             /* expert parallelism (Megatron's --expert-model-parallel-size) for MoE
+                           models: 0 reads as 1 (wl_strategy_ep) */
     int cp;             /* context parallelism (Megatron-Core): each sequence split over cp ranks
                            (workloads/README.md "Context parallelism"); 0 reads as 1 (wl_strategy_cp) */
     int mb;             /* micro-batch size (sequences) */
@@ -176,6 +202,9 @@ int wl_strategy_cp(const wl_strategy *s);
  * gb=auto becomes mb·dp.  mach may be NULL when dp is given.  0, or -1 with
  * err naming the degrees and the GPU count. */
 int wl_strategy_resolve_world(wl_strategy *s, const sim_machine *mach, sim_err *err);
+
+/* The expert-parallel degree of a strategy (1 for a struct with ep left 0). */
+int wl_strategy_ep(const wl_strategy *s);
 
 /* Name of a TP schedule as written in strategies ("megatron", "oases"...). */
 const char *wl_tp_schedule_name(wl_tp_schedule s);

@@ -35,114 +35,27 @@
 
 /* ---- model -------------------------------------------------------------- */
 
-static int moe_int(const cJSON *o, const char *key, int def, int min, int *out, const char *src, sim_err *err)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!v) {
-        *out = def;
-        return 0;
-    }
-    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < min || v->valuedouble > 1e9)
-        return sim_errf(err, "%s: moe.%s: expected an integer >= %d", src, key, min);
-    *out = (int)v->valuedouble;
-    return 0;
-}
-
-static int moe_from_json(const char *text, const char *src, const wl_model *m, wl_moe *out, sim_err *err)
-{
-    cJSON *root = wl_model_parse(text, src, NULL); /* a Hugging Face config translated (Mixtral's experts) */
-    const cJSON *o = root ? cJSON_GetObjectItemCaseSensitive(root, "moe") : NULL;
-    int rc = 0;
-    wl_moe x;
-    memset(&x, 0, sizeof x);
-    if (!cJSON_IsObject(o)) {
-        rc = sim_errf(err, "%s: moe: model %s has no \"moe\" object {\"experts\": E, \"top_k\": k, ...} "
-                      "(see workloads/README.md)", src, m->name);
-        goto out;
-    }
-    static const char *keys[] = {"experts", "top_k", "capacity_factor", "expert_ffn", "every", "first"};
-    for (const cJSON *it = o->child; it; it = it->next) {
-        int known = 0;
-        for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
-            known |= it->string && !strcmp(it->string, keys[i]);
-        if (!known) {
-            rc = sim_errf(err, "%s: moe: unknown field \"%s\" (known: experts, top_k, capacity_factor, expert_ffn, "
-                          "every, first)", src, it->string ? it->string : "?");
-            goto out;
-        }
-    }
-    if (!cJSON_GetObjectItemCaseSensitive(o, "experts")) {
-        rc = sim_errf(err, "%s: moe.experts: missing (expected the number of experts per MoE layer)", src);
-        goto out;
-    }
-    if (moe_int(o, "experts", 0, 1, &x.experts, src, err) < 0 || moe_int(o, "top_k", 1, 1, &x.top_k, src, err) < 0 ||
-        moe_int(o, "expert_ffn", m->ffn, 1, &x.expert_ffn, src, err) < 0 ||
-        moe_int(o, "every", 2, 1, &x.every, src, err) < 0 || moe_int(o, "first", 1, 0, &x.first, src, err) < 0) {
-        rc = -1;
-        goto out;
-    }
-    if (x.top_k > x.experts) {
-        rc = sim_errf(err, "%s: moe.top_k: %d is more than the %d experts", src, x.top_k, x.experts);
-        goto out;
-    }
-    const cJSON *cf = cJSON_GetObjectItemCaseSensitive(o, "capacity_factor");
-    if (cf && (!cJSON_IsNumber(cf) || cf->valuedouble < 0 || !isfinite(cf->valuedouble))) {
-        rc = sim_errf(err, "%s: moe.capacity_factor: expected a number >= 0 (0 = no capacity limit)", src);
-        goto out;
-    }
-    x.capacity_factor = cf ? cf->valuedouble : 0;
-    if (wl_moe_count(&x, m->layers) < 1) {
-        rc = sim_errf(err, "%s: moe: first %d and every %d leave no MoE layer among %d layers", src, x.first, x.every,
-                      m->layers);
-        goto out;
-    }
-    *out = x;
-out:
-    cJSON_Delete(root);
-    return rc;
-}
-
 int wl_moe_model_load(const char *spec, wl_model *m, wl_moe *moe, sim_err *err)
 {
     if (wl_model_load(spec, m, err) < 0)
         return -1;
-    char key[300];
-    snprintf(key, sizeof key, "workloads/models/%s%s", spec, strstr(spec, ".json") ? "" : ".json");
-    const char *text = strchr(spec, '/') ? NULL : sim_embedded(key);
-    if (text)
-        return moe_from_json(text, key, m, moe, err);
-    char *t = sim_read_file(spec, err);
-    if (!t)
-        return -1;
-    int rc = moe_from_json(t, spec, m, moe, err);
-    free(t);
-    return rc;
-}
-
-/* The dense count with each MoE layer's FFN traded for `experts` experts and
- * a gate (router) of h x E. */
-static double moe_params(const char *spec, const wl_model *m, int active)
-{
-    wl_model x;
-    wl_moe moe;
-    sim_err err;
-    double p = wl_model_params(m);
-    if (!m->moe || wl_moe_model_load(spec, &x, &moe, &err) < 0)
-        return p;
-    double h = m->hidden, dense_ffn = wl_model_ffn_params(m, m->ffn);
-    double expert = wl_model_ffn_params(m, moe.expert_ffn);
-    int n = wl_moe_count(&moe, m->layers);
-    return p + n * ((active ? moe.top_k : moe.experts) * expert - dense_ffn + h * moe.experts);
+    if (!m->moe)
+        return sim_errf(err, "%s: moe: model %s has no \"moe\" object {\"experts\": E, \"top_k\": k, ...} "
+                        "(see workloads/README.md)", spec, m->name);
+    *moe = m->moe_cfg;
+    return 0;
 }
 
 double wl_moe_total_params(const char *spec, const wl_model *m)
 {
-    return moe_params(spec, m, 0);
+    (void)spec;
+    return wl_model_moe_params(m, 0);
 }
 
 double wl_moe_active_params(const char *spec, const wl_model *m)
 {
-    return moe_params(spec, m, 1);
+    (void)spec;
+    return wl_model_moe_params(m, 1);
 }
 
 int wl_moe_is_layer(const wl_moe *moe, int layer)
@@ -210,9 +123,7 @@ int wl_moe_strategy_parse(const char *text, wl_moe_strategy *s, sim_err *err)
             v++;
         for (char *e = v + strlen(v); e > v && e[-1] == ' '; *--e = 0)
             ;
-        if (!strcmp(k, "ep")) {
-            rc = pos_int(k, v, &s->ep, err);
-        } else if (!strcmp(k, "steps")) {
+        if (!strcmp(k, "steps")) {
             rc = pos_int(k, v, &s->steps, err);
         } else if (!strcmp(k, "seed")) {
             char *end;
@@ -251,6 +162,7 @@ int wl_moe_strategy_parse(const char *text, wl_moe_strategy *s, sim_err *err)
             sim_err_prefix(err, "(MoE keys: ep, steps, seed, drift, routing, balance) ");
         rc = -1;
     }
+    s->ep = wl_strategy_ep(&s->base);
     free(copy);
     free(rest);
     return rc;
@@ -312,6 +224,9 @@ int wl_moe_resolve(const wl_model *m, const wl_moe *moe, wl_moe_strategy *st, co
     if (b->dtype == SIM_DTYPE_FP8)
         return sim_errf(err, "strategy: dtype=fp8 (FP8 GEMMs with per-tensor scaling) is modelled in `trainsim run` "
                         "only; use bf16 with `trainsim moe`");
+    if (moe->shared_ffn)
+        return sim_errf(err, "model %s: shared experts (moe.shared_ffn) are modelled in `trainsim run` only, not in "
+                        "`trainsim moe`", m->name);
     if (arch[0])
         return sim_errf(err, "model %s: `trainsim moe` simulates GPT-style MoE layers only (multi-head attention, gelu "
                         "experts with biases, layernorm, learned positions, tied embeddings); not modelled there yet:"

@@ -13,14 +13,7 @@
 #include "workloads/model.h"
 #include "workloads/routing.h"
 
-/* The "moe" object of a model file. */
-typedef struct wl_moe {
-    int experts;            /* experts per MoE layer */
-    int top_k;              /* experts per token */
-    double capacity_factor; /* GShard capacity per (source GPU, expert); 0 = no limit (dropless) */
-    int expert_ffn;         /* FFN inner size of one expert (default: the model's ffn) */
-    int every, first;       /* MoE layers: first, first+every, ... (default every 2 from layer 1) */
-} wl_moe;
+/* wl_moe, the "moe" object of a model file, is in workloads/model.h. */
 
 /* Loads a model with its "moe" object (built-in name or JSON path). */
 int wl_moe_model_load(const char *spec, wl_model *m, wl_moe *moe, sim_err *err);
