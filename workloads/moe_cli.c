@@ -8,6 +8,7 @@
 
 #include "platforms/platform.h"
 #include "sim/error.h"
+#include "sim/json.h"
 #include "workloads/moe.h"
 
 typedef struct printer {
@@ -141,11 +142,7 @@ static void print_json(const printer *p, const wl_moe_report *r)
         if (MODE_ON(r, b))
             cJSON_AddNumberToObject(tot, wl_balance_name(b), r->total_s[b]);
     cJSON_AddNumberToObject(o, "planner_simulations", r->planner_sims);
-    char *text = cJSON_Print(o);
-    if (text)
-        printf("%s\n", text);
-    free(text);
-    cJSON_Delete(o);
+    sim_json_print(stdout, o);
 }
 
 #define MOE_DEFAULT_PLATFORM "h100-pcie-2x8"
