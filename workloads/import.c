@@ -802,6 +802,13 @@ sim_schedule *wl_import_kineto(const char *const *paths, int n, const wl_import_
             emit_rank(s, &R[by_rank[r]], comm, &T, o, &info->rank[r]);
         free(comm);
     }
+    /* what a trace implies may still be no schedule (a communicator used
+     * from two streams, waits that deadlock): refused here with the check's
+     * words, so that no caller gets a schedule that cannot run */
+    if (s && sim_sched_check(s, err) < 0) {
+        sim_sched_free(s);
+        s = NULL;
+    }
     for (int c = 1; c < T.n; c++)
         free(T.ranks[c]);
     free(T.ranks);

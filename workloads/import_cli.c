@@ -151,7 +151,7 @@ int wl_import_cli_main(int argc, char **argv)
         wl_import_opts opt = {step, reprice ? &target : NULL};
         wl_import_info info;
         sim_schedule *s = wl_import_kineto(paths, n, &opt, &info, &err);
-        if (!s || sim_sched_check(s, &err) < 0 || sim_sched_save(s, out, &err) < 0) {
+        if (!s || sim_sched_save(s, out, &err) < 0) {
             rc = sim_err_print(PROG, 1, "%s", err.msg);
         } else if (json) {
             print_json(&info, s, out, reprice ? target.model : NULL);
