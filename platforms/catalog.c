@@ -506,42 +506,61 @@ void plat_catalog_defaults(plat_defaults *d)
 
 /* Built-in clusters are listed from the embedded files, so a new JSON under
  * platforms/clusters/ shows up without code changes. */
-void plat_print_catalogue(FILE *out)
+static void add_str(cJSON *o, const char *key, const char *v) { cJSON_AddStringToObject(o, key, v ? v : ""); }
+
+cJSON *plat_catalogue_doc(void)
 {
-    fprintf(out, "Built-in clusters (trainsim --platform NAME):\n");
-    const char *path;
+    cJSON *doc = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(doc, "clusters");
+    const char *path, *pre = "platforms/clusters/";
     for (int i = 0; (path = sim_embedded_path(i)) != NULL; i++) {
-        const char *pre = "platforms/clusters/";
         size_t n = strlen(path);
         if (strncmp(path, pre, strlen(pre)) != 0 || n < 5 || strcmp(path + n - 5, ".json") != 0)
             continue;
-        cJSON *c = cJSON_Parse(sim_embedded(path));
+        cJSON *c = cJSON_Parse(sim_embedded(path)), *o = cJSON_CreateObject();
         const cJSON *node = cJSON_GetObjectItemCaseSensitive(c, "node");
-        int nodes = (int)num(c, "nodes", 0), per = (int)num(node, "gpus_per_node", 0);
-        fprintf(out, "  %-22.*s %4d x %-16s %s\n", (int)(n - strlen(pre) - 5), path + strlen(pre), nodes * per,
-                str(node, "gpu") ? str(node, "gpu") : "?", str(c, "description") ? str(c, "description") : "");
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)(n - strlen(pre) - 5), path + strlen(pre));
+        add_str(o, "name", name);
+        cJSON_AddNumberToObject(o, "gpus", num(c, "nodes", 0) * num(node, "gpus_per_node", 0));
+        add_str(o, "gpu", str(node, "gpu") ? str(node, "gpu") : "?");
+        add_str(o, "description", str(c, "description"));
+        cJSON_AddItemToArray(list, o);
         cJSON_Delete(c);
     }
-
+    static const char *const dtypes[] = {"fp32", "tf32", "fp16", "bf16", "fp8"};
     cJSON *root = cJSON_Parse(sim_embedded(GPUS_JSON));
     const cJSON *e;
-    fprintf(out, "\nGPUs (dense TFLOP/s fp32/tf32/fp16/bf16/fp8, memory, bandwidth, PCIe, P2P, NVLink, power, price):\n");
+    list = cJSON_AddArrayToObject(doc, "gpus");
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "gpus"))
     {
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "tflops");
         const cJSON *nv = cJSON_GetObjectItemCaseSensitive(e, "nvlink");
-        fprintf(out, "  %-16s %6.1f %6.1f %6.1f %6.1f %7.1f  %3.0f GB %6.0f GB/s  gen%d %-3s %-8s %4.0f W  $%.0f\n",
-                str(e, "model") ? str(e, "model") : "?", num(t, "fp32", 0), num(t, "tf32", 0), num(t, "fp16", 0), num(t, "bf16", 0),
-                num(t, "fp8", 0), num(e, "memory_GB", 0), num(e, "memory_GBps", 0), (int)num(e, "pcie_gen", 0),
-                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "p2p")) ? "yes" : "no",
-                str(nv, "kind") ? str(nv, "kind") : "none", num(e, "power_W", 0), num(e, "price_USD", 0));
+        cJSON *o = cJSON_CreateObject(), *tf;
+        add_str(o, "model", str(e, "model") ? str(e, "model") : "?");
+        tf = cJSON_AddObjectToObject(o, "dense_tflops");
+        for (size_t k = 0; k < sizeof dtypes / sizeof *dtypes; k++)
+            cJSON_AddNumberToObject(tf, dtypes[k], num(t, dtypes[k], 0));
+        cJSON_AddNumberToObject(o, "memory_GB", num(e, "memory_GB", 0));
+        cJSON_AddNumberToObject(o, "memory_GBps", num(e, "memory_GBps", 0));
+        cJSON_AddNumberToObject(o, "pcie_gen", num(e, "pcie_gen", 0));
+        cJSON_AddBoolToObject(o, "p2p", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "p2p")));
+        add_str(o, "nvlink", str(nv, "kind") ? str(nv, "kind") : "none");
+        cJSON_AddNumberToObject(o, "power_W", num(e, "power_W", 0));
+        cJSON_AddNumberToObject(o, "price_USD", num(e, "price_USD", 0));
+        cJSON_AddItemToArray(list, o);
     }
     cJSON_Delete(root);
-
     root = cJSON_Parse(sim_embedded(NICS_JSON));
-    fprintf(out, "\nNICs:\n");
+    list = cJSON_AddArrayToObject(doc, "nics");
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "nics"))
-        fprintf(out, "  %-8s %4.0f Gb/s  %4.1f us  %s\n", str(e, "model") ? str(e, "model") : "?", num(e, "Gbps", 0), num(e, "latency_us", 0),
-                str(e, "kind") ? str(e, "kind") : "");
+    {
+        cJSON *o = cJSON_CreateObject();
+        add_str(o, "model", str(e, "model") ? str(e, "model") : "?");
+        cJSON_AddNumberToObject(o, "Gbps", num(e, "Gbps", 0));
+        cJSON_AddNumberToObject(o, "latency_us", num(e, "latency_us", 0));
+        add_str(o, "kind", str(e, "kind"));
+        cJSON_AddItemToArray(list, o);
+    }
     cJSON_Delete(root);
+    return doc;
 }

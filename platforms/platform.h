@@ -11,6 +11,8 @@
 #include <stdio.h>
 
 #include "sim/error.h"
+#include <cjson/cJSON.h>
+
 #include "sim/machine.h"
 
 /* Loads a platform by built-in name, cluster JSON path or SimGrid XML path. */
@@ -36,7 +38,9 @@ sim_machine *plat_from_xml_text(const char *text, const char *source, sim_err *e
  * listing the known models. */
 int plat_gpu_lookup(const char *model, sim_gpu *out, sim_err *err);
 
-/* Prints the built-in clusters and catalogue entries (for `trainsim list`). */
-void plat_print_catalogue(FILE *out);
+/* The built-in clusters and the catalogue's GPUs and NICs as a document
+ * ({"clusters": [...], "gpus": [...], "nics": [...]}, for `trainsim list`;
+ * the caller prints and frees it). */
+cJSON *plat_catalogue_doc(void);
 
 #endif

@@ -934,9 +934,11 @@ static int cmd_platform(const args *a)
     return rc;
 }
 
-static void print_models(void)
+/* trainsim list: the built-in clusters, the catalogue and the models, as
+ * text or (--json) one document. */
+static int cmd_list(const args *a)
 {
-    printf("\nModels (trainsim --model NAME):\n");
+    cJSON *doc = plat_catalogue_doc(), *models = cJSON_AddArrayToObject(doc, "models");
     for (int i = 0; sim_embedded_path(i); i++) {
         const char *p = sim_embedded_path(i);
         const char *dir = "workloads/models/";
@@ -949,13 +951,58 @@ static void print_models(void)
         sim_err err;
         if (wl_model_load(name, &m, &err) != 0)
             continue;
-        char active[48] = "";
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", name);
+        cJSON_AddNumberToObject(o, "hidden", m.hidden);
+        cJSON_AddNumberToObject(o, "layers", m.layers);
+        cJSON_AddNumberToObject(o, "heads", m.heads);
+        cJSON_AddNumberToObject(o, "kv_heads", wl_model_kv_heads(&m));
+        cJSON_AddNumberToObject(o, "ffn", m.ffn);
+        cJSON_AddStringToObject(o, "ffn_type", wl_ffn_type_name(m.ffn_type));
+        cJSON_AddNumberToObject(o, "seq", m.seq);
+        cJSON_AddNumberToObject(o, "vocab", m.vocab);
+        cJSON_AddNumberToObject(o, "parameters", (double)wl_moe_total_params(name, &m));
         if (m.moe)
-            snprintf(active, sizeof active, " (%.2fB active)", wl_moe_active_params(name, &m) / 1e9);
-        printf("  %-14s hidden %5d, %3d layers, %3d heads (%3d K/V), ffn %6d %-6s, seq %5d, vocab %6d, %.2fB "
-               "parameters%s\n", name, m.hidden, m.layers, m.heads, wl_model_kv_heads(&m), m.ffn,
-               wl_ffn_type_name(m.ffn_type), m.seq, m.vocab, wl_moe_total_params(name, &m) / 1e9, active);
+            cJSON_AddNumberToObject(o, "active_parameters", (double)wl_moe_active_params(name, &m));
+        cJSON_AddItemToArray(models, o);
     }
+    if (a->json) {
+        print_doc(doc);
+        return 0;
+    }
+    const cJSON *e;
+#define S(o, k) cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k))
+#define N(o, k) cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, k))
+    printf("Built-in clusters (trainsim --platform NAME):\n");
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "clusters"))
+        printf("  %-22s %4d x %-16s %s\n", S(e, "name"), (int)N(e, "gpus"), S(e, "gpu"), S(e, "description"));
+    printf("\nGPUs (dense TFLOP/s fp32/tf32/fp16/bf16/fp8, memory, bandwidth, PCIe, P2P, NVLink, power, price):\n");
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "gpus"))
+    {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "dense_tflops");
+        printf("  %-16s %6.1f %6.1f %6.1f %6.1f %7.1f  %3.0f GB %6.0f GB/s  gen%d %-3s %-8s %4.0f W  $%.0f\n",
+               S(e, "model"), N(t, "fp32"), N(t, "tf32"), N(t, "fp16"), N(t, "bf16"), N(t, "fp8"), N(e, "memory_GB"),
+               N(e, "memory_GBps"), (int)N(e, "pcie_gen"), cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "p2p")) ? "yes" : "no",
+               S(e, "nvlink"), N(e, "power_W"), N(e, "price_USD"));
+    }
+    printf("\nNICs:\n");
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "nics"))
+        printf("  %-8s %4.0f Gb/s  %4.1f us  %s\n", S(e, "model"), N(e, "Gbps"), N(e, "latency_us"), S(e, "kind"));
+    printf("\nModels (trainsim --model NAME):\n");
+    cJSON_ArrayForEach(e, models)
+    {
+        char active[48] = "";
+        if (cJSON_GetObjectItemCaseSensitive(e, "active_parameters"))
+            snprintf(active, sizeof active, " (%.2fB active)", N(e, "active_parameters") / 1e9);
+        printf("  %-14s hidden %5d, %3d layers, %3d heads (%3d K/V), ffn %6d %-6s, seq %5d, vocab %6d, %.2fB "
+               "parameters%s\n", S(e, "name"), (int)N(e, "hidden"), (int)N(e, "layers"), (int)N(e, "heads"),
+               (int)N(e, "kv_heads"), (int)N(e, "ffn"), S(e, "ffn_type"), (int)N(e, "seq"), (int)N(e, "vocab"),
+               N(e, "parameters") / 1e9, active);
+    }
+#undef S
+#undef N
+    cJSON_Delete(doc);
+    return 0;
 }
 
 static int dispatch(int argc, char **argv)
@@ -986,11 +1033,8 @@ static int dispatch(int argc, char **argv)
         return cmd_check(&a);
     if (!strcmp(a.cmd, "platform"))
         return cmd_platform(&a);
-    if (!strcmp(a.cmd, "list")) {
-        plat_print_catalogue(stdout);
-        print_models();
-        return 0;
-    }
+    if (!strcmp(a.cmd, "list"))
+        return cmd_list(&a);
     if (!json_errors)
         usage(stderr);
     return report(2, "unknown command \"%s\"", a.cmd);

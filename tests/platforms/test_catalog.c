@@ -254,17 +254,27 @@ static void test_example_xml(void)
     sim_machine_free(m);
 }
 
-static void test_print(void)
+/* The listing's document names every built-in cluster, GPU and NIC. */
+static int listed(const cJSON *doc, const char *list, const char *key, const char *want)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    plat_print_catalogue(f);
-    fclose(f);
-    CHECK(strstr(buf, "oases-3090") && strstr(buf, "a100-sxm-128n") && strstr(buf, "H100-SXM") &&
-              strstr(buf, "IB-HDR"),
-          "catalogue listing:\n%s", buf);
-    free(buf);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, list))
+        if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, key)), want))
+            return 1;
+    return 0;
+}
+
+static void test_listing(void)
+{
+    cJSON *doc = plat_catalogue_doc();
+    CHECK(listed(doc, "clusters", "name", "oases-3090") && listed(doc, "clusters", "name", "a100-sxm-128n") &&
+              listed(doc, "gpus", "model", "H100-SXM") && listed(doc, "nics", "model", "IB-HDR"),
+          "catalogue listing lacks a built-in entry");
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(doc, "clusters"))
+        if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "name")), "oases-3090"))
+            CHECK(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "gpus")) == 32, "oases-3090: 32 GPUs");
+    cJSON_Delete(doc);
 }
 
 int main(void)
@@ -274,7 +284,7 @@ int main(void)
     test_nics();
     test_clusters();
     test_example_xml();
-    test_print();
+    test_listing();
     if (failures)
         fprintf(stderr, "%d failure(s)\n", failures);
     return failures != 0;
