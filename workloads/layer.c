@@ -578,6 +578,48 @@ static void fp8_payloads(sim_schedule *s, const wl_strategy *st, int64_t in, int
     o->cast_b = wl_pay_elem(s, "fp8_cast_grad", 4 * qkv_grad, SIM_DTYPE_BF16);
 }
 
+/* kernels=eager: the element-wise passes PyTorch's eager autograd runs
+ * around a layer's GEMMs (llm-foundry's MPTBlock as the model: norm,
+ * attention, residual add, norm, MLP, residual add; PyTorch's native
+ * layer_norm, GELU and addmm backward), in hidden-sized tensors read or
+ * written per token (the fused defaults of build_opset in brackets):
+ *   forward   residual add 3 + LN2 2 (post_attn [6]); residual add 3
+ *             (post_mlp [4]); biases ride in cuBLASLt's epilogue, and a
+ *             dropout of p = 0 launches nothing
+ *   backward  fc2's bias gradient, a reduction reading the gradient 1
+ *             (post_mlp_b [4]: the residual passes its gradient through);
+ *             fc1's bias gradient, one read of the ffn-wide gradient
+ *             (beside the activation's backward); LN2's backward 3 and its
+ *             weight and bias gradients 2, the sum of the two gradients
+ *             reaching the residual stream 3, the projection's bias
+ *             gradient 1 (post_attn_b [8]); the same for LN1 5 + 3
+ *             (ln1_b [3]), plus, per QKV-wide element, the QKV bias
+ *             gradient 1 and the concatenation of dQ, dK, dV into the
+ *             packed QKV gradient, read and written 2 (the backward of
+ *             qkv.chunk(3)).
+ * Without biases the bias reductions go. */
+typedef struct eager_passes {
+    int on;
+    int64_t post_attn, post_mlp, post_mlp_b, gelu_b_extra, post_attn_b, ln1_b, qkv_glue_b;
+} eager_passes;
+
+static eager_passes eager_passes_of(const wl_model *m, const wl_strategy *st)
+{
+    eager_passes e = {0};
+    if (!st->eager_kernels)
+        return e;
+    int bias = !m->no_bias;
+    e.on = 1;
+    e.post_attn = 3 + 2;
+    e.post_mlp = 3;
+    e.post_mlp_b = bias;
+    e.gelu_b_extra = bias;
+    e.post_attn_b = 5 + 3 + bias;
+    e.ln1_b = 5 + 3;
+    e.qkv_glue_b = 2 + (bias || m->qkv_bias);
+    return e;
+}
+
 static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *st, int64_t b, int64_t t,
                         int sub, opset *o)
 {
@@ -596,11 +638,12 @@ static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *s
     attn_payloads(s, st, b, m->heads / t, wl_model_kv_heads(m) / t, local_seq(m, st), h / m->heads, o);
     cp_payloads(s, st, b, m->heads / t, wl_model_kv_heads(m) / t, local_seq(m, st), h / m->heads, o);
     o->proj = wl_pay_gemm(s, "proj", sb, h, h / t, gdt);
-    o->post_attn = wl_pay_elem(s, "post_attn", 6 * sbhd / rt, dt); /* bias + dropout + residual + LN2 */
+    eager_passes ep = eager_passes_of(m, st);
+    o->post_attn = wl_pay_elem(s, "post_attn", (ep.on ? ep.post_attn : 6) * sbhd / rt, dt); /* bias + dropout + residual + LN2 */
     o->fc1 = wl_pay_gemm(s, "fc1", sb, fc1 / t, h, gdt);
     o->gelu = wl_pay_elem(s, act.name, act.fwd * sb * (f / t) * d, dt);
     o->fc2 = wl_pay_gemm(s, "fc2", sb, h, f / t, gdt);
-    o->post_mlp = wl_pay_elem(s, "post_mlp", 4 * sbhd / rt, dt); /* bias + dropout + residual */
+    o->post_mlp = wl_pay_elem(s, "post_mlp", (ep.on ? ep.post_mlp : 4) * sbhd / rt, dt); /* bias + dropout + residual */
 
     /* FP8: the gradients entering fc2's and the projection's backward are cast
      * (and transposed) for their FP8 GEMMs, read 2 bytes and written 1 + 1,
@@ -608,20 +651,20 @@ static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *s
      * dgelu and norm backwards likewise); the activation's backward writes
      * fc1's gradient in FP8 in place of bf16 */
     int64_t cast = st->dtype == SIM_DTYPE_FP8 ? 2 * sbhd : 0;
-    o->post_mlp_b = wl_pay_elem(s, "post_mlp_bwd", 4 * sbhd / rt + cast, dt);
+    o->post_mlp_b = wl_pay_elem(s, "post_mlp_bwd", (ep.on ? ep.post_mlp_b : 4) * sbhd / rt + cast, dt);
     o->fc2_dg = wl_pay_gemm(s, "fc2_dgrad", sb, f / t, h, gdt);
     o->fc2_wg = wl_pay_gemm(s, "fc2_wgrad", f / t, h, sb, gdt);
-    o->gelu_b = wl_pay_elem(s, act.bwd_name, act.bwd * sb * (f / t) * d, dt);
+    o->gelu_b = wl_pay_elem(s, act.bwd_name, (act.bwd + ep.gelu_b_extra) * sb * (f / t) * d, dt);
     o->fc1_dg = wl_pay_gemm(s, "fc1_dgrad", sb, h, fc1 / t, gdt);
     o->fc1_wg = wl_pay_gemm(s, "fc1_wgrad", h, fc1 / t, sb, gdt);
-    o->post_attn_b = wl_pay_elem(s, "post_attn_bwd", 8 * sbhd / rt + cast, dt);
+    o->post_attn_b = wl_pay_elem(s, "post_attn_bwd", (ep.on ? ep.post_attn_b : 8) * sbhd / rt + cast, dt);
     o->proj_dg = wl_pay_gemm(s, "proj_dgrad", sb, h / t, h, gdt);
     o->proj_wg = wl_pay_gemm(s, "proj_wgrad", h / t, h, sb, gdt);
     rope_payloads(s, m, sb * (qkv - h) / 2 / t + sb * h / t, d, dt, o);
     fp8_payloads(s, st, sb * h / t, sb * qkv / t, o);
     o->qkv_dg = wl_pay_gemm(s, "qkv_dgrad", sb, h, qkv / t, gdt);
     o->qkv_wg = wl_pay_gemm(s, "qkv_wgrad", h, qkv / t, sb, gdt);
-    o->ln1_b = wl_pay_elem(s, "ln1_bwd", 3 * sbhd / rt, dt);
+    o->ln1_b = wl_pay_elem(s, "ln1_bwd", (ep.on ? ep.ln1_b : 3) * sbhd / rt + ep.qkv_glue_b * sb * (qkv / t) * d, dt);
 
     o->ar = wl_pay_coll(s, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd);
     o->ag = wl_pay_coll(s, "sp_allgather", SIM_COLL_ALLGATHER, sbhd);

@@ -525,7 +525,7 @@ void wl_strategy_default(wl_strategy *s)
 
 #define KNOWN_KEYS                                                                                            \
     "tp, pp, cp, ep, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, " \
-    "grad_reduce, zero, fsdp, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn"
+    "grad_reduce, zero, fsdp, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn, kernels"
 
 static const char *const tp_schedule_names[WL_TP_SCHEDULE_COUNT] = {
     "megatron", "default_checkpoint", "optim_comm_checkpoint", "overlap_checkpoint", "oases", "merak", "tesseract"};
@@ -776,6 +776,14 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
                         "unfused otherwise), flash (the GPU's best fused kernel), flash2, flash1, flash-triton or "
                         "unfused, got \"%s\"", val);
     }
+    if (strcmp(key, "kernels") == 0) {
+        if (strcmp(val, "fused") && strcmp(val, "eager"))
+            return sim_errf(err, "strategy: kernels: expected fused (Megatron / Transformer Engine fusions: bias-GELU, "
+                            "bias-dropout-add, fused norms) or eager (PyTorch eager: one kernel per element-wise op), "
+                            "got \"%s\"", val);
+        s->eager_kernels = strcmp(val, "eager") == 0;
+        return 0;
+    }
     if (strcmp(key, "tp_cut") == 0) {
         if (strcmp(val, "none") == 0) {
             s->tp_cut_layers = s->tp_cut_tp = 0;
@@ -1017,5 +1025,7 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         APPEND(",tp_cut=%d:%d", s->tp_cut_layers, s->tp_cut_tp);
     if (s->attn != WL_ATTN_AUTO)
         APPEND(",attn=%s", attn_names[s->attn]);
+    if (s->eager_kernels)
+        APPEND(",kernels=eager");
 #undef APPEND
 }

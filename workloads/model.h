@@ -192,6 +192,8 @@ typedef struct wl_strategy {
     int tp_cut_layers;   /* Oases cut-point: the first tp_cut_layers layers run at */
     int tp_cut_tp;       /* TP degree tp_cut_tp (0 = no cut), the rest at tp */
     wl_attn attn;        /* attention kernels asked for */
+    int eager_kernels;   /* kernels=eager: PyTorch eager autograd, one kernel per element-wise op
+                            (layer.c), instead of Megatron's / Transformer Engine's fused ones */
     int flash;           /* resolved by wl_gpt_resolve: 1 = fused FlashAttention kernels, 0 = unfused */
 } wl_strategy;
 

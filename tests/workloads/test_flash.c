@@ -83,10 +83,10 @@ static void test_rates(void)
     }
     CHECK(checked == 18);
     val_csv_free(c);
-    /* the defaults (FA2 on Ampere): the A100 forward measured under
-     * sustained load (gpu_travel) it was fitted on within 1 %, its causal
-     * rows (predicted) within 5 %, and the backward at the paper's ratio to
-     * the forward at 16k tokens (63 % / 73 %) */
+    /* the defaults (FA2 on Ampere): the A100 forward it was fitted on
+     * (gpu_travel, taken at ~1200 of 1410 MHz, so compared at the full
+     * clock) within 1 %, its causal rows (predicted) within 5 %, and the
+     * backward at the paper's ratio to the forward at 16k tokens (63 % / 73 %) */
     CHECK(plat_gpu_lookup_info("A100-SXM-80GB", &g, NULL, &err) == 0);
     static const struct {
         int seq, batch, causal;
@@ -95,7 +95,7 @@ static void test_rates(void)
     for (int i = 0; i < 4; i++) {
         sim_payload p = flash(0, a100[i].batch, 32, a100[i].seq, 128, a100[i].causal);
         double model = sim_cost_flops(&p) / sim_cost_kernel(&g, &p) / 1e12;
-        CHECK(fabs(model / a100[i].tflops - 1) < (a100[i].causal ? 0.05 : 0.01));
+        CHECK(fabs(model / (a100[i].tflops * 1410.0 / 1200.0) - 1) < (a100[i].causal ? 0.05 : 0.01));
     }
     sim_payload f = flash(0, 1, 16, 16384, 128, 0), b = flash(1, 1, 16, 16384, 128, 0);
     double ff = sim_cost_flops(&f) / sim_cost_kernel(&g, &f), fb = sim_cost_flops(&b) / sim_cost_kernel(&g, &b);

@@ -312,6 +312,55 @@ static void test_groups(void)
     sim_sched_free(s);
 }
 
+/* kernels=eager: PyTorch eager's element-wise passes per layer (layer.c,
+ * eager_passes_of) against the fused defaults, in hidden-sized passes of
+ * s*b*h*d bytes (tiny: bias on, GELU MLP of 4h, full heads, fp32): forward
+ * post_attn 6 -> 5, post_mlp 4 -> 3; backward post_mlp_bwd 4 -> 1, the
+ * activation's backward 3 -> 4 per ffn element, post_attn_bwd 8 -> 9, ln1_bwd
+ * 3 -> 8 plus 3 per QKV element; the GEMMs and the kernel count unchanged. */
+static void test_eager_kernels(void)
+{
+    wl_model m = tiny(2);
+    sim_schedule *f = gen(&m, "mb=2,gb=2", 1, NULL), *e = gen(&m, "mb=2,gb=2,kernels=eager", 1, NULL);
+    CHECK(f->nops == e->nops);
+    int64_t unit = 32 * 2 * 64 * 4, qkv = 3 * unit, ffn = 4 * unit;
+    static const struct {
+        const char *name;
+        int64_t fused, eager;
+    } want[] = {{"post_attn", 6, 5}, {"post_mlp", 4, 3}, {"post_mlp_bwd", 4, 1}, {"post_attn_bwd", 8, 9}};
+    int seen = 0, gemms_equal = 1;
+    for (uint32_t i = 0; i < f->nops && i < e->nops; i++) {
+        const sim_payload *a = sim_sched_payload_of(f, i), *b = sim_sched_payload_of(e, i);
+        const char *n = op_name(f, i);
+        CHECK(strcmp(n, op_name(e, i)) == 0);
+        if (a->kind != SIM_OP_COMPUTE)
+            continue;
+        if (a->sub == SIM_KERNEL_GEMM)
+            gemms_equal &= a->m == b->m && a->n == b->n && a->k == b->k;
+        for (size_t w = 0; w < sizeof want / sizeof want[0]; w++)
+            if (strcmp(n, want[w].name) == 0) {
+                CHECK(a->bytes == want[w].fused * unit && b->bytes == want[w].eager * unit);
+                seen++;
+            }
+        if (strcmp(n, "gelu_bwd") == 0)
+            CHECK(a->bytes == 3 * ffn && b->bytes == 4 * ffn);
+        if (strcmp(n, "ln1_bwd") == 0)
+            CHECK(a->bytes == 3 * unit && b->bytes == 8 * unit + 3 * qkv);
+    }
+    CHECK(gemms_equal && seen == 4 * 2);
+    wl_strategy s;
+    sim_err err;
+    char buf[512];
+    wl_strategy_default(&s);
+    CHECK(wl_strategy_parse("kernels=eager", &s, &err) == 0 && s.eager_kernels);
+    wl_strategy_format(&s, buf, sizeof buf);
+    CHECK(strstr(buf, ",kernels=eager") != NULL);
+    CHECK(wl_strategy_parse("kernels=fused", &s, &err) == 0 && !s.eager_kernels);
+    CHECK(wl_strategy_parse("kernels=compiled", &s, &err) != 0 && strstr(err.msg, "kernels: expected fused") != NULL);
+    sim_sched_free(f);
+    sim_sched_free(e);
+}
+
 int main(void)
 {
     test_tp_allreduces();
@@ -319,5 +368,6 @@ int main(void)
     test_messages();
     test_memory_and_meta();
     test_groups();
+    test_eager_kernels();
     return wl_test_done();
 }
