@@ -1075,12 +1075,12 @@ static void cut_comms(wl_layer *L, wl_cursor *c, int *small, int *trans)
 
 /* ---- emit helpers ------------------------------------------------------ */
 
-#define K(pay) wl_cursor_comp(c, (pay), t)
-/* The attention core with what sits against it (RoPE on Q and K, FP8 casts) */
-#define ATTN(o) attn_core(c, (o), t)
-#define ATTN_BWD(o) attn_core_bwd(c, (o), t)
-/* A GEMM that reads a linear's weights: through the cursor's hook if any */
-#define LIN(lin, pay) (c->linear ? c->linear(c, layer, (lin), (pay), t) : K(pay))
+/* A GEMM that reads the weights of linear `lin`: through the cursor's hook
+ * (OSDP's operator splitting, gpt.c) when there is one. */
+static uint32_t emit_linear(wl_cursor *c, int layer, wl_linear lin, uint32_t pay, sim_tags t)
+{
+    return c->linear ? c->linear(c, layer, lin, pay, t) : wl_cursor_comp(c, pay, t);
+}
 
 /* The CP ring's forward (cp_payloads): in step i the rank computes on the
  * K/V chunk pair in hand while forwarding it to the next rank and receiving
@@ -1095,14 +1095,14 @@ static void cp_ring_fwd(wl_cursor *c, const opset *o, sim_tags t)
             sim_sched_add(c->s, c->scp_send, o->cp_kv_send, c->cp_next, t, &held, 1);
             got = sim_sched_add(c->s, c->scp_recv, o->cp_kv_recv, c->cp_prev, t, NULL, 0);
         }
-        K(i == 0 ? o->attn : o->cp_off);
+        wl_cursor_comp(c, i == 0 ? o->attn : o->cp_off, t);
         if (i + 1 < n) {
             wl_cursor_pend(c, got);
             held = got;
         }
     }
     for (int i = 0; i < n; i++) /* TE merges the steps' outputs after the loop */
-        K(o->cp_fix[i > 0]);
+        wl_cursor_comp(c, o->cp_fix[i > 0], t);
     wl_cursor_mem(c, o->cp_unbuf_f, t);
 }
 
@@ -1120,9 +1120,9 @@ static void cp_ring_bwd(wl_cursor *c, const opset *o, sim_tags t)
         uint32_t deps[2] = {held, c->last_comp};
         sim_sched_add(c->s, c->scp_send, o->cp_kvb_send[k], c->cp_prev, t, deps, held == c->last_comp ? 1 : 2);
         uint32_t got = sim_sched_add(c->s, c->scp_recv, o->cp_kvb_recv[k], c->cp_next, t, NULL, 0);
-        K(i == 0 ? o->attn_b : o->cp_off_b);
+        wl_cursor_comp(c, i == 0 ? o->attn_b : o->cp_off_b, t);
         wl_cursor_pend(c, got); /* the dK/dV received join this step's */
-        K(o->cp_acc[i > 0]);
+        wl_cursor_comp(c, o->cp_acc[i > 0], t);
         held = got;
     }
     wl_cursor_mem(c, o->cp_unbuf_b, t);
@@ -1134,16 +1134,16 @@ static void attn_fwd(wl_cursor *c, const opset *o, sim_tags t)
     if (o->cp > 1)
         cp_ring_fwd(c, o, t);
     else
-        K(o->attn);
+        wl_cursor_comp(c, o->attn, t);
 }
 
 static void attn_core(wl_cursor *c, const opset *o, sim_tags t)
 {
     if (o->rope)
-        K(o->rope_f);
+        wl_cursor_comp(c, o->rope_f, t);
     attn_fwd(c, o, t);
     if (o->fp8)
-        K(o->cast_f);
+        wl_cursor_comp(c, o->cast_f, t);
 }
 
 static void attn_core_bwd(wl_cursor *c, const opset *o, sim_tags t)
@@ -1151,11 +1151,11 @@ static void attn_core_bwd(wl_cursor *c, const opset *o, sim_tags t)
     if (o->cp > 1)
         cp_ring_bwd(c, o, t);
     else
-        K(o->attn_b);
+        wl_cursor_comp(c, o->attn_b, t);
     if (o->rope)
-        K(o->rope_b);
+        wl_cursor_comp(c, o->rope_b, t);
     if (o->fp8)
-        K(o->cast_b);
+        wl_cursor_comp(c, o->cast_b, t);
 }
 
 /* Launches a collective of what the last kernel produced on stream `stream`;
@@ -1311,22 +1311,22 @@ static void moe_fwd(wl_layer *L, wl_cursor *c, const lctx *x, sim_tags t)
     int ep = wl_strategy_ep(&L->st) > 1;
     if (L->st.sp)
         sync_coll(c, x, o->ag, t);
-    K(o->router);
-    K(o->route);
+    wl_cursor_comp(c, o->router, t);
+    wl_cursor_comp(c, o->route, t);
     uint32_t disp = ep ? launch(c, ep_stream(c), o->disp, c->ep_comm, t) : UINT32_MAX;
     if (o->shared) {
-        K(o->sfc1);
-        K(o->sact);
-        K(o->sfc2);
+        wl_cursor_comp(c, o->sfc1, t);
+        wl_cursor_comp(c, o->sact, t);
+        wl_cursor_comp(c, o->sfc2, t);
     }
     if (ep)
         wl_cursor_pend(c, disp);
-    K(o->efc1);
-    K(o->eact);
-    K(o->efc2);
+    wl_cursor_comp(c, o->efc1, t);
+    wl_cursor_comp(c, o->eact, t);
+    wl_cursor_comp(c, o->efc2, t);
     if (ep)
         wl_cursor_pend(c, launch(c, ep_stream(c), o->comb, c->ep_comm, t));
-    K(o->unperm);
+    wl_cursor_comp(c, o->unperm, t);
     sync_coll(c, x, L->st.sp ? o->rs : o->ar, t);
 }
 
@@ -1336,28 +1336,28 @@ static void moe_bwd(wl_layer *L, wl_cursor *c, const lctx *x, sim_tags t)
     int ep = wl_strategy_ep(&L->st) > 1;
     if (L->st.sp)
         sync_coll(c, x, o->ag, t); /* gradient of the reduce-scatter */
-    K(o->unperm_b);
+    wl_cursor_comp(c, o->unperm_b, t);
     if (ep)
         wl_cursor_pend(c, launch(c, ep_stream(c), o->comb_b, c->ep_comm, t));
-    K(o->efc2_dg);
-    K(o->efc2_wg);
-    K(o->eact_b);
-    K(o->efc1_dg);
+    wl_cursor_comp(c, o->efc2_dg, t);
+    wl_cursor_comp(c, o->efc2_wg, t);
+    wl_cursor_comp(c, o->eact_b, t);
+    wl_cursor_comp(c, o->efc1_dg, t);
     uint32_t a2a = ep ? launch(c, ep_stream(c), o->disp_b, c->ep_comm, t) : UINT32_MAX;
-    K(o->efc1_wg);
+    wl_cursor_comp(c, o->efc1_wg, t);
     if (o->shared) {
-        K(o->sfc2_dg);
-        K(o->sfc2_wg);
-        K(o->sact_b);
-        K(o->sfc1_dg);
-        K(o->sfc1_wg);
+        wl_cursor_comp(c, o->sfc2_dg, t);
+        wl_cursor_comp(c, o->sfc2_wg, t);
+        wl_cursor_comp(c, o->sact_b, t);
+        wl_cursor_comp(c, o->sfc1_dg, t);
+        wl_cursor_comp(c, o->sfc1_wg, t);
     }
     if (ep)
         wl_cursor_pend(c, a2a);
-    K(o->perm_b);
-    K(o->router_dg);
+    wl_cursor_comp(c, o->perm_b, t);
+    wl_cursor_comp(c, o->router_dg, t);
     if (x->t == 1) {
-        K(o->router_wg);
+        wl_cursor_comp(c, o->router_wg, t);
         return;
     }
     wl_cursor_pend(c, launch(c, tp_stream(c), L->st.sp ? o->rs : o->ar, x->comm, t));
@@ -1377,36 +1377,36 @@ static void megatron_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_ph
     int sp = L->st.sp, ovl = L->st.tp_overlap_comm && x.t > 1;
     if (alloc)
         wl_cursor_mem(c, ph == SIM_PHASE_RECOMPUTE ? o->tr : o->keep, t);
-    K(o->ln1);
+    wl_cursor_comp(c, o->ln1, t);
     if (ovl) {
         ring_ag_gemm(L, c, L->O.qkv, t);
         attn_fwd(c, o, t);
         pipe_gemm_rs(c, &x, L->O.proj, L->O.rs, t);
-        K(o->post_attn);
+        wl_cursor_comp(c, o->post_attn, t);
         ring_ag_gemm(L, c, L->O.fc1, t);
-        K(o->gelu);
+        wl_cursor_comp(c, o->gelu, t);
         pipe_gemm_rs(c, &x, L->O.fc2, L->O.rs, t);
-        K(o->post_mlp);
+        wl_cursor_comp(c, o->post_mlp, t);
         return;
     }
     if (sp)
         sync_coll(c, &x, o->ag, t);
-    LIN(WL_LIN_QKV, o->qkv);
-    ATTN(o);
-    LIN(WL_LIN_PROJ, o->proj);
+    emit_linear(c, layer, WL_LIN_QKV, o->qkv, t);
+    attn_core(c, o, t);
+    emit_linear(c, layer, WL_LIN_PROJ, o->proj, t);
     sync_coll(c, &x, sp ? o->rs : o->ar, t); /* RowParallelLinear: reduce_from_tensor_model_parallel_region */
-    K(o->post_attn);
+    wl_cursor_comp(c, o->post_attn, t);
     if (o->moe) {
         moe_fwd(L, c, &x, t);
     } else {
         if (sp)
             sync_coll(c, &x, o->ag, t);
-        LIN(WL_LIN_FC1, o->fc1);
-        K(o->gelu);
-        LIN(WL_LIN_FC2, o->fc2);
+        emit_linear(c, layer, WL_LIN_FC1, o->fc1, t);
+        wl_cursor_comp(c, o->gelu, t);
+        emit_linear(c, layer, WL_LIN_FC2, o->fc2, t);
         sync_coll(c, &x, sp ? o->rs : o->ar, t);
     }
-    K(o->post_mlp);
+    wl_cursor_comp(c, o->post_mlp, t);
 }
 
 /* Backward of a column-parallel linear's input: Megatron launches the
@@ -1421,24 +1421,24 @@ static void column_bwd(wl_layer *L, wl_cursor *c, const lctx *x, uint32_t dgrad,
 {
     const opset *o = x->o;
     if (x->t == 1) {
-        LIN(lin, dgrad);
-        K(wgrad);
+        emit_linear(c, layer, lin, dgrad, t);
+        wl_cursor_comp(c, wgrad, t);
         return;
     }
     if (L->st.sp) {
         uint32_t dep = c->last_comp;
         uint32_t ag = sim_sched_add(c->s, tp_stream(c), o->ag, x->comm, t, &dep, 1);
-        LIN(lin, dgrad);
+        emit_linear(c, layer, lin, dgrad, t);
         uint32_t rs = launch(c, tp_stream(c), o->rs, x->comm, t);
         wl_cursor_pend(c, ag);
-        K(wgrad);
+        wl_cursor_comp(c, wgrad, t);
         wl_cursor_pend(c, rs);
         return;
     }
-    LIN(lin, dgrad);
+    emit_linear(c, layer, lin, dgrad, t);
     if (L->st.schedule == WL_TP_DEFAULT_CKPT || L->st.schedule == WL_TP_OPTIM_COMM_CKPT) {
         sync_coll(c, x, o->ar, t);
-        K(wgrad);
+        wl_cursor_comp(c, wgrad, t);
         return;
     }
     wl_cursor_pend(c, launch(c, tp_stream(c), o->ar, x->comm, t));
@@ -1455,7 +1455,7 @@ static void megatron_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int re
     int sp = L->st.sp, ovl = L->st.tp_overlap_comm && x.t > 1;
     if (rc == WL_RECOMPUTE_FULL && recompute)
         megatron_fwd(L, c, layer, micro, SIM_PHASE_RECOMPUTE, 1);
-    K(o->post_mlp_b);
+    wl_cursor_comp(c, o->post_mlp_b, t);
     if (o->moe) {
         moe_bwd(L, c, &x, t);
     } else {
@@ -1464,29 +1464,29 @@ static void megatron_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int re
         } else {
             if (sp)
                 sync_coll(c, &x, o->ag, t); /* gradient of the reduce-scatter */
-            LIN(WL_LIN_FC2, o->fc2_dg);
+            emit_linear(c, layer, WL_LIN_FC2, o->fc2_dg, t);
         }
-        K(o->fc2_wg);
-        K(o->gelu_b);
+        wl_cursor_comp(c, o->fc2_wg, t);
+        wl_cursor_comp(c, o->gelu_b, t);
         column_bwd(L, c, &x, o->fc1_dg, o->fc1_wg, t, layer, WL_LIN_FC1);
     }
-    K(o->post_attn_b);
+    wl_cursor_comp(c, o->post_attn_b, t);
     if (ovl) {
         ring_ag_gemm(L, c, L->O.proj_dg, t);
     } else {
         if (sp)
             sync_coll(c, &x, o->ag, t);
-        LIN(WL_LIN_PROJ, o->proj_dg);
+        emit_linear(c, layer, WL_LIN_PROJ, o->proj_dg, t);
     }
-    K(o->proj_wg);
+    wl_cursor_comp(c, o->proj_wg, t);
     if (rc == WL_RECOMPUTE_SELECTIVE && recompute) {
         /* selective: the attention core only (Korthikanti et al. 2022 Sec. 5) */
         wl_cursor_mem(c, o->tr, tr);
         attn_fwd(c, o, tr);
     }
-    ATTN_BWD(o);
+    attn_core_bwd(c, o, t);
     column_bwd(L, c, &x, o->qkv_dg, o->qkv_wg, t, layer, WL_LIN_QKV);
-    K(o->ln1_b);
+    wl_cursor_comp(c, o->ln1_b, t);
     wl_cursor_mem(c, rc == WL_RECOMPUTE_FULL || rc == WL_RECOMPUTE_SELECTIVE ? o->unboth : o->unkeep, t);
 }
 
@@ -1502,16 +1502,16 @@ static void rb_mlp(wl_cursor *c, const opset *o, int layer, int micro, int k)
 {
     sim_tags t = tg(layer, micro, k, SIM_PHASE_RECOMPUTE);
     wl_cursor_mem(c, o->blk_mlp, t);
-    K(o->post_attn);
-    K(o->fc1);
-    K(o->gelu);
-    K(o->fc2);
+    wl_cursor_comp(c, o->post_attn, t);
+    wl_cursor_comp(c, o->fc1, t);
+    wl_cursor_comp(c, o->gelu, t);
+    wl_cursor_comp(c, o->fc2, t);
     t.phase = SIM_PHASE_BACKWARD;
-    K(o->fc2_dg);
-    K(o->fc2_wg);
-    K(o->gelu_b);
-    K(o->fc1_dg);
-    K(o->fc1_wg);
+    wl_cursor_comp(c, o->fc2_dg, t);
+    wl_cursor_comp(c, o->fc2_wg, t);
+    wl_cursor_comp(c, o->gelu_b, t);
+    wl_cursor_comp(c, o->fc1_dg, t);
+    wl_cursor_comp(c, o->fc1_wg, t);
     wl_cursor_mem(c, o->unblk_mlp, t);
 }
 
@@ -1521,16 +1521,16 @@ static void rb_attn(wl_cursor *c, const opset *o, int layer, int micro, int k)
 {
     sim_tags t = tg(layer, micro, k, SIM_PHASE_RECOMPUTE);
     wl_cursor_mem(c, o->blk_attn, t);
-    K(o->ln1);
-    K(o->qkv);
-    ATTN(o);
-    K(o->proj);
+    wl_cursor_comp(c, o->ln1, t);
+    wl_cursor_comp(c, o->qkv, t);
+    attn_core(c, o, t);
+    wl_cursor_comp(c, o->proj, t);
     t.phase = SIM_PHASE_BACKWARD;
-    K(o->proj_dg);
-    K(o->proj_wg);
-    ATTN_BWD(o);
-    K(o->qkv_dg);
-    K(o->qkv_wg);
+    wl_cursor_comp(c, o->proj_dg, t);
+    wl_cursor_comp(c, o->proj_wg, t);
+    attn_core_bwd(c, o, t);
+    wl_cursor_comp(c, o->qkv_dg, t);
+    wl_cursor_comp(c, o->qkv_wg, t);
     wl_cursor_mem(c, o->unblk_attn, t);
 }
 
@@ -1545,13 +1545,13 @@ static void oases_sync_bwd(wl_layer *L, wl_cursor *c, int layer, int micro)
     sim_tags t = tg(layer, micro, -1, SIM_PHASE_BACKWARD);
     sim_tags tr = tg(layer, micro, -1, SIM_PHASE_RECOMPUTE);
     wl_cursor_comp(c, o->post_mlp, tr); /* Q recompute: the dropout mask of the block output */
-    K(o->post_mlp_b);
+    wl_cursor_comp(c, o->post_mlp_b, t);
     rb_mlp(c, o, layer, micro, -1);
     sync_coll(c, &x, o->ar, t);
-    K(o->post_attn_b);
+    wl_cursor_comp(c, o->post_attn_b, t);
     rb_attn(c, o, layer, micro, -1);
     sync_coll(c, &x, o->ar, t);
-    K(o->ln1_b);
+    wl_cursor_comp(c, o->ln1_b, t);
     wl_cursor_mem(c, o->unkeep, t);
 }
 
@@ -1561,25 +1561,25 @@ static void oases_sync_bwd(wl_layer *L, wl_cursor *c, int layer, int micro)
 static void blk_A(wl_cursor *c, const opset *o, int layer, int micro, int k, sim_phase ph)
 {
     sim_tags t = tg(layer, micro, k, ph);
-    K(o->ln1);
-    K(o->qkv);
-    ATTN(o);
-    K(o->proj);
+    wl_cursor_comp(c, o->ln1, t);
+    wl_cursor_comp(c, o->qkv, t);
+    attn_core(c, o, t);
+    wl_cursor_comp(c, o->proj, t);
 }
 
 static void blk_PM(wl_cursor *c, const opset *o, int layer, int micro, int k, sim_phase ph)
 {
     sim_tags t = tg(layer, micro, k, ph);
-    K(o->post_attn);
-    K(o->fc1);
-    K(o->gelu);
-    K(o->fc2);
+    wl_cursor_comp(c, o->post_attn, t);
+    wl_cursor_comp(c, o->fc1, t);
+    wl_cursor_comp(c, o->gelu, t);
+    wl_cursor_comp(c, o->fc2, t);
 }
 
 static void blk_Q(wl_cursor *c, const opset *o, int layer, int micro, int k, sim_phase ph)
 {
     sim_tags t = tg(layer, micro, k, ph);
-    K(o->post_mlp);
+    wl_cursor_comp(c, o->post_mlp, t);
 }
 
 /* The one-in-flight discipline of CommOptimizedOverlapCheckpoint
@@ -1753,22 +1753,22 @@ static void overlap_ckpt_bwd_layer(wl_layer *L, wl_cursor *c, int l, int micro, 
     }
     for (int k = 1; k <= 2; k++) {
         sim_tags t = tg(l, micro, k, B);
-        K(o->post_mlp_b);
-        K(o->fc2_dg);
-        K(o->fc2_wg);
-        K(o->gelu_b);
-        K(o->fc1_dg);
-        K(o->fc1_wg);
+        wl_cursor_comp(c, o->post_mlp_b, t);
+        wl_cursor_comp(c, o->fc2_dg, t);
+        wl_cursor_comp(c, o->fc2_wg, t);
+        wl_cursor_comp(c, o->gelu_b, t);
+        wl_cursor_comp(c, o->fc1_dg, t);
+        wl_cursor_comp(c, o->fc1_wg, t);
         wait_launch(c, &f, &x, o->ar, t);
     }
     for (int k = 1; k <= 2; k++) {
         sim_tags t = tg(l, micro, k, B);
-        K(o->post_attn_b);
-        K(o->proj_dg);
-        K(o->proj_wg);
-        ATTN_BWD(o);
-        K(o->qkv_dg);
-        K(o->qkv_wg);
+        wl_cursor_comp(c, o->post_attn_b, t);
+        wl_cursor_comp(c, o->proj_dg, t);
+        wl_cursor_comp(c, o->proj_wg, t);
+        attn_core_bwd(c, o, t);
+        wl_cursor_comp(c, o->qkv_dg, t);
+        wl_cursor_comp(c, o->qkv_wg, t);
         wait_launch(c, &f, &x, o->ar, t);
     }
     wl_cursor_comp(c, o->ln1_b, tg(l, micro, 1, B));
@@ -1825,13 +1825,13 @@ static void mq_wait(wl_cursor *c, mqueue *q, uint32_t op)
  * the second half's all-reduce is synchronous (exposed). */
 static void merak_row_l1(wl_cursor *c, const lctx *x, uint32_t half_gemm, sim_tags t)
 {
-    K(half_gemm);
+    wl_cursor_comp(c, half_gemm, t);
     if (x->t == 1) {
-        K(half_gemm);
+        wl_cursor_comp(c, half_gemm, t);
         return;
     }
     uint32_t a1 = launch(c, tp_stream(c), x->o->ar_h, x->comm, t);
-    K(half_gemm);
+    wl_cursor_comp(c, half_gemm, t);
     wl_cursor_pend(c, a1);
     wl_cursor_pend(c, launch_after(c, tp_stream(c), x->o->ar_h, x->comm, t, a1));
 }
@@ -1843,16 +1843,16 @@ static void merak_row_l1(wl_cursor *c, const lctx *x, uint32_t half_gemm, sim_ta
  * PipedColumnParallelLinear). */
 static void merak_col_l1(wl_cursor *c, const lctx *x, uint32_t half_dgrad, uint32_t wgrad, sim_tags t)
 {
-    K(half_dgrad);
+    wl_cursor_comp(c, half_dgrad, t);
     if (x->t == 1) {
-        K(half_dgrad);
-        K(wgrad);
+        wl_cursor_comp(c, half_dgrad, t);
+        wl_cursor_comp(c, wgrad, t);
         return;
     }
     launch(c, tp_stream(c), x->o->ar_h, x->comm, t);
-    K(half_dgrad);
+    wl_cursor_comp(c, half_dgrad, t);
     uint32_t a2 = launch(c, tp_stream(c), x->o->ar_h, x->comm, t);
-    K(wgrad);
+    wl_cursor_comp(c, wgrad, t);
     wl_cursor_pend(c, a2);
 }
 
@@ -1863,15 +1863,15 @@ static void merak_l1_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_ph
     sim_tags t = tg(layer, micro, -1, ph);
     if (alloc)
         wl_cursor_mem(c, ph == SIM_PHASE_RECOMPUTE ? o->tr : o->keep, t);
-    K(o->ln1);
-    K(o->qkv);
-    ATTN(o);
+    wl_cursor_comp(c, o->ln1, t);
+    wl_cursor_comp(c, o->qkv, t);
+    attn_core(c, o, t);
     merak_row_l1(c, &x, o->proj_h, t);
-    K(o->post_attn);
-    K(o->fc1);
-    K(o->gelu);
+    wl_cursor_comp(c, o->post_attn, t);
+    wl_cursor_comp(c, o->fc1, t);
+    wl_cursor_comp(c, o->gelu, t);
     merak_row_l1(c, &x, o->fc2_h, t);
-    K(o->post_mlp);
+    wl_cursor_comp(c, o->post_mlp, t);
 }
 
 static void merak_l1_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int recompute)
@@ -1882,22 +1882,22 @@ static void merak_l1_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int re
     wl_recompute rc = L->st.recompute;
     if (rc == WL_RECOMPUTE_FULL && recompute)
         merak_l1_fwd(L, c, layer, micro, SIM_PHASE_RECOMPUTE, 1);
-    K(o->post_mlp_b);
-    K(o->fc2_dg);
-    K(o->fc2_wg);
-    K(o->gelu_b);
+    wl_cursor_comp(c, o->post_mlp_b, t);
+    wl_cursor_comp(c, o->fc2_dg, t);
+    wl_cursor_comp(c, o->fc2_wg, t);
+    wl_cursor_comp(c, o->gelu_b, t);
     merak_col_l1(c, &x, o->fc1_dg_h, o->fc1_wg, t);
-    K(o->post_attn_b);
-    K(o->proj_dg);
-    K(o->proj_wg);
+    wl_cursor_comp(c, o->post_attn_b, t);
+    wl_cursor_comp(c, o->proj_dg, t);
+    wl_cursor_comp(c, o->proj_wg, t);
     if (rc == WL_RECOMPUTE_SELECTIVE && recompute) {
         sim_tags tr = tg(layer, micro, -1, SIM_PHASE_RECOMPUTE);
         wl_cursor_mem(c, o->tr, tr);
         attn_fwd(c, o, tr);
     }
-    ATTN_BWD(o);
+    attn_core_bwd(c, o, t);
     merak_col_l1(c, &x, o->qkv_dg_h, o->qkv_wg, t);
-    K(o->ln1_b);
+    wl_cursor_comp(c, o->ln1_b, t);
     wl_cursor_mem(c, o->unkeep, t);
     if (rc == WL_RECOMPUTE_FULL || rc == WL_RECOMPUTE_SELECTIVE)
         wl_cursor_mem(c, o->untr, t);
@@ -1981,12 +1981,12 @@ static void merak_bwd(wl_layer *L, wl_cursor *c, int first, int n, int micro, in
                 if (k == 2)
                     wl_cursor_mem(c, uof->unkeep, tg(l + 1, micro, -1, B));
             }
-            K(o->post_mlp_b);
-            K(o->fc2_dg);
-            K(o->fc2_wg);
-            K(o->gelu_b);
-            K(o->fc1_dg);
-            K(o->fc1_wg);
+            wl_cursor_comp(c, o->post_mlp_b, t);
+            wl_cursor_comp(c, o->fc2_dg, t);
+            wl_cursor_comp(c, o->fc2_wg, t);
+            wl_cursor_comp(c, o->gelu_b, t);
+            wl_cursor_comp(c, o->fc1_dg, t);
+            wl_cursor_comp(c, o->fc1_wg, t);
             if (k == 1)
                 b1 = mq_launch(c, &q, &x, o->ar, t);
             else
@@ -1995,18 +1995,18 @@ static void merak_bwd(wl_layer *L, wl_cursor *c, int first, int n, int micro, in
         for (int k = 1; k <= 2; k++) {
             sim_tags t = tg(l, micro, k, B);
             mq_wait(c, &q, k == 1 ? b1 : b2);
-            K(o->post_attn_b);
-            K(o->proj_dg);
-            K(o->proj_wg);
+            wl_cursor_comp(c, o->post_attn_b, t);
+            wl_cursor_comp(c, o->proj_dg, t);
+            wl_cursor_comp(c, o->proj_wg, t);
             if (rc == WL_RECOMPUTE_SELECTIVE && recompute) {
                 sim_tags tr = tg(l, micro, k, R);
                 if (k == 1)
                     wl_cursor_mem(c, xf.o->tr, tr);
                 attn_fwd(c, o, tr);
             }
-            ATTN_BWD(o);
-            K(o->qkv_dg);
-            K(o->qkv_wg);
+            attn_core_bwd(c, o, t);
+            wl_cursor_comp(c, o->qkv_dg, t);
+            wl_cursor_comp(c, o->qkv_wg, t);
             if (k == 1)
                 b1 = mq_launch(c, &q, &x, o->ar, t);
             else
@@ -2058,7 +2058,7 @@ static tctx tess_ctx(wl_layer *L, wl_cursor *c)
  * token in ROW (sum x and sum x², or their gradients), synchronous. */
 static void tess_ln(wl_layer *L, wl_cursor *c, const tctx *x, uint32_t elem, sim_tags t)
 {
-    K(elem);
+    wl_cursor_comp(c, elem, t);
     for (int i = 0; i < 2; i++)
         wl_cursor_pend(c, launch(c, x->srow, L->T.ln_ar, x->row, t));
 }
@@ -2087,7 +2087,7 @@ static void tess_ab(wl_layer *L, wl_cursor *c, const tctx *x, const tlin *w, sim
         if (i >= 1) {
             wl_cursor_pend(c, ga[i - 1]);
             wl_cursor_pend(c, gb[i - 1]);
-            gemm[i - 1] = K(w->gemm);
+            gemm[i - 1] = wl_cursor_comp(c, w->gemm, t);
         }
     }
     wl_cursor_pend(c, launch(c, x->scol, w->bias_bc, x->col, t));
@@ -2105,13 +2105,13 @@ static void tess_bwd_lin(wl_layer *L, wl_cursor *c, const tctx *x, const tlin *w
     for (int i = 0; i < q; i++) {
         uint32_t b = sim_sched_add(c->s, x->scol, w->bc_b[i], x->col, t, &in, 1);
         wl_cursor_pend(c, b);
-        K(w->dgrad);
+        wl_cursor_comp(c, w->dgrad, t);
         last_row = launch(c, x->srow, w->red_da[i], x->row, t);
     }
     for (int i = 0; i < q; i++) {
         uint32_t a = sim_sched_add(c->s, x->srow, w->bc_a[i], x->row, t, &in, 1);
         wl_cursor_pend(c, a);
-        K(w->wgrad);
+        wl_cursor_comp(c, w->wgrad, t);
         last_col = launch(c, x->scol, w->red_db[i], x->col, t);
     }
     last_col = launch(c, x->scol, w->bias_red, x->col, t);
@@ -2128,13 +2128,13 @@ static void tess_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_phase 
         wl_cursor_mem(c, ph == SIM_PHASE_RECOMPUTE ? o->tr : o->keep, t);
     tess_ln(L, c, &x, o->ln1, t);
     tess_ab(L, c, &x, &L->T.qkv, t);
-    ATTN(o);
+    attn_core(c, o, t);
     tess_ab(L, c, &x, &L->T.proj, t);
     tess_ln(L, c, &x, o->post_attn, t); /* bias + dropout + residual + LN2 */
     tess_ab(L, c, &x, &L->T.fc1, t);
-    K(o->gelu);
+    wl_cursor_comp(c, o->gelu, t);
     tess_ab(L, c, &x, &L->T.fc2, t);
-    K(o->post_mlp);
+    wl_cursor_comp(c, o->post_mlp, t);
 }
 
 static void tess_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int recompute)
@@ -2145,9 +2145,9 @@ static void tess_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int recomp
     wl_recompute rc = L->st.recompute;
     if (rc == WL_RECOMPUTE_FULL && recompute)
         tess_fwd(L, c, layer, micro, SIM_PHASE_RECOMPUTE, 1);
-    K(o->post_mlp_b);
+    wl_cursor_comp(c, o->post_mlp_b, t);
     tess_bwd_lin(L, c, &x, &L->T.fc2, t);
-    K(o->gelu_b);
+    wl_cursor_comp(c, o->gelu_b, t);
     tess_bwd_lin(L, c, &x, &L->T.fc1, t);
     tess_ln(L, c, &x, o->post_attn_b, t);
     tess_bwd_lin(L, c, &x, &L->T.proj, t);
@@ -2156,7 +2156,7 @@ static void tess_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int recomp
         wl_cursor_mem(c, o->tr, tr);
         attn_fwd(c, o, tr);
     }
-    ATTN_BWD(o);
+    attn_core_bwd(c, o, t);
     tess_bwd_lin(L, c, &x, &L->T.qkv, t);
     tess_ln(L, c, &x, o->ln1_b, t);
     wl_cursor_mem(c, o->unkeep, t);
