@@ -126,7 +126,7 @@ int64_t wl_layer_act_bytes(const wl_strategy *st)
 }
 
 /* The dtype of everything but the layers' GEMMs: bf16 under fp8. */
-static sim_dtype elem_dtype(const wl_strategy *st)
+static sim_dtype wl_elem_dtype(const wl_strategy *st)
 {
     return st->dtype == SIM_DTYPE_FP8 ? SIM_DTYPE_BF16 : st->dtype;
 }
@@ -134,7 +134,7 @@ static sim_dtype elem_dtype(const wl_strategy *st)
 /* Tokens of a sequence on one rank: context parallelism gives each of the cp
  * ranks 2 of the sequence's 2·cp chunks, so every activation, GEMM and
  * element-wise kernel of the layer is on seq/cp tokens. */
-static int64_t local_seq(const wl_model *m, const wl_strategy *st)
+static int64_t wl_local_seq(const wl_model *m, const wl_strategy *st)
 {
     return m->seq / wl_strategy_cp(st);
 }
@@ -152,26 +152,26 @@ static int64_t local_seq(const wl_model *m, const wl_strategy *st)
  * ffn = 4h and d = 2 the paper's sbh·(10 + 24/t + 5as/(ht)).  Sharded (sequence
  * parallelism, Sec. 4.2.2, and Tesseract, whose every activation is a
  * [sb/(dq), h/q] block): the replicated terms are divided by t too. */
-typedef struct actsz {
+typedef struct wl_actsz {
     int64_t full;   /* A */
     int64_t core;   /* the attention core: softmax, mask, dropout output */
     int64_t attn;   /* the attention block's share of A */
     int64_t mlp;    /* the MLP block's share */
     int64_t input;  /* the layer input */
     int64_t sbhd;   /* s·b·h·d, unsharded */
-} actsz;
+} wl_actsz;
 
-static actsz act_sizes(const wl_model *m, int64_t b, int64_t t, int sharded, const wl_strategy *st)
+static wl_actsz wl_act_sizes(const wl_model *m, int64_t b, int64_t t, int sharded, const wl_strategy *st)
 {
     int64_t d = wl_layer_act_bytes(st);
     int flash = st->flash;
-    int64_t s = local_seq(m, st), h = m->hidden, f = m->ffn, a = m->heads;
+    int64_t s = wl_local_seq(m, st), h = m->hidden, f = m->ffn, a = m->heads;
     int64_t sbh = s * b * h, rt = sharded ? t : 1;
     /* Q, K, V (K and V at kv_heads) and the projection input; the FFN's
      * activation input (fc1's output, gate and up with swiglu) and fc2's
      * input */
     int64_t qkvp = wl_model_qkv_out(m) + h, ffn_io = wl_model_fc1_out(m, f) + f;
-    actsz z;
+    wl_actsz z;
     z.sbhd = sbh * d;
     /* the core keeps the s x s softmax output, its dropout mask and output;
      * a fused kernel keeps only the softmax statistics, one fp32 log-sum-exp
@@ -221,7 +221,7 @@ void wl_layer_moe_tokens(const wl_model *m, const wl_strategy *st, int64_t *toke
 {
     const wl_moe *x = &m->moe_cfg;
     int ep = wl_strategy_ep(st);
-    double sb = (double)local_seq(m, st) * st->mb, per = sb * x->top_k / x->experts; /* per (source, expert) */
+    double sb = (double)wl_local_seq(m, st) * st->mb, per = sb * x->top_k / x->experts; /* per (source, expert) */
     if (x->capacity_factor > 0) {
         double cap = ceil(x->capacity_factor * sb * x->top_k / x->experts);
         per = per < cap ? per : cap;
@@ -243,7 +243,7 @@ void wl_layer_moe_tokens(const wl_model *m, const wl_strategy *st, int64_t *toke
 static int64_t moe_mlp_bytes(const wl_model *m, const wl_strategy *st, int64_t b, int64_t t, int64_t rt)
 {
     const wl_moe *x = &m->moe_cfg;
-    int64_t d = wl_layer_act_bytes(st), s = local_seq(m, st), h = m->hidden, T;
+    int64_t d = wl_layer_act_bytes(st), s = wl_local_seq(m, st), h = m->hidden, T;
     wl_strategy one = *st;
     one.mb = (int)b;
     wl_layer_moe_tokens(m, &one, &T, NULL);
@@ -256,7 +256,7 @@ void wl_layer_memory(const wl_model *m, const wl_strategy *st, int layer, int64_
 {
     int64_t t, b;
     layer_shape(st, layer, &t, &b);
-    actsz z = act_sizes(m, b, t, sharded_acts(st), st);
+    wl_actsz z = wl_act_sizes(m, b, t, sharded_acts(st), st);
     if (wl_model_is_moe_layer(m, layer)) {
         z.mlp = moe_mlp_bytes(m, st, b, t, sharded_acts(st) ? t : 1);
         z.full = z.attn + z.mlp;
@@ -278,7 +278,7 @@ void wl_layer_memory(const wl_model *m, const wl_strategy *st, int layer, int64_
          * after its all-reduce, residual): 4·s·b·h elements (papers.md Sec.
          * 1.3); one block rebuilt at a time, per sub-batch under oases */
         k = 4 * z.sbhd;
-        actsz r = uses_subbatches(st) ? act_sizes(m, b / 2, t, 0, st) : z;
+        wl_actsz r = uses_subbatches(st) ? wl_act_sizes(m, b / 2, t, 0, st) : z;
         tr = r.attn > r.mlp ? r.attn : r.mlp;
         break;
     }
@@ -347,7 +347,7 @@ int64_t wl_layer_expert_params(const wl_model *m, const wl_strategy *st, int lay
 /* ---- the layer --------------------------------------------------------- */
 
 /* The payloads of one layer for b sequences at TP degree t. */
-typedef struct opset {
+typedef struct wl_opset {
     int64_t t, b;
     uint32_t ln1, qkv, attn, proj, post_attn, fc1, gelu, fc2, post_mlp;
     uint32_t post_mlp_b, fc2_dg, fc2_wg, gelu_b, fc1_dg, fc1_wg, post_attn_b, proj_dg, proj_wg, attn_b, qkv_dg,
@@ -376,29 +376,29 @@ typedef struct opset {
     uint32_t router, route, disp, efc1, eact, efc2, comb, unperm, sfc1, sact, sfc2;
     uint32_t unperm_b, comb_b, efc2_dg, efc2_wg, eact_b, efc1_dg, efc1_wg, disp_b, perm_b, sfc2_dg, sfc2_wg, sact_b,
         sfc1_dg, sfc1_wg, router_dg, router_wg;
-} opset;
+} wl_opset;
 
 /* Tesseract (papers.md Sec. 4): per linear, the q SUMMA steps' payloads. */
-typedef struct tlin {
+typedef struct wl_tlin {
     uint32_t gemm, dgrad, wgrad;               /* one step's local GEMMs */
     uint32_t bc_a[8], bc_b[8];                 /* forward: A block in ROW, B block in COL, root i */
     uint32_t red_da[8], red_db[8];             /* backward: dA reduced in ROW, dB reduced in COL */
     uint32_t bias_bc, bias_red;                /* bias broadcast / reduce in COL (root 0) */
-} tlin;
+} wl_tlin;
 
-typedef struct tess {
+typedef struct wl_tess {
     int q, d;
-    tlin qkv, proj, fc1, fc2;
+    wl_tlin qkv, proj, fc1, fc2;
     uint32_t ln_ar;                            /* layer-norm statistics all-reduce in ROW */
     uint32_t grad_ar;                          /* per-step weight-gradient all-reduce in DEP */
-} tess;
+} wl_tess;
 
 /* Communicators a rank uses besides its TP group, created on first use. */
-typedef struct rank_comms {
+typedef struct wl_rank_comms {
     int row, col, dep;                         /* Tesseract */
     int small, trans;                          /* cut-point: the small TP group, the all-gather group */
     int ring_send, ring_recv;                  /* TP overlap: ring-exchange streams (-2: not yet) */
-} rank_comms;
+} wl_rank_comms;
 
 /* send/recv tags (gpt.c's pipeline uses 0 and 1): the TP ring exchange, the
  * CP ring's forward and backward */
@@ -406,23 +406,23 @@ enum { WL_TAG_TP_RING = 2, WL_TAG_CP_FWD = 3, WL_TAG_CP_BWD = 4 };
 
 /* Megatron-Core's TP communication overlap (tp_overlap_comm): GEMM chunks
  * and transfers, from the whole layer's payloads. */
-#define TPO_SPLITS 4 /* Transformer Engine's num_splits for its "pipeline" reduce-scatter */
-typedef struct tpo {
+#define WL_TPO_SPLITS 4 /* Transformer Engine's num_splits for its "pipeline" reduce-scatter */
+typedef struct wl_tpo {
     uint32_t qkv, fc1, fc2_dg, proj_dg;        /* ring-exchange GEMM chunks: s·b/t tokens */
-    uint32_t proj[TPO_SPLITS], fc2[TPO_SPLITS], rs[TPO_SPLITS]; /* pipelined GEMM chunks, their reduce-scatters */
+    uint32_t proj[WL_TPO_SPLITS], fc2[WL_TPO_SPLITS], rs[WL_TPO_SPLITS]; /* pipelined GEMM chunks, their reduce-scatters */
     uint32_t send, recv;                       /* one ring step: s·b·h·d/t bytes */
-} tpo;
+} wl_tpo;
 
 struct wl_layer {
     wl_model m;
     wl_strategy st;
     int sub;                                   /* sub-batches per micro-batch (1 or 2) */
-    opset main, main_h, cut, cut_h;            /* after / before the cut, whole and half batch */
-    opset moe;                                 /* an MoE layer (schedule=megatron only) */
-    tess T;
-    tpo O;                                     /* tp_overlap_comm */
+    wl_opset main, main_h, cut, cut_h;            /* after / before the cut, whole and half batch */
+    wl_opset moe;                                 /* an MoE layer (schedule=megatron only) */
+    wl_tess T;
+    wl_tpo O;                                     /* tp_overlap_comm */
     int nranks;
-    rank_comms *rc;                            /* [nranks], -2 = not created */
+    wl_rank_comms *rc;                            /* [nranks], -2 = not created */
     int rc_shared;                             /* rc belongs to the parent layer */
     struct wl_layer *norc;                     /* the same schedule without recompute
                                                 * (WL_LAYER_NO_RECOMPUTE), or NULL */
@@ -433,14 +433,14 @@ struct wl_layer {
  * (2), their backward reads the input and the gradient and writes the
  * gradient (3); swiglu reads gate and up and writes their product (3), its
  * backward reads gate, up and the gradient and writes both gradients (5). */
-typedef struct ffn_act {
+typedef struct wl_ffn_act {
     const char *name, *bwd_name;
     int64_t fwd, bwd;
-} ffn_act;
+} wl_ffn_act;
 
-static ffn_act ffn_act_of(const wl_model *m)
+static wl_ffn_act wl_ffn_act_of(const wl_model *m)
 {
-    static const ffn_act acts[WL_FFN_COUNT] = {
+    static const wl_ffn_act acts[WL_FFN_COUNT] = {
         [WL_FFN_GELU] = {"gelu", "gelu_bwd", 2, 3},
         [WL_FFN_SWIGLU] = {"swiglu", "swiglu_bwd", 3, 5},
         [WL_FFN_SQRELU] = {"squared_relu", "squared_relu_bwd", 2, 3},
@@ -463,7 +463,7 @@ static void flash_pair(sim_schedule *s, const wl_strategy *st, int64_t b, int64_
     sim_payload p;
     memset(&p, 0, sizeof p);
     p.kind = SIM_OP_COMPUTE;
-    p.dtype = (uint8_t)elem_dtype(st); /* fp8 training keeps attention in bf16 */
+    p.dtype = (uint8_t)wl_elem_dtype(st); /* fp8 training keeps attention in bf16 */
     p.m = heads;
     p.n = seq;
     p.k = hd;
@@ -481,10 +481,10 @@ static void flash_pair(sim_schedule *s, const wl_strategy *st, int64_t b, int64_
     *bwd = sim_sched_payload(s, &p);
 }
 
-static void attn_payloads(sim_schedule *s, const wl_strategy *st, int64_t b, int64_t heads, int64_t kvh,
-                          int64_t seq, int64_t hd, opset *o)
+static void wl_opset_attn(sim_schedule *s, const wl_strategy *st, int64_t b, int64_t heads, int64_t kvh,
+                          int64_t seq, int64_t hd, wl_opset *o)
 {
-    sim_dtype dt = elem_dtype(st);
+    sim_dtype dt = wl_elem_dtype(st);
     if (!st->flash) {
         o->attn = wl_pay_kernel(s, "attn", SIM_KERNEL_ATTENTION, heads, seq, hd, b, 0, dt);
         o->attn_b = wl_pay_kernel(s, "attn_bwd", SIM_KERNEL_ATTENTION, heads, seq, hd, 2 * b, 0, dt);
@@ -511,7 +511,7 @@ static void attn_payloads(sim_schedule *s, const wl_strategy *st, int64_t b, int
  * holds the concatenated local K/V and the chunk being received (2 K/V);
  * the backward also the dK/dV being sent and received (4 K/V). */
 static void cp_payloads(sim_schedule *s, const wl_strategy *st, int64_t b, int64_t heads, int64_t kvh, int64_t ls,
-                        int64_t hd, opset *o)
+                        int64_t hd, wl_opset *o)
 {
     o->cp = wl_strategy_cp(st);
     if (o->cp == 1 || !st->flash)
@@ -526,7 +526,7 @@ static void cp_payloads(sim_schedule *s, const wl_strategy *st, int64_t b, int64
      * second half for the others (the causal mask): later steps are priced
      * at the CP group's average, 3/4 of the whole. */
     int64_t qe = b * ls * heads * hd, kve = b * ls * 2 * kvh * hd;
-    sim_dtype dt = elem_dtype(st);
+    sim_dtype dt = wl_elem_dtype(st);
     o->cp_fix[0] = wl_pay_elem(s, "cp_out_correction", (2 + 4 + 4 + 2) * qe, dt);
     o->cp_fix[1] = wl_pay_elem(s, "cp_out_correction", (2 + 4 + 4) * qe * 3 / 4, dt);
     o->cp_acc[0] = wl_pay_elem(s, "cp_grad_accum", (2 + 2) * (qe + kve), dt);
@@ -552,7 +552,7 @@ static void cp_payloads(sim_schedule *s, const wl_strategy *st, int64_t b, int64
  * their gradients in backward.  ALiBi needs no kernel of its own: its bias
  * is added inside the attention scores' GEMM (BLOOM's baddbmm over a
  * [b·heads, 1, s] bias) or the fused kernel, a negligible b·heads·s read. */
-static void rope_payloads(sim_schedule *s, const wl_model *m, int64_t qk, int64_t d, sim_dtype dt, opset *o)
+static void wl_opset_rope(sim_schedule *s, const wl_model *m, int64_t qk, int64_t d, sim_dtype dt, wl_opset *o)
 {
     o->rope = m->position == WL_POS_ROPE;
     if (!o->rope)
@@ -569,7 +569,7 @@ static void rope_payloads(sim_schedule *s, const wl_model *m, int64_t qk, int64_
  * instead of bf16: no extra traffic.  Two casts stand alone: the attention
  * output before the projection (forward, `in` elements) and the attention's
  * input gradient before the QKV dgrad (backward, `qkv_grad` elements). */
-static void fp8_payloads(sim_schedule *s, const wl_strategy *st, int64_t in, int64_t qkv_grad, opset *o)
+static void wl_opset_fp8(sim_schedule *s, const wl_strategy *st, int64_t in, int64_t qkv_grad, wl_opset *o)
 {
     o->fp8 = st->dtype == SIM_DTYPE_FP8;
     if (!o->fp8)
@@ -578,23 +578,23 @@ static void fp8_payloads(sim_schedule *s, const wl_strategy *st, int64_t in, int
     o->cast_b = wl_pay_elem(s, "fp8_cast_grad", 4 * qkv_grad, SIM_DTYPE_BF16);
 }
 
-static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *st, int64_t b, int64_t t,
-                        int sub, opset *o)
+static void wl_opset_build(sim_schedule *s, const wl_model *m, const wl_strategy *st, int64_t b, int64_t t,
+                        int sub, wl_opset *o)
 {
     /* dtype=fp8 (Transformer Engine): the GEMMs in FP8, everything else bf16 */
-    sim_dtype gdt = st->dtype, dt = elem_dtype(st);
-    int64_t sb = local_seq(m, st) * b, h = m->hidden, f = m->ffn, d = wl_layer_act_bytes(st);
+    sim_dtype gdt = st->dtype, dt = wl_elem_dtype(st);
+    int64_t sb = wl_local_seq(m, st) * b, h = m->hidden, f = m->ffn, d = wl_layer_act_bytes(st);
     int64_t sbhd = sb * h * d, rt = st->sp ? t : 1; /* sequence parallel: element-wise work on s/t tokens */
     int64_t qkv = wl_model_qkv_out(m), fc1 = wl_model_fc1_out(m, f);
-    ffn_act act = ffn_act_of(m);
+    wl_ffn_act act = wl_ffn_act_of(m);
     memset(o, 0, sizeof *o);
     o->t = t;
     o->b = b;
     o->ln1 = wl_pay_elem(s, "ln1", 2 * sbhd / rt, dt);
     o->qkv = wl_pay_gemm(s, "qkv", sb, qkv / t, h, gdt);
     /* attention core per TP rank: batch=b, m=heads/t, n=s, k=head_dim */
-    attn_payloads(s, st, b, m->heads / t, wl_model_kv_heads(m) / t, local_seq(m, st), h / m->heads, o);
-    cp_payloads(s, st, b, m->heads / t, wl_model_kv_heads(m) / t, local_seq(m, st), h / m->heads, o);
+    wl_opset_attn(s, st, b, m->heads / t, wl_model_kv_heads(m) / t, wl_local_seq(m, st), h / m->heads, o);
+    cp_payloads(s, st, b, m->heads / t, wl_model_kv_heads(m) / t, wl_local_seq(m, st), h / m->heads, o);
     o->proj = wl_pay_gemm(s, "proj", sb, h, h / t, gdt);
     o->post_attn = wl_pay_elem(s, "post_attn", 6 * sbhd / rt, dt); /* bias + dropout + residual + LN2 */
     o->fc1 = wl_pay_gemm(s, "fc1", sb, fc1 / t, h, gdt);
@@ -617,8 +617,8 @@ static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *s
     o->post_attn_b = wl_pay_elem(s, "post_attn_bwd", 8 * sbhd / rt + cast, dt);
     o->proj_dg = wl_pay_gemm(s, "proj_dgrad", sb, h / t, h, gdt);
     o->proj_wg = wl_pay_gemm(s, "proj_wgrad", h / t, h, sb, gdt);
-    rope_payloads(s, m, sb * (qkv - h) / 2 / t + sb * h / t, d, dt, o);
-    fp8_payloads(s, st, sb * h / t, sb * qkv / t, o);
+    wl_opset_rope(s, m, sb * (qkv - h) / 2 / t + sb * h / t, d, dt, o);
+    wl_opset_fp8(s, st, sb * h / t, sb * qkv / t, o);
     o->qkv_dg = wl_pay_gemm(s, "qkv_dgrad", sb, h, qkv / t, gdt);
     o->qkv_wg = wl_pay_gemm(s, "qkv_wgrad", h, qkv / t, sb, gdt);
     o->ln1_b = wl_pay_elem(s, "ln1_bwd", 3 * sbhd / rt, dt);
@@ -641,7 +641,7 @@ static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *s
     one.tp_cut_tp = one.tp_cut_layers = 0;
     int64_t kept, tr;
     wl_layer_memory(m, &one, 0, &kept, &tr);
-    actsz z = act_sizes(m, b, t, 0, st);
+    wl_actsz z = wl_act_sizes(m, b, t, 0, st);
     o->keep = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, kept);
     o->unkeep = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -kept);
     o->tr = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, tr);
@@ -653,7 +653,7 @@ static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *s
     o->unblk_mlp = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -z.mlp);
 }
 
-/* An MoE layer's payloads on top of a dense opset (Megatron-Core's MoELayer
+/* An MoE layer's payloads on top of a dense wl_opset (Megatron-Core's MoELayer
  * with the all-to-all token dispatcher, megatron/core/transformer/moe/
  * {router,token_dispatcher,experts}.py, read, not copied): the router GEMM
  * (h -> E, in the activations' dtype) and its softmax / top-k; permuting the
@@ -663,17 +663,17 @@ static void build_opset(sim_schedule *s, const wl_model *m, const wl_strategy *s
  * per local expert of T/(E/ep) rows, split over tp like a dense MLP; the
  * combine all-to-all back; un-permuting with the routing weights.  The
  * shared expert is a dense MLP of shared_ffn on all sb tokens. */
-static void moe_payloads(sim_schedule *s, const wl_model *m, const wl_strategy *st, int64_t b, int64_t t, opset *o)
+static void wl_opset_moe(sim_schedule *s, const wl_model *m, const wl_strategy *st, int64_t b, int64_t t, wl_opset *o)
 {
     const wl_moe *x = &m->moe_cfg;
-    sim_dtype gdt = st->dtype, dt = elem_dtype(st);
-    int64_t sb = local_seq(m, st) * b, h = m->hidden, d = wl_layer_act_bytes(st), E = x->experts;
+    sim_dtype gdt = st->dtype, dt = wl_elem_dtype(st);
+    int64_t sb = wl_local_seq(m, st) * b, h = m->hidden, d = wl_layer_act_bytes(st), E = x->experts;
     int64_t el = E / wl_strategy_ep(st), T, peer;
     wl_strategy one = *st;
     one.mb = (int)b;
     wl_layer_moe_tokens(m, &one, &T, &peer);
     int64_t rows = (T + el - 1) / el, ef = x->expert_ffn, fc1 = wl_model_fc1_out(m, ef);
-    ffn_act act = ffn_act_of(m);
+    wl_ffn_act act = wl_ffn_act_of(m);
     o->moe = 1;
     o->router = wl_pay_gemm(s, "router", sb, E, h, dt);
     o->route = wl_pay_elem(s, "router_topk_permute", 2 * sb * E * 4 + (sb + T) * h * d, dt);
@@ -719,7 +719,7 @@ static void moe_payloads(sim_schedule *s, const wl_model *m, const wl_strategy *
 /* SUMMA payloads of one linear [K → N] on a q×q×d grid, per rank: A block
  * [M/(dq), K/q], B block [K/q, N/q] (papers.md Sec. 4.2-4.3). */
 static void build_tlin(sim_schedule *s, const char *name, int64_t M, int64_t K, int64_t N, int q, int dd,
-                       sim_dtype dt, int64_t d, tlin *o)
+                       sim_dtype dt, int64_t d, wl_tlin *o)
 {
     char buf[64];
     int64_t Mq = M / ((int64_t)dd * q), Kq = K / q, Nq = N / q;
@@ -772,19 +772,19 @@ static uint32_t gemm_rows(sim_schedule *s, uint32_t whole, int64_t m)
 /* The chunks of tp_overlap_comm (Transformer Engine's defaults in
  * initialize_ub): the ring-exchange GEMMs (qkv/fc1 forward, proj/fc2
  * dgrad) in tp chunks of s·b/t tokens, the pipelined row-parallel GEMMs
- * (proj/fc2 forward) in TPO_SPLITS chunks of tokens, each followed by the
+ * (proj/fc2 forward) in WL_TPO_SPLITS chunks of tokens, each followed by the
  * reduce-scatter of its output. */
-static void build_tpo(sim_schedule *s, const wl_model *m, const wl_strategy *st, const opset *o, tpo *O)
+static void build_tpo(sim_schedule *s, const wl_model *m, const wl_strategy *st, const wl_opset *o, wl_tpo *O)
 {
-    int64_t sb = local_seq(m, st) * st->mb, t = st->tp, sbhd = sb * m->hidden * wl_layer_act_bytes(st);
+    int64_t sb = wl_local_seq(m, st) * st->mb, t = st->tp, sbhd = sb * m->hidden * wl_layer_act_bytes(st);
     O->qkv = gemm_rows(s, o->qkv, sb / t);
     O->fc1 = gemm_rows(s, o->fc1, sb / t);
     O->fc2_dg = gemm_rows(s, o->fc2_dg, sb / t);
     O->proj_dg = gemm_rows(s, o->proj_dg, sb / t);
-    for (int i = 0; i < TPO_SPLITS; i++) {
-        O->proj[i] = gemm_rows(s, o->proj, sb / TPO_SPLITS);
-        O->fc2[i] = gemm_rows(s, o->fc2, sb / TPO_SPLITS);
-        O->rs[i] = wl_pay_coll(s, "sp_reducescatter", SIM_COLL_REDUCESCATTER, sbhd / TPO_SPLITS);
+    for (int i = 0; i < WL_TPO_SPLITS; i++) {
+        O->proj[i] = gemm_rows(s, o->proj, sb / WL_TPO_SPLITS);
+        O->fc2[i] = gemm_rows(s, o->fc2, sb / WL_TPO_SPLITS);
+        O->rs[i] = wl_pay_coll(s, "sp_reducescatter", SIM_COLL_REDUCESCATTER, sbhd / WL_TPO_SPLITS);
     }
     O->send = wl_pay_p2p(s, SIM_OP_SEND, "tp_ring_send", sbhd / t, WL_TAG_TP_RING);
     O->recv = wl_pay_p2p(s, SIM_OP_RECV, "tp_ring_recv", sbhd / t, WL_TAG_TP_RING);
@@ -900,11 +900,11 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
             return NULL;
         }
     }
-    if (st->tp_overlap_comm && local_seq(m, st) * st->mb % (TPO_SPLITS * t)) {
+    if (st->tp_overlap_comm && wl_local_seq(m, st) * st->mb % (WL_TPO_SPLITS * t)) {
         sim_errf(err, "strategy: tp_overlap_comm=1 splits each linear's s·b = %lld tokens into tp = %d ring chunks and "
                  "%d pipelined reduce-scatter chunks: seq%s·mb must be divisible by %d",
-                 (long long)(local_seq(m, st) * st->mb), t, TPO_SPLITS, wl_strategy_cp(st) > 1 ? "/cp" : "",
-                 TPO_SPLITS * t);
+                 (long long)(wl_local_seq(m, st) * st->mb), t, WL_TPO_SPLITS, wl_strategy_cp(st) > 1 ? "/cp" : "",
+                 WL_TPO_SPLITS * t);
         return NULL;
     }
     if (st->schedule == WL_TP_MERAK && st->tp_overlap == 1 && (int64_t)m->seq * st->mb % 2) {
@@ -912,7 +912,7 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
         return NULL;
     }
     wl_layer *L = calloc(1, sizeof *L);
-    rank_comms *rc = calloc((size_t)s->nranks, sizeof *rc);
+    wl_rank_comms *rc = calloc((size_t)s->nranks, sizeof *rc);
     if (!L || !rc) {
         free(L);
         free(rc);
@@ -926,22 +926,22 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
     L->rc = rc;
     for (int r = 0; r < s->nranks; r++)
         rc[r].row = rc[r].col = rc[r].dep = rc[r].small = rc[r].trans = rc[r].ring_send = rc[r].ring_recv = -2;
-    build_opset(s, m, st, st->mb, t, 1, &L->main);
+    wl_opset_build(s, m, st, st->mb, t, 1, &L->main);
     if (sub == 2)
-        build_opset(s, m, st, st->mb / 2, t, 2, &L->main_h);
+        wl_opset_build(s, m, st, st->mb / 2, t, 2, &L->main_h);
     else
         L->main_h = L->main;
     if (st->tp_overlap_comm)
         build_tpo(s, m, st, &L->main, &L->O);
     if (m->moe) {
-        build_opset(s, m, st, st->mb, t, 1, &L->moe);
-        moe_payloads(s, m, st, st->mb, t, &L->moe);
+        wl_opset_build(s, m, st, st->mb, t, 1, &L->moe);
+        wl_opset_moe(s, m, st, st->mb, t, &L->moe);
     }
     if (st->tp_cut_tp) {
         int64_t b2 = (int64_t)st->mb * st->tp_cut_tp / st->tp;
-        build_opset(s, m, st, b2, st->tp_cut_tp, 1, &L->cut);
+        wl_opset_build(s, m, st, b2, st->tp_cut_tp, 1, &L->cut);
         if (sub == 2)
-            build_opset(s, m, st, b2 / 2, st->tp_cut_tp, 2, &L->cut_h);
+            wl_opset_build(s, m, st, b2 / 2, st->tp_cut_tp, 2, &L->cut_h);
         else
             L->cut_h = L->cut;
         /* the all-gather at the cut produces the (sub-)batch of the large group */
@@ -949,7 +949,7 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
         L->cut.gather = L->main.gather;
     }
     if (st->schedule == WL_TP_TESSERACT) {
-        tess *T = &L->T;
+        wl_tess *T = &L->T;
         int64_t M = (int64_t)m->seq * st->mb, h = m->hidden, f = m->ffn, d = wl_layer_act_bytes(st);
         T->q = q;
         T->d = st->tess_depth;
@@ -966,21 +966,21 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
                                  (pw / ((int64_t)q * q) + (pb + pn) / q) *
                                      (st->dtype == SIM_DTYPE_FP32 || st->dtype == SIM_DTYPE_TF32 ? 4 : 2));
         /* the element-wise work and the attention core on the local block */
-        opset *o = &L->main;
+        wl_opset *o = &L->main;
         int64_t Mq = M / ((int64_t)T->d * q), sbhd = Mq * (h / q) * d;
         int64_t bl = st->mb / ((int64_t)T->d * q);
-        o->ln1 = wl_pay_elem(s, "ln1", 2 * sbhd, elem_dtype(st));
-        attn_payloads(s, st, bl, m->heads / q, wl_model_kv_heads(m) / q, m->seq, h / m->heads, o);
-        rope_payloads(s, m, Mq * ((wl_model_qkv_out(m) - h) / 2 + h) / q, d, elem_dtype(st), o);
-        fp8_payloads(s, st, Mq * (h / q), Mq * (wl_model_qkv_out(m) / q), o);
-        o->post_attn = wl_pay_elem(s, "post_attn", 6 * sbhd, elem_dtype(st));
-        ffn_act act = ffn_act_of(m);
-        o->gelu = wl_pay_elem(s, act.name, act.fwd * Mq * (f / q) * d, elem_dtype(st));
-        o->post_mlp = wl_pay_elem(s, "post_mlp", 4 * sbhd, elem_dtype(st));
-        o->post_mlp_b = wl_pay_elem(s, "post_mlp_bwd", 4 * sbhd, elem_dtype(st));
-        o->gelu_b = wl_pay_elem(s, act.bwd_name, act.bwd * Mq * (f / q) * d, elem_dtype(st));
-        o->post_attn_b = wl_pay_elem(s, "post_attn_bwd", 8 * sbhd, elem_dtype(st));
-        o->ln1_b = wl_pay_elem(s, "ln1_bwd", 3 * sbhd, elem_dtype(st));
+        o->ln1 = wl_pay_elem(s, "ln1", 2 * sbhd, wl_elem_dtype(st));
+        wl_opset_attn(s, st, bl, m->heads / q, wl_model_kv_heads(m) / q, m->seq, h / m->heads, o);
+        wl_opset_rope(s, m, Mq * ((wl_model_qkv_out(m) - h) / 2 + h) / q, d, wl_elem_dtype(st), o);
+        wl_opset_fp8(s, st, Mq * (h / q), Mq * (wl_model_qkv_out(m) / q), o);
+        o->post_attn = wl_pay_elem(s, "post_attn", 6 * sbhd, wl_elem_dtype(st));
+        wl_ffn_act act = wl_ffn_act_of(m);
+        o->gelu = wl_pay_elem(s, act.name, act.fwd * Mq * (f / q) * d, wl_elem_dtype(st));
+        o->post_mlp = wl_pay_elem(s, "post_mlp", 4 * sbhd, wl_elem_dtype(st));
+        o->post_mlp_b = wl_pay_elem(s, "post_mlp_bwd", 4 * sbhd, wl_elem_dtype(st));
+        o->gelu_b = wl_pay_elem(s, act.bwd_name, act.bwd * Mq * (f / q) * d, wl_elem_dtype(st));
+        o->post_attn_b = wl_pay_elem(s, "post_attn_bwd", 8 * sbhd, wl_elem_dtype(st));
+        o->ln1_b = wl_pay_elem(s, "ln1_bwd", 3 * sbhd, wl_elem_dtype(st));
         int64_t kept, tr;
         wl_layer_memory(m, st, m->layers - 1, &kept, &tr);
         o->keep = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, kept);
@@ -1015,7 +1015,7 @@ void wl_layer_free(wl_layer *L)
     free(L);
 }
 
-static sim_tags tg(int layer, int micro, int sub, sim_phase ph)
+static sim_tags wl_tags(int layer, int micro, int sub, sim_phase ph)
 {
     sim_tags t = {layer, micro, (int8_t)sub, (uint8_t)ph};
     return t;
@@ -1024,7 +1024,7 @@ static sim_tags tg(int layer, int micro, int sub, sim_phase ph)
 /* ---- communicators ----------------------------------------------------- */
 
 /* The members of this rank's TP group, from its TP communicator. */
-static const sim_comm *tp_group(const wl_cursor *c, int *idx)
+static const sim_comm *wl_tp_group(const wl_cursor *c, int *idx)
 {
     const sim_comm *g = &c->s->comms[c->tp_comm];
     *idx = 0;
@@ -1037,7 +1037,7 @@ static const sim_comm *tp_group(const wl_cursor *c, int *idx)
 /* Creates the communicator of the members of the TP group whose index i
  * satisfies (i / stride) % n == varying and the other coordinates equal
  * those of index `me`; stores it in field (offset) of every member. */
-static int sub_comm(wl_layer *L, wl_cursor *c, int me, int stride, int n, const char *kind,
+static int wl_sub_comm(wl_layer *L, wl_cursor *c, int me, int stride, int n, const char *kind,
                     size_t field)
 {
     int *slot = (int *)((char *)&L->rc[c->rank] + field);
@@ -1067,17 +1067,17 @@ static int sub_comm(wl_layer *L, wl_cursor *c, int me, int stride, int n, const 
 static void cut_comms(wl_layer *L, wl_cursor *c, int *small, int *trans)
 {
     int me;
-    tp_group(c, &me);
+    wl_tp_group(c, &me);
     int t2 = L->st.tp_cut_tp, ratio = L->st.tp / t2;
-    *small = t2 > 1 ? sub_comm(L, c, me, 1, t2, "tpcut", offsetof(rank_comms, small)) : -1;
-    *trans = sub_comm(L, c, me, t2, ratio, "tpgather", offsetof(rank_comms, trans));
+    *small = t2 > 1 ? wl_sub_comm(L, c, me, 1, t2, "tpcut", offsetof(wl_rank_comms, small)) : -1;
+    *trans = wl_sub_comm(L, c, me, t2, ratio, "tpgather", offsetof(wl_rank_comms, trans));
 }
 
 /* ---- emit helpers ------------------------------------------------------ */
 
 /* A GEMM that reads the weights of linear `lin`: through the cursor's hook
  * (OSDP's operator splitting, gpt.c) when there is one. */
-static uint32_t emit_linear(wl_cursor *c, int layer, wl_linear lin, uint32_t pay, sim_tags t)
+static uint32_t wl_emit_linear(wl_cursor *c, int layer, wl_linear lin, uint32_t pay, sim_tags t)
 {
     return c->linear ? c->linear(c, layer, lin, pay, t) : wl_cursor_comp(c, pay, t);
 }
@@ -1085,7 +1085,7 @@ static uint32_t emit_linear(wl_cursor *c, int layer, wl_linear lin, uint32_t pay
 /* The CP ring's forward (cp_payloads): in step i the rank computes on the
  * K/V chunk pair in hand while forwarding it to the next rank and receiving
  * the next pair from the previous one, on the cursor's CP streams. */
-static void cp_ring_fwd(wl_cursor *c, const opset *o, sim_tags t)
+static void cp_ring_fwd(wl_cursor *c, const wl_opset *o, sim_tags t)
 {
     int n = o->cp;
     uint32_t held = c->last_comp, got = UINT32_MAX;
@@ -1110,7 +1110,7 @@ static void cp_ring_fwd(wl_cursor *c, const opset *o, sim_tags t)
  * and, after step 0, with the dK/dV accumulated by the step before; a step's
  * gradients are added to those received, and the last transfer carries
  * dK/dV alone (each rank's own, home again). */
-static void cp_ring_bwd(wl_cursor *c, const opset *o, sim_tags t)
+static void cp_ring_bwd(wl_cursor *c, const wl_opset *o, sim_tags t)
 {
     int n = o->cp;
     uint32_t held = c->last_comp;
@@ -1129,7 +1129,7 @@ static void cp_ring_bwd(wl_cursor *c, const opset *o, sim_tags t)
 }
 
 /* The attention core's kernels: one, or the CP ring. */
-static void attn_fwd(wl_cursor *c, const opset *o, sim_tags t)
+static void wl_emit_attn_kernels(wl_cursor *c, const wl_opset *o, sim_tags t)
 {
     if (o->cp > 1)
         cp_ring_fwd(c, o, t);
@@ -1137,16 +1137,16 @@ static void attn_fwd(wl_cursor *c, const opset *o, sim_tags t)
         wl_cursor_comp(c, o->attn, t);
 }
 
-static void attn_core(wl_cursor *c, const opset *o, sim_tags t)
+static void wl_emit_attn(wl_cursor *c, const wl_opset *o, sim_tags t)
 {
     if (o->rope)
         wl_cursor_comp(c, o->rope_f, t);
-    attn_fwd(c, o, t);
+    wl_emit_attn_kernels(c, o, t);
     if (o->fp8)
         wl_cursor_comp(c, o->cast_f, t);
 }
 
-static void attn_core_bwd(wl_cursor *c, const opset *o, sim_tags t)
+static void wl_emit_attn_bwd(wl_cursor *c, const wl_opset *o, sim_tags t)
 {
     if (o->cp > 1)
         cp_ring_bwd(c, o, t);
@@ -1160,7 +1160,7 @@ static void attn_core_bwd(wl_cursor *c, const opset *o, sim_tags t)
 
 /* Launches a collective of what the last kernel produced on stream `stream`;
  * nothing waits for it yet. */
-static uint32_t launch(wl_cursor *c, int stream, uint32_t pay, int comm, sim_tags t)
+static uint32_t wl_emit_launch(wl_cursor *c, int stream, uint32_t pay, int comm, sim_tags t)
 {
     uint32_t dep = c->last_comp;
     return sim_sched_add(c->s, stream, pay, comm, t, &dep, 1);
@@ -1169,13 +1169,13 @@ static uint32_t launch(wl_cursor *c, int stream, uint32_t pay, int comm, sim_tag
 /* The same, launched by the host after it waited for collective `waited`:
  * the explicit dependency records that the two were never in flight
  * together (the stream order alone would give the same timing). */
-static uint32_t launch_after(wl_cursor *c, int stream, uint32_t pay, int comm, sim_tags t, uint32_t waited)
+static uint32_t wl_emit_launch_after(wl_cursor *c, int stream, uint32_t pay, int comm, sim_tags t, uint32_t waited)
 {
     uint32_t deps[2] = {c->last_comp, waited};
     return sim_sched_add(c->s, stream, pay, comm, t, deps, 2);
 }
 
-static int tp_stream(wl_cursor *c)
+static int wl_tp_stream(wl_cursor *c)
 {
     if (c->stp < 0)
         c->stp = sim_sched_stream_role(c->s, c->rank, "tp", SIM_ROLE_TP);
@@ -1185,15 +1185,15 @@ static int tp_stream(wl_cursor *c)
 /* ---- Megatron 1-D and sequence parallel -------------------------------- */
 
 /* The layer's TP communicator and payloads at its degree. */
-typedef struct lctx {
-    const opset *o;
+typedef struct wl_lctx {
+    const wl_opset *o;
     int comm;    /* TP communicator of the layer's degree, -1 if t == 1 */
     int64_t t;
-} lctx;
+} wl_lctx;
 
-static lctx layer_ctx(wl_layer *L, wl_cursor *c, int layer, int half)
+static wl_lctx wl_lctx_of(wl_layer *L, wl_cursor *c, int layer, int half)
 {
-    lctx x;
+    wl_lctx x;
     int before = L->st.tp_cut_tp && layer < L->st.tp_cut_layers;
     x.o = before ? (half ? &L->cut_h : &L->cut) : (half ? &L->main_h : &L->main);
     if (wl_model_is_moe_layer(&L->m, layer))
@@ -1209,11 +1209,11 @@ static lctx layer_ctx(wl_layer *L, wl_cursor *c, int layer, int half)
 }
 
 /* A synchronous TP collective: the next kernel waits for it. */
-static void sync_coll(wl_cursor *c, const lctx *x, uint32_t pay, sim_tags t)
+static void wl_emit_sync_coll(wl_cursor *c, const wl_lctx *x, uint32_t pay, sim_tags t)
 {
     if (x->t == 1)
         return;
-    wl_cursor_pend(c, launch(c, tp_stream(c), pay, x->comm, t));
+    wl_cursor_pend(c, wl_emit_launch(c, wl_tp_stream(c), pay, x->comm, t));
 }
 
 /* ---- Megatron-Core TP communication overlap (tp_overlap_comm) -----------
@@ -1230,7 +1230,7 @@ static void sync_coll(wl_cursor *c, const lctx *x, uint32_t pay, sim_tags t)
  *    beyond its GEMM chunk is exposed: time g + (tp-1)·max(g, c) for GEMM
  *    chunks g and transfers c;
  *  - pipeline (proj and fc2 forward: the reduce-scatter after a GEMM): the
- *    GEMM in TPO_SPLITS chunks of tokens, each chunk's output
+ *    GEMM in WL_TPO_SPLITS chunks of tokens, each chunk's output
  *    reduce-scattered while the next chunk computes; the last chunk's
  *    reduce-scatter is exposed;
  *  - bulk (qkv and fc1 backward): the input all-gather beside the dgrad
@@ -1257,10 +1257,10 @@ static int ring_stream(wl_layer *L, wl_cursor *c, size_t field, const char *name
 static void ring_ag_gemm(wl_layer *L, wl_cursor *c, uint32_t chunk, sim_tags t)
 {
     int me;
-    const sim_comm *g = tp_group(c, &me);
+    const sim_comm *g = wl_tp_group(c, &me);
     int n = g->nranks, next = g->ranks[(me + 1) % n], prev = g->ranks[(me + n - 1) % n];
-    int ss = ring_stream(L, c, offsetof(rank_comms, ring_send), "tp-ring-send");
-    int sr = ring_stream(L, c, offsetof(rank_comms, ring_recv), "tp-ring-recv");
+    int ss = ring_stream(L, c, offsetof(wl_rank_comms, ring_send), "tp-ring-send");
+    int sr = ring_stream(L, c, offsetof(wl_rank_comms, ring_recv), "tp-ring-recv");
     uint32_t held = c->last_comp, got = UINT32_MAX;
     for (int i = 0; i < n; i++) {
         if (i + 1 < n) { /* forward the chunk held, receive the next */
@@ -1275,15 +1275,15 @@ static void ring_ag_gemm(wl_layer *L, wl_cursor *c, uint32_t chunk, sim_tags t)
     }
 }
 
-/* A row-parallel GEMM in TPO_SPLITS chunks, each chunk's output
+/* A row-parallel GEMM in WL_TPO_SPLITS chunks, each chunk's output
  * reduce-scattered on "tp" while the next computes; the next kernel waits
  * for the last. */
-static void pipe_gemm_rs(wl_cursor *c, const lctx *x, const uint32_t *chunks, const uint32_t *rs, sim_tags t)
+static void pipe_gemm_rs(wl_cursor *c, const wl_lctx *x, const uint32_t *chunks, const uint32_t *rs, sim_tags t)
 {
     uint32_t last = UINT32_MAX;
-    for (int i = 0; i < TPO_SPLITS; i++) {
+    for (int i = 0; i < WL_TPO_SPLITS; i++) {
         wl_cursor_comp(c, chunks[i], t);
-        last = launch(c, tp_stream(c), rs[i], x->comm, t);
+        last = wl_emit_launch(c, wl_tp_stream(c), rs[i], x->comm, t);
     }
     wl_cursor_pend(c, last);
 }
@@ -1305,15 +1305,15 @@ static int ep_stream(wl_cursor *c)
     return c->sep;
 }
 
-static void moe_fwd(wl_layer *L, wl_cursor *c, const lctx *x, sim_tags t)
+static void moe_fwd(wl_layer *L, wl_cursor *c, const wl_lctx *x, sim_tags t)
 {
-    const opset *o = x->o;
+    const wl_opset *o = x->o;
     int ep = wl_strategy_ep(&L->st) > 1;
     if (L->st.sp)
-        sync_coll(c, x, o->ag, t);
+        wl_emit_sync_coll(c, x, o->ag, t);
     wl_cursor_comp(c, o->router, t);
     wl_cursor_comp(c, o->route, t);
-    uint32_t disp = ep ? launch(c, ep_stream(c), o->disp, c->ep_comm, t) : UINT32_MAX;
+    uint32_t disp = ep ? wl_emit_launch(c, ep_stream(c), o->disp, c->ep_comm, t) : UINT32_MAX;
     if (o->shared) {
         wl_cursor_comp(c, o->sfc1, t);
         wl_cursor_comp(c, o->sact, t);
@@ -1325,25 +1325,25 @@ static void moe_fwd(wl_layer *L, wl_cursor *c, const lctx *x, sim_tags t)
     wl_cursor_comp(c, o->eact, t);
     wl_cursor_comp(c, o->efc2, t);
     if (ep)
-        wl_cursor_pend(c, launch(c, ep_stream(c), o->comb, c->ep_comm, t));
+        wl_cursor_pend(c, wl_emit_launch(c, ep_stream(c), o->comb, c->ep_comm, t));
     wl_cursor_comp(c, o->unperm, t);
-    sync_coll(c, x, L->st.sp ? o->rs : o->ar, t);
+    wl_emit_sync_coll(c, x, L->st.sp ? o->rs : o->ar, t);
 }
 
-static void moe_bwd(wl_layer *L, wl_cursor *c, const lctx *x, sim_tags t)
+static void moe_bwd(wl_layer *L, wl_cursor *c, const wl_lctx *x, sim_tags t)
 {
-    const opset *o = x->o;
+    const wl_opset *o = x->o;
     int ep = wl_strategy_ep(&L->st) > 1;
     if (L->st.sp)
-        sync_coll(c, x, o->ag, t); /* gradient of the reduce-scatter */
+        wl_emit_sync_coll(c, x, o->ag, t); /* gradient of the reduce-scatter */
     wl_cursor_comp(c, o->unperm_b, t);
     if (ep)
-        wl_cursor_pend(c, launch(c, ep_stream(c), o->comb_b, c->ep_comm, t));
+        wl_cursor_pend(c, wl_emit_launch(c, ep_stream(c), o->comb_b, c->ep_comm, t));
     wl_cursor_comp(c, o->efc2_dg, t);
     wl_cursor_comp(c, o->efc2_wg, t);
     wl_cursor_comp(c, o->eact_b, t);
     wl_cursor_comp(c, o->efc1_dg, t);
-    uint32_t a2a = ep ? launch(c, ep_stream(c), o->disp_b, c->ep_comm, t) : UINT32_MAX;
+    uint32_t a2a = ep ? wl_emit_launch(c, ep_stream(c), o->disp_b, c->ep_comm, t) : UINT32_MAX;
     wl_cursor_comp(c, o->efc1_wg, t);
     if (o->shared) {
         wl_cursor_comp(c, o->sfc2_dg, t);
@@ -1360,7 +1360,7 @@ static void moe_bwd(wl_layer *L, wl_cursor *c, const lctx *x, sim_tags t)
         wl_cursor_comp(c, o->router_wg, t);
         return;
     }
-    wl_cursor_pend(c, launch(c, tp_stream(c), L->st.sp ? o->rs : o->ar, x->comm, t));
+    wl_cursor_pend(c, wl_emit_launch(c, wl_tp_stream(c), L->st.sp ? o->rs : o->ar, x->comm, t));
     wl_cursor_comp_overlap(c, o->router_wg, t);
 }
 
@@ -1371,16 +1371,16 @@ static void moe_bwd(wl_layer *L, wl_cursor *c, const lctx *x, sim_tags t)
  * reduce-scatter after each row-parallel one. */
 static void megatron_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_phase ph, int alloc)
 {
-    lctx x = layer_ctx(L, c, layer, 0);
-    const opset *o = x.o;
-    sim_tags t = tg(layer, micro, -1, ph);
+    wl_lctx x = wl_lctx_of(L, c, layer, 0);
+    const wl_opset *o = x.o;
+    sim_tags t = wl_tags(layer, micro, -1, ph);
     int sp = L->st.sp, ovl = L->st.tp_overlap_comm && x.t > 1;
     if (alloc)
         wl_cursor_mem(c, ph == SIM_PHASE_RECOMPUTE ? o->tr : o->keep, t);
     wl_cursor_comp(c, o->ln1, t);
     if (ovl) {
         ring_ag_gemm(L, c, L->O.qkv, t);
-        attn_fwd(c, o, t);
+        wl_emit_attn_kernels(c, o, t);
         pipe_gemm_rs(c, &x, L->O.proj, L->O.rs, t);
         wl_cursor_comp(c, o->post_attn, t);
         ring_ag_gemm(L, c, L->O.fc1, t);
@@ -1390,21 +1390,21 @@ static void megatron_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_ph
         return;
     }
     if (sp)
-        sync_coll(c, &x, o->ag, t);
-    emit_linear(c, layer, WL_LIN_QKV, o->qkv, t);
-    attn_core(c, o, t);
-    emit_linear(c, layer, WL_LIN_PROJ, o->proj, t);
-    sync_coll(c, &x, sp ? o->rs : o->ar, t); /* RowParallelLinear: reduce_from_tensor_model_parallel_region */
+        wl_emit_sync_coll(c, &x, o->ag, t);
+    wl_emit_linear(c, layer, WL_LIN_QKV, o->qkv, t);
+    wl_emit_attn(c, o, t);
+    wl_emit_linear(c, layer, WL_LIN_PROJ, o->proj, t);
+    wl_emit_sync_coll(c, &x, sp ? o->rs : o->ar, t); /* RowParallelLinear: reduce_from_tensor_model_parallel_region */
     wl_cursor_comp(c, o->post_attn, t);
     if (o->moe) {
         moe_fwd(L, c, &x, t);
     } else {
         if (sp)
-            sync_coll(c, &x, o->ag, t);
-        emit_linear(c, layer, WL_LIN_FC1, o->fc1, t);
+            wl_emit_sync_coll(c, &x, o->ag, t);
+        wl_emit_linear(c, layer, WL_LIN_FC1, o->fc1, t);
         wl_cursor_comp(c, o->gelu, t);
-        emit_linear(c, layer, WL_LIN_FC2, o->fc2, t);
-        sync_coll(c, &x, sp ? o->rs : o->ar, t);
+        wl_emit_linear(c, layer, WL_LIN_FC2, o->fc2, t);
+        wl_emit_sync_coll(c, &x, sp ? o->rs : o->ar, t);
     }
     wl_cursor_comp(c, o->post_mlp, t);
 }
@@ -1416,41 +1416,41 @@ static void megatron_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_ph
  * sharded input is all-gathered again for the weight gradient, beside the
  * dgrad GEMM.  default_checkpoint (Oases' baseline, torch autograd without
  * the async path) waits for the all-reduce before the weight gradient. */
-static void column_bwd(wl_layer *L, wl_cursor *c, const lctx *x, uint32_t dgrad, uint32_t wgrad, sim_tags t,
+static void column_bwd(wl_layer *L, wl_cursor *c, const wl_lctx *x, uint32_t dgrad, uint32_t wgrad, sim_tags t,
                        int layer, wl_linear lin)
 {
-    const opset *o = x->o;
+    const wl_opset *o = x->o;
     if (x->t == 1) {
-        emit_linear(c, layer, lin, dgrad, t);
+        wl_emit_linear(c, layer, lin, dgrad, t);
         wl_cursor_comp(c, wgrad, t);
         return;
     }
     if (L->st.sp) {
         uint32_t dep = c->last_comp;
-        uint32_t ag = sim_sched_add(c->s, tp_stream(c), o->ag, x->comm, t, &dep, 1);
-        emit_linear(c, layer, lin, dgrad, t);
-        uint32_t rs = launch(c, tp_stream(c), o->rs, x->comm, t);
+        uint32_t ag = sim_sched_add(c->s, wl_tp_stream(c), o->ag, x->comm, t, &dep, 1);
+        wl_emit_linear(c, layer, lin, dgrad, t);
+        uint32_t rs = wl_emit_launch(c, wl_tp_stream(c), o->rs, x->comm, t);
         wl_cursor_pend(c, ag);
         wl_cursor_comp(c, wgrad, t);
         wl_cursor_pend(c, rs);
         return;
     }
-    emit_linear(c, layer, lin, dgrad, t);
+    wl_emit_linear(c, layer, lin, dgrad, t);
     if (L->st.schedule == WL_TP_DEFAULT_CKPT || L->st.schedule == WL_TP_OPTIM_COMM_CKPT) {
-        sync_coll(c, x, o->ar, t);
+        wl_emit_sync_coll(c, x, o->ar, t);
         wl_cursor_comp(c, wgrad, t);
         return;
     }
-    wl_cursor_pend(c, launch(c, tp_stream(c), o->ar, x->comm, t));
+    wl_cursor_pend(c, wl_emit_launch(c, wl_tp_stream(c), o->ar, x->comm, t));
     wl_cursor_comp_overlap(c, wgrad, t);
 }
 
 static void megatron_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int recompute)
 {
-    lctx x = layer_ctx(L, c, layer, 0);
-    const opset *o = x.o;
-    sim_tags t = tg(layer, micro, -1, SIM_PHASE_BACKWARD);
-    sim_tags tr = tg(layer, micro, -1, SIM_PHASE_RECOMPUTE);
+    wl_lctx x = wl_lctx_of(L, c, layer, 0);
+    const wl_opset *o = x.o;
+    sim_tags t = wl_tags(layer, micro, -1, SIM_PHASE_BACKWARD);
+    sim_tags tr = wl_tags(layer, micro, -1, SIM_PHASE_RECOMPUTE);
     wl_recompute rc = L->st.recompute;
     int sp = L->st.sp, ovl = L->st.tp_overlap_comm && x.t > 1;
     if (rc == WL_RECOMPUTE_FULL && recompute)
@@ -1463,8 +1463,8 @@ static void megatron_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int re
             ring_ag_gemm(L, c, L->O.fc2_dg, t); /* the gradient of the reduce-scatter, gathered in a ring */
         } else {
             if (sp)
-                sync_coll(c, &x, o->ag, t); /* gradient of the reduce-scatter */
-            emit_linear(c, layer, WL_LIN_FC2, o->fc2_dg, t);
+                wl_emit_sync_coll(c, &x, o->ag, t); /* gradient of the reduce-scatter */
+            wl_emit_linear(c, layer, WL_LIN_FC2, o->fc2_dg, t);
         }
         wl_cursor_comp(c, o->fc2_wg, t);
         wl_cursor_comp(c, o->gelu_b, t);
@@ -1475,16 +1475,16 @@ static void megatron_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int re
         ring_ag_gemm(L, c, L->O.proj_dg, t);
     } else {
         if (sp)
-            sync_coll(c, &x, o->ag, t);
-        emit_linear(c, layer, WL_LIN_PROJ, o->proj_dg, t);
+            wl_emit_sync_coll(c, &x, o->ag, t);
+        wl_emit_linear(c, layer, WL_LIN_PROJ, o->proj_dg, t);
     }
     wl_cursor_comp(c, o->proj_wg, t);
     if (rc == WL_RECOMPUTE_SELECTIVE && recompute) {
         /* selective: the attention core only (Korthikanti et al. 2022 Sec. 5) */
         wl_cursor_mem(c, o->tr, tr);
-        attn_fwd(c, o, tr);
+        wl_emit_attn_kernels(c, o, tr);
     }
-    attn_core_bwd(c, o, t);
+    wl_emit_attn_bwd(c, o, t);
     column_bwd(L, c, &x, o->qkv_dg, o->qkv_wg, t, layer, WL_LIN_QKV);
     wl_cursor_comp(c, o->ln1_b, t);
     wl_cursor_mem(c, rc == WL_RECOMPUTE_FULL || rc == WL_RECOMPUTE_SELECTIVE ? o->unboth : o->unkeep, t);
@@ -1498,9 +1498,9 @@ static void megatron_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int re
 
 /* RB(mlp, k): post_attn (+LN2) and the MLP forward again, then their backward
  * up to the MLP input gradient, which the caller all-reduces. */
-static void rb_mlp(wl_cursor *c, const opset *o, int layer, int micro, int k)
+static void rb_mlp(wl_cursor *c, const wl_opset *o, int layer, int micro, int k)
 {
-    sim_tags t = tg(layer, micro, k, SIM_PHASE_RECOMPUTE);
+    sim_tags t = wl_tags(layer, micro, k, SIM_PHASE_RECOMPUTE);
     wl_cursor_mem(c, o->blk_mlp, t);
     wl_cursor_comp(c, o->post_attn, t);
     wl_cursor_comp(c, o->fc1, t);
@@ -1517,18 +1517,18 @@ static void rb_mlp(wl_cursor *c, const opset *o, int layer, int micro, int k)
 
 /* RB(attn, k): LN1, QKV, the attention core and the projection again, then
  * their backward up to the attention input gradient. */
-static void rb_attn(wl_cursor *c, const opset *o, int layer, int micro, int k)
+static void rb_attn(wl_cursor *c, const wl_opset *o, int layer, int micro, int k)
 {
-    sim_tags t = tg(layer, micro, k, SIM_PHASE_RECOMPUTE);
+    sim_tags t = wl_tags(layer, micro, k, SIM_PHASE_RECOMPUTE);
     wl_cursor_mem(c, o->blk_attn, t);
     wl_cursor_comp(c, o->ln1, t);
     wl_cursor_comp(c, o->qkv, t);
-    attn_core(c, o, t);
+    wl_emit_attn(c, o, t);
     wl_cursor_comp(c, o->proj, t);
     t.phase = SIM_PHASE_BACKWARD;
     wl_cursor_comp(c, o->proj_dg, t);
     wl_cursor_comp(c, o->proj_wg, t);
-    attn_core_bwd(c, o, t);
+    wl_emit_attn_bwd(c, o, t);
     wl_cursor_comp(c, o->qkv_dg, t);
     wl_cursor_comp(c, o->qkv_wg, t);
     wl_cursor_mem(c, o->unblk_attn, t);
@@ -1540,17 +1540,17 @@ static void rb_attn(wl_cursor *c, const opset *o, int layer, int micro, int k)
  * its input gradient is all-reduced after it. */
 static void oases_sync_bwd(wl_layer *L, wl_cursor *c, int layer, int micro)
 {
-    lctx x = layer_ctx(L, c, layer, 0);
-    const opset *o = x.o;
-    sim_tags t = tg(layer, micro, -1, SIM_PHASE_BACKWARD);
-    sim_tags tr = tg(layer, micro, -1, SIM_PHASE_RECOMPUTE);
+    wl_lctx x = wl_lctx_of(L, c, layer, 0);
+    const wl_opset *o = x.o;
+    sim_tags t = wl_tags(layer, micro, -1, SIM_PHASE_BACKWARD);
+    sim_tags tr = wl_tags(layer, micro, -1, SIM_PHASE_RECOMPUTE);
     wl_cursor_comp(c, o->post_mlp, tr); /* Q recompute: the dropout mask of the block output */
     wl_cursor_comp(c, o->post_mlp_b, t);
     rb_mlp(c, o, layer, micro, -1);
-    sync_coll(c, &x, o->ar, t);
+    wl_emit_sync_coll(c, &x, o->ar, t);
     wl_cursor_comp(c, o->post_attn_b, t);
     rb_attn(c, o, layer, micro, -1);
-    sync_coll(c, &x, o->ar, t);
+    wl_emit_sync_coll(c, &x, o->ar, t);
     wl_cursor_comp(c, o->ln1_b, t);
     wl_cursor_mem(c, o->unkeep, t);
 }
@@ -1558,27 +1558,27 @@ static void oases_sync_bwd(wl_layer *L, wl_cursor *c, int layer, int micro)
 /* ---- Oases: two sub-batches, one all-reduce in flight ------------------ */
 
 /* The forward blocks of papers.md Sec. 1.4 for sub-batch k (1 or 2). */
-static void blk_A(wl_cursor *c, const opset *o, int layer, int micro, int k, sim_phase ph)
+static void wl_emit_block_a(wl_cursor *c, const wl_opset *o, int layer, int micro, int k, sim_phase ph)
 {
-    sim_tags t = tg(layer, micro, k, ph);
+    sim_tags t = wl_tags(layer, micro, k, ph);
     wl_cursor_comp(c, o->ln1, t);
     wl_cursor_comp(c, o->qkv, t);
-    attn_core(c, o, t);
+    wl_emit_attn(c, o, t);
     wl_cursor_comp(c, o->proj, t);
 }
 
-static void blk_PM(wl_cursor *c, const opset *o, int layer, int micro, int k, sim_phase ph)
+static void wl_emit_block_pm(wl_cursor *c, const wl_opset *o, int layer, int micro, int k, sim_phase ph)
 {
-    sim_tags t = tg(layer, micro, k, ph);
+    sim_tags t = wl_tags(layer, micro, k, ph);
     wl_cursor_comp(c, o->post_attn, t);
     wl_cursor_comp(c, o->fc1, t);
     wl_cursor_comp(c, o->gelu, t);
     wl_cursor_comp(c, o->fc2, t);
 }
 
-static void blk_Q(wl_cursor *c, const opset *o, int layer, int micro, int k, sim_phase ph)
+static void wl_emit_block_q(wl_cursor *c, const wl_opset *o, int layer, int micro, int k, sim_phase ph)
 {
-    sim_tags t = tg(layer, micro, k, ph);
+    sim_tags t = wl_tags(layer, micro, k, ph);
     wl_cursor_comp(c, o->post_mlp, t);
 }
 
@@ -1592,7 +1592,7 @@ typedef struct inflight {
     int live;
 } inflight;
 
-static void wait_launch(wl_cursor *c, inflight *f, const lctx *x, uint32_t pay, sim_tags t)
+static void wait_launch(wl_cursor *c, inflight *f, const wl_lctx *x, uint32_t pay, sim_tags t)
 {
     int had = f->live;
     if (f->live)
@@ -1600,7 +1600,7 @@ static void wait_launch(wl_cursor *c, inflight *f, const lctx *x, uint32_t pay, 
     f->live = 0;
     if (x->t == 1)
         return;
-    f->op = had ? launch_after(c, tp_stream(c), pay, x->comm, t, f->op) : launch(c, tp_stream(c), pay, x->comm, t);
+    f->op = had ? wl_emit_launch_after(c, wl_tp_stream(c), pay, x->comm, t, f->op) : wl_emit_launch(c, wl_tp_stream(c), pay, x->comm, t);
     f->live = 1;
 }
 
@@ -1614,15 +1614,15 @@ static void wait_only(wl_cursor *c, inflight *f)
 /* At the cut-point the input of each sub-batch is all-gathered along the
  * batch from the small TP groups (papers.md Sec. 1.4); the gather runs on its
  * own stream so that the all-reduce in flight does not hold it. */
-static void cut_gather(wl_layer *L, wl_cursor *c, int layer, int micro, int k)
+static void wl_emit_cut_gather(wl_layer *L, wl_cursor *c, int layer, int micro, int k)
 {
     if (!L->st.tp_cut_tp || layer != L->st.tp_cut_layers)
         return;
     int small, trans;
     cut_comms(L, c, &small, &trans);
-    sim_tags t = tg(layer, micro, k, SIM_PHASE_FORWARD);
+    sim_tags t = wl_tags(layer, micro, k, SIM_PHASE_FORWARD);
     int st = sim_sched_stream_role(c->s, c->rank, "tp-cut", SIM_ROLE_TP);
-    wl_cursor_pend(c, launch(c, st, k < 0 ? L->main.gather : L->main_h.gather, trans, t));
+    wl_cursor_pend(c, wl_emit_launch(c, st, k < 0 ? L->main.gather : L->main_h.gather, trans, t));
 }
 
 /* Windows W1-W4 over layers [first, first + n) (papers.md Sec. 1.4). */
@@ -1630,39 +1630,39 @@ static void oases_fwd(wl_layer *L, wl_cursor *c, int first, int n, int micro, si
 {
     inflight f = {0, 0};
     int last = first + n - 1;
-    lctx x = layer_ctx(L, c, first, 1);
-    sim_tags t0 = tg(first, micro, -1, ph);
+    wl_lctx x = wl_lctx_of(L, c, first, 1);
+    sim_tags t0 = wl_tags(first, micro, -1, ph);
     /* prologue: A_1 of the first layer, nothing to overlap */
     wl_cursor_mem(c, x.o->keep, t0);
-    cut_gather(L, c, first, micro, 1);
-    blk_A(c, x.o, first, micro, 1, ph);
-    wait_launch(c, &f, &x, x.o->ar, tg(first, micro, 1, ph));
+    wl_emit_cut_gather(L, c, first, micro, 1);
+    wl_emit_block_a(c, x.o, first, micro, 1, ph);
+    wait_launch(c, &f, &x, x.o->ar, wl_tags(first, micro, 1, ph));
     for (int l = first; l <= last; l++) {
-        x = layer_ctx(L, c, l, 1);
+        x = wl_lctx_of(L, c, l, 1);
         /* W1(l): Q_2^{l-1} + A_2^l  ||  ARa_1^l */
         if (l > first)
-            blk_Q(c, layer_ctx(L, c, l - 1, 1).o, l - 1, micro, 2, ph);
-        cut_gather(L, c, l, micro, 2);
-        blk_A(c, x.o, l, micro, 2, ph);
-        wait_launch(c, &f, &x, x.o->ar, tg(l, micro, 2, ph));
+            wl_emit_block_q(c, wl_lctx_of(L, c, l - 1, 1).o, l - 1, micro, 2, ph);
+        wl_emit_cut_gather(L, c, l, micro, 2);
+        wl_emit_block_a(c, x.o, l, micro, 2, ph);
+        wait_launch(c, &f, &x, x.o->ar, wl_tags(l, micro, 2, ph));
         /* W2(l): P_1 + M_1  ||  ARa_2 */
-        blk_PM(c, x.o, l, micro, 1, ph);
-        wait_launch(c, &f, &x, x.o->ar, tg(l, micro, 1, ph));
+        wl_emit_block_pm(c, x.o, l, micro, 1, ph);
+        wait_launch(c, &f, &x, x.o->ar, wl_tags(l, micro, 1, ph));
         /* W3(l): P_2 + M_2  ||  ARm_1 */
-        blk_PM(c, x.o, l, micro, 2, ph);
-        wait_launch(c, &f, &x, x.o->ar, tg(l, micro, 2, ph));
+        wl_emit_block_pm(c, x.o, l, micro, 2, ph);
+        wait_launch(c, &f, &x, x.o->ar, wl_tags(l, micro, 2, ph));
         /* W4(l): Q_1^l + A_1^{l+1}  ||  ARm_2^l */
-        blk_Q(c, x.o, l, micro, 1, ph);
+        wl_emit_block_q(c, x.o, l, micro, 1, ph);
         if (l < last) {
-            lctx nx = layer_ctx(L, c, l + 1, 1);
-            wl_cursor_mem(c, nx.o->keep, tg(l + 1, micro, -1, ph));
-            cut_gather(L, c, l + 1, micro, 1);
-            blk_A(c, nx.o, l + 1, micro, 1, ph);
-            wait_launch(c, &f, &nx, nx.o->ar, tg(l + 1, micro, 1, ph));
+            wl_lctx nx = wl_lctx_of(L, c, l + 1, 1);
+            wl_cursor_mem(c, nx.o->keep, wl_tags(l + 1, micro, -1, ph));
+            wl_emit_cut_gather(L, c, l + 1, micro, 1);
+            wl_emit_block_a(c, nx.o, l + 1, micro, 1, ph);
+            wait_launch(c, &f, &nx, nx.o->ar, wl_tags(l + 1, micro, 1, ph));
         } else {
             /* epilogue: wait(ARm_2) then Q_2, exposed */
             wait_only(c, &f);
-            blk_Q(c, x.o, l, micro, 2, ph);
+            wl_emit_block_q(c, x.o, l, micro, 2, ph);
         }
     }
 }
@@ -1675,50 +1675,50 @@ static void oases_bwd(wl_layer *L, wl_cursor *c, int first, int n, int micro)
     inflight f = {0, 0};
     int top = first + n - 1;
     const sim_phase B = SIM_PHASE_BACKWARD, R = SIM_PHASE_RECOMPUTE;
-    lctx x = layer_ctx(L, c, top, 1);
+    wl_lctx x = wl_lctx_of(L, c, top, 1);
     /* prologue: Q_2^{top} recompute and backward, RB(mlp^{top}, 2): nothing to hide behind */
-    blk_Q(c, x.o, top, micro, 2, R);
-    wl_cursor_comp(c, x.o->post_mlp_b, tg(top, micro, 2, B));
+    wl_emit_block_q(c, x.o, top, micro, 2, R);
+    wl_cursor_comp(c, x.o->post_mlp_b, wl_tags(top, micro, 2, B));
     rb_mlp(c, x.o, top, micro, 2);
-    wait_launch(c, &f, &x, x.o->ar, tg(top, micro, 2, B));
+    wait_launch(c, &f, &x, x.o->ar, wl_tags(top, micro, 2, B));
     for (int l = top; l >= first; l--) {
-        x = layer_ctx(L, c, l, 1);
-        const opset *o = x.o;
+        x = wl_lctx_of(L, c, l, 1);
+        const wl_opset *o = x.o;
         /* V1(l): LN1^{l+1} bwd sb1 + Q_1^l bwd + RB(mlp^l, 1)  ||  ARbm_2^l */
         if (l < top) {
-            const opset *up = layer_ctx(L, c, l + 1, 1).o;
-            wl_cursor_comp(c, up->ln1_b, tg(l + 1, micro, 1, B));
-            wl_cursor_mem(c, layer_ctx(L, c, l + 1, 0).o->unkeep, tg(l + 1, micro, -1, B));
+            const wl_opset *up = wl_lctx_of(L, c, l + 1, 1).o;
+            wl_cursor_comp(c, up->ln1_b, wl_tags(l + 1, micro, 1, B));
+            wl_cursor_mem(c, wl_lctx_of(L, c, l + 1, 0).o->unkeep, wl_tags(l + 1, micro, -1, B));
         } else {
-            blk_Q(c, o, l, micro, 1, R);
+            wl_emit_block_q(c, o, l, micro, 1, R);
         }
-        wl_cursor_comp(c, o->post_mlp_b, tg(l, micro, 1, B));
+        wl_cursor_comp(c, o->post_mlp_b, wl_tags(l, micro, 1, B));
         rb_mlp(c, o, l, micro, 1);
-        wait_launch(c, &f, &x, o->ar, tg(l, micro, 1, B));
+        wait_launch(c, &f, &x, o->ar, wl_tags(l, micro, 1, B));
         /* V2(l): P_2^l bwd + Q_2^{l-1} recompute + RB(attn^l, 2)  ||  ARbm_1^l */
-        wl_cursor_comp(c, o->post_attn_b, tg(l, micro, 2, B));
+        wl_cursor_comp(c, o->post_attn_b, wl_tags(l, micro, 2, B));
         if (l > first)
-            blk_Q(c, layer_ctx(L, c, l - 1, 1).o, l - 1, micro, 2, R);
+            wl_emit_block_q(c, wl_lctx_of(L, c, l - 1, 1).o, l - 1, micro, 2, R);
         rb_attn(c, o, l, micro, 2);
-        wait_launch(c, &f, &x, o->ar, tg(l, micro, 2, B));
+        wait_launch(c, &f, &x, o->ar, wl_tags(l, micro, 2, B));
         /* V3(l): P_1^l bwd + Q_1^{l-1} recompute + RB(attn^l, 1)  ||  ARba_2^l */
-        wl_cursor_comp(c, o->post_attn_b, tg(l, micro, 1, B));
+        wl_cursor_comp(c, o->post_attn_b, wl_tags(l, micro, 1, B));
         if (l > first)
-            blk_Q(c, layer_ctx(L, c, l - 1, 1).o, l - 1, micro, 1, R);
+            wl_emit_block_q(c, wl_lctx_of(L, c, l - 1, 1).o, l - 1, micro, 1, R);
         rb_attn(c, o, l, micro, 1);
-        wait_launch(c, &f, &x, o->ar, tg(l, micro, 1, B));
+        wait_launch(c, &f, &x, o->ar, wl_tags(l, micro, 1, B));
         /* V4(l): LN1^l bwd sb2 + Q_2^{l-1} bwd + RB(mlp^{l-1}, 2)  ||  ARba_1^l */
-        wl_cursor_comp(c, o->ln1_b, tg(l, micro, 2, B));
+        wl_cursor_comp(c, o->ln1_b, wl_tags(l, micro, 2, B));
         if (l > first) {
-            lctx dx = layer_ctx(L, c, l - 1, 1);
-            wl_cursor_comp(c, dx.o->post_mlp_b, tg(l - 1, micro, 2, B));
+            wl_lctx dx = wl_lctx_of(L, c, l - 1, 1);
+            wl_cursor_comp(c, dx.o->post_mlp_b, wl_tags(l - 1, micro, 2, B));
             rb_mlp(c, dx.o, l - 1, micro, 2);
-            wait_launch(c, &f, &dx, dx.o->ar, tg(l - 1, micro, 2, B));
+            wait_launch(c, &f, &dx, dx.o->ar, wl_tags(l - 1, micro, 2, B));
         } else {
             /* layer-0 epilogue: LN1 bwd sb1 exposed */
             wait_only(c, &f);
-            wl_cursor_comp(c, o->ln1_b, tg(l, micro, 1, B));
-            wl_cursor_mem(c, layer_ctx(L, c, l, 0).o->unkeep, tg(l, micro, -1, B));
+            wl_cursor_comp(c, o->ln1_b, wl_tags(l, micro, 1, B));
+            wl_cursor_mem(c, wl_lctx_of(L, c, l, 0).o->unkeep, wl_tags(l, micro, -1, B));
         }
     }
 }
@@ -1735,24 +1735,24 @@ static void overlap_ckpt_bwd_layer(wl_layer *L, wl_cursor *c, int l, int micro, 
 {
     inflight f = {0, 0};
     const sim_phase B = SIM_PHASE_BACKWARD, R = SIM_PHASE_RECOMPUTE;
-    lctx x = layer_ctx(L, c, l, 1), xf = layer_ctx(L, c, l, 0);
-    const opset *o = x.o;
+    wl_lctx x = wl_lctx_of(L, c, l, 1), xf = wl_lctx_of(L, c, l, 0);
+    const wl_opset *o = x.o;
     if (recompute) {
-        wl_cursor_mem(c, xf.o->tr, tg(l, micro, -1, R));
-        blk_A(c, o, l, micro, 1, R);
-        wait_launch(c, &f, &x, o->ar, tg(l, micro, 1, R));
-        blk_A(c, o, l, micro, 2, R);
-        wait_launch(c, &f, &x, o->ar, tg(l, micro, 2, R));
-        blk_PM(c, o, l, micro, 1, R);
-        wait_launch(c, &f, &x, o->ar, tg(l, micro, 1, R));
-        blk_PM(c, o, l, micro, 2, R);
-        wait_launch(c, &f, &x, o->ar, tg(l, micro, 2, R));
-        blk_Q(c, o, l, micro, 1, R);
+        wl_cursor_mem(c, xf.o->tr, wl_tags(l, micro, -1, R));
+        wl_emit_block_a(c, o, l, micro, 1, R);
+        wait_launch(c, &f, &x, o->ar, wl_tags(l, micro, 1, R));
+        wl_emit_block_a(c, o, l, micro, 2, R);
+        wait_launch(c, &f, &x, o->ar, wl_tags(l, micro, 2, R));
+        wl_emit_block_pm(c, o, l, micro, 1, R);
+        wait_launch(c, &f, &x, o->ar, wl_tags(l, micro, 1, R));
+        wl_emit_block_pm(c, o, l, micro, 2, R);
+        wait_launch(c, &f, &x, o->ar, wl_tags(l, micro, 2, R));
+        wl_emit_block_q(c, o, l, micro, 1, R);
         wait_only(c, &f);
-        blk_Q(c, o, l, micro, 2, R);
+        wl_emit_block_q(c, o, l, micro, 2, R);
     }
     for (int k = 1; k <= 2; k++) {
-        sim_tags t = tg(l, micro, k, B);
+        sim_tags t = wl_tags(l, micro, k, B);
         wl_cursor_comp(c, o->post_mlp_b, t);
         wl_cursor_comp(c, o->fc2_dg, t);
         wl_cursor_comp(c, o->fc2_wg, t);
@@ -1762,20 +1762,20 @@ static void overlap_ckpt_bwd_layer(wl_layer *L, wl_cursor *c, int l, int micro, 
         wait_launch(c, &f, &x, o->ar, t);
     }
     for (int k = 1; k <= 2; k++) {
-        sim_tags t = tg(l, micro, k, B);
+        sim_tags t = wl_tags(l, micro, k, B);
         wl_cursor_comp(c, o->post_attn_b, t);
         wl_cursor_comp(c, o->proj_dg, t);
         wl_cursor_comp(c, o->proj_wg, t);
-        attn_core_bwd(c, o, t);
+        wl_emit_attn_bwd(c, o, t);
         wl_cursor_comp(c, o->qkv_dg, t);
         wl_cursor_comp(c, o->qkv_wg, t);
         wait_launch(c, &f, &x, o->ar, t);
     }
-    wl_cursor_comp(c, o->ln1_b, tg(l, micro, 1, B));
+    wl_cursor_comp(c, o->ln1_b, wl_tags(l, micro, 1, B));
     wait_only(c, &f);
-    wl_cursor_comp(c, o->ln1_b, tg(l, micro, 2, B));
-    wl_cursor_mem(c, xf.o->unkeep, tg(l, micro, -1, B));
-    wl_cursor_mem(c, xf.o->untr, tg(l, micro, -1, B));
+    wl_cursor_comp(c, o->ln1_b, wl_tags(l, micro, 2, B));
+    wl_cursor_mem(c, xf.o->unkeep, wl_tags(l, micro, -1, B));
+    wl_cursor_mem(c, xf.o->untr, wl_tags(l, micro, -1, B));
 }
 
 /* ---- Merak sub-pipelined TMP (papers.md Sec. 2.2) ----------------------
@@ -1789,18 +1789,18 @@ typedef struct mqueue {
     int n;
 } mqueue;
 
-static uint32_t mq_launch(wl_cursor *c, mqueue *q, const lctx *x, uint32_t pay, sim_tags t)
+static uint32_t mq_launch(wl_cursor *c, mqueue *q, const wl_lctx *x, uint32_t pay, sim_tags t)
 {
     if (x->t == 1)
         return UINT32_MAX;
     uint32_t id;
     if (q->n == 2) { /* sync_comm(): wait on the oldest first */
         wl_cursor_pend(c, q->op[0]);
-        id = launch_after(c, tp_stream(c), pay, x->comm, t, q->op[0]);
+        id = wl_emit_launch_after(c, wl_tp_stream(c), pay, x->comm, t, q->op[0]);
         q->op[0] = q->op[1];
         q->n = 1;
     } else {
-        id = launch(c, tp_stream(c), pay, x->comm, t);
+        id = wl_emit_launch(c, wl_tp_stream(c), pay, x->comm, t);
     }
     q->op[q->n++] = id;
     return id;
@@ -1823,17 +1823,17 @@ static void mq_wait(wl_cursor *c, mqueue *q, uint32_t op)
 /* Level 1 (PipedRowParallelLinear): the row-parallel GEMM in two halves of
  * its rows; the first half's all-reduce runs beside the second half's GEMM,
  * the second half's all-reduce is synchronous (exposed). */
-static void merak_row_l1(wl_cursor *c, const lctx *x, uint32_t half_gemm, sim_tags t)
+static void merak_row_l1(wl_cursor *c, const wl_lctx *x, uint32_t half_gemm, sim_tags t)
 {
     wl_cursor_comp(c, half_gemm, t);
     if (x->t == 1) {
         wl_cursor_comp(c, half_gemm, t);
         return;
     }
-    uint32_t a1 = launch(c, tp_stream(c), x->o->ar_h, x->comm, t);
+    uint32_t a1 = wl_emit_launch(c, wl_tp_stream(c), x->o->ar_h, x->comm, t);
     wl_cursor_comp(c, half_gemm, t);
     wl_cursor_pend(c, a1);
-    wl_cursor_pend(c, launch_after(c, tp_stream(c), x->o->ar_h, x->comm, t, a1));
+    wl_cursor_pend(c, wl_emit_launch_after(c, wl_tp_stream(c), x->o->ar_h, x->comm, t, a1));
 }
 
 /* Level 1 backward of a column-parallel linear: the input gradient in two
@@ -1841,7 +1841,7 @@ static void merak_row_l1(wl_cursor *c, const lctx *x, uint32_t half_gemm, sim_ta
  * half beside the second half's GEMM); the weight gradient runs beside the
  * second; the next kernel waits for both ([derived] from the ASYNC_OP hook of
  * PipedColumnParallelLinear). */
-static void merak_col_l1(wl_cursor *c, const lctx *x, uint32_t half_dgrad, uint32_t wgrad, sim_tags t)
+static void merak_col_l1(wl_cursor *c, const wl_lctx *x, uint32_t half_dgrad, uint32_t wgrad, sim_tags t)
 {
     wl_cursor_comp(c, half_dgrad, t);
     if (x->t == 1) {
@@ -1849,23 +1849,23 @@ static void merak_col_l1(wl_cursor *c, const lctx *x, uint32_t half_dgrad, uint3
         wl_cursor_comp(c, wgrad, t);
         return;
     }
-    launch(c, tp_stream(c), x->o->ar_h, x->comm, t);
+    wl_emit_launch(c, wl_tp_stream(c), x->o->ar_h, x->comm, t);
     wl_cursor_comp(c, half_dgrad, t);
-    uint32_t a2 = launch(c, tp_stream(c), x->o->ar_h, x->comm, t);
+    uint32_t a2 = wl_emit_launch(c, wl_tp_stream(c), x->o->ar_h, x->comm, t);
     wl_cursor_comp(c, wgrad, t);
     wl_cursor_pend(c, a2);
 }
 
 static void merak_l1_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_phase ph, int alloc)
 {
-    lctx x = layer_ctx(L, c, layer, 0);
-    const opset *o = x.o;
-    sim_tags t = tg(layer, micro, -1, ph);
+    wl_lctx x = wl_lctx_of(L, c, layer, 0);
+    const wl_opset *o = x.o;
+    sim_tags t = wl_tags(layer, micro, -1, ph);
     if (alloc)
         wl_cursor_mem(c, ph == SIM_PHASE_RECOMPUTE ? o->tr : o->keep, t);
     wl_cursor_comp(c, o->ln1, t);
     wl_cursor_comp(c, o->qkv, t);
-    attn_core(c, o, t);
+    wl_emit_attn(c, o, t);
     merak_row_l1(c, &x, o->proj_h, t);
     wl_cursor_comp(c, o->post_attn, t);
     wl_cursor_comp(c, o->fc1, t);
@@ -1876,9 +1876,9 @@ static void merak_l1_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_ph
 
 static void merak_l1_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int recompute)
 {
-    lctx x = layer_ctx(L, c, layer, 0);
-    const opset *o = x.o;
-    sim_tags t = tg(layer, micro, -1, SIM_PHASE_BACKWARD);
+    wl_lctx x = wl_lctx_of(L, c, layer, 0);
+    const wl_opset *o = x.o;
+    sim_tags t = wl_tags(layer, micro, -1, SIM_PHASE_BACKWARD);
     wl_recompute rc = L->st.recompute;
     if (rc == WL_RECOMPUTE_FULL && recompute)
         merak_l1_fwd(L, c, layer, micro, SIM_PHASE_RECOMPUTE, 1);
@@ -1891,11 +1891,11 @@ static void merak_l1_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int re
     wl_cursor_comp(c, o->proj_dg, t);
     wl_cursor_comp(c, o->proj_wg, t);
     if (rc == WL_RECOMPUTE_SELECTIVE && recompute) {
-        sim_tags tr = tg(layer, micro, -1, SIM_PHASE_RECOMPUTE);
+        sim_tags tr = wl_tags(layer, micro, -1, SIM_PHASE_RECOMPUTE);
         wl_cursor_mem(c, o->tr, tr);
-        attn_fwd(c, o, tr);
+        wl_emit_attn_kernels(c, o, tr);
     }
-    attn_core_bwd(c, o, t);
+    wl_emit_attn_bwd(c, o, t);
     merak_col_l1(c, &x, o->qkv_dg_h, o->qkv_wg, t);
     wl_cursor_comp(c, o->ln1_b, t);
     wl_cursor_mem(c, o->unkeep, t);
@@ -1915,38 +1915,38 @@ static void merak_fwd(wl_layer *L, wl_cursor *c, mqueue *q, int first, int n, in
 {
     uint32_t m1 = UINT32_MAX, m2 = UINT32_MAX;
     for (int l = first; l < first + n; l++) {
-        lctx x = layer_ctx(L, c, l, 1), xf = layer_ctx(L, c, l, 0);
-        const opset *o = x.o;
+        wl_lctx x = wl_lctx_of(L, c, l, 1), xf = wl_lctx_of(L, c, l, 0);
+        const wl_opset *o = x.o;
         if (alloc)
-            wl_cursor_mem(c, ph == SIM_PHASE_RECOMPUTE ? xf.o->tr : xf.o->keep, tg(l, micro, -1, ph));
-        const opset *po = cross && l > first ? layer_ctx(L, c, l - 1, 1).o : NULL;
+            wl_cursor_mem(c, ph == SIM_PHASE_RECOMPUTE ? xf.o->tr : xf.o->keep, wl_tags(l, micro, -1, ph));
+        const wl_opset *po = cross && l > first ? wl_lctx_of(L, c, l - 1, 1).o : NULL;
         /* fp1 (level 3: after fp5 of the layer below) */
         if (po) {
             mq_wait(c, q, m1);
-            blk_Q(c, po, l - 1, micro, 1, ph);
+            wl_emit_block_q(c, po, l - 1, micro, 1, ph);
         }
-        blk_A(c, o, l, micro, 1, ph);
-        uint32_t a1 = mq_launch(c, q, &x, o->ar, tg(l, micro, 1, ph));
+        wl_emit_block_a(c, o, l, micro, 1, ph);
+        uint32_t a1 = mq_launch(c, q, &x, o->ar, wl_tags(l, micro, 1, ph));
         /* fp2 (level 3: after fp6 of the layer below) */
         if (po) {
             mq_wait(c, q, m2);
-            blk_Q(c, po, l - 1, micro, 2, ph);
+            wl_emit_block_q(c, po, l - 1, micro, 2, ph);
         }
-        blk_A(c, o, l, micro, 2, ph);
-        uint32_t a2 = mq_launch(c, q, &x, o->ar, tg(l, micro, 2, ph));
+        wl_emit_block_a(c, o, l, micro, 2, ph);
+        uint32_t a2 = mq_launch(c, q, &x, o->ar, wl_tags(l, micro, 2, ph));
         /* fp3, fp4 */
         mq_wait(c, q, a1);
-        blk_PM(c, o, l, micro, 1, ph);
-        m1 = mq_launch(c, q, &x, o->ar, tg(l, micro, 1, ph));
+        wl_emit_block_pm(c, o, l, micro, 1, ph);
+        m1 = mq_launch(c, q, &x, o->ar, wl_tags(l, micro, 1, ph));
         mq_wait(c, q, a2);
-        blk_PM(c, o, l, micro, 2, ph);
-        m2 = mq_launch(c, q, &x, o->ar, tg(l, micro, 2, ph));
+        wl_emit_block_pm(c, o, l, micro, 2, ph);
+        m2 = mq_launch(c, q, &x, o->ar, wl_tags(l, micro, 2, ph));
         if (!cross || l == first + n - 1) {
             /* fp5, fp6 */
             mq_wait(c, q, m1);
-            blk_Q(c, o, l, micro, 1, ph);
+            wl_emit_block_q(c, o, l, micro, 1, ph);
             mq_wait(c, q, m2);
-            blk_Q(c, o, l, micro, 2, ph);
+            wl_emit_block_q(c, o, l, micro, 2, ph);
         }
     }
 }
@@ -1967,19 +1967,19 @@ static void merak_bwd(wl_layer *L, wl_cursor *c, int first, int n, int micro, in
     uint32_t b1 = UINT32_MAX, b2 = UINT32_MAX;
     int top = first + n - 1;
     for (int l = top; l >= first; l--) {
-        lctx x = layer_ctx(L, c, l, 1), xf = layer_ctx(L, c, l, 0);
-        const opset *o = x.o;
-        const opset *uo = l < top && cross ? layer_ctx(L, c, l + 1, 1).o : NULL;
-        const opset *uof = l < top && cross ? layer_ctx(L, c, l + 1, 0).o : NULL;
+        wl_lctx x = wl_lctx_of(L, c, l, 1), xf = wl_lctx_of(L, c, l, 0);
+        const wl_opset *o = x.o;
+        const wl_opset *uo = l < top && cross ? wl_lctx_of(L, c, l + 1, 1).o : NULL;
+        const wl_opset *uof = l < top && cross ? wl_lctx_of(L, c, l + 1, 0).o : NULL;
         if (rc == WL_RECOMPUTE_FULL && recompute) /* its all-reduces queue behind the deferred ones */
             merak_fwd(L, c, &q, l, 1, micro, R, 0, 1);
         for (int k = 1; k <= 2; k++) {
-            sim_tags t = tg(l, micro, k, B);
+            sim_tags t = wl_tags(l, micro, k, B);
             if (uo) {
                 mq_wait(c, &q, k == 1 ? b1 : b2);
-                wl_cursor_comp(c, uo->ln1_b, tg(l + 1, micro, k, B));
+                wl_cursor_comp(c, uo->ln1_b, wl_tags(l + 1, micro, k, B));
                 if (k == 2)
-                    wl_cursor_mem(c, uof->unkeep, tg(l + 1, micro, -1, B));
+                    wl_cursor_mem(c, uof->unkeep, wl_tags(l + 1, micro, -1, B));
             }
             wl_cursor_comp(c, o->post_mlp_b, t);
             wl_cursor_comp(c, o->fc2_dg, t);
@@ -1993,18 +1993,18 @@ static void merak_bwd(wl_layer *L, wl_cursor *c, int first, int n, int micro, in
                 b2 = mq_launch(c, &q, &x, o->ar, t);
         }
         for (int k = 1; k <= 2; k++) {
-            sim_tags t = tg(l, micro, k, B);
+            sim_tags t = wl_tags(l, micro, k, B);
             mq_wait(c, &q, k == 1 ? b1 : b2);
             wl_cursor_comp(c, o->post_attn_b, t);
             wl_cursor_comp(c, o->proj_dg, t);
             wl_cursor_comp(c, o->proj_wg, t);
             if (rc == WL_RECOMPUTE_SELECTIVE && recompute) {
-                sim_tags tr = tg(l, micro, k, R);
+                sim_tags tr = wl_tags(l, micro, k, R);
                 if (k == 1)
                     wl_cursor_mem(c, xf.o->tr, tr);
-                attn_fwd(c, o, tr);
+                wl_emit_attn_kernels(c, o, tr);
             }
-            attn_core_bwd(c, o, t);
+            wl_emit_attn_bwd(c, o, t);
             wl_cursor_comp(c, o->qkv_dg, t);
             wl_cursor_comp(c, o->qkv_wg, t);
             if (k == 1)
@@ -2015,13 +2015,13 @@ static void merak_bwd(wl_layer *L, wl_cursor *c, int first, int n, int micro, in
         /* what recomputation rebuilt is dead now: LN1's backward needs only
          * the layer input, which is kept */
         if (rc == WL_RECOMPUTE_FULL || rc == WL_RECOMPUTE_SELECTIVE)
-            wl_cursor_mem(c, xf.o->untr, tg(l, micro, -1, B));
+            wl_cursor_mem(c, xf.o->untr, wl_tags(l, micro, -1, B));
         if (!cross || l == first) {
             for (int k = 1; k <= 2; k++) {
                 mq_wait(c, &q, k == 1 ? b1 : b2);
-                wl_cursor_comp(c, o->ln1_b, tg(l, micro, k, B));
+                wl_cursor_comp(c, o->ln1_b, wl_tags(l, micro, k, B));
             }
-            wl_cursor_mem(c, xf.o->unkeep, tg(l, micro, -1, B));
+            wl_cursor_mem(c, xf.o->unkeep, wl_tags(l, micro, -1, B));
             b1 = b2 = UINT32_MAX;
         }
     }
@@ -2032,12 +2032,12 @@ static void merak_bwd(wl_layer *L, wl_cursor *c, int first, int n, int micro, in
 static void tess_comms(wl_layer *L, wl_cursor *c, int *row, int *col, int *dep)
 {
     int me;
-    tp_group(c, &me);
+    wl_tp_group(c, &me);
     int q = L->T.q, d = L->T.d;
     /* rank index in the TP group = i + q·(j + q·k) (initializer_2p5d.py) */
-    *row = sub_comm(L, c, me, 1, q, "tess-row", offsetof(rank_comms, row));
-    *col = sub_comm(L, c, me, q, q, "tess-col", offsetof(rank_comms, col));
-    *dep = d > 1 ? sub_comm(L, c, me, q * q, d, "tess-dep", offsetof(rank_comms, dep)) : -1;
+    *row = wl_sub_comm(L, c, me, 1, q, "tess-row", offsetof(wl_rank_comms, row));
+    *col = wl_sub_comm(L, c, me, q, q, "tess-col", offsetof(wl_rank_comms, col));
+    *dep = d > 1 ? wl_sub_comm(L, c, me, q * q, d, "tess-dep", offsetof(wl_rank_comms, dep)) : -1;
 }
 
 typedef struct tctx {
@@ -2060,7 +2060,7 @@ static void tess_ln(wl_layer *L, wl_cursor *c, const tctx *x, uint32_t elem, sim
 {
     wl_cursor_comp(c, elem, t);
     for (int i = 0; i < 2; i++)
-        wl_cursor_pend(c, launch(c, x->srow, L->T.ln_ar, x->row, t));
+        wl_cursor_pend(c, wl_emit_launch(c, x->srow, L->T.ln_ar, x->row, t));
 }
 
 /* Forward C = A·B (Matmul_AB_2p5D): in step i the A block of row member i is
@@ -2068,7 +2068,7 @@ static void tess_ln(wl_layer *L, wl_cursor *c, const tctx *x, uint32_t elem, sim
  * GEMM accumulates.  Double-buffered: step i+1's broadcasts are issued before
  * step i's GEMM, so they wait only for the GEMM two steps back (whose buffer
  * they reuse).  Then the bias broadcast in COL. */
-static void tess_ab(wl_layer *L, wl_cursor *c, const tctx *x, const tlin *w, sim_tags t)
+static void tess_ab(wl_layer *L, wl_cursor *c, const tctx *x, const wl_tlin *w, sim_tags t)
 {
     int q = L->T.q;
     uint32_t ga[8], gb[8], gemm[8], deps[2 + WL_MAX_PENDING];
@@ -2090,7 +2090,7 @@ static void tess_ab(wl_layer *L, wl_cursor *c, const tctx *x, const tlin *w, sim
             gemm[i - 1] = wl_cursor_comp(c, w->gemm, t);
         }
     }
-    wl_cursor_pend(c, launch(c, x->scol, w->bias_bc, x->col, t));
+    wl_cursor_pend(c, wl_emit_launch(c, x->scol, w->bias_bc, x->col, t));
 }
 
 /* Backward of a linear: dA = dC·Bᵀ (Matmul_ABT_2p5D: B block broadcast in
@@ -2098,7 +2098,7 @@ static void tess_ab(wl_layer *L, wl_cursor *c, const tctx *x, const tlin *w, sim
  * dB = Aᵀ·dC (Matmul_ATB_2p5D: A block broadcast in ROW, local GEMM, reduced
  * in COL); the reduces run beside the next step; the bias gradient reduced in
  * COL.  The next kernel waits for the last reduces (each stream is in order). */
-static void tess_bwd_lin(wl_layer *L, wl_cursor *c, const tctx *x, const tlin *w, sim_tags t)
+static void tess_bwd_lin(wl_layer *L, wl_cursor *c, const tctx *x, const wl_tlin *w, sim_tags t)
 {
     int q = L->T.q;
     uint32_t in = c->last_comp, last_row = 0, last_col = 0;
@@ -2106,29 +2106,29 @@ static void tess_bwd_lin(wl_layer *L, wl_cursor *c, const tctx *x, const tlin *w
         uint32_t b = sim_sched_add(c->s, x->scol, w->bc_b[i], x->col, t, &in, 1);
         wl_cursor_pend(c, b);
         wl_cursor_comp(c, w->dgrad, t);
-        last_row = launch(c, x->srow, w->red_da[i], x->row, t);
+        last_row = wl_emit_launch(c, x->srow, w->red_da[i], x->row, t);
     }
     for (int i = 0; i < q; i++) {
         uint32_t a = sim_sched_add(c->s, x->srow, w->bc_a[i], x->row, t, &in, 1);
         wl_cursor_pend(c, a);
         wl_cursor_comp(c, w->wgrad, t);
-        last_col = launch(c, x->scol, w->red_db[i], x->col, t);
+        last_col = wl_emit_launch(c, x->scol, w->red_db[i], x->col, t);
     }
-    last_col = launch(c, x->scol, w->bias_red, x->col, t);
+    last_col = wl_emit_launch(c, x->scol, w->bias_red, x->col, t);
     wl_cursor_pend(c, last_row);
     wl_cursor_pend(c, last_col);
 }
 
 static void tess_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_phase ph, int alloc)
 {
-    const opset *o = &L->main;
+    const wl_opset *o = &L->main;
     tctx x = tess_ctx(L, c);
-    sim_tags t = tg(layer, micro, -1, ph);
+    sim_tags t = wl_tags(layer, micro, -1, ph);
     if (alloc)
         wl_cursor_mem(c, ph == SIM_PHASE_RECOMPUTE ? o->tr : o->keep, t);
     tess_ln(L, c, &x, o->ln1, t);
     tess_ab(L, c, &x, &L->T.qkv, t);
-    attn_core(c, o, t);
+    wl_emit_attn(c, o, t);
     tess_ab(L, c, &x, &L->T.proj, t);
     tess_ln(L, c, &x, o->post_attn, t); /* bias + dropout + residual + LN2 */
     tess_ab(L, c, &x, &L->T.fc1, t);
@@ -2139,9 +2139,9 @@ static void tess_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_phase 
 
 static void tess_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int recompute)
 {
-    const opset *o = &L->main;
+    const wl_opset *o = &L->main;
     tctx x = tess_ctx(L, c);
-    sim_tags t = tg(layer, micro, -1, SIM_PHASE_BACKWARD);
+    sim_tags t = wl_tags(layer, micro, -1, SIM_PHASE_BACKWARD);
     wl_recompute rc = L->st.recompute;
     if (rc == WL_RECOMPUTE_FULL && recompute)
         tess_fwd(L, c, layer, micro, SIM_PHASE_RECOMPUTE, 1);
@@ -2152,11 +2152,11 @@ static void tess_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int recomp
     tess_ln(L, c, &x, o->post_attn_b, t);
     tess_bwd_lin(L, c, &x, &L->T.proj, t);
     if (rc == WL_RECOMPUTE_SELECTIVE && recompute) {
-        sim_tags tr = tg(layer, micro, -1, SIM_PHASE_RECOMPUTE);
+        sim_tags tr = wl_tags(layer, micro, -1, SIM_PHASE_RECOMPUTE);
         wl_cursor_mem(c, o->tr, tr);
-        attn_fwd(c, o, tr);
+        wl_emit_attn_kernels(c, o, tr);
     }
-    attn_core_bwd(c, o, t);
+    wl_emit_attn_bwd(c, o, t);
     tess_bwd_lin(L, c, &x, &L->T.qkv, t);
     tess_ln(L, c, &x, o->ln1_b, t);
     wl_cursor_mem(c, o->unkeep, t);
@@ -2193,7 +2193,7 @@ void wl_layer_forward(wl_layer *L, wl_cursor *c, int first, int n, int micro, un
     default:
         for (int l = first; l < first + n; l++) {
             if (L->st.tp_cut_tp && l == L->st.tp_cut_layers)
-                cut_gather(L, c, l, micro, -1);
+                wl_emit_cut_gather(L, c, l, micro, -1);
             megatron_fwd(L, c, l, micro, SIM_PHASE_FORWARD, 1);
         }
         return;
@@ -2274,7 +2274,7 @@ void wl_layer_step_sync(wl_layer *L, wl_cursor *c, int first, int n, uint32_t af
         return;
     tctx x = tess_ctx(L, c);
     int st = sim_sched_stream_role(c->s, c->rank, "tp-dep", SIM_ROLE_TP);
-    sim_tags t = tg(-1, -1, -1, SIM_PHASE_BACKWARD);
+    sim_tags t = wl_tags(-1, -1, -1, SIM_PHASE_BACKWARD);
     uint32_t id = after;
     for (int l = first; l < first + n; l++) {
         t.layer = l;
