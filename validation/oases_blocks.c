@@ -70,15 +70,18 @@ int val_oases_blocks_build(int h, int tp, int b, sim_schedule *blk[4], sim_err *
         return -1;
     }
     int *ranks = malloc((size_t)tp * sizeof *ranks);
+    if (!ranks) {
+        wl_layer_free(L);
+        sim_sched_free(scratch);
+        return sim_errf(err, "out of memory");
+    }
     for (int i = 0; i < tp; i++)
         ranks[i] = i;
-    wl_cursor c;
-    memset(&c, 0, sizeof c);
-    c.s = scratch, c.rank = 0;
-    c.sc = sim_sched_stream(scratch, 0, "compute");
-    c.stp = tp > 1 ? sim_sched_stream(scratch, 0, "tp") : -1;
-    c.tp_comm = tp > 1 ? sim_sched_comm(scratch, "tp", ranks, tp) : -1;
+    int tp_comm = tp > 1 ? sim_sched_comm(scratch, "tp", ranks, tp) : -1;
     free(ranks);
+    /* rank 0 of the TP group, through the same entry points as the generator */
+    wl_cursor c;
+    wl_cursor_init(&c, scratch, 0, tp_comm);
     wl_layer_forward(L, &c, 0, 1, 0, 0);
     wl_layer_backward(L, &c, 0, 1, 0, 0);
     int nk[4] = {0};

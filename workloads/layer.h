@@ -58,6 +58,11 @@ typedef struct wl_cursor {
     void *linear_ctx;
 } wl_cursor;
 
+/* Sets up the cursor of `rank` in s for the layers alone: its "compute"
+ * stream, and its "tp" stream when tp_comm >= 0 (the TP communicator, -1
+ * when tp == 1); no expert or context parallelism and no weight hook.  A
+ * caller with those (gpt.c) sets their fields after. */
+void wl_cursor_init(wl_cursor *c, sim_schedule *s, int rank, int tp_comm);
 /* Appends a kernel on the compute stream that consumes what is pending. */
 uint32_t wl_cursor_comp(wl_cursor *c, uint32_t payload, sim_tags t);
 /* Appends a kernel that runs beside what is pending (the next kernel still

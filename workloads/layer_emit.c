@@ -16,6 +16,19 @@
 
 /* ---- cursor ------------------------------------------------------------ */
 
+void wl_cursor_init(wl_cursor *c, sim_schedule *s, int rank, int tp_comm)
+{
+    memset(c, 0, sizeof *c);
+    c->s = s;
+    c->rank = rank;
+    c->tp_comm = tp_comm;
+    c->cp_next = c->cp_prev = -1;
+    c->scp_send = c->scp_recv = -1;
+    c->ep_comm = c->sep = -1;
+    c->sc = sim_sched_stream_role(s, rank, "compute", SIM_ROLE_COMPUTE);
+    c->stp = tp_comm >= 0 ? sim_sched_stream_role(s, rank, "tp", SIM_ROLE_TP) : -1;
+}
+
 uint32_t wl_cursor_comp(wl_cursor *c, uint32_t payload, sim_tags t)
 {
     uint32_t id = sim_sched_add(c->s, c->sc, payload, -1, t, c->pending, c->npending);
