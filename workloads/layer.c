@@ -241,9 +241,6 @@ int64_t wl_layer_expert_params(const wl_model *m, const wl_strategy *st, int lay
     return (int64_t)(m->moe_cfg.experts / wl_strategy_ep(st)) * one;
 }
 
-/* Context parallelism (Megatron-Core, workloads/README.md "Context
- * parallelism"): the sequence in 2·cp chunks, two per rank; the ring's
- * attention needs the fused kernels and the Megatron layer schedule. */
 int wl_layer_check_moe(const wl_model *m, const wl_strategy *st, sim_err *err)
 {
     const wl_moe *x = &m->moe_cfg;
@@ -269,6 +266,9 @@ int wl_layer_check_moe(const wl_model *m, const wl_strategy *st, sim_err *err)
     return 0;
 }
 
+/* Context parallelism (Megatron-Core, workloads/README.md "Context
+ * parallelism"): the sequence in 2·cp chunks, two per rank; the ring's
+ * attention needs the fused kernels and the Megatron layer schedule. */
 int wl_layer_check_cp(const wl_model *m, const wl_strategy *st, sim_err *err)
 {
     int cp = wl_strategy_cp(st);
@@ -285,43 +285,43 @@ int wl_layer_check_cp(const wl_model *m, const wl_strategy *st, sim_err *err)
     return 0;
 }
 
-wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st, sim_err *err)
+/* Everything wl_layer_new refuses, in the order the errors are reported. */
+static int check_layer(const wl_model *m, const wl_strategy *st, sim_err *err)
 {
-    if (!m || m->hidden < 1 || m->heads < 1 || m->ffn < 1 || m->seq < 1 || m->layers < 1) {
-        sim_errf(err, "layer: model %s: layers, hidden, heads, ffn and seq must be positive", m ? m->name : "(null)");
-        return NULL;
-    }
+    if (!m || m->hidden < 1 || m->heads < 1 || m->ffn < 1 || m->seq < 1 || m->layers < 1)
+        return sim_errf(err, "layer: model %s: layers, hidden, heads, ffn and seq must be positive",
+                        m ? m->name : "(null)");
     if (wl_strategy_check_tp(st, err) || wl_layer_check_cp(m, st, err))
-        return NULL;
+        return -1;
     if (st->tp < 1 || st->mb < 1) {
         sim_errf(err, "layer: tp and mb must be positive (got tp=%d, mb=%d)", st->tp, st->mb);
-        return NULL;
+        return -1;
     }
     const wl_layer_ops *ops = wl_layer_ops_of(st);
     int t = st->tp;
     if (ops->check(m, st, err))
-        return NULL;
+        return -1;
     if (m->moe && wl_layer_check_moe(m, st, err))
-        return NULL;
+        return -1;
     int sub = ops->subbatches;
     if (sub == 2 && st->mb % 2) {
         sim_errf(err, "strategy: schedule=%s splits each micro-batch into 2 sub-batches along the batch "
                  "(docs/papers.md Sec. %s): mb must be even, got mb=%d", wl_tp_schedule_name(st->schedule),
                  st->schedule == WL_TP_MERAK ? "2.2" : "1.2", st->mb);
-        return NULL;
+        return -1;
     }
     if (st->tp_cut_tp) {
         int ratio = st->tp / st->tp_cut_tp;
         if (st->tp_cut_layers >= m->layers) {
             sim_errf(err, "strategy: tp_cut=%d:%d: the cut must fall inside the %d layers of %s", st->tp_cut_layers,
                      st->tp_cut_tp, m->layers, m->name);
-            return NULL;
+            return -1;
         }
         if (st->mb % (ratio * sub)) {
             sim_errf(err, "strategy: tp_cut=%d:%d: before the cut each of the tp/%d = %d smaller TP groups takes "
                      "mb/%d of the micro-batch%s, so mb=%d must be divisible by %d", st->tp_cut_layers, st->tp_cut_tp,
                      st->tp_cut_tp, ratio, ratio, sub == 2 ? " in 2 sub-batches" : "", st->mb, ratio * sub);
-            return NULL;
+            return -1;
         }
     }
     if (st->tp_overlap_comm && wl_local_seq(m, st) * st->mb % (WL_TPO_SPLITS * t)) {
@@ -329,24 +329,18 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
                  "%d pipelined reduce-scatter chunks: seq%s·mb must be divisible by %d",
                  (long long)(wl_local_seq(m, st) * st->mb), t, WL_TPO_SPLITS, wl_strategy_cp(st) > 1 ? "/cp" : "",
                  WL_TPO_SPLITS * t);
-        return NULL;
+        return -1;
     }
-    wl_layer *L = calloc(1, sizeof *L);
-    wl_rank_comms *rc = calloc((size_t)s->nranks, sizeof *rc);
-    if (!L || !rc) {
-        free(L);
-        free(rc);
-        sim_errf(err, "out of memory");
-        return NULL;
-    }
-    L->m = *m;
-    L->st = *st;
-    L->ops = ops;
-    L->sub = sub;
-    L->nranks = s->nranks;
-    L->rc = rc;
-    for (int r = 0; r < s->nranks; r++)
-        rc[r].row = rc[r].col = rc[r].dep = rc[r].small = rc[r].trans = rc[r].ring_send = rc[r].ring_recv = -2;
+    return 0;
+}
+
+/* The payloads of every (batch, degree) the layers run at, then the
+ * family's own. */
+static void build_payloads(wl_layer *L, sim_schedule *s)
+{
+    const wl_model *m = &L->m;
+    const wl_strategy *st = &L->st;
+    int t = st->tp, sub = L->ops->subbatches;
     wl_opset_build(s, m, st, st->mb, t, 1, &L->main);
     if (sub == 2)
         wl_opset_build(s, m, st, st->mb / 2, t, 2, &L->main_h);
@@ -363,8 +357,30 @@ wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st
         L->cut_h.gather = L->main_h.gather;
         L->cut.gather = L->main.gather;
     }
-    if (ops->build)
-        ops->build(L, s);
+    if (L->ops->build)
+        L->ops->build(L, s);
+}
+
+wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st, sim_err *err)
+{
+    if (check_layer(m, st, err))
+        return NULL;
+    wl_layer *L = calloc(1, sizeof *L);
+    wl_rank_comms *rc = calloc((size_t)s->nranks, sizeof *rc);
+    if (!L || !rc) {
+        free(L);
+        free(rc);
+        sim_errf(err, "out of memory");
+        return NULL;
+    }
+    L->m = *m;
+    L->st = *st;
+    L->ops = wl_layer_ops_of(st);
+    L->nranks = s->nranks;
+    L->rc = rc;
+    for (int r = 0; r < s->nranks; r++)
+        rc[r].row = rc[r].col = rc[r].dep = rc[r].small = rc[r].trans = rc[r].ring_send = rc[r].ring_recv = -2;
+    build_payloads(L, s);
     /* the schedules that leave the recompute mode to the strategy (the Oases
      * ladder fixes it) can drop it for some layers (WL_LAYER_NO_RECOMPUTE) */
     if (st->recompute != WL_RECOMPUTE_NONE &&

@@ -90,7 +90,6 @@ struct wl_layer {
     wl_model m;
     wl_strategy st;
     const wl_layer_ops *ops;                   /* the schedule family's operations */
-    int sub;                                   /* sub-batches per micro-batch (1 or 2) */
     wl_opset main, main_h, cut, cut_h;            /* after / before the cut, whole and half batch */
     wl_opset moe;                                 /* an MoE layer (schedule=megatron only) */
     wl_tess T;
