@@ -6,7 +6,7 @@
  * blocks forward and backward at TP degree tp with input [1024, b, h] per
  * rank, fp32 with TF32 matmuls, heads = h/64, run with skip_comm=True: the
  * blocks' TP all-reduces are not in the times.  So each block is its
- * kernels, as the workloads generator emits them (workloads/layer.c, the
+ * kernels, as the workloads generator emits them (workloads/layer_megatron.c, the
  * Megatron 1-D layer: attention = ln1, qkv, attention core, proj, post_attn
  * (bias, dropout, residual, LN2); MLP = fc1, gelu, fc2, post_mlp; backward
  * the matching dgrad/wgrad and element-wise backward kernels), copied onto
@@ -37,7 +37,7 @@
 
 static const char *const BLOCK_NAMES[4] = {"attn_fwd", "attn_bwd", "mlp_fwd", "mlp_bwd"};
 
-/* Which block a kernel of layer.c belongs to, by its payload name; -1 = none. */
+/* Which block a kernel of the layer belongs to, by its payload name; -1 = none. */
 static int block_of(const char *name)
 {
     static const char *const sets[4][8] = {

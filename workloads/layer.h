@@ -6,8 +6,9 @@
  * evolve apart: gpt.c decides *when* a micro-batch's layers run (1F1B,
  * GPipe, interleaved ...) and what surrounds them (embedding, loss, pipeline
  * messages, DP); this module decides *what* a layer is under a TP schedule
- * (Megatron 1-D, sequence parallel, Oases, Merak, Tesseract) and which
- * activations it keeps.  The two share one wl_cursor per rank: the
+ * (Megatron 1-D, sequence parallel, Oases, Merak, Tesseract: one file and
+ * one table of operations per family, layer_emit.h) and which activations
+ * it keeps.  The two share one wl_cursor per rank: the
  * operations a layer's first kernel must wait for (a received activation, an
  * all-reduce) go in pending, and the id of the last kernel comes back in
  * last_comp for the send or the next stage of the caller.
