@@ -90,12 +90,12 @@ struct wl_layer {
     wl_model m;
     wl_strategy st;
     const wl_layer_ops *ops;                   /* the schedule family's operations */
-    wl_opset main, main_h, cut, cut_h;            /* after / before the cut, whole and half batch */
-    wl_opset moe;                                 /* an MoE layer (schedule=megatron only) */
-    wl_tess T;
-    wl_tpo O;                                     /* tp_overlap_comm */
+    wl_opset main, main_h, cut, cut_h;         /* after / before the cut, whole and half batch */
+    wl_opset moe;                              /* an MoE layer (schedule=megatron only) */
+    wl_tess T;                                 /* schedule=tesseract */
+    wl_tpo O;                                  /* tp_overlap_comm */
     int nranks;
-    wl_rank_comms *rc;                            /* [nranks], -2 = not created */
+    wl_rank_comms *rc;                         /* [nranks], -2 = not created */
     int rc_shared;                             /* rc belongs to the parent layer */
     struct wl_layer *norc;                     /* the same schedule without recompute
                                                 * (WL_LAYER_NO_RECOMPUTE), or NULL */
@@ -124,7 +124,7 @@ struct wl_layer_ops {
     void (*step_sync)(wl_layer *L, wl_cursor *c, int first, int n, uint32_t after, uint32_t *last);
 };
 
-extern const wl_layer_ops wl_layer_megatron_ops, wl_layer_default_ckpt_ops; /* layer_megatron.c */
+extern const wl_layer_ops wl_layer_megatron_ops; /* layer_megatron.c */
 extern const wl_layer_ops wl_layer_block_recompute_ops, wl_layer_overlap_ckpt_ops, wl_layer_oases_ops; /* layer_oases.c */
 extern const wl_layer_ops wl_layer_merak_l1_ops, wl_layer_merak_ops; /* layer_merak.c */
 extern const wl_layer_ops wl_layer_tesseract_ops; /* layer_tesseract.c */
