@@ -6,7 +6,7 @@
  * blocks forward and backward at TP degree tp with input [1024, b, h] per
  * rank, fp32 with TF32 matmuls, heads = h/64, run with skip_comm=True: the
  * blocks' TP all-reduces are not in the times.  So each block is its
- * kernels, as the workloads generator emits them (workloads/layer.c, the
+ * kernels, as the workloads generator emits them (workloads/layer_megatron.c, the
  * Megatron 1-D layer: attention = ln1, qkv, attention core, proj, post_attn
  * (bias, dropout, residual, LN2); MLP = fc1, gelu, fc2, post_mlp; backward
  * the matching dgrad/wgrad and element-wise backward kernels), copied onto
@@ -37,7 +37,7 @@
 
 static const char *const BLOCK_NAMES[4] = {"attn_fwd", "attn_bwd", "mlp_fwd", "mlp_bwd"};
 
-/* Which block a kernel of layer.c belongs to, by its payload name; -1 = none. */
+/* Which block a kernel of the layer belongs to, by its payload name; -1 = none. */
 static int block_of(const char *name)
 {
     static const char *const sets[4][8] = {
@@ -70,15 +70,18 @@ int val_oases_blocks_build(int h, int tp, int b, sim_schedule *blk[4], sim_err *
         return -1;
     }
     int *ranks = malloc((size_t)tp * sizeof *ranks);
+    if (!ranks) {
+        wl_layer_free(L);
+        sim_sched_free(scratch);
+        return sim_errf(err, "out of memory");
+    }
     for (int i = 0; i < tp; i++)
         ranks[i] = i;
-    wl_cursor c;
-    memset(&c, 0, sizeof c);
-    c.s = scratch, c.rank = 0;
-    c.sc = sim_sched_stream(scratch, 0, "compute");
-    c.stp = tp > 1 ? sim_sched_stream(scratch, 0, "tp") : -1;
-    c.tp_comm = tp > 1 ? sim_sched_comm(scratch, "tp", ranks, tp) : -1;
+    int tp_comm = tp > 1 ? sim_sched_comm(scratch, "tp", ranks, tp) : -1;
     free(ranks);
+    /* rank 0 of the TP group, through the same entry points as the generator */
+    wl_cursor c;
+    wl_cursor_init(&c, scratch, 0, tp_comm);
     wl_layer_forward(L, &c, 0, 1, 0, 0);
     wl_layer_backward(L, &c, 0, 1, 0, 0);
     int nk[4] = {0};

@@ -1307,24 +1307,18 @@ static int generate_rank(gen *g, int rank, const comms *C)
     g->rs_comm = fsdp ? C->rs[(stage * pl->t + tpi) * nsg + dpi / pl->ds] : -1;
     g->ar_comm = fsdp && nsg > 1 ? C->ar[(stage * pl->t + tpi) * pl->ds + dpi % pl->ds] : -1;
     g->emb_comm = pl->p > 1 ? C->emb[dpi * pl->t + tpi] : -1;
-    memset(&g->cur, 0, sizeof g->cur);
-    g->cur.s = s;
-    g->cur.rank = rank;
-    g->cur.tp_comm = C->tp[stage * pl->d + dpi];
-    g->cur.sep = -1; /* the "ep" stream, created by the first MoE layer (layer.c) */
+    wl_cursor_init(&g->cur, s, rank, C->tp[stage * pl->d + dpi]); /* its "compute" and "tp" streams */
     g->cur.ep_comm = pl->ep > 1 ? C->ep[(stage * pl->t + tpi) * pl->edp + dpi / pl->ep] : -1;
     g->edp_comm = pl->edp < pl->d && pl->edp > 1 ? C->edp[(stage * pl->t + tpi) * pl->ep + dpi % pl->ep] : -1;
     /* the CP ring's neighbours: the same stage, DP and TP index, CP index ±1 */
     int cpi = dpi % pl->c, cp0 = rank - cpi * pl->t;
     g->cur.cp_next = cp0 + (cpi + 1) % pl->c * pl->t;
     g->cur.cp_prev = cp0 + (cpi + pl->c - 1) % pl->c * pl->t;
-    g->cur.sc = sim_sched_stream_role(s, rank, "compute", SIM_ROLE_COMPUTE);
     g->pf_layer = -1;
     if (pl->st.osdp_split > 1 && pl->osdp) {
         g->cur.linear = osdp_linear;
         g->cur.linear_ctx = g;
     }
-    g->cur.stp = pl->t > 1 ? sim_sched_stream_role(s, rank, "tp", SIM_ROLE_TP) : -1;
     g->cur.scp_send = pl->c > 1 ? sim_sched_stream_role(s, rank, "cp-ring-send", SIM_ROLE_CP) : -1;
     g->cur.scp_recv = pl->c > 1 ? sim_sched_stream_role(s, rank, "cp-ring-recv", SIM_ROLE_CP) : -1;
     g->sdp = pl->d > 1 || (pl->p > 1 && !m->untied && (stage == 0 || last)) ? sim_sched_stream_role(s, rank, "dp", SIM_ROLE_DP) : -1;

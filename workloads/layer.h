@@ -6,8 +6,9 @@
  * evolve apart: gpt.c decides *when* a micro-batch's layers run (1F1B,
  * GPipe, interleaved ...) and what surrounds them (embedding, loss, pipeline
  * messages, DP); this module decides *what* a layer is under a TP schedule
- * (Megatron 1-D, sequence parallel, Oases, Merak, Tesseract) and which
- * activations it keeps.  The two share one wl_cursor per rank: the
+ * (Megatron 1-D, sequence parallel, Oases, Merak, Tesseract: one file and
+ * one table of operations per family, layer_emit.h) and which activations
+ * it keeps.  The two share one wl_cursor per rank: the
  * operations a layer's first kernel must wait for (a received activation, an
  * all-reduce) go in pending, and the id of the last kernel comes back in
  * last_comp for the send or the next stage of the caller.
@@ -58,6 +59,11 @@ typedef struct wl_cursor {
     void *linear_ctx;
 } wl_cursor;
 
+/* Sets up the cursor of `rank` in s for the layers alone: its "compute"
+ * stream, and its "tp" stream when tp_comm >= 0 (the TP communicator, -1
+ * when tp == 1); no expert or context parallelism and no weight hook.  A
+ * caller with those (gpt.c) sets their fields after. */
+void wl_cursor_init(wl_cursor *c, sim_schedule *s, int rank, int tp_comm);
 /* Appends a kernel on the compute stream that consumes what is pending. */
 uint32_t wl_cursor_comp(wl_cursor *c, uint32_t payload, sim_tags t);
 /* Appends a kernel that runs beside what is pending (the next kernel still

@@ -655,12 +655,7 @@ static void test_layer_api(void)
         CHECK(L != NULL);
         for (int r = 0; r < 2 && L; r++) {
             wl_cursor c;
-            memset(&c, 0, sizeof c);
-            c.s = s;
-            c.rank = r;
-            c.sc = sim_sched_stream(s, r, "compute");
-            c.stp = sim_sched_stream(s, r, "tp");
-            c.tp_comm = comm;
+            wl_cursor_init(&c, s, r, comm);
             unsigned f = mode == 1 ? WL_LAYER_NO_RECOMPUTE : 0;
             wl_layer_forward(L, &c, 0, 2, 0, f);
             if (mode == 2) {

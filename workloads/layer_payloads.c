@@ -1,0 +1,338 @@
+/* layer_payloads.c — the payloads of one transformer layer (wl_opset): its
+ * kernels, collectives and memory effects at a batch and TP degree, for
+ * every schedule family (they differ in order and overlap, not in what a
+ * kernel is), with the attention's variants (fused, context-parallel ring),
+ * RoPE, FP8 casts and an MoE layer's MLP block.
+ *
+ * Built once per (batch, degree) by wl_layer_new: the schedule
+ * deduplicates payloads by value, so a family emits ids, never shapes. */
+#include "workloads/layer_emit.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The FFN activation's element-wise kernels, in elements of s·b·ffn/t read
+ * plus written: gelu and squared-relu read fc1's output and write fc2's input
+ * (2), their backward reads the input and the gradient and writes the
+ * gradient (3); swiglu reads gate and up and writes their product (3), its
+ * backward reads gate, up and the gradient and writes both gradients (5). */
+wl_ffn_act wl_ffn_act_of(const wl_model *m)
+{
+    static const wl_ffn_act acts[WL_FFN_COUNT] = {
+        [WL_FFN_GELU] = {"gelu", "gelu_bwd", 2, 3},
+        [WL_FFN_SWIGLU] = {"swiglu", "swiglu_bwd", 3, 5},
+        [WL_FFN_SQRELU] = {"squared_relu", "squared_relu_bwd", 2, 3},
+    };
+    return acts[(unsigned)m->ffn_type < WL_FFN_COUNT ? m->ffn_type : WL_FFN_GELU];
+}
+
+/* The attention core of b sequences with `heads` query and `kvh` K/V heads
+ * on this rank: unfused (Megatron's baddbmm, softmax, dropout and bmm; the
+ * backward as the forward shape with the batch doubled: dQ, dK, dV and
+ * d(probabilities) are twice the forward's FLOPs), or fused FlashAttention
+ * kernels (causal: a decoder's mask; HBM traffic of the forward: Q, K, V,
+ * O and the fp32 log-sum-exp; of the backward: Q, K, V, O, dO read, dQ, dK,
+ * dV written, the log-sum-exp and the dO·O row sums). */
+static void flash_pair(sim_schedule *s, const wl_strategy *st, int64_t b, int64_t heads, int64_t kvh, int64_t seq,
+                       int64_t hd, int causal, const char *name, uint32_t *fwd, uint32_t *bwd)
+{
+    int64_t e = 2, qo = b * seq * heads * hd * e, kv = b * seq * kvh * hd * e, rows = b * heads * seq * 4;
+    char nb[48];
+    sim_payload p;
+    memset(&p, 0, sizeof p);
+    p.kind = SIM_OP_COMPUTE;
+    p.dtype = (uint8_t)wl_elem_dtype(st); /* fp8 training keeps attention in bf16 */
+    p.m = heads;
+    p.n = seq;
+    p.k = hd;
+    p.batch = b;
+    p.tag = (int8_t)causal;
+    p.algo = (uint8_t)wl_attn_impl(st->attn);
+    p.sub = SIM_KERNEL_FLASH_FWD;
+    p.name = sim_sched_str(s, name);
+    p.bytes = 2 * qo + 2 * kv + rows;
+    *fwd = sim_sched_payload(s, &p);
+    snprintf(nb, sizeof nb, "%s_bwd", name);
+    p.sub = SIM_KERNEL_FLASH_BWD;
+    p.name = sim_sched_str(s, nb);
+    p.bytes = 4 * qo + 4 * kv + 3 * rows;
+    *bwd = sim_sched_payload(s, &p);
+}
+
+void wl_opset_attn(sim_schedule *s, const wl_strategy *st, int64_t b, int64_t heads, int64_t kvh,
+                          int64_t seq, int64_t hd, wl_opset *o)
+{
+    sim_dtype dt = wl_elem_dtype(st);
+    if (!st->flash) {
+        o->attn = wl_pay_kernel(s, "attn", SIM_KERNEL_ATTENTION, heads, seq, hd, b, 0, dt);
+        o->attn_b = wl_pay_kernel(s, "attn_bwd", SIM_KERNEL_ATTENTION, heads, seq, hd, 2 * b, 0, dt);
+        return;
+    }
+    flash_pair(s, st, b, heads, kvh, seq, hd, 1, "flash_attn", &o->attn, &o->attn_b);
+}
+
+/* Context parallelism's p2p ring (Transformer Engine's
+ * AttnFuncWithCPAndKVP2P, transformer_engine/pytorch/attention/
+ * dot_product_attention/context_parallel.py at NVIDIA/TransformerEngine
+ * d0067d0d, read, not copied).  A rank holds query chunks i and 2cp−1−i of
+ * c = s/(2cp) tokens each (s/cp = 2c here, `ls`), and meets every rank's K/V
+ * in cp steps: step 0 its own, causal over its 2c tokens (o->attn); every
+ * other step a block that the causal mask cuts in half, both query chunks
+ * against the first K/V chunk or the second query chunk against both: 2c²
+ * scores per head either way, priced as 2b sequences of c tokens, non-causal
+ * (the same FLOPs; the second form's K/V loop is 2c long, so its kernel
+ * efficiency is slightly underestimated).  A step's transfer is the K/V
+ * chunk pair (b·2c·2·kv_heads/t·head_dim, 16-bit), forward to the next rank;
+ * backward to the previous one, with the dK/dV accumulated so far: K/V alone
+ * at step 0, K/V and dK/dV in the middle steps, dK/dV alone at the last
+ * (which brings each rank its own gradients home).  Ring memory: the forward
+ * holds the concatenated local K/V and the chunk being received (2 K/V);
+ * the backward also the dK/dV being sent and received (4 K/V). */
+static void cp_payloads(sim_schedule *s, const wl_strategy *st, int64_t b, int64_t heads, int64_t kvh, int64_t ls,
+                        int64_t hd, wl_opset *o)
+{
+    o->cp = wl_strategy_cp(st);
+    if (o->cp == 1 || !st->flash)
+        return;
+    flash_pair(s, st, 2 * b, heads, kvh, ls / 2, hd, 0, "flash_attn_cp", &o->cp_off, &o->cp_off_b);
+    /* merging the steps (element-wise, per step): forward, the output
+     * rescaled by the log-sum-exp and added into an fp32 accumulator (step
+     * 0: bf16 read, fp32 written, and at the end the cast back to bf16, 4 + 2;
+     * later steps: bf16 read, fp32 read and written); backward, dQ and dK/dV
+     * added into theirs (bf16 read twice, written once).  A rank merges the
+     * whole output for the steps at or below its CP index and only the
+     * second half for the others (the causal mask): later steps are priced
+     * at the CP group's average, 3/4 of the whole. */
+    int64_t qe = b * ls * heads * hd, kve = b * ls * 2 * kvh * hd;
+    sim_dtype dt = wl_elem_dtype(st);
+    o->cp_fix[0] = wl_pay_elem(s, "cp_out_correction", (2 + 4 + 4 + 2) * qe, dt);
+    o->cp_fix[1] = wl_pay_elem(s, "cp_out_correction", (2 + 4 + 4) * qe * 3 / 4, dt);
+    o->cp_acc[0] = wl_pay_elem(s, "cp_grad_accum", (2 + 2) * (qe + kve), dt);
+    o->cp_acc[1] = wl_pay_elem(s, "cp_grad_accum", (2 + 2 + 2) * (qe + kve) * 3 / 4, dt);
+    int64_t kv = b * ls * 2 * kvh * hd * 2;
+    o->cp_kv_send = wl_pay_p2p(s, SIM_OP_SEND, "cp_kv_send", kv, WL_TAG_CP_FWD);
+    o->cp_kv_recv = wl_pay_p2p(s, SIM_OP_RECV, "cp_kv_recv", kv, WL_TAG_CP_FWD);
+    o->cp_kvb_send[0] = wl_pay_p2p(s, SIM_OP_SEND, "cp_kv_send", kv, WL_TAG_CP_BWD);
+    o->cp_kvb_recv[0] = wl_pay_p2p(s, SIM_OP_RECV, "cp_kv_recv", kv, WL_TAG_CP_BWD);
+    o->cp_kvb_send[1] = wl_pay_p2p(s, SIM_OP_SEND, "cp_kv_dkv_send", 2 * kv, WL_TAG_CP_BWD);
+    o->cp_kvb_recv[1] = wl_pay_p2p(s, SIM_OP_RECV, "cp_kv_dkv_recv", 2 * kv, WL_TAG_CP_BWD);
+    o->cp_kvb_send[2] = wl_pay_p2p(s, SIM_OP_SEND, "cp_dkv_send", kv, WL_TAG_CP_BWD);
+    o->cp_kvb_recv[2] = wl_pay_p2p(s, SIM_OP_RECV, "cp_dkv_recv", kv, WL_TAG_CP_BWD);
+    o->cp_buf_f = wl_pay_mem(s, "cp_ring", SIM_MEM_BUFFERS, 2 * kv);
+    o->cp_unbuf_f = wl_pay_mem(s, "cp_ring", SIM_MEM_BUFFERS, -2 * kv);
+    o->cp_buf_b = wl_pay_mem(s, "cp_ring", SIM_MEM_BUFFERS, 4 * kv);
+    o->cp_unbuf_b = wl_pay_mem(s, "cp_ring", SIM_MEM_BUFFERS, -4 * kv);
+}
+
+/* Rotary position embeddings (Su et al. 2021; Megatron-Core's
+ * apply_rotary_pos_emb): Q and K rotated after the QKV projection, read and
+ * written once (qk = elements of Q and K on this rank), and the same on
+ * their gradients in backward.  ALiBi needs no kernel of its own: its bias
+ * is added inside the attention scores' GEMM (BLOOM's baddbmm over a
+ * [b·heads, 1, s] bias) or the fused kernel, a negligible b·heads·s read. */
+void wl_opset_rope(sim_schedule *s, const wl_model *m, int64_t qk, int64_t d, sim_dtype dt, wl_opset *o)
+{
+    o->rope = m->position == WL_POS_ROPE;
+    if (!o->rope)
+        return;
+    o->rope_f = wl_pay_elem(s, "rope", 2 * qk * d, dt);
+    o->rope_b = wl_pay_elem(s, "rope_bwd", 2 * qk * d, dt);
+}
+
+/* FP8 training (Transformer Engine, per-tensor scaling): the tensors entering
+ * an FP8 GEMM are cast with their amax taken, 2 bytes read and 1 + 1 written
+ * (the FP8 tensor and its transpose for the other GEMM of the pair).  TE
+ * fuses the casts of the norm outputs (QKV's and fc1's inputs) and of the
+ * activation's output (fc2's input) into those kernels, which then write FP8
+ * instead of bf16: no extra traffic.  Two casts stand alone: the attention
+ * output before the projection (forward, `in` elements) and the attention's
+ * input gradient before the QKV dgrad (backward, `qkv_grad` elements). */
+void wl_opset_fp8(sim_schedule *s, const wl_strategy *st, int64_t in, int64_t qkv_grad, wl_opset *o)
+{
+    o->fp8 = st->dtype == SIM_DTYPE_FP8;
+    if (!o->fp8)
+        return;
+    o->cast_f = wl_pay_elem(s, "fp8_cast", 4 * in, SIM_DTYPE_BF16);
+    o->cast_b = wl_pay_elem(s, "fp8_cast_grad", 4 * qkv_grad, SIM_DTYPE_BF16);
+}
+
+/* kernels=eager: the element-wise passes PyTorch's eager autograd runs
+ * around a layer's GEMMs (llm-foundry's MPTBlock as the model: norm,
+ * attention, residual add, norm, MLP, residual add; PyTorch's native
+ * layer_norm, GELU and addmm backward), in hidden-sized tensors read or
+ * written per token (the fused defaults of wl_opset_build in brackets):
+ *   forward   residual add 3 + LN2 2 (post_attn [6]); residual add 3
+ *             (post_mlp [4]); biases ride in cuBLASLt's epilogue, and a
+ *             dropout of p = 0 launches nothing
+ *   backward  fc2's bias gradient, a reduction reading the gradient 1
+ *             (post_mlp_b [4]: the residual passes its gradient through);
+ *             fc1's bias gradient, one read of the ffn-wide gradient
+ *             (beside the activation's backward); LN2's backward 3 and its
+ *             weight and bias gradients 2, the sum of the two gradients
+ *             reaching the residual stream 3, the projection's bias
+ *             gradient 1 (post_attn_b [8]); the same for LN1 5 + 3
+ *             (ln1_b [3]), plus, per QKV-wide element, the QKV bias
+ *             gradient 1 and the concatenation of dQ, dK, dV into the
+ *             packed QKV gradient, read and written 2 (the backward of
+ *             qkv.chunk(3)).
+ * Without biases the bias reductions go. */
+typedef struct eager_passes {
+    int on;
+    int64_t post_attn, post_mlp, post_mlp_b, gelu_b_extra, post_attn_b, ln1_b, qkv_glue_b;
+} eager_passes;
+
+static eager_passes eager_passes_of(const wl_model *m, const wl_strategy *st)
+{
+    eager_passes e = {0};
+    if (!st->eager_kernels)
+        return e;
+    int bias = !m->no_bias;
+    e.on = 1;
+    e.post_attn = 3 + 2;
+    e.post_mlp = 3;
+    e.post_mlp_b = bias;
+    e.gelu_b_extra = bias;
+    e.post_attn_b = 5 + 3 + bias;
+    e.ln1_b = 5 + 3;
+    e.qkv_glue_b = 2 + (bias || m->qkv_bias);
+    return e;
+}
+
+void wl_opset_build(sim_schedule *s, const wl_model *m, const wl_strategy *st, int64_t b, int64_t t,
+                        int sub, wl_opset *o)
+{
+    /* dtype=fp8 (Transformer Engine): the GEMMs in FP8, everything else bf16 */
+    sim_dtype gdt = st->dtype, dt = wl_elem_dtype(st);
+    int64_t sb = wl_local_seq(m, st) * b, h = m->hidden, f = m->ffn, d = wl_layer_act_bytes(st);
+    int64_t sbhd = sb * h * d, rt = st->sp ? t : 1; /* sequence parallel: element-wise work on s/t tokens */
+    int64_t qkv = wl_model_qkv_out(m), fc1 = wl_model_fc1_out(m, f);
+    wl_ffn_act act = wl_ffn_act_of(m);
+    memset(o, 0, sizeof *o);
+    o->t = t;
+    o->b = b;
+    o->ln1 = wl_pay_elem(s, "ln1", 2 * sbhd / rt, dt);
+    o->qkv = wl_pay_gemm(s, "qkv", sb, qkv / t, h, gdt);
+    /* attention core per TP rank: batch=b, m=heads/t, n=s, k=head_dim */
+    wl_opset_attn(s, st, b, m->heads / t, wl_model_kv_heads(m) / t, wl_local_seq(m, st), h / m->heads, o);
+    cp_payloads(s, st, b, m->heads / t, wl_model_kv_heads(m) / t, wl_local_seq(m, st), h / m->heads, o);
+    o->proj = wl_pay_gemm(s, "proj", sb, h, h / t, gdt);
+    eager_passes ep = eager_passes_of(m, st);
+    o->post_attn = wl_pay_elem(s, "post_attn", (ep.on ? ep.post_attn : 6) * sbhd / rt, dt); /* bias + dropout + residual + LN2 */
+    o->fc1 = wl_pay_gemm(s, "fc1", sb, fc1 / t, h, gdt);
+    o->gelu = wl_pay_elem(s, act.name, act.fwd * sb * (f / t) * d, dt);
+    o->fc2 = wl_pay_gemm(s, "fc2", sb, h, f / t, gdt);
+    o->post_mlp = wl_pay_elem(s, "post_mlp", (ep.on ? ep.post_mlp : 4) * sbhd / rt, dt); /* bias + dropout + residual */
+
+    /* FP8: the gradients entering fc2's and the projection's backward are cast
+     * (and transposed) for their FP8 GEMMs, read 2 bytes and written 1 + 1,
+     * fused here into the kernels that produce them (TE fuses them with the
+     * dgelu and norm backwards likewise); the activation's backward writes
+     * fc1's gradient in FP8 in place of bf16 */
+    int64_t cast = st->dtype == SIM_DTYPE_FP8 ? 2 * sbhd : 0;
+    o->post_mlp_b = wl_pay_elem(s, "post_mlp_bwd", (ep.on ? ep.post_mlp_b : 4) * sbhd / rt + cast, dt);
+    o->fc2_dg = wl_pay_gemm(s, "fc2_dgrad", sb, f / t, h, gdt);
+    o->fc2_wg = wl_pay_gemm(s, "fc2_wgrad", f / t, h, sb, gdt);
+    o->gelu_b = wl_pay_elem(s, act.bwd_name, (act.bwd + ep.gelu_b_extra) * sb * (f / t) * d, dt);
+    o->fc1_dg = wl_pay_gemm(s, "fc1_dgrad", sb, h, fc1 / t, gdt);
+    o->fc1_wg = wl_pay_gemm(s, "fc1_wgrad", h, fc1 / t, sb, gdt);
+    o->post_attn_b = wl_pay_elem(s, "post_attn_bwd", (ep.on ? ep.post_attn_b : 8) * sbhd / rt + cast, dt);
+    o->proj_dg = wl_pay_gemm(s, "proj_dgrad", sb, h / t, h, gdt);
+    o->proj_wg = wl_pay_gemm(s, "proj_wgrad", h / t, h, sb, gdt);
+    wl_opset_rope(s, m, sb * (qkv - h) / 2 / t + sb * h / t, d, dt, o);
+    wl_opset_fp8(s, st, sb * h / t, sb * qkv / t, o);
+    o->qkv_dg = wl_pay_gemm(s, "qkv_dgrad", sb, h, qkv / t, gdt);
+    o->qkv_wg = wl_pay_gemm(s, "qkv_wgrad", h, qkv / t, sb, gdt);
+    o->ln1_b = wl_pay_elem(s, "ln1_bwd", (ep.on ? ep.ln1_b : 3) * sbhd / rt + ep.qkv_glue_b * sb * (qkv / t) * d, dt);
+
+    o->ar = wl_pay_coll(s, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd);
+    o->ag = wl_pay_coll(s, "sp_allgather", SIM_COLL_ALLGATHER, sbhd);
+    o->rs = wl_pay_coll(s, "sp_reducescatter", SIM_COLL_REDUCESCATTER, sbhd);
+    o->proj_h = wl_pay_gemm(s, "proj", sb / 2, h, h / t, gdt);
+    o->fc2_h = wl_pay_gemm(s, "fc2", sb / 2, h, f / t, gdt);
+    o->qkv_dg_h = wl_pay_gemm(s, "qkv_dgrad", sb / 2, h, qkv / t, gdt);
+    o->fc1_dg_h = wl_pay_gemm(s, "fc1_dgrad", sb / 2, h, fc1 / t, gdt);
+    o->ar_h = wl_pay_coll(s, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd / 2);
+    o->gather = wl_pay_coll(s, "cut_allgather", SIM_COLL_ALLGATHER, sbhd);
+
+    /* memory effects: the micro-batch's kept bytes (allocated once per layer,
+     * whatever the sub-batches) and what recomputation rebuilds */
+    wl_strategy one = *st;
+    one.mb = (int)(b * sub);
+    one.tp = (int)t;
+    one.tp_cut_tp = one.tp_cut_layers = 0;
+    int64_t kept, tr;
+    wl_layer_memory(m, &one, 0, &kept, &tr);
+    wl_actsz z = wl_act_sizes(m, b, t, 0, st);
+    o->keep = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, kept);
+    o->unkeep = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -kept);
+    o->tr = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, tr);
+    o->untr = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -tr);
+    o->unboth = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -(kept + tr));
+    o->blk_attn = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, z.attn);
+    o->unblk_attn = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -z.attn);
+    o->blk_mlp = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, z.mlp);
+    o->unblk_mlp = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -z.mlp);
+}
+
+/* An MoE layer's payloads on top of a dense wl_opset (Megatron-Core's MoELayer
+ * with the all-to-all token dispatcher, megatron/core/transformer/moe/
+ * {router,token_dispatcher,experts}.py, read, not copied): the router GEMM
+ * (h -> E, in the activations' dtype) and its softmax / top-k; permuting the
+ * sb tokens into T token-expert rows; the dispatch all-to-all of the T rows
+ * (each EP rank keeps 1/ep, the rest crosses the network: an even all-to-all
+ * under uniform routing); the local experts as grouped GEMMs, one batch entry
+ * per local expert of T/(E/ep) rows, split over tp like a dense MLP; the
+ * combine all-to-all back; un-permuting with the routing weights.  The
+ * shared expert is a dense MLP of shared_ffn on all sb tokens. */
+void wl_opset_moe(sim_schedule *s, const wl_model *m, const wl_strategy *st, int64_t b, int64_t t, wl_opset *o)
+{
+    const wl_moe *x = &m->moe_cfg;
+    sim_dtype gdt = st->dtype, dt = wl_elem_dtype(st);
+    int64_t sb = wl_local_seq(m, st) * b, h = m->hidden, d = wl_layer_act_bytes(st), E = x->experts;
+    int64_t el = E / wl_strategy_ep(st), T, peer;
+    wl_strategy one = *st;
+    one.mb = (int)b;
+    wl_layer_moe_tokens(m, &one, &T, &peer);
+    int64_t rows = (T + el - 1) / el, ef = x->expert_ffn, fc1 = wl_model_fc1_out(m, ef);
+    wl_ffn_act act = wl_ffn_act_of(m);
+    o->moe = 1;
+    o->router = wl_pay_gemm(s, "router", sb, E, h, dt);
+    o->route = wl_pay_elem(s, "router_topk_permute", 2 * sb * E * 4 + (sb + T) * h * d, dt);
+    o->disp = wl_pay_coll(s, "moe_dispatch", SIM_COLL_ALLTOALL, peer * wl_strategy_ep(st));
+    o->efc1 = wl_pay_kernel(s, "expert_fc1", SIM_KERNEL_GEMM, rows, fc1 / t, h, el, 0, gdt);
+    o->eact = wl_pay_elem(s, act.name, act.fwd * T * (ef / t) * d, dt);
+    o->efc2 = wl_pay_kernel(s, "expert_fc2", SIM_KERNEL_GEMM, rows, h, ef / t, el, 0, gdt);
+    o->comb = wl_pay_coll(s, "moe_combine", SIM_COLL_ALLTOALL, peer * wl_strategy_ep(st));
+    o->unperm = wl_pay_elem(s, "unpermute", (sb + T) * h * d + T * 4, dt);
+    o->unperm_b = wl_pay_elem(s, "unpermute_bwd", (sb + 2 * T) * h * d + T * 4, dt);
+    o->comb_b = wl_pay_coll(s, "moe_combine_bwd", SIM_COLL_ALLTOALL, peer * wl_strategy_ep(st));
+    o->efc2_dg = wl_pay_kernel(s, "expert_fc2_dgrad", SIM_KERNEL_GEMM, rows, ef / t, h, el, 0, gdt);
+    o->efc2_wg = wl_pay_kernel(s, "expert_fc2_wgrad", SIM_KERNEL_GEMM, ef / t, h, rows, el, 0, gdt);
+    o->eact_b = wl_pay_elem(s, act.bwd_name, act.bwd * T * (ef / t) * d, dt);
+    o->efc1_dg = wl_pay_kernel(s, "expert_fc1_dgrad", SIM_KERNEL_GEMM, rows, h, fc1 / t, el, 0, gdt);
+    o->efc1_wg = wl_pay_kernel(s, "expert_fc1_wgrad", SIM_KERNEL_GEMM, h, fc1 / t, rows, el, 0, gdt);
+    o->disp_b = wl_pay_coll(s, "moe_dispatch_bwd", SIM_COLL_ALLTOALL, peer * wl_strategy_ep(st));
+    o->perm_b = wl_pay_elem(s, "permute_bwd", (sb + T) * h * d, dt);
+    o->router_dg = wl_pay_gemm(s, "router_dgrad", sb, h, E, dt);
+    o->router_wg = wl_pay_gemm(s, "router_wgrad", h, E, sb, dt);
+    int64_t sf = x->shared_ffn, sfc1 = wl_model_fc1_out(m, sf);
+    o->shared = sf > 0;
+    if (o->shared) {
+        o->sfc1 = wl_pay_gemm(s, "shared_fc1", sb, sfc1 / t, h, gdt);
+        o->sact = wl_pay_elem(s, act.name, act.fwd * sb * (sf / t) * d, dt);
+        o->sfc2 = wl_pay_gemm(s, "shared_fc2", sb, h, sf / t, gdt);
+        o->sfc2_dg = wl_pay_gemm(s, "shared_fc2_dgrad", sb, sf / t, h, gdt);
+        o->sfc2_wg = wl_pay_gemm(s, "shared_fc2_wgrad", sf / t, h, sb, gdt);
+        o->sact_b = wl_pay_elem(s, act.bwd_name, act.bwd * sb * (sf / t) * d, dt);
+        o->sfc1_dg = wl_pay_gemm(s, "shared_fc1_dgrad", sb, h, sfc1 / t, gdt);
+        o->sfc1_wg = wl_pay_gemm(s, "shared_fc1_wgrad", h, sfc1 / t, sb, gdt);
+    }
+    /* the memory effects of an MoE layer's activations */
+    int64_t kept, tr;
+    wl_layer_memory(m, &one, m->moe_cfg.first, &kept, &tr);
+    o->keep = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, kept);
+    o->unkeep = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -kept);
+    o->tr = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, tr);
+    o->untr = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -tr);
+    o->unboth = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -(kept + tr));
+}
