@@ -30,9 +30,10 @@
  *
  * Unknown keys are errors (a typo must not silently give a default).
  *
- * Generated XML (DTD 4.1).  A top zone routing="DijkstraCache" holds one
- * zone per node (routing="Full") with the GPU hosts (speed 1Gf, the engine
- * runs seconds x 1e9 flops), the node's links and one router n<k>-gw, and an
+ * Generated XML (DTD 4.1).  A top zone routing="DijkstraCache" holds first a
+ * zone "links" (routing="None") with every node's links, then one zone per
+ * node (routing="Full") with the GPU hosts (speed 1Gf, the engine runs
+ * seconds x 1e9 flops) and one router n<k>-gw, and an
  * explicit symmetrical="NO" route for every ordered GPU pair and for GPU <->
  * gateway, each listing the physical links with their direction:
  *   - NVLink pair: its bridge link only; NVSwitch: both GPUs' NVLink links.
@@ -896,8 +897,6 @@ static void write_zone(FILE *f, int z, int k0, int k1, const node_spec *const *n
     if (ns->nnics)
         fprintf(f, "  <router id=\"%s\"/>\n", gw);
     for (int k = k0; k < k1; k++)
-        write_links(f, k, nsk[k]);
-    for (int k = k0; k < k1; k++)
         write_node_routes(f, k, nsk[k], gw);
     for (int k = k0; k < k1; k++)
         for (int j = k0; j < k1; j++)
@@ -974,6 +973,15 @@ static char *write_xml(const char *name, const char *src, int nnodes, const node
     comment_text(f, name);
     fputs(") -->\n<zone id=\"cluster\" routing=\"DijkstraCache\">\n", f);
     int D = nsk[0]->domain_nodes, nzones = (nnodes + D - 1) / D;
+    /* every node's links in one zone ahead of the node zones: SimGrid 3.32
+     * resolves a <link_ctn> from the root zone, depth first through the
+     * zones in their order, so a link of the k-th node zone costs k zone
+     * visits and loading grows as nodes squared; here the first child
+     * answers every lookup (docs/performance.md) */
+    fputs(" <zone id=\"links\" routing=\"None\">\n", f);
+    for (int k = 0; k < nnodes; k++)
+        write_links(f, k, nsk[k]);
+    fputs(" </zone>\n", f);
     for (int z = 0; z < nzones; z++)
         write_zone(f, z, z * D, (z + 1) * D < nnodes ? (z + 1) * D : nnodes, nsk);
     if (nzones > 1)
