@@ -573,11 +573,22 @@ static void print_progress(void *ctx, const sim_progress *p)
  * on one core): say so, and that the planner's fast fidelity exists. */
 #define LONG_RUN_OPS 3000000u
 
-static void progress_options(const args *a, const sim_schedule *s, const char *strategy, sim_options *opt)
+/* Platforms from this many GPUs take SimGrid more than ~10 s to load
+ * (docs/performance.md: 9 s at 16,384 GPUs, 109 s at 65,536), before any
+ * progress can be counted: say so first. */
+#define LONG_LOAD_GPUS 16384
+
+static void progress_options(const args *a, const sim_machine *m, const sim_schedule *s, const char *strategy,
+                             sim_options *opt)
 {
     if (a->quiet || !isatty(2))
         return;
     opt->progress = print_progress;
+    if (m->ngpus >= LONG_LOAD_GPUS)
+        fprintf(stderr, "trainsim: loading a platform of %d GPUs into SimGrid (about %s)...\n", m->ngpus,
+                m->ngpus >= 4 * LONG_LOAD_GPUS   ? "two minutes"
+                : m->ngpus >= 2 * LONG_LOAD_GPUS ? "45 s"
+                                                 : "10 s");
     if (s->nops >= LONG_RUN_OPS && !a->schedule && strategy[0])
         fprintf(stderr, "trainsim: %.1f M operations: a whole simulation takes minutes; the planner's fast fidelity "
                         "estimates it in seconds: trainsim plan --platform %s --model %s --strategies \"%s\"\n",
@@ -878,7 +889,7 @@ static int cmd_run(args *a, int only_schedule)
         sim_result r, base, *basep = NULL;
         if (trace_options(a, s, &opt, &mask, &err) < 0) {
             rc = report(2, "%s", err.msg);
-        } else if (progress_options(a, s, st_text, &opt), 0) {
+        } else if (progress_options(a, m, s, st_text, &opt), 0) {
         } else if ((a->nslow || a->ndegrade) && unperturbed_run(s, m, &a->opt, &base, &err) < 0) {
             rc = fail(err.msg);
         } else if (basep = a->nslow || a->ndegrade ? &base : NULL, sim_run(s, m, &opt, &r, &err) < 0) {

@@ -2,7 +2,8 @@
 # (simulated time, operations, time left), and before a run of millions of
 # operations says that the planner's fast fidelity exists; nothing on stderr
 # when it is not a terminal or with --quiet, and stdout is the same either
-# way.  `script` gives the run a terminal; the long run is stopped after a
+# way; a platform of 16,384 GPUs or more is announced before SimGrid loads
+# it.  `script` gives the run a terminal; the long run is stopped after a
 # few seconds of progress.  Heavy: ~20 s.
 set -euo pipefail
 . "$(dirname "$0")/../expect.bash"
@@ -25,4 +26,12 @@ sed 's/ in [0-9.]* s wall$//' "$tmp/plain.out" > "$tmp/b"
 cmp -s "$tmp/a" "$tmp/b" || fail "stdout differs on a terminal"
 script -qec "'$TRAINSIM' --quiet ${mid[*]} > /dev/null" /dev/null > "$tmp/quiet.err" < /dev/null
 [ ! -s "$tmp/quiet.err" ] || fail "--quiet still prints: $(head -c 200 "$tmp/quiet.err")"
+# a platform of 16,384 GPUs takes SimGrid seconds to load: said before it starts
+sed 's/"nodes": 128/"nodes": 2048/' "$SRC/platforms/clusters/a100-sxm-128n.json" > "$tmp/big.json"
+"$TRAINSIM" schedule --platform azure-nd-a100-v4 --model gpt-1024 --strategy tp=8,mb=1,gb=1,dtype=bf16 \
+    -o "$tmp/s8.json" 2> /dev/null || fail "schedule for the load notice"
+timeout 8 script -qec "'$TRAINSIM' run --schedule '$tmp/s8.json' --platform '$tmp/big.json' > /dev/null" /dev/null \
+    > "$tmp/load.err" 2> /dev/null < /dev/null || true
+grep -q "loading a platform of 16384 GPUs into SimGrid (about 10 s)" "$tmp/load.err" \
+    || { fail "no notice before loading a large platform"; head -c 400 "$tmp/load.err" >&2; }
 finish
