@@ -85,7 +85,7 @@ struct wl_kineto {
 
 /* ---- reading ---------------------------------------------------------- */
 
-static char *read_gz(const char *path, sim_err *err)
+char *wl_kineto_read_text(const char *path, sim_err *err)
 {
     gzFile f = gzopen(path, "rb");
     if (!f) {
@@ -976,7 +976,7 @@ wl_kineto *wl_kineto_parse(const char *text, const char *source, sim_err *err)
 
 wl_kineto *wl_kineto_load(const char *path, sim_err *err)
 {
-    char *text = read_gz(path, err);
+    char *text = wl_kineto_read_text(path, err);
     if (!text)
         return NULL;
     wl_kineto *t = wl_kineto_parse(text, path, err);

@@ -132,6 +132,11 @@ typedef struct wl_kineto wl_kineto;
  * text), no traceEvents, an integer field (ids, ranks, streams, sizes, GEMM
  * dimensions) out of its range, with the event's index. */
 wl_kineto *wl_kineto_load(const char *path, sim_err *err);
+/* A trace file's text (.json, or .gz through zlib), NUL-terminated, at most
+ * WL_KINETO_MAX_BYTES; malloc'd, free() it.  NULL with err naming the file:
+ * unreadable, corrupt or truncated gzip, too large, empty.  (et.c reads
+ * execution traces through it too.) */
+char *wl_kineto_read_text(const char *path, sim_err *err);
 /* The same from the trace's text; source names it in errors. */
 wl_kineto *wl_kineto_parse(const char *text, const char *source, sim_err *err);
 void wl_kineto_free(wl_kineto *k);
