@@ -44,6 +44,9 @@ struct wl_et {
     int ngroups;
     et_group *groups;
     char **pg_name; /* [n] a comms node's pg_name until groups are known */
+    int64_t *sto;   /* every node's reads then writes (storage ids) while reading, one block */
+    int *dense;     /* the same as dense indices */
+    int nsto, sto_cap, nstorages;
 };
 
 typedef struct erd {
@@ -110,6 +113,28 @@ static double arg_bytes(const cJSON *shape, const cJSON *type)
         sum += n > 0 ? n * eb : 0;
     }
     return sum;
+}
+
+/* The storages of the GPU tensors of a value: [tensor id, storage id,
+ * offset, elements, element size, "cuda:N"], or a list of them. */
+static int storages(wl_et *et, const cJSON *v, int depth)
+{
+    int n = 0;
+    if (!cJSON_IsArray(v))
+        return 0;
+    const cJSON *dev = cJSON_GetArrayItem(v, 5), *sid = cJSON_GetArrayItem(v, 1);
+    if (cJSON_GetArraySize(v) == 6 && cJSON_IsString(dev) && !strncmp(dev->valuestring, "cuda", 4) &&
+        cJSON_IsNumber(sid) && sid->valuedouble >= 0 && sid->valuedouble < (double)ET_ID_MAX) {
+        if (et->nsto == et->sto_cap) {
+            et->sto_cap = et->sto_cap ? 2 * et->sto_cap : 1024;
+            et->sto = sim_xrealloc(et->sto, (size_t)et->sto_cap, sizeof *et->sto, "an execution trace");
+        }
+        et->sto[et->nsto++] = (int64_t)sid->valuedouble;
+        return 1;
+    }
+    for (const cJSON *x = v->child; x && depth < 2; x = x->next)
+        n += storages(et, x, depth + 1);
+    return n;
 }
 
 static const cJSON *attr(const cJSON *attrs, const char *name)
@@ -210,7 +235,8 @@ static void pg_init(erd *R, wl_et *et, const cJSON *vals)
     cJSON_Delete(l);
 }
 
-static void read_node(erd *R, wl_et *et, const cJSON *n, int i, double **bytes, int *nb, int *cap)
+static void read_node(erd *R, wl_et *et, const cJSON *n, int i, int *off, int *soff, double **bytes, int *nb,
+                      int *cap)
 {
     wl_et_node *x = &et->nodes[i];
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(n, "name"), *attrs = cJSON_GetObjectItemCaseSensitive(n, "attrs");
@@ -237,10 +263,15 @@ static void read_node(erd *R, wl_et *et, const cJSON *n, int i, double **bytes, 
         shapes = cJSON_GetObjectItemCaseSensitive(in, "shapes");
         types = cJSON_GetObjectItemCaseSensitive(in, "types");
     }
+    const cJSON *ovals = out;
     if (cJSON_IsObject(out)) {
+        ovals = cJSON_GetObjectItemCaseSensitive(out, "values");
         oshapes = cJSON_GetObjectItemCaseSensitive(out, "shapes");
         otypes = cJSON_GetObjectItemCaseSensitive(out, "types");
     }
+    *soff = et->nsto;
+    x->nreads = storages(et, vals, 0);
+    x->nwrites = storages(et, ovals, 0);
     char *d = print_list(shapes), *t = print_list(types);
     x->in_dims = d ? wl_et_keep(et, d) : NULL;
     x->in_types = t ? wl_et_keep(et, t) : NULL;
@@ -251,7 +282,7 @@ static void read_node(erd *R, wl_et *et, const cJSON *n, int i, double **bytes, 
         *cap = 2 * (*cap + x->nargs);
         *bytes = sim_xrealloc(*bytes, (size_t)*cap, sizeof **bytes, "an execution trace");
     }
-    x->arg_bytes = (const double *)(intptr_t)*nb; /* an offset until the block stops moving */
+    *off = *nb; /* arg_bytes is set once the block stops moving */
     for (int a = 0; a < x->nargs; a++)
         (*bytes)[(*nb)++] = arg_bytes(cJSON_GetArrayItem(shapes, a), cJSON_GetArrayItem(types, a));
     x->out_bytes = 0;
@@ -261,6 +292,38 @@ static void read_node(erd *R, wl_et *et, const cJSON *n, int i, double **bytes, 
         comms_node(R, et, i, vals, shapes, types, attrs);
     else if (!strcmp(x->name, "## process_group:init ##"))
         pg_init(R, et, vals);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Storage ids as dense indices (the join keeps an array per storage), and
+ * each node's reads and writes pointed at them. */
+static void dense_storages(wl_et *et, const int *soff)
+{
+    int64_t *u = sim_xcalloc((size_t)et->nsto + 1, sizeof *u, "an execution trace");
+    memcpy(u, et->sto, (size_t)et->nsto * sizeof *u);
+    if (et->nsto > 1)
+        qsort(u, (size_t)et->nsto, sizeof *u, cmp_i64);
+    int nu = 0;
+    for (int i = 0; i < et->nsto; i++)
+        if (!nu || u[nu - 1] != u[i])
+            u[nu++] = u[i];
+    int *d = sim_xcalloc((size_t)et->nsto + 1, sizeof *d, "an execution trace");
+    for (int i = 0; i < et->nsto; i++)
+        d[i] = (int)((int64_t *)bsearch(&et->sto[i], u, (size_t)nu, sizeof *u, cmp_i64) - u);
+    free(u);
+    free(et->sto);
+    et->sto = NULL;
+    et->nstorages = nu;
+    et->dense = d;
+    for (int i = 0; i < et->n; i++) {
+        et->nodes[i].reads = d + soff[i];
+        et->nodes[i].writes = d + soff[i] + et->nodes[i].nreads;
+    }
 }
 
 static int cmp_node(const void *a, const void *b)
@@ -289,14 +352,18 @@ wl_et *wl_et_parse(const char *text, const char *source, sim_err *err)
     et->n = cJSON_GetArraySize(nodes);
     et->nodes = sim_xcalloc((size_t)et->n + 1, sizeof *et->nodes, "an execution trace");
     et->pg_name = sim_xcalloc((size_t)et->n + 1, sizeof *et->pg_name, "an execution trace");
-    int nb = 0, cap = 0, i = 0;
+    int nb = 0, cap = 1, i = 0;
+    et->bytes = sim_xcalloc(1, sizeof *et->bytes, "an execution trace"); /* never NULL: nodes point into it */
+    int *off = sim_xcalloc((size_t)et->n + 1, sizeof *off, "an execution trace");
+    int *soff = sim_xcalloc((size_t)et->n + 1, sizeof *soff, "an execution trace");
     for (const cJSON *n = nodes->child; n && !R.bad; n = n->next, i++) {
         R.node = i;
-        read_node(&R, et, n, i, &et->bytes, &nb, &cap);
+        read_node(&R, et, n, i, &off[i], &soff[i], &et->bytes, &nb, &cap);
     }
+    dense_storages(et, soff);
     cJSON_Delete(root);
     for (i = 0; i < et->n && !R.bad; i++) {
-        et->nodes[i].arg_bytes = et->bytes + (intptr_t)et->nodes[i].arg_bytes;
+        et->nodes[i].arg_bytes = et->bytes + off[i];
         for (int g = 0; et->pg_name[i] && g < et->ngroups; g++)
             if (!strcmp(et->groups[g].name, et->pg_name[i]))
                 et->nodes[i].pg = g;
@@ -304,6 +371,8 @@ wl_et *wl_et_parse(const char *text, const char *source, sim_err *err)
     for (i = 0; i < et->n; i++)
         free(et->pg_name[i]);
     free(et->pg_name);
+    free(off);
+    free(soff);
     et->pg_name = NULL;
     if (R.bad) {
         wl_et_free(et);
@@ -346,6 +415,8 @@ void wl_et_free(wl_et *et)
     free(et->groups);
     free(et->kept);
     free(et->bytes);
+    free(et->sto);
+    free(et->dense);
     free(et->nodes);
     free(et);
 }
@@ -353,6 +424,7 @@ void wl_et_free(wl_et *et)
 const char *wl_et_schema(const wl_et *et) { return et->schema; }
 int64_t wl_et_pid(const wl_et *et) { return et->pid; }
 int wl_et_nnodes(const wl_et *et) { return et->n; }
+int wl_et_nstorages(const wl_et *et) { return et->nstorages; }
 const wl_et_node *wl_et_node_at(const wl_et *et, int i) { return i >= 0 && i < et->n ? &et->nodes[i] : NULL; }
 
 const wl_et_node *wl_et_find(const wl_et *et, int64_t id)

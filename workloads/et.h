@@ -31,6 +31,8 @@ typedef struct wl_et_node {
     int nargs;
     const double *arg_bytes;        /* [nargs]: bytes of the tensors of each input argument, 0 for non-tensors */
     double out_bytes;               /* bytes of every output tensor */
+    int nreads, nwrites;            /* the GPU storages its tensor inputs and outputs live in */
+    const int *reads, *writes;      /* dense storage indices 0..wl_et_nstorages() - 1 */
     /* record_param_comms (comm = 1) */
     int comm;
     char coll[24];                  /* "all_to_allv", "allreduce", "send", "recv", ... */
@@ -54,6 +56,7 @@ int64_t wl_et_pid(const wl_et *et); /* -1 when not recorded */
 int wl_et_nnodes(const wl_et *et);
 const wl_et_node *wl_et_node_at(const wl_et *et, int i); /* sorted by id */
 const wl_et_node *wl_et_find(const wl_et *et, int64_t id);
+int wl_et_nstorages(const wl_et *et);
 /* The global ranks of a record_param_comms node's group: written to
  * ranks[0..n), n returned; 0 when the ET does not say (1.0.x schemas), -1
  * when it says something impossible (a rank out of 0..max-1 or more than
@@ -70,6 +73,7 @@ typedef struct wl_et_stats {
     int splits;    /* all-to-alls that gained their per-member sizes */
     int groups;    /* collectives whose process-group ranks the ET recorded */
     int peers;     /* send/recv kernels whose peer the ET gave */
+    int deps;      /* cross-stream dependencies added from the ET's data flow (import.c counts them) */
 } wl_et_stats;
 
 /* Joins the ET of one rank to its Kineto trace (import_et.c): nodes to
@@ -78,11 +82,14 @@ typedef struct wl_et_stats {
  * ran, in rf_id order).  Returns copies of the trace's kernels
  * ([wl_kineto_nkernels], free() it; strings owned by et) with shapes,
  * element-wise bytes, all-to-all splits, process groups and send/recv
- * peers the trace lacks.  NULL with err naming both files: an ET of another
+ * peers the trace lacks, and in *producer ([nk], free() it) for each kernel
+ * the kernel that wrote a tensor it reads (the last kernel launched under
+ * the ET op that last wrote the storage of one of its op's inputs before
+ * it), -1 for none.  NULL with err naming both files: an ET of another
  * process (its pid), no thread of the trace running the ET's ops in order or
  * no matching rf_id, an op whose recorded input shapes differ (another
  * step), an all-to-all whose splits do not add up to the kernel's size. */
 wl_kernel *wl_et_join(wl_et *et, const char *et_path, const wl_kineto *t, const char *trace_path, int nranks,
-                      wl_et_stats *st, sim_err *err);
+                      wl_et_stats *st, int **producer, sim_err *err);
 
 #endif

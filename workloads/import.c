@@ -79,6 +79,7 @@ typedef struct rank_in {
     wl_et *et;            /* its execution trace, or NULL */
     const char *et_path;
     wl_kernel *kx;        /* the kernels with what the ET adds (wl_et_join), or NULL */
+    int *producer;        /* [kernels]: the kernel whose output each reads (the ET's data flow), -1 */
     wl_et_stats join;
 } rank_in;
 
@@ -302,6 +303,34 @@ static int infer_deps(rank_in *R)
     free(bl);
     free(last);
     return waits;
+}
+
+/* Dependencies from the execution trace's data flow: a kernel reading what
+ * a kernel of another stream wrote waits for it (where that one ended
+ * before it started, as the recorded run shows).  Returns those not
+ * already there. */
+static int data_deps(rank_in *R)
+{
+    int nk = wl_kineto_nkernels(R->t), added = 0;
+    int *item_of = sim_xcalloc((size_t)nk + 1, sizeof *item_of, "the imported kernels");
+    for (int i = 0; i < nk; i++)
+        item_of[i] = -1;
+    for (int i = 0; i < R->n; i++)
+        if (!R->it[i].copy)
+            item_of[R->it[i].k - R->kx] = i;
+    for (int i = 0; i < R->n; i++) {
+        item *x = &R->it[i];
+        int p = x->copy ? -1 : R->producer[x->k - R->kx], d = p >= 0 ? item_of[p] : -1;
+        if (d < 0 || R->it[d].stream == x->stream || end_us(&R->it[d]) > x->k->ts_us + TOL_US)
+            continue;
+        int had = x->ndeps, dup = 0;
+        for (int j = 0; j < x->ndeps; j++)
+            dup |= x->dep[j] == d;
+        add_dep(x, d);
+        added += !dup && x->ndeps > had;
+    }
+    free(item_of);
+    return added;
 }
 
 /* ---- phase 3: host delays ----------------------------------------------- */
@@ -787,6 +816,8 @@ static int prepare_rank(rank_in *R, int nranks, const wl_import_opts *o, wl_impo
         info->step_s = (last_end - R->t0) * 1e-6;
     info->waits_recorded = wl_kineto_nwaits(R->t) > 0;
     info->waits = info->waits_recorded ? recorded_deps(R) : infer_deps(R);
+    if (R->producer)
+        info->et_join.deps = data_deps(R);
     if (o->reprice) {
         const char *model = wl_kineto_catalog_gpu(info->device);
         if (!model)
@@ -807,6 +838,7 @@ static void free_ranks(rank_in *R, int n)
         free(R[i].coll);
         free(R[i].p2p);
         free(R[i].kx);
+        free(R[i].producer);
         wl_et_free(R[i].et);
     }
     free(R);
@@ -832,7 +864,8 @@ sim_schedule *wl_import_kineto(const char *const *paths, int n, const wl_import_
         R[i].et_path = o->et ? o->et[i] : NULL;
         if (!rc && R[i].et_path && !(R[i].et = wl_et_load(o->et[i], err)))
             rc = -1;
-        if (!rc && R[i].et && !(R[i].kx = wl_et_join(R[i].et, o->et[i], R[i].t, paths[i], n, &R[i].join, err)))
+        if (!rc && R[i].et &&
+            !(R[i].kx = wl_et_join(R[i].et, o->et[i], R[i].t, paths[i], n, &R[i].join, &R[i].producer, err)))
             rc = -1;
     }
     info->nranks = n;

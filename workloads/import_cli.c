@@ -73,14 +73,15 @@ static void print_text(const wl_import_info *in, const sim_schedule *s, const ch
         return;
     printf("execution traces joined (linked: host ops joined to ET nodes; shapes: kernels that gained a GEMM shape or "
            "element-wise bytes; splits: all-to-alls that gained per-member sizes; groups: collectives whose process "
-           "group the ET recorded; peers: sends/receives whose peer the ET gave)\n");
-    printf("rank  join      linked shapes splits groups peers  p2p  execution trace\n");
+           "group the ET recorded; peers: sends/receives whose peer the ET gave; deps: cross-stream dependencies "
+           "added from the ET's data flow, beside the waits above)\n");
+    printf("rank  join      linked shapes splits groups peers  deps  p2p  execution trace\n");
     for (int r = 0; r < in->nranks; r++) {
         const wl_import_rank *x = &in->rank[r];
         const wl_et_stats *j = &x->et_join;
         if (x->et)
-            printf("%4d  %-8s %7d %6d %6d %6d %5d %4d  %s\n", r, j->by_rf_id ? "rf_id" : "op order", j->linked,
-                   j->shapes, j->splits, j->groups, j->peers, x->p2p, x->et);
+            printf("%4d  %-8s %7d %6d %6d %6d %5d %5d %4d  %s\n", r, j->by_rf_id ? "rf_id" : "op order", j->linked,
+                   j->shapes, j->splits, j->groups, j->peers, j->deps, x->p2p, x->et);
     }
 }
 
@@ -122,6 +123,7 @@ static void print_json(const wl_import_info *in, const sim_schedule *s, const ch
             cJSON_AddNumberToObject(e, "splits", x->et_join.splits);
             cJSON_AddNumberToObject(e, "groups", x->et_join.groups);
             cJSON_AddNumberToObject(e, "peers", x->et_join.peers);
+            cJSON_AddNumberToObject(e, "deps", x->et_join.deps);
         }
         cJSON_AddItemToArray(a, o);
     }

@@ -324,7 +324,9 @@ static int enrich(joiner *J, wl_kernel *K, int nk, int nranks, wl_et_stats *st)
                 rc = nccl_from(J, k, a, nranks, ranks, st);
         } else if (k->cls == WL_K_GEMM && !k->has_shape && (a = ancestor(J->et, x, is_gemm, 3))) {
             wl_op_work w;
-            if (wl_kineto_op_work(a->name, a->in_dims, a->in_types, J->ep, &w, J->err) < 0)
+            char src[512];
+            snprintf(src, sizeof src, "%s: %s (rf_id %lld)", J->ep, a->name, (long long)a->rf_id);
+            if (wl_kineto_op_work(a->name, a->in_dims, a->in_types, src, &w, J->err) < 0)
                 rc = -1;
             else if (w.gemm) {
                 k->has_shape = 1;
@@ -347,8 +349,89 @@ static int enrich(joiner *J, wl_kernel *K, int nk, int nranks, wl_et_stats *st)
     return rc;
 }
 
+/* A linked op in the order the host ran it. */
+typedef struct run_op {
+    double ts;
+    int tid_rank; /* ties: an enclosing op first (it started first or with its child) */
+    int node;
+} run_op;
+
+static int cmp_run(const void *a, const void *b)
+{
+    const run_op *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return (x->tid_rank > y->tid_rank) - (x->tid_rank < y->tid_rank);
+}
+
+static int is_ancestor(const wl_et *et, const wl_et_node *a, const wl_et_node *x)
+{
+    for (int d = 0; x && d < 64; d++, x = x->parent >= 0 && x->parent != x->id ? wl_et_find(et, x->parent) : NULL)
+        if (x == a)
+            return 1;
+    return 0;
+}
+
+/* Data flow (et.h, wl_et_join's producer): the host ops in the order they
+ * ran; an op reading a storage depends on the last op (not one of its own
+ * ancestors) that wrote it, through the last kernel launched under it. */
+static int *data_flow(joiner *J, const wl_kernel *K, int nk)
+{
+    const wl_et_node *base = wl_et_node_at(J->et, 0);
+    int n = wl_et_nnodes(J->et), no = wl_kineto_nops(J->t);
+    int *last_k = sim_xcalloc((size_t)n + 1, sizeof *last_k, "the join"); /* per node: last kernel launched under it */
+    int *from = sim_xcalloc((size_t)n + 1, sizeof *from, "the join");     /* per node: the kernel it reads from */
+    int *writer = sim_xcalloc((size_t)wl_et_nstorages(J->et) + 1, sizeof *writer, "the join");
+    int *prod = sim_xcalloc((size_t)nk + 1, sizeof *prod, "the join");
+    for (int i = 0; i < n; i++)
+        last_k[i] = from[i] = -1;
+    for (int i = 0; i < wl_et_nstorages(J->et); i++)
+        writer[i] = -1;
+    for (int i = 0; i < nk; i++) {
+        prod[i] = -1;
+        const wl_et_node *x = K[i].host_op >= 0 ? J->of[K[i].host_op] : NULL;
+        for (int d = 0; x && d < 8; d++, x = x->parent >= 0 && x->parent != x->id ? wl_et_find(J->et, x->parent) : NULL) {
+            int j = (int)(x - base), *l = &last_k[j];
+            if (*l < 0 || K[*l].launch_ts_us < K[i].launch_ts_us)
+                *l = i;
+        }
+    }
+    run_op *ops = sim_xcalloc((size_t)no + 1, sizeof *ops, "the join");
+    int m = 0;
+    for (int o = 0; o < no; o++)
+        if (J->of[o])
+            ops[m++] = (run_op){wl_kineto_op(J->t, o)->ts_us, o, (int)(J->of[o] - base)};
+    if (m > 1)
+        qsort(ops, (size_t)m, sizeof *ops, cmp_run);
+    for (int i = 0; i < m; i++) {
+        const wl_et_node *b = base + ops[i].node;
+        for (int r = 0; r < b->nreads; r++) {
+            int w = writer[b->reads[r]];
+            if (w < 0 || last_k[w] < 0 || is_ancestor(J->et, base + w, b))
+                continue;
+            int *f = &from[ops[i].node];
+            if (*f < 0 || K[*f].launch_ts_us < K[last_k[w]].launch_ts_us)
+                *f = last_k[w];
+        }
+        for (int w = 0; w < b->nwrites; w++)
+            writer[b->writes[w]] = ops[i].node;
+    }
+    for (int i = 0; i < nk; i++) {
+        const wl_et_node *x = K[i].host_op >= 0 ? J->of[K[i].host_op] : NULL;
+        int f = x ? from[x - base] : -1;
+        if (f < 0 && x && x->parent >= 0 && wl_et_find(J->et, x->parent))
+            f = from[wl_et_find(J->et, x->parent) - base];
+        prod[i] = f != i ? f : -1;
+    }
+    free(ops);
+    free(last_k);
+    free(from);
+    free(writer);
+    return prod;
+}
+
 wl_kernel *wl_et_join(wl_et *et, const char *et_path, const wl_kineto *t, const char *trace_path, int nranks,
-                      wl_et_stats *st, sim_err *err)
+                      wl_et_stats *st, int **producer, sim_err *err)
 {
     memset(st, 0, sizeof *st);
     int64_t ep = wl_et_pid(et), tp = wl_kineto_pid(t);
@@ -372,6 +455,7 @@ wl_kernel *wl_et_join(wl_et *et, const char *et_path, const wl_kineto *t, const 
         K[i] = *wl_kineto_kernel(t, i);
     if (!rc)
         rc = enrich(&J, K, nk, nranks, st);
+    *producer = rc ? NULL : data_flow(&J, K, nk);
     free(J.of);
     if (rc) {
         free(K);

@@ -173,7 +173,18 @@ typedef struct rd {
     sim_err *err;
     int ev;  /* index in traceEvents */
     int bad; /* an error is set */
+    char at[48];
 } rd;
+
+/* "traceEvents[i]: " for a trace's event, "" for wl_kineto_op_work (its
+ * source names the op). */
+static const char *event_at(rd *R, const char *then)
+{
+    if (R->ev < 0)
+        return "";
+    snprintf(R->at, sizeof R->at, "traceEvents[%d]%s", R->ev, then);
+    return R->at;
+}
 
 /* An integer field in [lo, hi]: absent or not a number gives dflt; a
  * fraction or a value out of range is an error (never a wrapped cast). */
@@ -199,7 +210,7 @@ static int64_t bytes_of(rd *R, double elems, int each, const char *what)
     if (b >= 0 && b <= (double)SIM_MAX_BYTES)
         return (int64_t)b;
     if (!R->bad)
-        sim_errf(R->err, "%s: traceEvents[%d]: %s of %.17g bytes (at most %lld)", R->src, R->ev, what, b,
+        sim_errf(R->err, "%s: %s%s of %.17g bytes (at most %lld)", R->src, event_at(R, ": "), what, b,
                  (long long)SIM_MAX_BYTES);
     R->bad = 1;
     return 0;
@@ -342,8 +353,8 @@ static int gemm_shape(rd *R, const char *op, const cJSON *args, gemm_op *g)
         for (int k = 0; k < 2; k++)
             if (v[k][i] != floor(v[k][i]) || v[k][i] > (double)SIM_MAX_DIM) {
                 if (!R->bad)
-                    sim_errf(R->err, "%s: traceEvents[%d].args.Input Dims: %s: dimension %.17g is not an integer "
-                             "in 1..%lld", R->src, R->ev, op, v[k][i], (long long)SIM_MAX_DIM);
+                    sim_errf(R->err, "%s: %sInput Dims: %s: dimension %.17g is not an integer in 1..%lld", R->src,
+                             event_at(R, ".args."), op, v[k][i], (long long)SIM_MAX_DIM);
                 R->bad = 1;
                 return 0;
             }
@@ -937,7 +948,7 @@ wl_kineto *wl_kineto_parse(const char *text, const char *source, sim_err *err)
     t->path = sim_xstrdup(source, "a trace");
     t->rank = -1;
     t->pid = -1;
-    rd R = {source, err, 0, 0};
+    rd R = {source, err, 0, 0, ""};
     const cJSON *dp = cJSON_GetObjectItemCaseSensitive(root, "deviceProperties");
     if (cJSON_IsArray(dp) && str(cJSON_GetArrayItem(dp, 0), "name"))
         snprintf(t->device, sizeof t->device, "%s", str(cJSON_GetArrayItem(dp, 0), "name"));
@@ -1033,7 +1044,7 @@ int wl_kineto_op_work(const char *op, const char *dims, const char *types, const
         cJSON_AddItemToObject(args, "Input Dims", d);
     if (ty)
         cJSON_AddItemToObject(args, "Input type", ty);
-    rd R = {source, err, -1, 0};
+    rd R = {source, err, -1, 0, ""};
     gemm_op g;
     memset(&g, 0, sizeof g);
     int r = gemm_shape(&R, op, args, &g) ? 1 : pointwise_shape(&R, op, args, &g) ? 2 : 0;

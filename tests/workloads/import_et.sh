@@ -14,7 +14,9 @@
 #   - pipeline sends (a 2-rank hand-made pair): SendRecv kernels whose peer
 #     the kernel args give (Dst/Src Rank) or an ET (schema 1.1, process
 #     groups, joined by Record function id) become matched send/recv; without
-#     a peer they are refused as before.
+#     a peer they are refused as before.  With the ET, a kernel on stream 9
+#     reading the storage a stream-7 kernel wrote waits for it (the ET's data
+#     flow; the trace records no stream wait).
 set -uo pipefail
 : "${SRC:?source tree}"
 source "$SRC/tests/expect.bash"
@@ -90,17 +92,19 @@ import json, sys
 out, rank, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 peer, kind = 1 - rank, "send" if rank == 0 else "recv"
 ev, t = [], 100.0
-def launch(name, corr, dur, args, rf=None):
+def launch(name, corr, dur, args, rf=None, op="record_param_comms", stream=7):
     global t
     if rf is not None:
-        ev.append({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 7, "tid": 7, "ts": t - 1,
+        ev.append({"ph": "X", "cat": "cpu_op", "name": op, "pid": 7, "tid": 7, "ts": t - 1,
                    "dur": 8, "args": {"External id": rf, "Record function id": rf}})
     ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 7, "ts": t, "dur": 4,
                "args": {"correlation": corr}})
-    ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": t + 6, "dur": dur,
-               "args": dict(stream=7, correlation=corr, **args)})
+    ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": stream, "ts": t + 6, "dur": dur,
+               "args": dict(stream=stream, correlation=corr, **args)})
     t += dur + 20
-launch("void foo_kernel<float>(float*)", 1, 30, {})
+et = mode == "et"
+launch("void foo_kernel<float>(float*)", 1, 30, {}, 3 if et else None, "aten::foo")
+launch("void bar_kernel<float>(float*)", 4, 30, {}, 4 if et else None, "aten::bar", 9)  # reads what foo wrote
 args = {}
 if mode == "args":
     args = {"Collective name": kind, "In msg nelems": 4096, "Out msg nelems": 4096, "dtype": "Float",
@@ -120,6 +124,12 @@ if mode == "et":
                                                  "group_size": 2, "group_count": 1}])],
                          "shapes": [[]], "types": ["String"]},
               "outputs": {"values": [], "shapes": [], "types": []}, "attrs": A(rf_id=1, tid=1)},
+             {"id": 4, "name": "aten::foo", "ctrl_deps": 1, "inputs": {"values": [], "shapes": [], "types": []},
+              "outputs": {"values": [[20, 50, 0, 256, 4, "cuda:0"]], "shapes": [[256]], "types": ["Tensor(float)"]},
+              "attrs": A(rf_id=3, tid=1)},
+             {"id": 5, "name": "aten::bar", "ctrl_deps": 1,
+              "inputs": {"values": [[21, 50, 0, 256, 4, "cuda:0"]], "shapes": [[256]], "types": ["Tensor(float)"]},
+              "outputs": {"values": [], "shapes": [], "types": []}, "attrs": A(rf_id=4, tid=1)},
              {"id": 3, "name": "record_param_comms", "ctrl_deps": 1,
               "inputs": {"values": [[[10, 11, 0, 4096, 4, "cuda:0"]], 1, ["0", "default_pg"], peer, kind, [], [], 0, 1, 2],
                          "shapes": [[[4096]], [], [[], []], [], [], [], [], [], [], []],
@@ -146,7 +156,13 @@ s, info, mode = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.
 for r, x in enumerate(info["rank"]):
     assert x["p2p"] == 1 and x["collectives"] == 0, x
     if mode == "et":
-        assert x["et"]["joined_by"] == "rf_id" and x["et"]["peers"] == 1 and x["et"]["linked"] == 1, x
+        assert x["et"]["joined_by"] == "rf_id" and x["et"]["peers"] == 1 and x["et"]["linked"] == 3, x
+        assert x["et"]["deps"] == 1 and x["waits"] == 0, x  # bar (stream 9) reads what foo (stream 7) wrote
+        st = {z["name"]: z["ops"] for z in s["ranks"][r]["streams"]}
+        foo = [o["id"] for o in st["stream 7"] if o.get("name") == "foo_kernel"]
+        bar = [o for o in st["stream 9"] if o.get("name") == "bar_kernel"]
+        assert len(foo) == 2 and len(bar) == 1 and foo[0] in bar[0].get("deps", []) + [
+            d for o in st["stream 9"] if o.get("kernel") == "delay" for d in o.get("deps", [])], (foo, st)
     ops = [o for st in s["ranks"][r]["streams"] for o in st["ops"] if o["op"] in ("send", "recv")]
     want = {"op": "send" if r == 0 else "recv", "peer": 1 - r, "bytes": 16384}
     assert len(ops) == 1 and all(ops[0].get(k) == v for k, v in want.items()), ops
