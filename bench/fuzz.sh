@@ -9,7 +9,7 @@
 #   bash bench/fuzz.sh                    the long run: 10^6 executions per target (docs/fuzzing.md)
 #   bash bench/fuzz.sh --seconds 5 --seed 1   what test.sh (CI) runs: a fixed seed, so
 #                                         that CI explores the same inputs every time
-#   bash bench/fuzz.sh --runs N TARGET..  some targets only (schedule cluster model strategy kineto xml cache catalog jobs import)
+#   bash bench/fuzz.sh --runs N TARGET..  some targets only (schedule cluster model strategy kineto xml cache catalog jobs import et)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 limit=(-runs=1000000)
@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
         *) targets+=("$1"); shift ;;
     esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(schedule cluster model strategy kineto xml cache catalog jobs import)
+[ ${#targets[@]} -gt 0 ] || targets=(schedule cluster model strategy kineto xml cache catalog jobs import et)
 command -v clang > /dev/null || { echo "fuzz.sh: clang is not installed (bash setup.sh --fuzz installs it)" >&2; exit 1; }
 
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -45,6 +45,7 @@ seeds() {
         catalog) echo 16384 platforms/catalog/gpus.json ;;
         jobs) echo 1024 tests/fuzz/corpus/jobs ;;
         import) echo 8192 tests/fuzz/corpus/kineto ;;
+        et) echo 8192 tests/fuzz/corpus/et ;;
         *) echo "fuzz.sh: unknown target $1" >&2; return 1 ;;
     esac
 }

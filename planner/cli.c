@@ -30,7 +30,7 @@ typedef struct opts {
     const char *platform, *model, *cache, *svg, *search, *only;
     const char *axis[64];
     int naxis;
-    int gpus, gb, jobs, top, refine, json, csv, quiet, nocache;
+    int gpus, gb, jobs, top, refine, json, csv, quiet, nocache, placements;
     sim_dtype dtype;
     plan_fidelity fidelity;
     double mem_budget_gb;
@@ -51,6 +51,8 @@ static void usage(FILE *f)
             "  --fidelity F        fast (default: extrapolated from reduced simulations) or full\n"
             "  --top N             rows of the ranked table (default 20, 0 = all)\n"
             "  --refine K          after a fast sweep, simulate the K best whole and rank them by that\n"
+            "  --placements K      for the K best pipelined strategies, try their stages on every distinct\n"
+            "                      arrangement of the GPU kinds (node groups of mixed GPUs) and report the fastest\n"
             "  --json, --csv       machine-readable output (all evaluated strategies)\n"
             "  --svg FILE          throughput against peak memory, with the Pareto front\n"
             "  --quiet             no progress bar\n"
@@ -159,6 +161,7 @@ static int parse(int argc, char **argv, opts *o, search_opts *so)
         else if (!strcmp(a, "--jobs")) { if (posint(a, v, &o->jobs)) return 2; }
         else if (!strcmp(a, "--top")) { if (posint(a, v, &o->top)) return 2; }
         else if (!strcmp(a, "--refine")) { if (posint(a, v, &o->refine)) return 2; }
+        else if (!strcmp(a, "--placements")) { if (posint(a, v, &o->placements)) return 2; }
         else if (!strcmp(a, "--layers")) { if (posint(a, v, &so->layers)) return 2; }
         else if (!strcmp(a, "--batch")) { if (posint(a, v, &so->batch)) return 2; }
         else if (!strcmp(a, "--batches")) { if (poslist(a, v, so->batches, 64, &so->nbatch)) return 2; }
@@ -286,7 +289,62 @@ static int write_svg(const char *path, plan_result **ok, int n, const char *titl
 }
 
 /* Prints the ranking; returns how many strategies ran. */
-static int print_report(const opts *o, const plan_ctx *ctx, const plan_space *sp, plan_result *res, int n)
+/* The machine ranks that play the schedule's ranks under a placement. */
+static void placement_gpus(const plan_ctx *ctx, const plan_placement *p, int i, int *rank)
+{
+    int B = ctx->mach->ngpus / p->pp;
+    *rank = p->order[i / B] * B + i % B;
+}
+
+static void print_placements(const opts *o, const plan_ctx *ctx, const plan_placement *pl, int npl)
+{
+    if (o->json) {
+        printf(",\n  \"placements\": [");
+        for (int k = 0; k < npl; k++) {
+            const plan_placement *p = &pl[k];
+            printf("%s\n    {\"strategy\": ", k ? "," : "");
+            sim_json_fputs(stdout, p->strategy);
+            printf(", \"pp\": %d, \"distinct\": %d, \"tried\": %d, \"rank_order_s\": %.9g, \"best_s\": %.9g, "
+                   "\"gpus\": [", p->pp, p->distinct, p->tried, p->rank_order_s, p->best_s);
+            for (int i = 0, r; i < ctx->mach->ngpus; i++) {
+                placement_gpus(ctx, p, i, &r);
+                printf("%s%d", i ? ", " : "", r);
+            }
+            printf("]}");
+        }
+        printf("\n  ]");
+        return;
+    }
+    printf("\nplacements     pipeline stages over the GPU kinds: stage s on a block of GPUs/pp ranks (rank order: "
+           "block s)\n");
+    printf("%12s %9s %8s %6s  %-40s %s\n", "rank-order s", "best s", "gain", "tried", "stages on", "strategy");
+    int best = -1;
+    for (int k = 0; k < npl; k++) {
+        const plan_placement *p = &pl[k];
+        char on[256] = "";
+        size_t l = 0;
+        int B = ctx->mach->ngpus / p->pp;
+        for (int s = 0; s < p->pp && l < sizeof on; s++)
+            l += (size_t)snprintf(on + l, sizeof on - l, "%s%s", s ? "," : "",
+                                  sim_machine_gpu(ctx->mach, p->order[s] * B)->model);
+        printf("%12.4f %9.4f %+7.1f%% %3d/%-2d  %-40s %s\n", p->rank_order_s, p->best_s,
+               100 * (p->rank_order_s / p->best_s - 1), p->tried, p->distinct, on, p->strategy);
+        if (best < 0 || p->best_s < pl[best].best_s)
+            best = k;
+    }
+    if (best < 0)
+        return;
+    printf("place it       a job file {\"model\": \"%s\", \"strategy\": \"%s\", \"gpus\": [", o->model,
+           pl[best].strategy);
+    for (int i = 0, r; i < ctx->mach->ngpus; i++) {
+        placement_gpus(ctx, &pl[best], i, &r);
+        printf("%s%d", i ? ", " : "", r);
+    }
+    printf("]}\n               with trainsim run --platform %s --job FILE\n", o->platform);
+}
+
+static int print_report(const opts *o, const plan_ctx *ctx, const plan_space *sp, plan_result *res, int n,
+                        const plan_placement *pl, int npl)
 {
     plan_result **ok = malloc(sizeof *ok * (size_t)(n ? n : 1));
     int nok = plan_result_rank(res, n, ok), nfail = 0;
@@ -338,6 +396,8 @@ static int print_report(const opts *o, const plan_ctx *ctx, const plan_space *sp
             sim_json_fputs(stdout, ok[0]->strategy);
         else
             printf("null");
+        if (npl)
+            print_placements(o, ctx, pl, npl);
         printf(",\n  \"ranking\": [\n");
         for (int i = 0; i < nok; i++) {
             printf("    {\"rank\": %d, \"strategy\": ", i + 1);
@@ -386,6 +446,8 @@ static int print_report(const opts *o, const plan_ctx *ctx, const plan_space *sp
                 snprintf(gpus, sizeof gpus, " --gpus %d", ctx->mach->ngpus);
             printf("run it         trainsim run --platform %s%s --model %s --strategy %s\n", o->platform, gpus,
                    o->model, ok[0]->strategy);
+            if (npl)
+                print_placements(o, ctx, pl, npl);
         }
     }
     if (o->svg) {
@@ -398,6 +460,27 @@ static int print_report(const opts *o, const plan_ctx *ctx, const plan_space *sp
     }
     free(ok);
     return nok;
+}
+
+/* --placements K: the K best strategies with a pipeline, each on every
+ * distinct arrangement of the GPU kinds (placement.c). */
+static int find_placements(const opts *o, const plan_ctx *ctx, plan_result *res, int n, plan_placement **pl, int *npl,
+                           sim_err *err)
+{
+    plan_result **ok = calloc((size_t)(n ? n : 1), sizeof *ok);
+    *pl = calloc((size_t)o->placements, sizeof **pl);
+    if (!ok || !*pl) {
+        free(ok);
+        return sim_errf(err, "out of memory");
+    }
+    int nok = plan_result_rank(res, n, ok), rc = 0;
+    for (int i = 0; i < nok && *npl < o->placements && !rc; i++) {
+        plan_placement *p = &(*pl)[*npl];
+        rc = plan_place(ctx, ok[i]->strategy, p, err);
+        *npl += !rc && p->tried > 0;
+    }
+    free(ok);
+    return rc;
 }
 
 int plan_cli_main(int argc, char **argv)
@@ -472,9 +555,12 @@ int plan_cli_main(int argc, char **argv)
     rc = res ? plan_sweep_run(&ctx, sp, &so_, res, &st, &err) : sim_errf(&err, "out of memory");
     if (res && st.cache_warning[0])
         fprintf(stderr, "trainsim plan: %s\n", st.cache_warning);
-    int nran = 1;
+    int nran = 1, npl = 0;
+    plan_placement *pl = NULL;
+    if (rc == 0 && mrank == 0 && o.placements > 0)
+        rc = find_placements(&o, &ctx, res, n, &pl, &npl, &err);
     if (rc == 0 && mrank == 0) {
-        nran = print_report(&o, &ctx, sp, res, n);
+        nran = print_report(&o, &ctx, sp, res, n, pl, npl);
         double el = t_space + st.wall_s;
         fprintf(stderr, "trainsim plan: %d strategies: %d evaluated (%d simulations) on %d process%s x %d rank%s, "
                         "%d from the cache, in %.2f s (%.1f evaluations/s); %.2f CPU s per evaluation on rank 0\n",
@@ -486,6 +572,7 @@ int plan_cli_main(int argc, char **argv)
     } else if (rc < 0) {
         sim_err_print("trainsim plan", 1, "%s", err.msg);
     }
+    free(pl);
     free(res);
     plan_space_free(sp);
     sim_machine_free(ctx.mach);

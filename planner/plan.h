@@ -211,6 +211,22 @@ int plan_result_cmp(const void *a, const void *b);
 /* The ok results of res[0..n) into ok[] (room for n), fastest first; returns how many. */
 int plan_result_rank(plan_result *res, int n, plan_result **ok);
 
+/* ---- pipeline stages over node groups (placement.c) ---- */
+#define PLAN_PLACE_PP 8   /* pipeline depths searched */
+#define PLAN_PLACE_MAX 72 /* placements tried per strategy (two GPU kinds over 8 stages: 70) */
+typedef struct plan_placement {
+    char strategy[PLAN_STRATEGY_MAX];
+    int pp;
+    int distinct, tried;        /* distinct sequences of GPU kinds over the stages; how many were evaluated */
+    int order[PLAN_PLACE_PP];   /* the fastest: stage s on machine ranks order[s]·B .. (order[s]+1)·B − 1 */
+    double rank_order_s, best_s; /* iteration time in the rank order (order 0, 1, ...) and the fastest */
+} plan_placement;
+/* Tries the strategy's pipeline stages on every distinct arrangement of the
+ * machine's blocks of GPUs/pp ranks (each evaluated as the sweep does, in a
+ * forked child).  tried = 0 when there is nothing to place (pp < 2, more
+ * than PLAN_PLACE_PP stages).  -1 with err when an evaluation fails. */
+int plan_place(const plan_ctx *ctx, const char *strategy, plan_placement *out, sim_err *err);
+
 /* ---- svg.c: the charts' common parts (scatter, bars, lines) ---- */
 /* A plot area on the page and its value ranges (from 0). */
 typedef struct plan_svg_panel {

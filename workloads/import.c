@@ -73,8 +73,14 @@ typedef struct rank_in {
     item *it;
     int n;
     int *sid, nstreams;   /* CUDA stream ids, ascending */
-    int *coll, ncoll;     /* items that are NCCL kernels, in start order */
+    int *coll, ncoll;     /* items that are NCCL collectives, in start order */
+    int *p2p, np2p;       /* items that are point-to-point sends and receives, in start order */
     sim_gpu src;          /* the trace's GPU (repricing) */
+    wl_et *et;            /* its execution trace, or NULL */
+    const char *et_path;
+    wl_kernel *kx;        /* the kernels with what the ET adds (wl_et_join), or NULL */
+    int *producer;        /* [kernels]: the kernel whose output each reads (the ET's data flow), -1 */
+    wl_et_stats join;
 } rank_in;
 
 static double key_us(const wl_kernel *k) { return k->launch_ts_us >= 0 ? k->launch_ts_us : k->ts_us; }
@@ -143,7 +149,7 @@ static void gather(rank_in *R)
     R->it = sim_xcalloc((size_t)(nk + nc) + 1, sizeof *R->it, "the imported kernels");
     for (int c = 0; c < 2; c++)
         for (int i = 0; i < (c ? nc : nk); i++) {
-            const wl_kernel *k = c ? wl_kineto_copy(R->t, i) : wl_kineto_kernel(R->t, i);
+            const wl_kernel *k = c ? wl_kineto_copy(R->t, i) : R->kx ? &R->kx[i] : wl_kineto_kernel(R->t, i);
             double t = key_us(k);
             if (t >= R->t0 && t < R->t1)
                 R->it[R->n++] = (item){.k = k, .copy = c, .op = NO_OP};
@@ -299,6 +305,34 @@ static int infer_deps(rank_in *R)
     return waits;
 }
 
+/* Dependencies from the execution trace's data flow: a kernel reading what
+ * a kernel of another stream wrote waits for it (where that one ended
+ * before it started, as the recorded run shows).  Returns those not
+ * already there. */
+static int data_deps(rank_in *R)
+{
+    int nk = wl_kineto_nkernels(R->t), added = 0;
+    int *item_of = sim_xcalloc((size_t)nk + 1, sizeof *item_of, "the imported kernels");
+    for (int i = 0; i < nk; i++)
+        item_of[i] = -1;
+    for (int i = 0; i < R->n; i++)
+        if (!R->it[i].copy)
+            item_of[R->it[i].k - R->kx] = i;
+    for (int i = 0; i < R->n; i++) {
+        item *x = &R->it[i];
+        int p = x->copy ? -1 : R->producer[x->k - R->kx], d = p >= 0 ? item_of[p] : -1;
+        if (d < 0 || R->it[d].stream == x->stream || end_us(&R->it[d]) > x->k->ts_us + TOL_US)
+            continue;
+        int had = x->ndeps, dup = 0;
+        for (int j = 0; j < x->ndeps; j++)
+            dup |= x->dep[j] == d;
+        add_dep(x, d);
+        added += !dup && x->ndeps > had;
+    }
+    free(item_of);
+    return added;
+}
+
 /* ---- phase 3: host delays ----------------------------------------------- */
 
 static void host_delays(rank_in *R, wl_import_rank *info)
@@ -423,9 +457,17 @@ static int nccl_check(const rank_in *R, const item *x, int nranks, sim_err *err)
     const wl_kernel *k = x->k;
     char name[160];
     short_name(k->name, name, sizeof name);
+    if (k->coll < 0 && k->p2p && k->peer >= 0) {
+        if (k->peer >= nranks || k->peer == R->rank || k->bytes <= 0)
+            return sim_errf(err, "%s: NCCL kernel %s at %.0f us: a %s %s rank %d of %lld bytes: expected another rank "
+                            "of 0..%d and a size", R->path, name, k->ts_us, k->p2p == WL_P2P_SEND ? "send" : "receive",
+                            k->p2p == WL_P2P_SEND ? "to" : "from", k->peer, (long long)k->bytes, nranks - 1);
+        return 0;
+    }
     if (k->coll < 0)
         return sim_errf(err, "%s: NCCL kernel %s at %.0f us is point-to-point (SendRecv) without a c10d "
-                        "all-to-all around it: the trace does not record its peers", R->path, name, k->ts_us);
+                        "all-to-all around it, and neither the trace (kernel args' Src/Dst Rank) nor an execution "
+                        "trace (--et) records its peer", R->path, name, k->ts_us);
     if (k->bytes <= 0)
         return sim_errf(err, "%s: NCCL kernel %s at %.0f us: the trace records neither its size (kernel args, "
                         "PyTorch >= 2.3) nor a c10d op or nccl: annotation with shapes", R->path, name, k->ts_us);
@@ -535,6 +577,10 @@ static void emit_rank(sim_schedule *s, rank_in *R, const int *comm, const comm_t
         if (!x->copy && k->cls == WL_K_NCCL && k->coll == SIM_COLL_ALLTOALL) {
             alltoall_split(k, x->comm ? T->size[x->comm] : nr, split);
             x->op = sim_sched_alltoallv(s, st, "alltoall", comm[x->comm], split, SIM_NO_TAGS, deps, nd);
+        } else if (!x->copy && k->cls == WL_K_NCCL && k->coll < 0) {
+            x->op = k->p2p == WL_P2P_SEND
+                        ? sim_sched_send(s, st, "send", k->peer, k->bytes, 0, SIM_NO_TAGS, deps, nd)
+                        : sim_sched_recv(s, st, "recv", k->peer, k->bytes, 0, SIM_NO_TAGS, deps, nd);
         } else if (!x->copy && k->cls == WL_K_NCCL) {
             x->op = sim_sched_collective(s, st, sim_coll_name(k->coll), (sim_coll)k->coll, comm[x->comm], k->bytes, 0,
                                          SIM_NO_TAGS, deps, nd);
@@ -660,6 +706,46 @@ static int match_collectives(rank_in *R, const int *by_rank, int nranks, const c
     return rc;
 }
 
+/* The n-th send from a to b is the n-th receive of b from a (NCCL's order
+ * on the pair): their counts and sizes must agree. */
+static int match_p2p(rank_in *R, const int *by_rank, int nranks, sim_err *err)
+{
+    for (int a = 0; a < nranks; a++) {
+        const rank_in *A = &R[by_rank[a]];
+        for (int b = 0; b < nranks; b++) {
+            const rank_in *B = &R[by_rank[b]];
+            int ia = 0, ib = 0, nth = 0;
+            for (;; nth++) {
+                while (ia < A->np2p && (A->it[A->p2p[ia]].k->p2p != WL_P2P_SEND || A->it[A->p2p[ia]].k->peer != b))
+                    ia++;
+                while (ib < B->np2p && (B->it[B->p2p[ib]].k->p2p != WL_P2P_RECV || B->it[B->p2p[ib]].k->peer != a))
+                    ib++;
+                if (ia == A->np2p || ib == B->np2p)
+                    break;
+                const wl_kernel *s = A->it[A->p2p[ia++]].k, *r = B->it[B->p2p[ib++]].k;
+                char ord[16];
+                if (s->bytes != r->bytes)
+                    return sim_errf(err, "%s: rank %d's %s send to rank %d is %lld bytes, but %s (rank %d) receives %lld "
+                                    "bytes from rank %d there: sends and receives do not match", A->path, a,
+                                    ordinal(nth + 1, ord, sizeof ord), b, (long long)s->bytes, B->path, b,
+                                    (long long)r->bytes, a);
+            }
+            if (ia < A->np2p || ib < B->np2p) {
+                int ns = 0, nr = 0;
+                for (int i = 0; i < A->np2p; i++)
+                    ns += A->it[A->p2p[i]].k->p2p == WL_P2P_SEND && A->it[A->p2p[i]].k->peer == b;
+                for (int i = 0; i < B->np2p; i++)
+                    nr += B->it[B->p2p[i]].k->p2p == WL_P2P_RECV && B->it[B->p2p[i]].k->peer == a;
+                if (ns != nr)
+                    return sim_errf(err, "%s (rank %d) sends %d message%s to rank %d in the step, but %s (rank %d) "
+                                    "receives %d from it: sends and receives do not match", A->path, a, ns,
+                                    ns == 1 ? "" : "s", b, B->path, b, nr);
+            }
+        }
+    }
+    return 0;
+}
+
 /* Every NCCL kernel's communicator (comm_of). */
 static int find_comms(rank_in *R, int n, comm_table *T, sim_err *err)
 {
@@ -706,6 +792,9 @@ static int prepare_rank(rank_in *R, int nranks, const wl_import_opts *o, wl_impo
     if (!R->n)
         return sim_errf(err, "%s: no GPU kernels in %s", R->path, info->step[0] ? info->step : "the trace");
     R->coll = sim_xcalloc((size_t)R->n, sizeof *R->coll, "the imported collectives");
+    R->p2p = sim_xcalloc((size_t)R->n, sizeof *R->p2p, "the imported sends and receives");
+    info->et_join = R->join;
+    info->et = R->et_path;
     double last_end = R->t0;
     for (int i = 0; i < R->n; i++) {
         const item *x = &R->it[i];
@@ -715,14 +804,20 @@ static int prepare_rank(rank_in *R, int nranks, const wl_import_opts *o, wl_impo
         if (!x->copy && x->k->cls == WL_K_NCCL) {
             if (nccl_check(R, x, nranks, err) < 0)
                 return -1;
-            R->coll[R->ncoll++] = i;
+            if (x->k->coll < 0)
+                R->p2p[R->np2p++] = i;
+            else
+                R->coll[R->ncoll++] = i;
         }
     }
     info->collectives = R->ncoll;
+    info->p2p = R->np2p;
     if (!info->step[0])
         info->step_s = (last_end - R->t0) * 1e-6;
     info->waits_recorded = wl_kineto_nwaits(R->t) > 0;
     info->waits = info->waits_recorded ? recorded_deps(R) : infer_deps(R);
+    if (R->producer)
+        info->et_join.deps = data_deps(R);
     if (o->reprice) {
         const char *model = wl_kineto_catalog_gpu(info->device);
         if (!model)
@@ -741,6 +836,10 @@ static void free_ranks(rank_in *R, int n)
         free(R[i].it);
         free(R[i].sid);
         free(R[i].coll);
+        free(R[i].p2p);
+        free(R[i].kx);
+        free(R[i].producer);
+        wl_et_free(R[i].et);
     }
     free(R);
 }
@@ -762,6 +861,12 @@ sim_schedule *wl_import_kineto(const char *const *paths, int n, const wl_import_
         R[i].path = paths[i];
         R[i].t = wl_kineto_load(paths[i], err);
         rc = R[i].t ? 0 : -1;
+        R[i].et_path = o->et ? o->et[i] : NULL;
+        if (!rc && R[i].et_path && !(R[i].et = wl_et_load(o->et[i], err)))
+            rc = -1;
+        if (!rc && R[i].et &&
+            !(R[i].kx = wl_et_join(R[i].et, o->et[i], R[i].t, paths[i], n, &R[i].join, &R[i].producer, err)))
+            rc = -1;
     }
     info->nranks = n;
     info->rank = sim_xcalloc((size_t)n, sizeof *info->rank, "the import summary");
@@ -777,6 +882,8 @@ sim_schedule *wl_import_kineto(const char *const *paths, int n, const wl_import_
         rc = find_comms(R, n, &T, err);
     if (!rc)
         rc = match_collectives(R, by_rank, n, &T, err);
+    if (!rc)
+        rc = match_p2p(R, by_rank, n, err);
     if (!rc) {
         align(R, n, info);
         for (int i = 0; i < n; i++)

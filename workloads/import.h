@@ -14,10 +14,12 @@
 #include "sim/error.h"
 #include "sim/machine.h"
 #include "sim/schedule.h"
+#include "workloads/et.h"
 
 typedef struct wl_import_opts {
     int step;               /* ProfilerStep#N to import; -1: each trace's last step (whole trace without markers) */
     const sim_gpu *reprice; /* NULL: recorded durations; else the GPU the schedule will run on */
+    const char *const *et;  /* NULL, or [n]: each trace's PyTorch execution trace (et.h), NULL entries for none */
 } wl_import_opts;
 
 /* What was imported from one trace (for the front end's summary and the
@@ -35,6 +37,9 @@ typedef struct wl_import_rank {
     double delay_s;
     int repriced;         /* kernels priced by the target's cost model (GEMM, element-wise) */
     int scaled;           /* kernels whose recorded time was scaled by the GPUs' ratio */
+    int p2p;              /* point-to-point sends and receives (SendRecv kernels with a known peer) */
+    const char *et;       /* its execution trace (the caller's string), or NULL */
+    wl_et_stats et_join;  /* what the join supplied (all zero without an ET) */
 } wl_import_rank;
 
 typedef struct wl_import_info {
@@ -47,8 +52,9 @@ typedef struct wl_import_info {
 /* Builds the schedule of n traces.  Errors name the file and what is wrong
  * (kineto.h's, then: a rank given twice or missing, no such step, a
  * collective whose size or peers the trace does not record, collectives that
- * differ across ranks at the same position, a GPU the catalogue lacks when
- * repricing).  info may be NULL. */
+ * differ across ranks at the same position, sends and receives that do not
+ * pair up, a GPU the catalogue lacks when repricing; et.h's for the ETs).
+ * info may be NULL. */
 sim_schedule *wl_import_kineto(const char *const *paths, int n, const wl_import_opts *o, wl_import_info *info,
                                sim_err *err);
 void wl_import_info_free(wl_import_info *info);

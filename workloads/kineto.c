@@ -53,6 +53,12 @@ typedef struct launch {
     double ts, end;
 } launch;
 
+/* A host op's span and its index among the trace's host ops. */
+typedef struct hspan {
+    cpu_span sp;
+    int op;
+} hspan;
+
 struct wl_kineto {
     char *path;
     char device[128];
@@ -71,11 +77,15 @@ struct wl_kineto {
     wl_host_call *host;
     int nwaits, waits_cap;
     wl_stream_wait *waits;
+    int nhops, hops_cap;
+    wl_host_op *hops;     /* sorted as hs */
+    hspan *hs;            /* by (pid, tid, ts, enclosing first) */
+    int64_t pid;
 };
 
 /* ---- reading ---------------------------------------------------------- */
 
-static char *read_gz(const char *path, sim_err *err)
+char *wl_kineto_read_text(const char *path, sim_err *err)
 {
     gzFile f = gzopen(path, "rb");
     if (!f) {
@@ -163,7 +173,18 @@ typedef struct rd {
     sim_err *err;
     int ev;  /* index in traceEvents */
     int bad; /* an error is set */
+    char at[48];
 } rd;
+
+/* "traceEvents[i]: " for a trace's event, "" for wl_kineto_op_work (its
+ * source names the op). */
+static const char *event_at(rd *R, const char *then)
+{
+    if (R->ev < 0)
+        return "";
+    snprintf(R->at, sizeof R->at, "traceEvents[%d]%s", R->ev, then);
+    return R->at;
+}
 
 /* An integer field in [lo, hi]: absent or not a number gives dflt; a
  * fraction or a value out of range is an error (never a wrapped cast). */
@@ -189,7 +210,7 @@ static int64_t bytes_of(rd *R, double elems, int each, const char *what)
     if (b >= 0 && b <= (double)SIM_MAX_BYTES)
         return (int64_t)b;
     if (!R->bad)
-        sim_errf(R->err, "%s: traceEvents[%d]: %s of %.17g bytes (at most %lld)", R->src, R->ev, what, b,
+        sim_errf(R->err, "%s: %s%s of %.17g bytes (at most %lld)", R->src, event_at(R, ": "), what, b,
                  (long long)SIM_MAX_BYTES);
     R->bad = 1;
     return 0;
@@ -231,6 +252,12 @@ static int is_gemm_kernel(const char *name)
  * "BFloat16") and cpu_op "Input type" ("float", "long", "c10::Half"). */
 static int dtype_bytes(const char *t)
 {
+    if (t && !strncmp(t, "Tensor(", 7)) { /* an execution trace's "Tensor(float)" */
+        char b[32];
+        size_t n = strcspn(t + 7, ")");
+        snprintf(b, sizeof b, "%.*s", (int)(n < sizeof b ? n : sizeof b - 1), t + 7);
+        return dtype_bytes(b);
+    }
     if (!t)
         return 0;
     if (!strncmp(t, "c10::", 5))
@@ -326,8 +353,8 @@ static int gemm_shape(rd *R, const char *op, const cJSON *args, gemm_op *g)
         for (int k = 0; k < 2; k++)
             if (v[k][i] != floor(v[k][i]) || v[k][i] > (double)SIM_MAX_DIM) {
                 if (!R->bad)
-                    sim_errf(R->err, "%s: traceEvents[%d].args.Input Dims: %s: dimension %.17g is not an integer "
-                             "in 1..%lld", R->src, R->ev, op, v[k][i], (long long)SIM_MAX_DIM);
+                    sim_errf(R->err, "%s: %sInput Dims: %s: dimension %.17g is not an integer in 1..%lld", R->src,
+                             event_at(R, ".args."), op, v[k][i], (long long)SIM_MAX_DIM);
                 R->bad = 1;
                 return 0;
             }
@@ -567,7 +594,7 @@ typedef struct pass1 {
     gemm_op *ops;
     comm_op *comms;
     launch *ls;
-    int nops, ops_cap, ncomm, comm_cap, nl, l_cap, steps_cap;
+    int nops, ops_cap, ncomm, comm_cap, nl, l_cap, steps_cap, hs_cap;
 } pass1;
 
 /* p with room for element n (capacity doubled as needed). */
@@ -603,6 +630,82 @@ static void cpu_op(rd *R, pass1 *P, const cJSON *e, const char *name, const cJSO
         span_of(R, e, &c.sp.pid, &c.sp.tid, &c.sp.ts, &c.sp.end);
         P->comms[P->ncomm++] = c;
     }
+}
+
+/* Every host op, for the execution-trace join (et.h). */
+static void host_op(rd *R, wl_kineto *t, pass1 *P, const cJSON *e, const char *name, const cJSON *args)
+{
+    if (!strncmp(name, "ProfilerStep#", 13))
+        return;
+    t->hops = grow(t->hops, &t->hops_cap, t->nhops, sizeof *t->hops, "the trace's host ops");
+    t->hs = grow(t->hs, &P->hs_cap, t->nhops, sizeof *t->hs, "the trace's host ops");
+    wl_host_op *o = &t->hops[t->nhops];
+    hspan *h = &t->hs[t->nhops];
+    h->op = t->nhops++;
+    span_of(R, e, &h->sp.pid, &h->sp.tid, &h->sp.ts, &h->sp.end);
+    o->name = intern(t, name);
+    o->tid = h->sp.tid;
+    o->ts_us = h->sp.ts;
+    o->end_us = h->sp.end;
+    o->ext_id = ival(R, args, "args.", "External id", -1, -1, ID_MAX);
+    o->rf_id = ival(R, args, "args.", "Record function id", -1, -1, ID_MAX);
+    o->dims = NULL;
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(args, "Input Dims");
+    char *txt = cJSON_IsArray(d) ? cJSON_PrintUnformatted(d) : NULL;
+    if (txt)
+        o->dims = intern(t, txt);
+    free(txt);
+    if (t->pid < 0)
+        t->pid = h->sp.pid;
+}
+
+/* Host ops by (pid, tid, start), an enclosing op (later end) before the ops
+ * it holds, so that the innermost op around a time is the last one started. */
+static int cmp_hspan(const void *x, const void *y)
+{
+    const hspan *a = x, *b = y;
+    int c = cmp_span(x, y);
+    if (c)
+        return c;
+    if (a->sp.end != b->sp.end)
+        return a->sp.end > b->sp.end ? -1 : 1;
+    return (a->op > b->op) - (a->op < b->op);
+}
+
+static void sort_host_ops(wl_kineto *t)
+{
+    if (t->nhops > 1)
+        qsort(t->hs, (size_t)t->nhops, sizeof *t->hs, cmp_hspan);
+    wl_host_op *o = sim_xcalloc((size_t)t->nhops + 1, sizeof *o, "the trace's host ops");
+    for (int i = 0; i < t->nhops; i++) {
+        o[i] = t->hops[t->hs[i].op];
+        t->hs[i].op = i;
+    }
+    free(t->hops);
+    t->hops = o;
+}
+
+/* The innermost host op of thread (pid, tid) around time ts (the last
+ * started that holds it), -1 when none. */
+static int innermost_op(const wl_kineto *t, int64_t pid, int64_t tid, double ts)
+{
+    int lo = 0, hi = t->nhops;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        const cpu_span *o = &t->hs[mid].sp;
+        if (o->pid < pid || (o->pid == pid && (o->tid < tid || (o->tid == tid && o->ts <= ts))))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (int i = lo - 1, steps = 0; i >= 0 && steps < 4096; i--, steps++) {
+        const cpu_span *o = &t->hs[i].sp;
+        if (o->pid != pid || o->tid != tid)
+            break;
+        if (ts <= o->end)
+            return i;
+    }
+    return -1;
 }
 
 /* A runtime call that orders GPU work (wl_host_call). */
@@ -666,6 +769,8 @@ static void first_pass(rd *R, wl_kineto *t, const cJSON *events, pass1 *P)
         if (!cat || !name)
             continue;
         const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+        if (!strcmp(cat, "cpu_op") || !strcmp(cat, "operator") || !strcmp(cat, "user_annotation"))
+            host_op(R, t, P, e, name, args);
         if (!strcmp(cat, "cpu_op") || !strcmp(cat, "operator")) {
             cpu_op(R, P, e, name, args);
         } else if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "Runtime")) {
@@ -701,6 +806,7 @@ static void first_pass(rd *R, wl_kineto *t, const cJSON *events, pass1 *P)
         qsort(P->ls, (size_t)P->nl, sizeof *P->ls, cmp_launch);
     if (P->ncomm > 1)
         qsort(P->comms, (size_t)P->ncomm, sizeof *P->comms, cmp_span);
+    sort_host_ops(t);
 }
 
 static const launch *find_launch(rd *R, const pass1 *P, const cJSON *args)
@@ -726,6 +832,16 @@ static void nccl_kernel(rd *R, wl_kineto *t, const pass1 *P, const launch *l, wl
         const char *pg = str(args, "Process Group Ranks"), *sp = str(args, "In split size");
         k->pg_ranks = pg && pg[0] ? intern(t, pg) : NULL;
         k->in_splits = sp && sp[0] && strcmp(sp, "[]") ? intern(t, sp) : NULL;
+        k->p2p = !strcmp(cname, "send") ? WL_P2P_SEND : !strcmp(cname, "recv") ? WL_P2P_RECV : WL_P2P_NONE;
+        const char *pk = k->p2p == WL_P2P_SEND ? "Dst Rank" : "Src Rank";
+        const cJSON *pv = cJSON_GetObjectItemCaseSensitive(args, pk);
+        if (k->p2p && cJSON_IsString(pv)) { /* written as a string by some versions */
+            char *end;
+            long v = strtol(pv->valuestring, &end, 10);
+            k->peer = end != pv->valuestring && !*end && v >= 0 && v < SIM_MAX_GPUS ? (int)v : -1;
+        } else if (k->p2p) {
+            k->peer = (int)ival(R, args, "args.", pk, -1, -1, SIM_MAX_GPUS - 1);
+        }
     } else if (P->ncomm) {
         int ci = l ? find_span(P->comms, P->ncomm, sizeof *P->comms, l->pid, l->tid, l->ts) : -1;
         if (ci >= 0) {
@@ -793,11 +909,14 @@ static void second_pass(rd *R, wl_kineto *t, const cJSON *events, const pass1 *P
                               INT32_MAX);
         k->coll = -1;
         k->op_index = -1;
+        k->host_op = -1;
+        k->peer = -1;
         const launch *l = find_launch(R, P, args);
         k->launch_end_us = l ? l->end : -1;
         k->launch_ts_us = l ? l->ts : -1;
         k->launch_tid = l ? l->tid : 0;
         k->corr = ival(R, args, "args.", "correlation", -1, -1, ID_MAX);
+        k->host_op = l ? innermost_op(t, l->pid, l->tid, l->ts) : -1;
         if (!strcmp(cat, "gpu_memcpy") || !strcmp(cat, "gpu_memset") || !strcmp(cat, "Memcpy") ||
             !strcmp(cat, "Memset")) {
             t->copies = grow(t->copies, &t->copies_cap, t->ncopies, sizeof *t->copies, "the trace's copies");
@@ -828,7 +947,8 @@ wl_kineto *wl_kineto_parse(const char *text, const char *source, sim_err *err)
     wl_kineto *t = sim_xcalloc(1, sizeof *t, "a trace");
     t->path = sim_xstrdup(source, "a trace");
     t->rank = -1;
-    rd R = {source, err, 0, 0};
+    t->pid = -1;
+    rd R = {source, err, 0, 0, ""};
     const cJSON *dp = cJSON_GetObjectItemCaseSensitive(root, "deviceProperties");
     if (cJSON_IsArray(dp) && str(cJSON_GetArrayItem(dp, 0), "name"))
         snprintf(t->device, sizeof t->device, "%s", str(cJSON_GetArrayItem(dp, 0), "name"));
@@ -867,7 +987,7 @@ wl_kineto *wl_kineto_parse(const char *text, const char *source, sim_err *err)
 
 wl_kineto *wl_kineto_load(const char *path, sim_err *err)
 {
-    char *text = read_gz(path, err);
+    char *text = wl_kineto_read_text(path, err);
     if (!text)
         return NULL;
     wl_kineto *t = wl_kineto_parse(text, path, err);
@@ -891,6 +1011,8 @@ void wl_kineto_free(wl_kineto *t)
     free(t->copies);
     free(t->host);
     free(t->waits);
+    free(t->hops);
+    free(t->hs);
     free(t->k);
     free(t->path);
     free(t);
@@ -900,6 +1022,46 @@ const char *wl_kineto_device(const wl_kineto *t) { return t->device; }
 int wl_kineto_rank(const wl_kineto *t) { return t->rank; }
 int wl_kineto_world(const wl_kineto *t) { return t->world; }
 int wl_kineto_nkernels(const wl_kineto *t) { return t->n; }
+int wl_kineto_nops(const wl_kineto *t) { return t->nhops; }
+const wl_host_op *wl_kineto_op(const wl_kineto *t, int i) { return i >= 0 && i < t->nhops ? &t->hops[i] : NULL; }
+int64_t wl_kineto_pid(const wl_kineto *t) { return t->pid; }
+int wl_kineto_dtype_bytes(const char *type) { return dtype_bytes(type); }
+
+int wl_kineto_pointwise_arity(const char *op)
+{
+    for (size_t i = 0; op && i < sizeof POINTWISE / sizeof POINTWISE[0]; i++)
+        if (!strcmp(op, POINTWISE[i].name))
+            return POINTWISE[i].arity;
+    return -2;
+}
+
+int wl_kineto_op_work(const char *op, const char *dims, const char *types, const char *source, wl_op_work *w,
+                      sim_err *err)
+{
+    memset(w, 0, sizeof *w);
+    cJSON *args = cJSON_CreateObject(), *d = dims ? cJSON_Parse(dims) : NULL, *ty = types ? cJSON_Parse(types) : NULL;
+    if (d)
+        cJSON_AddItemToObject(args, "Input Dims", d);
+    if (ty)
+        cJSON_AddItemToObject(args, "Input type", ty);
+    rd R = {source, err, -1, 0, ""};
+    gemm_op g;
+    memset(&g, 0, sizeof g);
+    int r = gemm_shape(&R, op, args, &g) ? 1 : pointwise_shape(&R, op, args, &g) ? 2 : 0;
+    cJSON_Delete(args);
+    if (R.bad)
+        return -1;
+    if (r == 1) {
+        w->gemm = 1;
+        w->m = g.m, w->n = g.n, w->k = g.k, w->batch = g.batch;
+        w->dtype = (sim_dtype)g.dtype;
+    } else if (r == 2) {
+        w->bytes = g.ebytes;
+        w->numel = g.enumel;
+    }
+    w->op = r ? g.name : NULL;
+    return r ? 1 : 0;
+}
 const wl_kernel *wl_kineto_kernel(const wl_kineto *t, int i) { return i >= 0 && i < t->n ? &t->k[i] : NULL; }
 static int cmp_int(const void *a, const void *b)
 {

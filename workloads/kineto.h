@@ -75,7 +75,25 @@ typedef struct wl_kernel {
     double launch_ts_us;  /* when it was called, -1 = not linked */
     int64_t launch_tid;   /* the host thread that launched it */
     int64_t corr;         /* its correlation id (host order of launches), -1 = none */
+    int host_op;          /* the innermost host op (wl_kineto_op) around its launch, -1 = none */
+    /* point-to-point NCCL (SendRecv kernels of send/recv): the kernel args'
+     * "Collective name" send or recv and "Dst Rank"/"Src Rank" (PyTorch >= 2.4) */
+    int p2p;              /* WL_P2P_NONE, WL_P2P_SEND, WL_P2P_RECV */
+    int peer;             /* the peer's global rank, -1 = not recorded */
 } wl_kernel;
+
+enum { WL_P2P_NONE, WL_P2P_SEND, WL_P2P_RECV };
+
+/* A host operator (cat cpu_op or user_annotation, ProfilerStep# excepted):
+ * what an execution trace's nodes are joined to (et.h). */
+typedef struct wl_host_op {
+    const char *name;     /* owned by the trace */
+    int64_t tid;
+    double ts_us, end_us;
+    int64_t ext_id;       /* args "External id", -1 = none */
+    int64_t rf_id;        /* args "Record function id" (newer PyTorch: the ET node's rf_id), -1 = none */
+    const char *dims;     /* args "Input Dims" as JSON text (owned by the trace), or NULL */
+} wl_host_op;
 
 /* A stream-to-stream wait as CUPTI recorded it (cat "cuda_sync", "Stream
  * Wait Event": PyTorch's enable_cuda_sync_events): stream `stream` waited,
@@ -114,6 +132,11 @@ typedef struct wl_kineto wl_kineto;
  * text), no traceEvents, an integer field (ids, ranks, streams, sizes, GEMM
  * dimensions) out of its range, with the event's index. */
 wl_kineto *wl_kineto_load(const char *path, sim_err *err);
+/* A trace file's text (.json, or .gz through zlib), NUL-terminated, at most
+ * WL_KINETO_MAX_BYTES; malloc'd, free() it.  NULL with err naming the file:
+ * unreadable, corrupt or truncated gzip, too large, empty.  (et.c reads
+ * execution traces through it too.) */
+char *wl_kineto_read_text(const char *path, sim_err *err);
 /* The same from the trace's text; source names it in errors. */
 wl_kineto *wl_kineto_parse(const char *text, const char *source, sim_err *err);
 void wl_kineto_free(wl_kineto *k);
@@ -173,6 +196,34 @@ const wl_stream_wait *wl_kineto_wait(const wl_kineto *k, int i);
 /* Host calls that order GPU work, in start order. */
 int wl_kineto_nhost(const wl_kineto *k);
 const wl_host_call *wl_kineto_host(const wl_kineto *k, int i);
+
+/* Host operators sorted by (thread, start; an enclosing op before the ops
+ * it holds), and the process id they ran in (-1 when none). */
+int wl_kineto_nops(const wl_kineto *k);
+const wl_host_op *wl_kineto_op(const wl_kineto *k, int i);
+int64_t wl_kineto_pid(const wl_kineto *k);
+
+/* The work of an aten op from its arguments' shapes and types, written as a
+ * cpu_op's "Input Dims" and "Input type" (dims, types: JSON arrays): a GEMM
+ * (aten::mm, addmm, bmm, baddbmm: *gemm = 1, m, n, k, batch, dtype) or a
+ * pointwise op of the reader's table without broadcasting (bytes read and
+ * written, elements).  Returns 1 when found, 0 when the op is neither or
+ * the shapes do not say, -1 with err for a dimension out of range. */
+typedef struct wl_op_work {
+    int gemm;
+    int64_t m, n, k, batch;
+    sim_dtype dtype;
+    int64_t bytes, numel;
+    const char *op;       /* static string */
+} wl_op_work;
+int wl_kineto_op_work(const char *op, const char *dims, const char *types, const char *source, wl_op_work *w,
+                      sim_err *err);
+/* Arguments a pointwise op of the reader's table reads (0: fill_/zero_, -1:
+ * copy_(self, src) reads src), -2 when the op is not in the table. */
+int wl_kineto_pointwise_arity(const char *op);
+/* Bytes per element of a dtype as traces spell it ("float", "c10::Half",
+ * "BFloat16"), 0 when unknown. */
+int wl_kineto_dtype_bytes(const char *type);
 
 int wl_kineto_nsteps(const wl_kineto *k);
 /* Start (us, the trace's clock) of the i-th ProfilerStep# annotation. */

@@ -160,7 +160,7 @@ expect_fail "s0.json" "no ProfilerStep# markers" -- import kineto "$tmp/s0.json"
     grep -q "(whole)" "$tmp/out" || fail "a trace without markers is not imported whole"
 # a collective whose size the trace does not record
 gen "$tmp/z0.json" 0 2 $C nosize
-expect_fail "z0.json" "ncclDevKernel_SendRecv_Sum_f32_RING_LL at" "point-to-point" "does not record its peers" \
+expect_fail "z0.json" "ncclDevKernel_SendRecv_Sum_f32_RING_LL at" "point-to-point" "records its peer" \
     -- import kineto "$tmp/z0.json" "$tmp/r1.json" -o "$tmp/x.json"
 gen "$tmp/z0.json" 0 1 allreduce:64 nosize
 expect_fail "z0.json" "records neither its size" -- import kineto "$tmp/z0.json" -o "$tmp/x.json"
