@@ -5,4 +5,4 @@
 set -euo pipefail
 out=$("$TRAINSIM" calibrate --check --data "$SRC/validation/data")
 echo "$out" | tail -20
-echo "$out" | grep -q "A100-SXM-80GB nccl.efficiency.Simple" || { echo "FAIL: no A100 fit reported"; exit 1; }
+grep -q "A100-SXM-80GB nccl.efficiency.Simple" <<< "$out" || { echo "FAIL: no A100 fit reported"; exit 1; }
