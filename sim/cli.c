@@ -59,6 +59,7 @@ typedef struct args {
     int njobs;
     int gpus;          /* --gpus N: the first N GPUs of the platform (0 = all) */
     const char *trace_ranks, *trace_window; /* --trace-ranks LIST, --trace-window FROM:TO */
+    const char *recorded;                   /* --recorded RANK:TRACE */
     int trace_detail;
     int quiet;         /* --quiet: no progress line */
     int platform_gpus; /* the platform's GPUs, before --gpus */
@@ -94,6 +95,8 @@ static void usage(FILE *f)
             "  --trace-window A:B  trace only what meets simulated seconds [A, B]\n"
             "  --trace-detail    every kernel and every step of a collective its own slice (default: a run\n"
             "                    of back-to-back kernels is one slice, a collective's steps to one peer one)\n"
+            "  --recorded R:T    with --trace and an imported schedule: rank R's recorded step from its\n"
+            "                    PyTorch-profiler trace T beside the simulated rank (the step import takes)\n"
             "  --memory F        write the per-GPU memory timeline as CSV (one line per memory effect)\n"
             "  --compare K=v1,v2 run the job once per value of strategy key K, side by side\n"
             "                    (e.g. pipeline=1f1b,gpipe,eager or zero=0,1,2,3; a value may set other keys\n"
@@ -158,6 +161,8 @@ static int parse_args(int argc, char **argv, args *a)
             slot = &a->trace_ranks;
         } else if (!strcmp(o, "--trace-window")) {
             slot = &a->trace_window;
+        } else if (!strcmp(o, "--recorded")) {
+            slot = &a->recorded;
         } else if (!strcmp(o, "--quiet")) {
             a->quiet = 1;
             continue;
@@ -655,6 +660,34 @@ static int trace_options(const args *a, const sim_schedule *s, sim_options *opt,
     return 0;
 }
 
+/* --recorded R:TRACE: the recorded step of rank R as its own process in the
+ * Chrome trace, beside the simulated rank, its first kernel where the replay
+ * starts the rank's (*events malloc'd, or NULL).  0, -1
+ * (usage) or -2 (the trace) with err. */
+#define RECORDED_PID_BASE 1000000
+
+static int recorded_options(const args *a, const sim_schedule *s, sim_options *opt, char **events, sim_err *err)
+{
+    *events = NULL;
+    if (!a->recorded)
+        return 0;
+    if (!a->trace)
+        return sim_errf(err, "--recorded puts a recorded step beside the simulated one in the Chrome trace: give "
+                             "--trace FILE");
+    char *end = NULL;
+    long rank = strtol(a->recorded, &end, 10);
+    if (end == a->recorded || *end != ':' || !end[1] || rank < 0 || rank >= s->nranks)
+        return sim_errf(err, "--recorded \"%s\": expected RANK:TRACE with RANK in 0..%d (the schedule's ranks) and "
+                             "TRACE a PyTorch-profiler trace", a->recorded, s->nranks - 1);
+    char label[600];
+    snprintf(label, sizeof label, "rank %ld recorded (%s)", rank, end + 1);
+    double first = wl_import_replay_start_us(s, (int)rank);
+    if (!(*events = wl_import_recorded_events(end + 1, -1, RECORDED_PID_BASE + (int)rank, label, first, err)))
+        return -2; /* the trace's own error: a bad input, not a bad command line */
+    opt->trace_extra = *events;
+    return 0;
+}
+
 /* ---- several jobs on one cluster (--job) -------------------------------- */
 
 /* Per job: when its GPUs finish, their mean exposed communication, and the
@@ -886,9 +919,12 @@ static int cmd_run(args *a, int only_schedule)
         sim_options opt = a->opt;
         opt.memory_path = a->memory;
         unsigned char *mask = NULL;
+        char *recorded = NULL;
         sim_result r, base, *basep = NULL;
         if (trace_options(a, s, &opt, &mask, &err) < 0) {
             rc = report(2, "%s", err.msg);
+        } else if ((rc = recorded_options(a, s, &opt, &recorded, &err)) < 0) {
+            rc = rc == -1 ? report(2, "%s", err.msg) : fail(err.msg);
         } else if (progress_options(a, m, s, st_text, &opt), 0) {
         } else if ((a->nslow || a->ndegrade) && unperturbed_run(s, m, &a->opt, &base, &err) < 0) {
             rc = fail(err.msg);
@@ -906,6 +942,7 @@ static int cmd_run(args *a, int only_schedule)
         if (basep)
             sim_result_free(basep);
         free(mask);
+        free(recorded);
     } else if (sim_sched_check(s, &err) < 0) {
         rc = fail(err.msg);
     }

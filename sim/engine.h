@@ -39,6 +39,8 @@ typedef struct sim_options {
     int trace_detail;       /* every kernel and every step of a collective its own slice (else one
                                slice per run of merged kernels, per collective and peer); the
                                kernels then run one by one (engine.c can_merge) */
+    const char *trace_extra; /* Chrome trace events written as they are after the run's own (each
+                                ",\n{...}"; a recorded timeline beside the simulated one), or NULL */
     const char *memory_path; /* per-GPU memory timeline (CSV, one line per memory effect), or NULL */
     int verbose;
     /* Called about twice a second of wall time from the simulation (not at

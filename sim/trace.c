@@ -336,6 +336,8 @@ int sim_trace_close(int ok, sim_err *err)
     free(E.trace_pending);
     E.trace_pending = NULL;
     if (E.trace) {
+        if (E.opt.trace_extra)
+            fputs(E.opt.trace_extra, E.trace);
         fputs("\n]}\n", E.trace);
         if (E.trace != E.trace_file && fclose(E.trace) != 0 && ok) /* the gzip stream ends in the file */
             rc = sim_errf(err, "%s: write failed: compressing the trace", E.opt.trace_path), ok = 0;

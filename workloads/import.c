@@ -48,6 +48,7 @@
 #include "kineto.h"
 #include "platforms/catalog.h"
 #include "sim/alloc.h"
+#include "sim/json.h"
 
 #define TOL_US 2.0   /* trace clocks count whole microseconds */
 #define MAX_DEPS 4   /* inferred dependencies of one kernel */
@@ -112,25 +113,33 @@ static const char *ordinal(int i, char *buf, size_t n)
 
 /* ---- phase 1: the window ------------------------------------------------ */
 
-static int pick_window(rank_in *R, int step, wl_import_rank *info, sim_err *err)
+/* The step `step` of trace t (-1: its last), or -1 without markers. */
+static int pick_step(const wl_kineto *t, const char *path, int step, sim_err *err)
 {
-    int ns = wl_kineto_nsteps(R->t), pick = -1;
+    int ns = wl_kineto_nsteps(t), pick = -1;
     if (step >= 0) {
         char want[32];
         snprintf(want, sizeof want, "ProfilerStep#%d", step);
         for (int i = 0; i < ns; i++)
-            if (!strcmp(wl_kineto_step_name(R->t, i), want))
+            if (!strcmp(wl_kineto_step_name(t, i), want))
                 pick = i;
         if (pick < 0 && !ns)
             return sim_errf(err, "%s: no ProfilerStep# markers: --step %d needs a trace recorded with "
-                            "torch.profiler's schedule (prof.step())", R->path, step);
+                            "torch.profiler's schedule (prof.step())", path, step), -2;
         if (pick < 0)
-            return sim_errf(err, "%s: no ProfilerStep#%d marker (the trace has %d step%s, %s%s)", R->path, step, ns,
-                            ns == 1 ? "" : "s", wl_kineto_step_name(R->t, 0),
-                            ns > 1 ? " ..." : "");
+            return sim_errf(err, "%s: no ProfilerStep#%d marker (the trace has %d step%s, %s%s)", path, step, ns,
+                            ns == 1 ? "" : "s", wl_kineto_step_name(t, 0), ns > 1 ? " ..." : ""), -2;
     } else if (ns) {
         pick = ns - 1;
     }
+    return pick;
+}
+
+static int pick_window(rank_in *R, int step, wl_import_rank *info, sim_err *err)
+{
+    int pick = pick_step(R->t, R->path, step, err);
+    if (pick < -1)
+        return -1;
     R->t0 = -INFINITY;
     R->t1 = INFINITY;
     info->step[0] = 0;
@@ -933,4 +942,98 @@ void wl_import_info_free(wl_import_info *info)
         return;
     free(info->rank);
     info->rank = NULL;
+}
+
+/* ---- the recorded side of a side-by-side timeline ------------------------ */
+
+double wl_import_replay_start_us(const sim_schedule *s, int rank)
+{
+    double lead = INFINITY;
+    for (uint32_t i = 0; i < s->nstreams; i++) {
+        const sim_stream *S = &s->streams[i];
+        if (S->rank != rank || !S->nops)
+            continue;
+        if (s->ops[S->ops[0]].ndeps) /* starts after another stream's work, not at time 0 */
+            continue;
+        const sim_payload *p = sim_sched_payload_of(s, S->ops[0]);
+        lead = fmin(lead, p->kind == SIM_OP_COMPUTE && p->sub == SIM_KERNEL_DELAY ? p->seconds * 1e6 : 0);
+    }
+    return isfinite(lead) ? lead : 0;
+}
+
+static void recorded_event(FILE *f, int pid, const wl_kernel *k, double t0)
+{
+    char *name = sim_json_quote(k->name ? k->name : "?");
+    double ts = k->ts_us - t0;
+    fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"name\":%s}", pid, k->stream,
+            ts, k->dur_us, name);
+    free(name);
+}
+
+char *wl_import_recorded_events(const char *path, int step, int pid, const char *label, double first_us,
+                                sim_err *err)
+{
+    wl_kineto *t = wl_kineto_load(path, err);
+    if (!t)
+        return NULL;
+    int pick = pick_step(t, path, step, err);
+    if (pick < -1) {
+        wl_kineto_free(t);
+        return NULL;
+    }
+    int nk = wl_kineto_nkernels(t), nc = wl_kineto_ncopies(t);
+    double t0 = pick >= 0 ? wl_kineto_step_ts_us(t, pick) : INFINITY;
+    double t1 = pick >= 0 ? t0 + wl_kineto_step_us(t, pick) : INFINITY;
+    if (pick < 0) /* the whole trace, from its first launch, as the import takes it */
+        for (int c = 0; c < 2; c++)
+            for (int i = 0; i < (c ? nc : nk); i++) {
+                const wl_kernel *k = c ? wl_kineto_copy(t, i) : wl_kineto_kernel(t, i);
+                t0 = fmin(t0, fmin(key_us(k), k->ts_us));
+            }
+    double first = INFINITY, t_lo = t0; /* the step's window on the trace clock */
+    for (int c = 0; c < 2; c++)
+        for (int i = 0; i < (c ? nc : nk); i++) {
+            const wl_kernel *k = c ? wl_kineto_copy(t, i) : wl_kineto_kernel(t, i);
+            double key = key_us(k);
+            if (key >= t_lo && key < t1)
+                first = fmin(first, k->ts_us);
+        }
+    t0 = isfinite(first) ? first - first_us : t0; /* the first event at first_us */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) {
+        wl_kineto_free(t);
+        sim_errf(err, "%s: out of memory for the recorded timeline", path);
+        return NULL;
+    }
+    char *q = sim_json_quote(label);
+    fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":%s}}", pid, q);
+    free(q);
+    int *seen = sim_xcalloc((size_t)(nk + nc) + 1, sizeof *seen, "the recorded streams");
+    int nseen = 0;
+    for (int c = 0; c < 2; c++)
+        for (int i = 0; i < (c ? nc : nk); i++) {
+            const wl_kernel *k = c ? wl_kineto_copy(t, i) : wl_kineto_kernel(t, i);
+            double key = key_us(k);
+            if (!(key >= t_lo && key < t1))
+                continue;
+            int j = 0;
+            while (j < nseen && seen[j] != k->stream)
+                j++;
+            if (j == nseen) {
+                seen[nseen++] = k->stream;
+                fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":"
+                           "\"stream %d (recorded)\"}}", pid, k->stream, k->stream);
+            }
+            recorded_event(f, pid, k, t0);
+        }
+    free(seen);
+    wl_kineto_free(t);
+    if (fclose(f) != 0) {
+        free(buf);
+        sim_errf(err, "%s: out of memory for the recorded timeline", path);
+        return NULL;
+    }
+    return buf;
 }

@@ -59,6 +59,21 @@ sim_schedule *wl_import_kineto(const char *const *paths, int n, const wl_import_
                                sim_err *err);
 void wl_import_info_free(wl_import_info *info);
 
+/* The recorded side of a side-by-side timeline: the kernels and copies of
+ * the step the import takes from one trace (`step` as wl_import_opts's),
+ * as Chrome trace events of process `pid` named `label`, one thread per CUDA
+ * stream, in microseconds with the first of them at first_us.  Each event is
+ * written ",\n{...}" (sim_options.trace_extra); malloc'd, or NULL with err
+ * (the trace's own errors, no such step). */
+char *wl_import_recorded_events(const char *path, int step, int pid, const char *label, double first_us,
+                                sim_err *err);
+/* Where the replay of an imported schedule starts rank r's first kernel:
+ * the import puts the host's wait before it (and, on a shared clock, the
+ * rank's offset) as a leading delay on its streams; the shortest of those
+ * that wait for nothing else, in microseconds (0 when such a stream starts
+ * with a kernel). */
+double wl_import_replay_start_us(const sim_schedule *s, int rank);
+
 /* `trainsim import kineto ...` (import_cli.c). */
 int wl_import_cli_main(int argc, char **argv);
 

@@ -16,7 +16,9 @@
 #     payloads (and nothing else does), every other kernel keeps its place in
 #     its stream's order, and the kernels kept as fixed durations are scaled
 #     by one ratio per class (peak FLOP/s for GEMM-named kernels, memory
-#     bandwidth for the rest), smaller than 1 on the faster GPU.
+#     bandwidth for the rest), smaller than 1 on the faster GPU;
+#   - run --recorded 3:TRACE puts rank 3's recorded step beside the simulated
+#     rank 3 in the Chrome trace, aligned on the replay's first kernel.
 set -euo pipefail
 : "${TRAINSIM:?path of the trainsim binary}"
 : "${SRC:?source tree}"
@@ -86,4 +88,32 @@ assert len(ratios["gemm"]) <= 1 and all(v < 1 for v in ratios["gemm"]), ratios
 print("repriced for A100: %d GEMM and %d element-wise kernels; fixed kernels scaled by %s" %
       (gemms, priced, {k: sorted(v) for k, v in ratios.items()}))
 PY
+
+# the side-by-side timeline: rank 3's recorded step beside the simulated rank
+# 3 in one Chrome trace, every kernel and copy of its imported step, the first
+# where the replay starts the rank's, the last ending within 2 % of the
+# simulated rank's end; bad uses refused
+rec3=$(ls "$tmp"/dlrm_kineto/worker3_*.json)
+"$TRAINSIM" run --schedule "$tmp/job.json" --platform dgx1-v100 --trace "$tmp/side.json" --recorded "3:$rec3" > /dev/null
+python3 - "$tmp" <<'PY'
+import json, sys
+d = sys.argv[1]
+ev = json.load(open(d + "/side.json"))["traceEvents"]
+info = json.load(open(d + "/import.json"))["rank"][3]
+rec = sorted((e for e in ev if e["pid"] == 1000003 and e["ph"] == "X"), key=lambda e: e["ts"])
+sim = sorted((e for e in ev if e["pid"] == 3 and e["ph"] == "X" and e["name"] != "host delay"), key=lambda e: e["ts"])
+names = [e["args"]["name"] for e in ev if e["pid"] == 1000003 and e.get("name") == "process_name"]
+assert names and names[0].startswith("rank 3 recorded"), names
+assert len(rec) == info["kernels"] + info["copies"], (len(rec), info["kernels"], info["copies"])
+assert abs(rec[0]["ts"] - sim[0]["ts"]) < 1e-6, (rec[0], sim[0])
+end_r = max(e["ts"] + e["dur"] for e in rec); end_s = max(e["ts"] + e["dur"] for e in sim)
+assert abs(end_s / end_r - 1) < 0.02, (end_r, end_s)
+print("side by side: %d recorded events, ends %.0f / %.0f us" % (len(rec), end_r, end_s))
+PY
+if "$TRAINSIM" run --schedule "$tmp/job.json" --platform dgx1-v100 --recorded "3:$rec3" > /dev/null 2> "$tmp/e1"; then
+    echo "FAIL: --recorded without --trace accepted"; exit 1; fi
+grep -q "give --trace FILE" "$tmp/e1" || { echo "FAIL: $(cat "$tmp/e1")"; exit 1; }
+if "$TRAINSIM" run --schedule "$tmp/job.json" --platform dgx1-v100 --trace "$tmp/x.json" --recorded "8:$rec3" > /dev/null 2> "$tmp/e2"; then
+    echo "FAIL: --recorded of a rank the schedule lacks accepted"; exit 1; fi
+grep -q "RANK in 0..7" "$tmp/e2" || { echo "FAIL: $(cat "$tmp/e2")"; exit 1; }
 echo ok
