@@ -19,16 +19,16 @@ if [ ! -x /usr/bin/time ]; then
     echo "bench.sh: /usr/bin/time is missing (Debian package \"time\": apt-get install time)" >&2
     exit 1
 fi
-if [ ! -x "$BUILD/trainsim" ]; then
-    echo "building $BUILD (Release) ..."
-    if ! { cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release &&
-           cmake --build "$BUILD" -j"$(nproc)" --target trainsim; } > "$BUILD.log" 2>&1; then
-        tail -20 "$BUILD.log" >&2
-        echo "bench.sh: build failed, see $BUILD.log" >&2
-        exit 1
-    fi
-    rm -f "$BUILD.log"
+# always brought up to date (incremental): a binary left from an older head
+# would be measured in place of this one
+echo "building $BUILD (Release) ..."
+if ! { cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release &&
+       cmake --build "$BUILD" -j"$(nproc)" --target trainsim; } > "$BUILD.log" 2>&1; then
+    tail -20 "$BUILD.log" >&2
+    echo "bench.sh: build failed, see $BUILD.log" >&2
+    exit 1
 fi
+rm -f "$BUILD.log"
 BIN=$BUILD/trainsim
 PIN=()
 if command -v taskset > /dev/null && taskset -c 0 true 2> /dev/null; then
