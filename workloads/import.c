@@ -982,15 +982,10 @@ char *wl_import_recorded_events(const char *path, int step, int pid, const char 
         return NULL;
     }
     int nk = wl_kineto_nkernels(t), nc = wl_kineto_ncopies(t);
-    double t0 = pick >= 0 ? wl_kineto_step_ts_us(t, pick) : INFINITY;
-    double t1 = pick >= 0 ? t0 + wl_kineto_step_us(t, pick) : INFINITY;
-    if (pick < 0) /* the whole trace, from its first launch, as the import takes it */
-        for (int c = 0; c < 2; c++)
-            for (int i = 0; i < (c ? nc : nk); i++) {
-                const wl_kernel *k = c ? wl_kineto_copy(t, i) : wl_kineto_kernel(t, i);
-                t0 = fmin(t0, fmin(key_us(k), k->ts_us));
-            }
-    double first = INFINITY, t_lo = t0; /* the step's window on the trace clock */
+    /* the step's window on the trace clock (the whole trace without markers) */
+    double t_lo = pick >= 0 ? wl_kineto_step_ts_us(t, pick) : -INFINITY;
+    double t1 = pick >= 0 ? t_lo + wl_kineto_step_us(t, pick) : INFINITY;
+    double first = INFINITY, t0 = 0;
     for (int c = 0; c < 2; c++)
         for (int i = 0; i < (c ? nc : nk); i++) {
             const wl_kernel *k = c ? wl_kineto_copy(t, i) : wl_kineto_kernel(t, i);
@@ -998,7 +993,7 @@ char *wl_import_recorded_events(const char *path, int step, int pid, const char 
             if (key >= t_lo && key < t1)
                 first = fmin(first, k->ts_us);
         }
-    t0 = isfinite(first) ? first - first_us : t0; /* the first event at first_us */
+    t0 = isfinite(first) ? first - first_us : 0; /* the first event at first_us */
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);

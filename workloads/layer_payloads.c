@@ -176,26 +176,23 @@ void wl_opset_fp8(sim_schedule *s, const wl_strategy *st, int64_t in, int64_t qk
  *             packed QKV gradient, read and written 2 (the backward of
  *             qkv.chunk(3)).
  * Without biases the bias reductions go. */
-typedef struct eager_passes {
-    int on;
+typedef struct elem_passes {
     int64_t post_attn, post_mlp, post_mlp_b, gelu_b_extra, post_attn_b, ln1_b, qkv_glue_b;
-} eager_passes;
+} elem_passes;
 
-static eager_passes eager_passes_of(const wl_model *m, const wl_strategy *st)
+/* The passes of the strategy's kernel set: the fused ones, or eager's. */
+static elem_passes elem_passes_of(const wl_model *m, const wl_strategy *st)
 {
-    eager_passes e = {0};
     if (!st->eager_kernels)
-        return e;
+        return (elem_passes){.post_attn = 6, .post_mlp = 4, .post_mlp_b = 4, .post_attn_b = 8, .ln1_b = 3};
     int bias = !m->no_bias;
-    e.on = 1;
-    e.post_attn = 3 + 2;
-    e.post_mlp = 3;
-    e.post_mlp_b = bias;
-    e.gelu_b_extra = bias;
-    e.post_attn_b = 5 + 3 + bias;
-    e.ln1_b = 5 + 3;
-    e.qkv_glue_b = 2 + (bias || m->qkv_bias);
-    return e;
+    return (elem_passes){.post_attn = 3 + 2,
+                         .post_mlp = 3,
+                         .post_mlp_b = bias,
+                         .gelu_b_extra = bias,
+                         .post_attn_b = 5 + 3 + bias,
+                         .ln1_b = 5 + 3,
+                         .qkv_glue_b = 2 + (bias || m->qkv_bias)};
 }
 
 void wl_opset_build(sim_schedule *s, const wl_model *m, const wl_strategy *st, int64_t b, int64_t t,
@@ -216,12 +213,12 @@ void wl_opset_build(sim_schedule *s, const wl_model *m, const wl_strategy *st, i
     wl_opset_attn(s, st, b, m->heads / t, wl_model_kv_heads(m) / t, wl_local_seq(m, st), h / m->heads, o);
     cp_payloads(s, st, b, m->heads / t, wl_model_kv_heads(m) / t, wl_local_seq(m, st), h / m->heads, o);
     o->proj = wl_pay_gemm(s, "proj", sb, h, h / t, gdt);
-    eager_passes ep = eager_passes_of(m, st);
-    o->post_attn = wl_pay_elem(s, "post_attn", (ep.on ? ep.post_attn : 6) * sbhd / rt, dt); /* bias + dropout + residual + LN2 */
+    elem_passes ep = elem_passes_of(m, st);
+    o->post_attn = wl_pay_elem(s, "post_attn", ep.post_attn * sbhd / rt, dt); /* bias + dropout + residual + LN2 */
     o->fc1 = wl_pay_gemm(s, "fc1", sb, fc1 / t, h, gdt);
     o->gelu = wl_pay_elem(s, act.name, act.fwd * sb * (f / t) * d, dt);
     o->fc2 = wl_pay_gemm(s, "fc2", sb, h, f / t, gdt);
-    o->post_mlp = wl_pay_elem(s, "post_mlp", (ep.on ? ep.post_mlp : 4) * sbhd / rt, dt); /* bias + dropout + residual */
+    o->post_mlp = wl_pay_elem(s, "post_mlp", ep.post_mlp * sbhd / rt, dt); /* bias + dropout + residual */
 
     /* FP8: the gradients entering fc2's and the projection's backward are cast
      * (and transposed) for their FP8 GEMMs, read 2 bytes and written 1 + 1,
@@ -229,20 +226,20 @@ void wl_opset_build(sim_schedule *s, const wl_model *m, const wl_strategy *st, i
      * dgelu and norm backwards likewise); the activation's backward writes
      * fc1's gradient in FP8 in place of bf16 */
     int64_t cast = st->dtype == SIM_DTYPE_FP8 ? 2 * sbhd : 0;
-    o->post_mlp_b = wl_pay_elem(s, "post_mlp_bwd", (ep.on ? ep.post_mlp_b : 4) * sbhd / rt + cast, dt);
+    o->post_mlp_b = wl_pay_elem(s, "post_mlp_bwd", ep.post_mlp_b * sbhd / rt + cast, dt);
     o->fc2_dg = wl_pay_gemm(s, "fc2_dgrad", sb, f / t, h, gdt);
     o->fc2_wg = wl_pay_gemm(s, "fc2_wgrad", f / t, h, sb, gdt);
     o->gelu_b = wl_pay_elem(s, act.bwd_name, (act.bwd + ep.gelu_b_extra) * sb * (f / t) * d, dt);
     o->fc1_dg = wl_pay_gemm(s, "fc1_dgrad", sb, h, fc1 / t, gdt);
     o->fc1_wg = wl_pay_gemm(s, "fc1_wgrad", h, fc1 / t, sb, gdt);
-    o->post_attn_b = wl_pay_elem(s, "post_attn_bwd", (ep.on ? ep.post_attn_b : 8) * sbhd / rt + cast, dt);
+    o->post_attn_b = wl_pay_elem(s, "post_attn_bwd", ep.post_attn_b * sbhd / rt + cast, dt);
     o->proj_dg = wl_pay_gemm(s, "proj_dgrad", sb, h / t, h, gdt);
     o->proj_wg = wl_pay_gemm(s, "proj_wgrad", h / t, h, sb, gdt);
     wl_opset_rope(s, m, sb * (qkv - h) / 2 / t + sb * h / t, d, dt, o);
     wl_opset_fp8(s, st, sb * h / t, sb * qkv / t, o);
     o->qkv_dg = wl_pay_gemm(s, "qkv_dgrad", sb, h, qkv / t, gdt);
     o->qkv_wg = wl_pay_gemm(s, "qkv_wgrad", h, qkv / t, sb, gdt);
-    o->ln1_b = wl_pay_elem(s, "ln1_bwd", (ep.on ? ep.ln1_b : 3) * sbhd / rt + ep.qkv_glue_b * sb * (qkv / t) * d, dt);
+    o->ln1_b = wl_pay_elem(s, "ln1_bwd", ep.ln1_b * sbhd / rt + ep.qkv_glue_b * sb * (qkv / t) * d, dt);
 
     o->ar = wl_pay_coll(s, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd);
     o->ag = wl_pay_coll(s, "sp_allgather", SIM_COLL_ALLGATHER, sbhd);

@@ -313,7 +313,7 @@ static void test_groups(void)
 }
 
 /* kernels=eager: PyTorch eager's element-wise passes per layer (layer.c,
- * eager_passes_of) against the fused defaults, in hidden-sized passes of
+ * elem_passes_of) against the fused defaults, in hidden-sized passes of
  * s*b*h*d bytes (tiny: bias on, GELU MLP of 4h, full heads, fp32): forward
  * post_attn 6 -> 5, post_mlp 4 -> 3; backward post_mlp_bwd 4 -> 1, the
  * activation's backward 3 -> 4 per ffn element, post_attn_bwd 8 -> 9, ln1_bwd
