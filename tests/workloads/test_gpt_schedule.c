@@ -312,7 +312,7 @@ static void test_groups(void)
     sim_sched_free(s);
 }
 
-/* kernels=eager: PyTorch eager's element-wise passes per layer (layer.c,
+/* kernels=eager: PyTorch eager's element-wise passes per layer (layer_payloads.c,
  * elem_passes_of) against the fused defaults, in hidden-sized passes of
  * s*b*h*d bytes (tiny: bias on, GELU MLP of 4h, full heads, fp32): forward
  * post_attn 6 -> 5, post_mlp 4 -> 3; backward post_mlp_bwd 4 -> 1, the
