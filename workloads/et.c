@@ -305,7 +305,8 @@ static int cmp_i64(const void *a, const void *b)
 static void dense_storages(wl_et *et, const int *soff)
 {
     int64_t *u = sim_xcalloc((size_t)et->nsto + 1, sizeof *u, "an execution trace");
-    memcpy(u, et->sto, (size_t)et->nsto * sizeof *u);
+    if (et->nsto > 0) /* et->sto is NULL in a trace without tensors */
+        memcpy(u, et->sto, (size_t)et->nsto * sizeof *u);
     if (et->nsto > 1)
         qsort(u, (size_t)et->nsto, sizeof *u, cmp_i64);
     int nu = 0;
