@@ -8,11 +8,15 @@
  * platforms/catalog/gpus.json under "flash_attention" sampled at
  * s = 2^7 ... 2^17 (keys log10 s).  The measured times lose the kernels'
  * launches first (the cost model adds them back).
- *   H100-SXM (and H100-PCIe, the same fractions of its own peak): the
- *     FlashAttention-3 bars of FA3's Figures 5 and 6, non-causal, hd 128,
- *     against the 989.4 TFLOP/s dense BF16 peak — the class of kernel
- *     Megatron-Core runs on Hopper (Transformer Engine's cuDNN fused
- *     attention, whose bars are within ~10 % of FA3's in the same figures).
+ *   H100-SXM (and H100-PCIe, the same fractions of its own peak): this
+ *     project's measurement on one H100 SXM5 (h100-micro/attention.csv,
+ *     bench/gpu/measure.py: PyTorch's scaled_dot_product_attention, 16k
+ *     tokens, hidden 2,048, hd 128), against the 989.4 TFLOP/s dense BF16
+ *     peak: the cuDNN fused-attention backend for the GPU's best kernel (the
+ *     one Megatron-Core runs on Hopper through Transformer Engine, and the
+ *     one PyTorch picks there by default), its FlashAttention-2 backend for
+ *     attn=flash2; causal factors from its causal rows.  The FA3 paper's own
+ *     FA3 and FA2 bars on H100 SXM5 (Figs. 5-6) are predictions.
  *   defaults (FlashAttention-2 on Ampere and Ada, A100 included): no
  *     per-sequence-length A100 table is in the data, so the shape (s_half,
  *     g) is fitted on FlashAttention-2's own bars on H100 in the same
@@ -21,10 +25,9 @@
  *     up to 73 % of the theoretical peak forward, 63 % backward).
  * A causal kernel is read at s/2 (a query row's mean K/V loop) and slowed by
  * one factor per curve set, "causal", the mean ratio of the causal forward
- * bars to the non-causal curve at s/2 (FA3's for H100, FA2's for the
- * defaults): the load imbalance and masking of the diagonal blocks; no
- * causal backward figure is published, so the backward takes the same
- * factor.  Predicted, not fitted: the A100 FA2 forward measurements of the
+ * rows to the non-causal curve at s/2 (the measured ones for H100, FA2's
+ * bars in the FA3 paper for the defaults): the load imbalance and masking of
+ * the diagonal blocks; the backward takes the same factor.  Predicted, not fitted: the A100 FA2 forward measurements of the
  * gpu_travel rows. */
 #include <math.h>
 #include <stdlib.h>
@@ -43,6 +46,7 @@
  * Calibration), so its rows are brought to that clock before use */
 #define GPU_TRAVEL_CLOCK (1200.0 / 1410.0)
 #define H100_SXM_BF16 989.4e12
+#define H100_TABLE "h100-micro/attention.csv" /* this project's H100 SXM5 measurement (bench/gpu/measure.py) */
 #define A100_BF16 312e12
 
 typedef struct flash_pt {
@@ -82,41 +86,53 @@ static int resid(const double *x, double *r, void *user)
     return 0;
 }
 
-/* The rows of one (gpu, implementation, direction, causal). */
-static int select_rows(val_csv *c, const char *gpu, const char *impl, const char *dir, int causal, double peak,
-                       int min, flash_data *d, sim_err *err)
+/* The rows of one (gpu, implementation, direction, causal) at head dim 128
+ * (the papers' figures; bench/gpu/measure.py's table also has 64).  A table
+ * of one GPU has no gpu column (table_gpu names it) and calls its
+ * implementation "backend". */
+static int select_rows_of(val_csv *c, const char *table_gpu, const char *gpu, const char *impl, const char *dir,
+                          int causal, double peak, int min, flash_data *d, sim_err *err)
 {
-    int cg = val_csv_col(c, "gpu", err), ci = val_csv_col(c, "implementation", err);
+    int cg = table_gpu ? -2 : val_csv_col(c, "gpu", err);
+    int ci = val_csv_col(c, table_gpu ? "backend" : "implementation", err);
     int cd = val_csv_col(c, "direction", err), cc = val_csv_col(c, "causal", err);
     int cs = val_csv_col(c, "seq", err), ct = val_csv_col(c, "tflops", err), cb = val_csv_col(c, "batch", err);
     int ch = val_csv_col(c, "heads", err), cdim = val_csv_col(c, "head_dim", err);
-    if (cg < 0 || ci < 0 || cd < 0 || cc < 0 || cs < 0 || ct < 0 || cb < 0 || ch < 0 || cdim < 0)
+    if (cg == -1 || ci < 0 || cd < 0 || cc < 0 || cs < 0 || ct < 0 || cb < 0 || ch < 0 || cdim < 0)
         return -1;
+    if (table_gpu && strcmp(table_gpu, gpu))
+        return sim_errf(err, "internal: a table of %s asked for %s", table_gpu, gpu);
     int bwd = !strcmp(dir, "bwd");
     double launch = launch_of(gpu, bwd);
     d->n = 0;
     for (int i = 0; i < val_csv_rows(c) && d->n < 16; i++) {
         double cz, s, t, b, h, hd;
-        if (strcmp(val_csv_str(c, i, cg), gpu) || strcmp(val_csv_str(c, i, ci), impl) ||
+        if ((!table_gpu && strcmp(val_csv_str(c, i, cg), gpu)) || strcmp(val_csv_str(c, i, ci), impl) ||
             strcmp(val_csv_str(c, i, cd), dir))
             continue;
         if (val_csv_num(c, i, cc, &cz, err) < 0 || val_csv_num(c, i, cs, &s, err) < 0 ||
             val_csv_num(c, i, ct, &t, err) < 0 || val_csv_num(c, i, cb, &b, err) < 0 ||
             val_csv_num(c, i, ch, &h, err) < 0 || val_csv_num(c, i, cdim, &hd, err) < 0)
             return -1;
-        if ((int)cz != causal)
+        if ((int)cz != causal || hd != 128)
             continue;
         /* the benchmark's FLOP count (sim_cost_flops' for this shape) and time */
         double f = 4 * b * h * s * s * hd * (causal ? 0.5 : 1) * (bwd ? 2.5 : 1), time = f / (t * 1e12);
         if (time <= launch)
-            return sim_errf(err, "attention/flash_attention.csv: %s %s seq %.0f: %.3g s is shorter than the launches",
-                            gpu, impl, s, time);
+            return sim_errf(err, "%s: %s %s seq %.0f: %.3g s is shorter than the launches",
+                            table_gpu ? H100_TABLE : "attention/flash_attention.csv", gpu, impl, s, time);
         d->p[d->n++] = (flash_pt){s, f / (time - launch) / peak, t};
     }
     if (d->n < min)
-        return sim_errf(err, "attention/flash_attention.csv: %d rows for %s %s %s causal=%d; expected at least %d",
-                        d->n, gpu, impl, dir, causal, min);
+        return sim_errf(err, "%s: %d rows for %s %s %s causal=%d at head dim 128; expected at least %d",
+                        table_gpu ? H100_TABLE : "attention/flash_attention.csv", d->n, gpu, impl, dir, causal, min);
     return 0;
+}
+
+static int select_rows(val_csv *c, const char *gpu, const char *impl, const char *dir, int causal, double peak,
+                       int min, flash_data *d, sim_err *err)
+{
+    return select_rows_of(c, NULL, gpu, impl, dir, causal, peak, min, d, err);
 }
 
 static int fit_curve(flash_data *d, double *x, const char *what, FILE *logf, sim_err *err)
@@ -185,18 +201,29 @@ int val_fit_flash(const char *data_dir, val_fitted *out, int max, FILE *logf, si
     val_csv *c = val_csv_load(path, err);
     if (!c)
         return -1;
+    snprintf(path, sizeof path, "%s/" H100_TABLE, data_dir);
+    val_csv *h = val_csv_load(path, err);
+    if (!h) {
+        val_csv_free(c);
+        return -1;
+    }
     flash_data d;
-    double fa3[2][3], fa2[2][3];
+    double best[2][3], fa2h[2][3], fa2[2][3];
     static const char *dirs[2] = {"fwd", "bwd"};
     int n = 0, rc = 0;
     for (int b = 0; b < 2 && !rc; b++) {
         char what[96];
-        snprintf(what, sizeof what, "H100-SXM FlashAttention-3 %s", dirs[b]);
-        rc = select_rows(c, "H100-SXM", "FlashAttention-3", dirs[b], 0, H100_SXM_BF16, 6, &d, err) ||
-             fit_curve(&d, fa3[b], what, logf, err);
+        snprintf(what, sizeof what, "H100-SXM cuDNN fused attention %s (measured)", dirs[b]);
+        rc = select_rows_of(h, "H100-SXM", "H100-SXM", "cudnn", dirs[b], 0, H100_SXM_BF16, 6, &d, err) ||
+             fit_curve(&d, best[b], what, logf, err);
         if (!rc)
-            report(&d, fa3[b], 1, 0, what, logf);
-        snprintf(what, sizeof what, "FlashAttention-2 shape (H100) %s", dirs[b]);
+            report(&d, best[b], 1, 0, what, logf);
+        snprintf(what, sizeof what, "H100-SXM FlashAttention-2 %s (measured)", dirs[b]);
+        rc = rc || select_rows_of(h, "H100-SXM", "H100-SXM", "flash2", dirs[b], 0, H100_SXM_BF16, 6, &d, err) ||
+             fit_curve(&d, fa2h[b], what, logf, err);
+        if (!rc)
+            report(&d, fa2h[b], 1, 0, what, logf);
+        snprintf(what, sizeof what, "FlashAttention-2 shape (FA3 paper, H100) %s", dirs[b]);
         rc = rc || select_rows(c, "H100-SXM", "FlashAttention-2", dirs[b], 0, H100_SXM_BF16, 6, &d, err) ||
              fit_curve(&d, fa2[b], what, logf, err);
     }
@@ -214,19 +241,23 @@ int val_fit_flash(const char *data_dir, val_fitted *out, int max, FILE *logf, si
                 "clock)\n", level, d.n, 100 * GPU_TRAVEL_CLOCK);
     scale[0] *= level;
     scale[1] *= level;
-    double causal3 = 0, causal2 = 0;
-    rc = rc || select_rows(c, "H100-SXM", "FlashAttention-3", "fwd", 1, H100_SXM_BF16, 6, &d, err);
+    double causal_best = 0, causal_fa2h = 0, causal2 = 0;
+    rc = rc || select_rows_of(h, "H100-SXM", "H100-SXM", "cudnn", "fwd", 1, H100_SXM_BF16, 6, &d, err);
     if (!rc) {
-        causal3 = causal_factor(&d, fa3[0]);
-        report(&d, fa3[0], causal3, 1, "H100-SXM FA3 fwd causal", logf);
+        causal_best = causal_factor(&d, best[0]);
+        report(&d, best[0], causal_best, 1, "H100-SXM cuDNN fwd causal", logf);
+    }
+    rc = rc || select_rows_of(h, "H100-SXM", "H100-SXM", "flash2", "fwd", 1, H100_SXM_BF16, 6, &d, err);
+    if (!rc) {
+        causal_fa2h = causal_factor(&d, fa2h[0]);
+        report(&d, fa2h[0], causal_fa2h, 1, "H100-SXM FA2 fwd causal", logf);
     }
     rc = rc || select_rows(c, "H100-SXM", "FlashAttention-2", "fwd", 1, H100_SXM_BF16, 6, &d, err);
-    if (!rc) {
+    if (!rc)
         causal2 = causal_factor(&d, fa2[0]);
-        report(&d, fa2[0], causal2, 1, "H100-SXM FA2 fwd causal", logf);
-    }
     if (!rc && logf) {
-        fprintf(logf, "causal factor: %.3f (FA3, H100), %.3f (FA2: the defaults)\n", causal3, causal2);
+        fprintf(logf, "causal factor: %.3f (cuDNN, H100), %.3f (FA2, H100), %.3f (FA2 in the FA3 paper: the defaults)\n",
+                causal_best, causal_fa2h, causal2);
         fprintf(logf, "defaults (FlashAttention-2, A100): e_max %.3f fwd, %.3f bwd (FA2's 73 %% / 63 %% at 16k, "
                 "at gpu_travel's level, full clock)\n",
                 scale[0] / (1 + exp(-fa2[0][0])), scale[1] / (1 + exp(-fa2[1][0])));
@@ -235,21 +266,31 @@ int val_fit_flash(const char *data_dir, val_fitted *out, int max, FILE *logf, si
         fprintf(logf, "predicted (not fitted):\n");
         if (!select_rows(c, "A100-SXM-80GB", "FlashAttention-2", "fwd", 1, A100_BF16, 1, &d, err))
             report(&d, fa2[0], scale[0] * GPU_TRAVEL_CLOCK * causal2, 1, "A100 FA2 fwd causal (gpu_travel at its clock)", logf);
+        for (int b = 0; b < 2; b++) {
+            char what[64];
+            snprintf(what, sizeof what, "H100 FA3 paper %s by the cuDNN curve", dirs[b]);
+            if (!select_rows(c, "H100-SXM", "FlashAttention-3", dirs[b], 0, H100_SXM_BF16, 1, &d, err))
+                report(&d, best[b], 1, 0, what, logf);
+            snprintf(what, sizeof what, "H100 FA2 paper bars %s (measured curve)", dirs[b]);
+            if (!select_rows(c, "H100-SXM", "FlashAttention-2", dirs[b], 0, H100_SXM_BF16, 1, &d, err))
+                report(&d, fa2h[b], 1, 0, what, logf);
+        }
     }
     val_csv_free(c);
+    val_csv_free(h);
     if (rc)
         return -1;
-    n += emit("H100-SXM", 0, 0, fa3[0], 1, out + n, max - n);
-    n += emit("H100-SXM", 0, 1, fa3[1], 1, out + n, max - n);
-    n += emit("H200", 0, 0, fa3[0], 1, out + n, max - n); /* the same GH100 die: FA3 on Hopper */
-    n += emit("H200", 0, 1, fa3[1], 1, out + n, max - n);
-    /* FlashAttention-2 itself on Hopper (attn=flash2): its own bars */
-    n += emit("H100-SXM", 1, 0, fa2[0], 1, out + n, max - n);
-    n += emit("H100-SXM", 1, 1, fa2[1], 1, out + n, max - n);
+    n += emit("H100-SXM", 0, 0, best[0], 1, out + n, max - n);
+    n += emit("H100-SXM", 0, 1, best[1], 1, out + n, max - n);
+    n += emit("H200", 0, 0, best[0], 1, out + n, max - n); /* the same GH100 die: the same kernels */
+    n += emit("H200", 0, 1, best[1], 1, out + n, max - n);
+    /* FlashAttention-2 itself on Hopper (attn=flash2), as measured */
+    n += emit("H100-SXM", 1, 0, fa2h[0], 1, out + n, max - n);
+    n += emit("H100-SXM", 1, 1, fa2h[1], 1, out + n, max - n);
     n += emit("A100-SXM-80GB", 0, 0, fa2[0], scale[0], out + n, max - n);
     n += emit("A100-SXM-80GB", 0, 1, fa2[1], scale[1], out + n, max - n);
     const char *who[3] = {"H100-SXM", "A100-SXM-80GB", "H100-SXM"};
-    double fitted[3] = {causal3, causal2, causal2};
+    double fitted[3] = {causal_best, causal2, causal_fa2h};
     static char names[3][64];
     for (int i = 0; i < 3 && n < max; i++) {
         sim_gpu g;

@@ -27,11 +27,20 @@
  * model has no cache, and they would pull e_max above what kernels larger
  * than the cache reach.  They stay in the group, where the simulation is
  * slower than measured.
- *   - H100-SXM, H200: only large BabelStream kernels, so only e_max is fitted;
- *     B_half is the A100-SXM-80GB's scaled by the bandwidth ratio (Little's
- *     law: the bytes in flight needed to reach a bandwidth grow with it at a
- *     similar DRAM latency) and kernel_min_s and launch_s are the
- *     A100-SXM-80GB's (no H100 trace in the data).  Derived, not fitted:
+ *   - H100-SXM: the whole training step of a 350M GPT on one H100 SXM5 that
+ *     this project recorded (h100-micro/trace_gpt-350m.json.gz: launch gap
+ *     and pointwise kernels, as for the A100s; the other four models' traces
+ *     are predictions, group kineto-elementwise), BabelStream on ND H100 v5,
+ *     and the streaming kernels (copy, add, GELU, fp32->bf16 cast) of this
+ *     project's element-wise table on the same card (h100-micro/memory.csv:
+ *     2^10 ... 2^28 elements, CUDA-graph replays, so no launch gap in the
+ *     time), whose small sizes pin the knee and the shortest kernel that the
+ *     trace's large kernels cannot;
+ *   - H200: only large BabelStream kernels, so only e_max is fitted; B_half
+ *     is the H100-SXM's scaled by the bandwidth ratio (Little's law: the
+ *     bytes in flight needed to reach a bandwidth grow with it at a similar
+ *     DRAM latency) and kernel_min_s and launch_s are the H100-SXM's (the
+ *     same GH100 die; no H200 trace in the data).  Derived, not fitted:
  *     stated in the catalogue. */
 #include <math.h>
 #include <stdlib.h>
@@ -66,15 +75,16 @@ typedef struct mf_data {
 static const struct {
     const char *model, *trace;
     double l2_bytes;
+    const char *knee_from; /* a GPU without a trace: the one whose knee, shortest kernel and launch it takes */
+    const char *micro;     /* an element-wise table measured on the GPU (bench/gpu/measure.py), or NULL */
 } MF_GPUS[] = {
-    {"A100-SXM-40GB", "kineto-traces/trace_diff/control/control.json.gz", 40e6},
-    {"A100-SXM-80GB", "kineto-traces/negative_queue_length_values_check/rank0.json.gz", 40e6},
-    {"V100-SXM2-16GB", "kineto-traces/trace_diff/test/test.json.gz", 6e6},
-    {"H100-SXM", NULL, 50e6},
-    {"H200", NULL, 50e6},
+    {"A100-SXM-40GB", "kineto-traces/trace_diff/control/control.json.gz", 40e6, NULL, NULL},
+    {"A100-SXM-80GB", "kineto-traces/negative_queue_length_values_check/rank0.json.gz", 40e6, NULL, NULL},
+    {"V100-SXM2-16GB", "kineto-traces/trace_diff/test/test.json.gz", 6e6, NULL, NULL},
+    {"H100-SXM", "h100-micro/trace_gpt-350m.json.gz", 50e6, NULL, "h100-micro/memory.csv"},
+    {"H200", NULL, 50e6, "H100-SXM", NULL},
 };
 #define MF_NGPUS (int)(sizeof MF_GPUS / sizeof MF_GPUS[0])
-#define MF_KNEE_FROM "A100-SXM-80GB" /* the GPU whose knee and launch the trace-less ones take */
 
 static void curve_of(double emax, double half, sim_curve *c)
 {
@@ -181,6 +191,36 @@ static int add_babelstream(const char *data_dir, const char *model, mf_data *d, 
     return rc;
 }
 
+/* The streaming kernels of a table from bench/gpu/measure.py outside the L2
+ * window (the same rule as the traces'): kernel, elements, bytes, us.  The
+ * other kernels of the table (norms, softmax, dropout, the optimizer) read
+ * or compute more than their counted bytes and are not streaming. */
+static int add_micro(const char *data_dir, const char *rel, double l2, mf_data *d, sim_err *err)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", data_dir, rel);
+    val_csv *c = val_csv_load(path, err);
+    if (!c)
+        return -1;
+    int ck = val_csv_col(c, "kernel", err), cb = val_csv_col(c, "bytes", err), cu = val_csv_col(c, "us", err);
+    int rc = ck < 0 || cb < 0 || cu < 0 ? -1 : 0;
+    static const char *const STREAMING[] = {"copy", "add", "gelu_tanh", "cast_f32_bf16"};
+    for (int i = 0; rc == 0 && i < val_csv_rows(c); i++) {
+        int stream = 0;
+        for (size_t j = 0; j < sizeof STREAMING / sizeof STREAMING[0]; j++)
+            stream |= !strcmp(val_csv_str(c, i, ck), STREAMING[j]);
+        double b, us;
+        if (!stream)
+            continue;
+        if (val_csv_num(c, i, cb, &b, err) < 0 || val_csv_num(c, i, cu, &us, err) < 0)
+            rc = -1;
+        else if ((b < l2 / 16 || b > 2 * l2) && d->n < MF_MAX)
+            d->p[d->n++] = (mf_pt){b, us * 1e-6, 0};
+    }
+    val_csv_free(c);
+    return rc;
+}
+
 static double mean_abs_err(const double *x, const mf_data *d, int par)
 {
     double r[MF_MAX], s = 0;
@@ -205,7 +245,7 @@ static int fit_gpu(mf_data *d, const char *model, double *x, FILE *logf, sim_err
                 "%s memory-bound: e_max %.3f (%.0f GB/s of %.0f), half at 10^%.2f B, shortest kernel %.2f us%s, "
                 "launch gap %.2f us; %d kernels fitted (mean |error| %.1f %%), %d predicted (%.1f %%)\n",
                 model, emax, emax * d->g.mem_bw / 1e9, d->g.mem_bw / 1e9, log10(half), kmin * 1e6,
-                d->fit_knee ? "" : " (knee and both times derived from " MF_KNEE_FROM ")", d->gap * 1e6, nfit,
+                d->fit_knee ? "" : " (knee and both times derived from the same die's)", d->gap * 1e6, nfit,
                 mean_abs_err(x, d, 0), d->n - nfit, mean_abs_err(x, d, 1));
     return 0;
 }
@@ -249,34 +289,43 @@ int val_fit_memory(const char *data_dir, val_fitted *out, int max, FILE *logf, s
     if (!d)
         return sim_errf(err, "out of memory");
     int total = 0, rc = 0;
-    double ref_kmin = 0, ref_gap = 0, ref_half = 0, ref_bw = 0;
+    double kmins[MF_NGPUS] = {0}, halves[MF_NGPUS] = {0}, gaps[MF_NGPUS] = {0};
     for (int gi = 0; gi < MF_NGPUS && rc == 0; gi++) {
         const char *model = MF_GPUS[gi].model;
+        int from = -1;
+        for (int j = 0; MF_GPUS[gi].knee_from && j < gi; j++)
+            if (!strcmp(MF_GPUS[j].model, MF_GPUS[gi].knee_from))
+                from = j;
+        if (!MF_GPUS[gi].trace && from < 0) {
+            rc = sim_errf(err, "internal: %s needs a trace or an earlier GPU's knee", model);
+            break;
+        }
         memset(d, 0, sizeof *d);
-        d->gap = ref_gap;
         if (plat_gpu_lookup_info(model, &d->g, NULL, err) || add_babelstream(data_dir, model, d, err) ||
-            (MF_GPUS[gi].trace && add_trace(data_dir, MF_GPUS[gi].trace, MF_GPUS[gi].l2_bytes, d, err))) {
+            (MF_GPUS[gi].trace && add_trace(data_dir, MF_GPUS[gi].trace, MF_GPUS[gi].l2_bytes, d, err)) ||
+            (MF_GPUS[gi].micro && add_micro(data_dir, MF_GPUS[gi].micro, MF_GPUS[gi].l2_bytes, d, err))) {
             rc = -1;
             break;
         }
         d->fit_knee = MF_GPUS[gi].trace != NULL;
-        d->kmin = ref_kmin;
-        d->half = ref_half * d->g.mem_bw / (ref_bw > 0 ? ref_bw : 1);
-        if (!d->fit_knee && ref_bw <= 0) {
-            rc = sim_errf(err, "internal: %s needs %s's knee first", model, MF_KNEE_FROM);
-            break;
+        if (from >= 0) {
+            sim_gpu f;
+            if (plat_gpu_lookup_info(MF_GPUS[from].model, &f, NULL, err)) {
+                rc = -1;
+                break;
+            }
+            d->gap = gaps[from];
+            d->kmin = kmins[from];
+            d->half = halves[from] * d->g.mem_bw / f.mem_bw;
         }
         double x[3] = {1.5, log(5), 7};
         if (fit_gpu(d, model, x, logf, err)) {
             rc = -1;
             break;
         }
-        if (!strcmp(model, MF_KNEE_FROM)) {
-            double e;
-            params(x, d, &ref_kmin, &e, &ref_half);
-            ref_bw = d->g.mem_bw;
-            ref_gap = d->gap;
-        }
+        double e;
+        params(x, d, &kmins[gi], &e, &halves[gi]);
+        gaps[gi] = d->gap;
         total += report(model, d, x, out + total, max - total, gi);
         for (int c = 0; c < MF_NCOPIES; c++) {
             if (strcmp(MF_COPIES[c].from, model))

@@ -32,6 +32,9 @@ static const val_group GROUPS[] = {
      "FLOPs", val_group_h100_gemm},
     {"hbm-stream", "BabelStream Copy/Mul/Add/Triad on Azure ND A100 v4, ND H100 v5, ND H200 v5: time per kernel",
      "bytes", val_group_hbm_stream},
+    {"h100-micro",
+     "this project's H100 SXM5 measurement: bf16/FP8 GEMMs, SDPA cuDNN and FlashAttention-2, element-wise kernels: time per kernel",
+     "FLOPs, sequence or bytes", val_group_h100_micro},
     {"oases-3090-blocks", "Oases RTX 3090 per-block profile: attention/MLP fwd/bwd kernels (no TP comm) and the 32-GPU world all-reduce", "message bytes", val_group_oases_blocks},
     /* end-to-end: one published training run per row, iteration time (g_e2e.c) */
     {"e2e-mosaicml-a100", "MosaicML llm-foundry MPT on A100 40/80 GB (PyTorch FSDP): iteration time per run", NULL,

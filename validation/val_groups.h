@@ -14,6 +14,7 @@ int val_group_kineto_elementwise(const val_ctx *ctx, val_set *out, sim_err *err)
 int val_group_kineto_nccl(const val_ctx *ctx, val_set *out, sim_err *err);
 int val_group_h100_gemm(const val_ctx *ctx, val_set *out, sim_err *err);  /* g_micro.c */
 int val_group_hbm_stream(const val_ctx *ctx, val_set *out, sim_err *err); /* g_micro.c */
+int val_group_h100_micro(const val_ctx *ctx, val_set *out, sim_err *err); /* g_micro.c */
 int val_group_oases_blocks(const val_ctx *ctx, val_set *out, sim_err *err); /* oases_blocks.c (fid) */
 /* g_e2e.c: published whole-iteration measurements, one group per family */
 int val_group_e2e_mosaicml_a100(const val_ctx *ctx, val_set *out, sim_err *err);
