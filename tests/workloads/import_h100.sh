@@ -6,8 +6,8 @@
 #     here from the JSON (a kernel's launch is a cuda_runtime or, for the
 #     nvjet GEMMs and cuDNN kernels of these traces, a cuda_driver event);
 #   - the recorded step runs from the annotation's start to the end of the
-#     last GPU work launched in it: these steps do not synchronise, so the
-#     GPU runs 30-60 % past the host's annotation;
+#     last GPU work launched in it: these steps do not synchronise, and the
+#     last 35-52 % of each recorded step comes after the annotation's end;
 #   - replay within 0.1 % of that step.  Measured: +0.005 % (125M), the rest
 #     +0.000 %.  Nothing is simulated here but recorded durations and host
 #     delays on one stream, so the replay reproduces the step; 0.1 % is 0.11
