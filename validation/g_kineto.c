@@ -11,7 +11,10 @@
  *   is added (wl_kineto_busy_gap_us), as in kineto-elementwise: a kernel's
  *   busy-stream cost, what the simulator charges (duration, then launch_s).
  *   Simulated: the GEMM alone on one GPU of the trace's catalogue model
- *   (sim/costmodel.c through the engine).
+ *   (sim/costmodel.c through the engine).  The H100 traces' GEMMs are
+ *   cuBLASLt nvjet kernels launched through the driver API (kineto.c links
+ *   them); a split-K call's cublasLt::splitKreduce_kernel is not a GEMM
+ *   kernel and is not in the sum, as the A100 traces' splitKreduce is not.
  *
  * kineto-elementwise: the vectorised pointwise kernels (add, mul, tanh,
  *   copy_, fill_, ...) of the same traces that ran alone on their GPU
@@ -22,7 +25,13 @@
  *   The A100/V100 memory curves, shortest kernel and launch gap come from
  *   these kernels (validation/fit_memory.c: even-indexed sizes fitted, odd
  *   ones predicted; kernels the L2 cache could serve are not fitted and show
- *   the cache's speed-up as a negative error).
+ *   the cache's speed-up as a negative error).  An op over more than 2^31
+ *   bytes that PyTorch launched in parts (the GPT logits' fill_ and copy_)
+ *   is one case of its parts summed (wl_kineto_pointwise).
+ *
+ * Subsets of both: one per catalogue GPU.  The H100-SXM subset is this
+ * project's own five single-GPU GPT steps (h100-micro/); no curve is fitted
+ * on them.
  *
  * kineto-nccl: every NCCL kernel whose args carry collective, element count,
  *   dtype and group size (PyTorch >= 2.3 traces).  A collective kernel starts
@@ -43,16 +52,25 @@
 #include "val_groups.h"
 #include "val_sim.h"
 
+/* This project's own H100 SXM5 steps (h100-micro/, PyTorch 2.11, bf16
+ * autocast, one GPU, no NCCL): one training step of each GPT of steps.csv.
+ * The H100 curves are fitted on h100-micro's micro tables, never on these. */
+#define H100_STEPS                                                                                                     \
+    "h100-micro/trace_gpt-125m.json.gz", "h100-micro/trace_gpt-350m.json.gz", "h100-micro/trace_gpt-760m.json.gz",     \
+        "h100-micro/trace_gpt-1.3b.json.gz", "h100-micro/trace_gpt-2.7b.json.gz"
+
 /* The traces compared, with what PROVENANCE.md says they are. */
 static const char *GEMM_TRACES[] = {
     "kineto-traces/trace_diff/control/control.json.gz",                   /* 8x A100 40 GB (PG509-200), TF32 */
     "kineto-traces/trace_diff/test/test.json.gz",                         /* V100-SXM2-16GB */
     "kineto-traces/negative_queue_length_values_check/rank0.json.gz",     /* A100-SXM4-80GB */
+    H100_STEPS,
 };
 static const char *ELEM_TRACES[] = {
     "kineto-traces/trace_diff/control/control.json.gz",               /* A100-SXM-40GB */
     "kineto-traces/negative_queue_length_values_check/rank0.json.gz", /* A100-SXM-80GB */
     "kineto-traces/trace_diff/test/test.json.gz",                     /* V100-SXM2-16GB */
+    H100_STEPS,
 };
 static const char *NCCL_TRACES[] = {
     "kineto-traces/nccl_parser_config/nccl_data.json.gz", /* rank 0 of 2, A100-PG509-200, NCCL 2.17.1 */

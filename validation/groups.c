@@ -19,10 +19,11 @@ static const val_group GROUPS[] = {
      "collectives inside a Megatron MoE run on 8 A100 (aicb): median time per (type, group size, size bucket)",
      "message bytes", val_group_aicb_a100},
     {"kineto-gemm",
-     "GEMM kernels of PyTorch-profiler traces (A100 40/80 GB, V100): median time per (GPU, shape, dtype)",
+     "GEMM kernels of PyTorch-profiler traces (A100 40/80 GB, V100, H100): median time per (GPU, shape, dtype)",
      "FLOPs", val_group_kineto_gemm},
     {"kineto-elementwise",
-     "element-wise kernels of PyTorch-profiler traces (A100 40/80 GB, V100): median time + launch gap per (GPU, op, size)",
+     "element-wise kernels of PyTorch-profiler traces (A100 40/80 GB, V100, H100): median time + launch gap per "
+     "(GPU, op, size)",
      "bytes", val_group_kineto_elementwise},
     {"kineto-nccl",
      "NCCL kernels of PyTorch-profiler traces: minimum time per (collective, bytes, group size)",

@@ -23,7 +23,9 @@
  *      (reprice), GEMMs with a recorded shape as GEMM payloads and
  *      element-wise kernels with known bytes as element-wise payloads, priced
  *      by the target's cost model (the first kernel of each op call; the
- *      rest of a split-K call is scaled), and every other kernel's recorded
+ *      rest of a split-K call is scaled; the later parts of an element-wise
+ *      op over more than 2^31 bytes, which PyTorch launches in parts, take
+ *      no time of their own), and every other kernel's recorded
  *      time scaled by the GPUs' ratio: peak FLOP/s of its dtype for GEMM and
  *      convolution kernels, memory bandwidth for the rest (most kernels of a
  *      training step that are not matrix products stream memory).  Copies
@@ -525,9 +527,15 @@ static uint32_t compute_payload(sim_schedule *s, const rank_in *R, const item *x
         p.bytes = k->elem_bytes;
         p.seconds = 0;
     }
+    /* a later part of an element-wise op split into several launches: the
+     * first part's payload carries all of the op's bytes */
+    int part = !first && k->elem_bytes > WL_KINETO_SPLIT_BYTES && k->op_index >= 0;
     if (k->op_index >= 0)
         seen_call[k->op_index] = 1;
-    if (p.sub == SIM_KERNEL_FIXED) {
+    if (part) {
+        p.seconds = 0;
+        info->repriced++;
+    } else if (p.sub == SIM_KERNEL_FIXED) {
         p.seconds *= time_ratio(R, k, name, dst);
         info->scaled++;
     } else {
@@ -821,8 +829,9 @@ static int prepare_rank(rank_in *R, int nranks, const wl_import_opts *o, wl_impo
     }
     info->collectives = R->ncoll;
     info->p2p = R->np2p;
-    if (!info->step[0])
-        info->step_s = (last_end - R->t0) * 1e-6;
+    /* a step that does not wait for the GPU at its end (no synchronisation
+     * inside the annotation) ends when its last launched work does */
+    info->step_s = fmax(info->step_s, (last_end - R->t0) * 1e-6);
     info->waits_recorded = wl_kineto_nwaits(R->t) > 0;
     info->waits = info->waits_recorded ? recorded_deps(R) : infer_deps(R);
     if (R->producer)

@@ -28,7 +28,8 @@ typedef struct wl_import_rank {
     const char *path;     /* the caller's string */
     char device[128];     /* the trace's GPU ("Tesla V100-SXM2-32GB") */
     char step[64];        /* the step imported ("ProfilerStep#10"), "" for the whole trace */
-    double step_s;        /* its duration: the step annotation, else the span of its GPU work */
+    double step_s;        /* its duration: from the step annotation's start (else its first launch) to the
+                             later of the annotation's end and the end of the last work launched in it */
     double offset_s;      /* when it starts in the replay (shared clock: its start after the earliest rank's) */
     int kernels, copies, collectives;
     int waits;            /* cross-stream dependencies (event waits and host synchronisations) */

@@ -1,10 +1,10 @@
 /* kineto.c — PyTorch-profiler (Kineto) Chrome-trace reader (see kineto.h).
  *
- * Trace layout relied on (Kineto's Chrome trace export, PyTorch 1.12–2.x):
+ * Trace layout relied on (Kineto's Chrome trace export, PyTorch 1.12–2.11):
  * {"deviceProperties": [{"name": …}], "distributedInfo": {"rank", "world_size"},
- *  "traceEvents": [{"ph": "X", "cat": "kernel" | "cuda_runtime" | "cpu_op" |
- *  "user_annotation", "name", "pid", "tid", "ts" (µs), "dur" (µs), "args"}]}.
- * A kernel and the runtime call that launched it share args.correlation; the
+ *  "traceEvents": [{"ph": "X", "cat": "kernel" | "cuda_runtime" | "cuda_driver" |
+ *  "cpu_op" | "user_annotation", "name", "pid", "tid", "ts" (µs), "dur" (µs), "args"}]}.
+ * A kernel and the runtime (or driver) call that launched it share args.correlation; the
  * runtime call runs on the CPU thread inside the cpu_op that issued it, so
  * a GEMM kernel's shape is found by time containment on that thread (the
  * kernels' "External id" means different things in different versions). */
@@ -238,6 +238,9 @@ static int says_gemm(const char *name)
 
 static int is_gemm_kernel(const char *name)
 {
+    /* cuBLAS(Lt)'s Hopper kernels are named nvjet_sm90_tst_<tile>_..., without "gemm" */
+    if (!strncmp(name, "nvjet_", 6))
+        return 1;
     if (!says_gemm(name))
         return 0;
     /* cuDNN convolutions run as implicit GEMMs: not matrix products */
@@ -773,7 +776,10 @@ static void first_pass(rd *R, wl_kineto *t, const cJSON *events, pass1 *P)
             host_op(R, t, P, e, name, args);
         if (!strcmp(cat, "cpu_op") || !strcmp(cat, "operator")) {
             cpu_op(R, P, e, name, args);
-        } else if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "Runtime")) {
+        } else if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "Runtime") || !strcmp(cat, "cuda_driver")) {
+            /* cuda_driver: launches through the driver API (cuLaunchKernelEx:
+             * cuBLASLt's nvjet GEMMs and cuDNN's kernels in the PyTorch 2.11
+             * traces of h100-micro/) share the kernel's correlation id too */
             int64_t corr = ival(R, args, "args.", "correlation", -1, -1, ID_MAX);
             if (corr >= 0) {
                 P->ls = grow(P->ls, &P->l_cap, P->nl, sizeof *P->ls, "the trace's launches");
@@ -1185,12 +1191,43 @@ int wl_kineto_pointwise(const wl_kineto *t, wl_pointwise **out)
     nccl_spans S = nccl_spans_of(t);
     pw_call *c = sim_xcalloc((size_t)t->n + 1, sizeof *c, "the trace's pointwise kernels");
     *out = sim_xcalloc((size_t)t->n + 1, sizeof **out, "the trace's pointwise kernels");
+    /* one entry per kernel, but per op call (op_index, its kernels summed)
+     * for an op over more than 2^31 bytes: PyTorch splits an op whose byte
+     * offsets exceed 32 bits into several launches, each over a part of the
+     * tensors the op's shapes describe.  Such a call counts only when every
+     * kernel of it qualifies.  Smaller calls stay per kernel: a kernel of an
+     * op nested inside a pointwise op (aten::where's aten::fill_ of its 0-dim
+     * scalars) is attributed to the outer op, and summing it in would make
+     * that call longer rather than whole. */
+    int max_op = -1;
+    for (int i = 0; i < t->n; i++)
+        if (t->k[i].elem_bytes > 0 && t->k[i].op_index > max_op)
+            max_op = t->k[i].op_index;
+    int *slot = sim_xcalloc((size_t)max_op + 2, sizeof *slot, "the trace's pointwise calls");
+    char *bad = sim_xcalloc((size_t)t->n + 1, 1, "the trace's pointwise calls");
+    for (int i = 0; i <= max_op; i++)
+        slot[i] = -1;
     for (int i = 0; i < t->n; i++) {
         const wl_kernel *k = &t->k[i];
-        if (k->stream == ms && k->elem_bytes > 0 && k->elem_vectorized &&
-            !beside_nccl(&S, k->ts_us, k->ts_us + k->dur_us))
-            c[nc++] = (pw_call){k->op, k->elem_numel, k->elem_bytes, k->dur_us};
+        if (k->elem_bytes <= 0 || k->op_index < 0)
+            continue;
+        int split = k->elem_bytes > WL_KINETO_SPLIT_BYTES, sl = split ? slot[k->op_index] : -1;
+        if (sl < 0) {
+            sl = nc++;
+            c[sl] = (pw_call){k->op, k->elem_numel, k->elem_bytes, 0};
+            if (split)
+                slot[k->op_index] = sl;
+        }
+        c[sl].us += k->dur_us;
+        bad[sl] |= k->stream != ms || !k->elem_vectorized || beside_nccl(&S, k->ts_us, k->ts_us + k->dur_us);
     }
+    int kept = 0;
+    for (int i = 0; i < nc; i++)
+        if (!bad[i])
+            c[kept++] = c[i];
+    nc = kept;
+    free(slot);
+    free(bad);
     if (nc)
         qsort(c, (size_t)nc, sizeof *c, cmp_pw);
     for (int i = 0; i < nc;) {

@@ -162,8 +162,15 @@ double wl_kineto_busy_gap_us(const wl_kineto *k, int stream);
 /* Element-wise work of a trace: the vectorised (contiguous) pointwise
  * kernels of the main stream that ran alone (no NCCL kernel on the GPU at
  * the same time), grouped by (op, elements, bytes), with the median
- * duration of each group; sorted by bytes, then op.  Returns the number of
+ * duration of each group; sorted by bytes, then op.  An op over more than
+ * 2^31 bytes, which PyTorch may run as several launches each over a part
+ * of its tensors, counts as one call: its kernels summed, when all of them
+ * qualify.  Returns the number of
  * groups (*out malloc'd, free() it; out of memory ends the process: sim/alloc.h). */
+/* An op over more than this many bytes may run as several launches, each
+ * over a part of the tensors its shapes describe (PyTorch splits a kernel
+ * whose byte offsets do not fit 32 bits). */
+#define WL_KINETO_SPLIT_BYTES ((int64_t)INT32_MAX)
 typedef struct wl_pointwise {
     const char *op;            /* static string, "aten::add_" */
     int64_t numel, bytes;

@@ -177,6 +177,47 @@ int main(void)
     expect_int(a2a_world, 45, "rank0: all-to-alls with a size (float, int, long), group = world 16 (flagged)");
     wl_kineto_free(k);
 
+    /* gpt-125m on one H100 (PyTorch 2.11, h100-micro/): 195 of the 770
+     * kernels (cuBLASLt's nvjet GEMMs, cuDNN attention) were launched through
+     * the driver API (cuda_driver cuLaunchKernelEx), the rest through the
+     * runtime; every one is linked to its launch and host op */
+    k = wl_kineto_load(path_of("../h100-micro/trace_gpt-125m.json.gz"), &err);
+    if (!k) {
+        printf("FAIL: %s\n", err.msg);
+        return 1;
+    }
+    expect_int(strcmp(wl_kineto_catalog_gpu(wl_kineto_device(k)), "H100-SXM"), 0,
+               "gpt-125m: NVIDIA H100 80GB HBM3 maps to H100-SXM");
+    expect_int(wl_kineto_nkernels(k), 770, "gpt-125m: kernels");
+    int linked = 0;
+    for (int i = 0; i < wl_kineto_nkernels(k); i++)
+        linked += wl_kineto_kernel(k, i)->launch_ts_us >= 0;
+    expect_int(linked, 770, "gpt-125m: kernels linked to their launch (runtime or driver)");
+    expect_int(wl_kineto_count(k, WL_K_GEMM, &shaped), 147, "gpt-125m: GEMM kernels (nvjet_sm90_*)");
+    expect_int(shaped, 147, "gpt-125m: GEMM kernels with shapes");
+    int qkv = 0;
+    for (int i = 0; i < wl_kineto_nkernels(k); i++) {
+        const wl_kernel *x = wl_kineto_kernel(k, i);
+        /* aten::addmm(bias[2304], [32768,768], [768,2304]) in bf16: the QKV projection */
+        qkv += x->has_shape && x->m == 32768 && x->n == 2304 && x->k == 768 && x->dtype == SIM_DTYPE_BF16 &&
+               !strcmp(x->op, "aten::addmm");
+    }
+    expect_int(qkv, 12, "gpt-125m: bf16 addmm 32768x2304x768, one per layer");
+    /* fill_ of the [32768, 50368] fp32 logits' gradient (6.6 GB) ran as 4
+     * launches of ~500 us: one call of the summed 1,998.6 us, not four of
+     * the whole op's bytes */
+    npw = wl_kineto_pointwise(k, &pw);
+    int fill = 0;
+    for (int i = 0; i < npw; i++)
+        if (pw[i].bytes == 32768LL * 50368 * 4 && !strcmp(pw[i].op, "aten::fill_")) {
+            fill++;
+            expect_int(pw[i].calls, 1, "gpt-125m: the logits' fill_ is one call");
+            expect_int((long long)(pw[i].median_us * 10 + 0.5), 19986, "gpt-125m: its 4 launches summed (0.1 us)");
+        }
+    expect_int(fill, 1, "gpt-125m: one fill_ group of 6,601,834,496 B");
+    free(pw);
+    wl_kineto_free(k);
+
     /* bad inputs */
     char tmpl[] = "/tmp/trainsim-kineto-XXXXXX";
     char *dir = mkdtemp(tmpl);
