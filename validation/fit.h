@@ -43,6 +43,8 @@ int val_fit_memory(const char *data_dir, val_fitted *out, int max, FILE *logf, s
 /* Fused attention (FlashAttention) curves: H100 from FA3's figures, the
  * catalogue default (FA2 on Ampere) from FA2's (validation/fit_flash.c). */
 int val_fit_flash(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
+/* The H100's overlap slowdowns from its measured GEMM-beside-copy rows (fit_overlap.c). */
+int val_fit_overlap(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
 
 /* The four Oases blocks of one layer (attn_fwd, attn_bwd, mlp_fwd, mlp_bwd)
  * at hidden h, TP tp, batch b: one schedule each, the kernels workloads/

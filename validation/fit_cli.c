@@ -40,7 +40,7 @@ int val_fit_cli_main(int argc, char **argv)
     /* in order: fit_gemm uses the launch cost fit_memory stores */
     static int (*const FITS[])(const char *, val_fitted *, int, FILE *, sim_err *) = {
         val_fit_nccl_a100, val_fit_nvls_h100, val_fit_memory,    val_fit_gemm,
-        val_fit_kernels_3090, val_fit_oases_nic, val_fit_galvatron, val_fit_flash};
+        val_fit_kernels_3090, val_fit_oases_nic, val_fit_galvatron, val_fit_flash, val_fit_overlap};
     val_fitted f[512];
     int n = 0, bad = 0;
     sim_err err;
