@@ -95,7 +95,8 @@ typedef struct plan {
  * docs/user-guide/features/dist_optimizer.md, counts 18 bytes per
  * parameter for "bf16 parameters, fp32 gradients"), an fp16 model's in
  * fp16; PyTorch FSDP (fsdp=) reduces in fp32 (torchtitan's
- * mixed_precision_reduce and MosaicML's DEFAULT policy); ZeRO-2/3 and
+ * mixed_precision_reduce; Composer's DEFAULT policy from v0.17, its PURE
+ * one in bf16: workloads/README.md); ZeRO-2/3 and
  * OSDP keep the model's dtype.  An explicit 16-bit
  * grad_reduce must be the model's own dtype.  FP8 training keeps bf16
  * parameters and gradients (Transformer Engine casts only inside the GEMMs),
@@ -116,8 +117,8 @@ static int grad_dtype(const wl_strategy *st, int64_t *gbytes, sim_err *err)
 }
 
 /* autocast=1: torch.autocast over fp32 parameters, the plain PyTorch AMP
- * recipe (torch/amp/autocast_mode.py; the CUDA cast lists in
- * aten/src/ATen/autocast_mode.cpp at pytorch/pytorch, read, not copied).
+ * recipe (torch/amp/autocast_mode.py; the cast lists in
+ * aten/src/ATen/autocast_mode.h at pytorch/pytorch, read, not copied).
  * The model is fp32: weights 4, .grad 4, Adam m and v 8 bytes per parameter
  * (no separate master copy), and a 16-bit copy of each linear's weight made
  * by the forward (layer_payloads.c, wl_opset_autocast).  Only what keeps the

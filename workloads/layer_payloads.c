@@ -181,7 +181,8 @@ void wl_opset_fp8(sim_schedule *s, const wl_strategy *st, int64_t in, int64_t qk
  * nn.Embedding alone, so the fp32 embedding output starts it, and every
  * residual add promotes (fp32 + 16-bit -> fp32); layer_norm is on
  * autocast's fp32 list, so the norms read and write fp32 and the next
- * linear casts their output down (aten/src/ATen/autocast_mode.cpp).  In
+ * linear casts their output down (aten/src/ATen/autocast_mode.h:
+ * AT_FORALL_FP32 lists layer_norm, no list nn.Embedding).  In
  * 16-bit units (an fp32 tensor counts 2), as this project's H100 traces
  * of such a model show them (validation/data/h100-micro, docs/validation.md):
  *   forward   LN1 4 + the cast of its output 3 (ln1); residual add 2+1+2 +
