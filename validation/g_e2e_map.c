@@ -858,6 +858,17 @@ static void map_strategy(const e2e_family *f, row *r, double params)
     if (f->mcore_overlaps && sp && tp > 1)
         STRAT("tp_overlap_comm=1");
     int fsdp = map_sharding(f, r, params, dp);
+    const char *prec = S(r, C_PREC);
+    /* torch.autocast over fp32 parameters, where a row says so and nothing
+     * keeps 16-bit weights (FSDP's MixedPrecision gathers bf16 weights,
+     * DeepSpeed holds them): each forward casts the weights, each backward
+     * casts the gradients into fp32 .grad (workloads/README.md, autocast).
+     * The nanoGPT speedrun rows (tyler-romero/nanogpt-speedrun
+     * src/train_gpt2.py @b7bb93fd: an fp32 model, torch.compile, DDP,
+     * torch.amp.autocast(bf16) around the forward) */
+    if (has(prec, "autocast") && has(prec, "fp32 master") && !fsdp && !has(S(r, C_ZERO), "DeepSpeed") &&
+        !has(S(r, C_ZERO), "ZeRO") && !has(S(r, C_ZERO), "FSDP"))
+        STRAT("autocast=1");
     int ov = f->dp_overlap < 0 ? framework_overlaps(r) : f->dp_overlap;
     if (ov && dp > 1 && !fsdp)
         STRAT("dp_overlap=1");

@@ -95,7 +95,8 @@ typedef struct plan {
  * docs/user-guide/features/dist_optimizer.md, counts 18 bytes per
  * parameter for "bf16 parameters, fp32 gradients"), an fp16 model's in
  * fp16; PyTorch FSDP (fsdp=) reduces in fp32 (torchtitan's
- * mixed_precision_reduce and MosaicML's DEFAULT policy); ZeRO-2/3 and
+ * mixed_precision_reduce; Composer's DEFAULT policy from v0.17, its PURE
+ * one in bf16: workloads/README.md); ZeRO-2/3 and
  * OSDP keep the model's dtype.  An explicit 16-bit
  * grad_reduce must be the model's own dtype.  FP8 training keeps bf16
  * parameters and gradients (Transformer Engine casts only inside the GEMMs),
@@ -112,6 +113,42 @@ static int grad_dtype(const wl_strategy *st, int64_t *gbytes, sim_err *err)
         return sim_errf(err, "strategy: grad_reduce=%s: gradients are reduced in fp32 or in the model's dtype (%s)",
                         sim_dtype_name(r), sim_dtype_name(own));
     *gbytes = r == SIM_DTYPE_FP32 ? 4 : 2;
+    return 0;
+}
+
+/* autocast=1: torch.autocast over fp32 parameters, the plain PyTorch AMP
+ * recipe (torch/amp/autocast_mode.py; the cast lists in
+ * aten/src/ATen/autocast_mode.h at pytorch/pytorch, read, not copied).
+ * The model is fp32: weights 4, .grad 4, Adam m and v 8 bytes per parameter
+ * (no separate master copy), and a 16-bit copy of each linear's weight made
+ * by the forward (layer_payloads.c, wl_opset_autocast).  Only what keeps the
+ * weights fp32 does this: a framework that holds a 16-bit copy (Megatron,
+ * DeepSpeed's bf16/fp16 engines, FSDP's MixedPrecision param_dtype, which
+ * gathers bf16 weights: autocast then has nothing to cast) is autocast=0.
+ * Modelled for Megatron's 1-D layer (the layer PyTorch stacks run) and dense
+ * models; gradients stay in fp32 .grad, so they are reduced in fp32. */
+static int resolve_autocast(const wl_model *m, const wl_strategy *st, plan *pl, sim_err *err)
+{
+    if (!st->autocast)
+        return 0;
+    if (st->dtype != SIM_DTYPE_BF16 && st->dtype != SIM_DTYPE_FP16)
+        return sim_errf(err, "autocast=1 is torch.autocast's mixed precision over fp32 parameters: it needs "
+                        "dtype=bf16 or fp16, got dtype=%s", sim_dtype_name(st->dtype));
+    if (st->zero || st->fsdp || st->osdp[0])
+        return sim_errf(err, "autocast=1 keeps fp32 parameters that every forward casts; %s keeps 16-bit weights "
+                        "(FSDP's MixedPrecision gathers them in bf16/fp16, DeepSpeed's engines hold them so): "
+                        "drop autocast=1", st->fsdp ? "fsdp" : st->zero ? "zero" : "osdp");
+    if (st->schedule != WL_TP_MEGATRON)
+        return sim_errf(err, "autocast=1 is modelled for schedule=megatron (the layer PyTorch stacks run), got "
+                        "schedule=%s", wl_tp_schedule_name(st->schedule));
+    if (m->moe)
+        return sim_errf(err, "autocast=1 is not modelled for mixture-of-experts models (%s)", m->name);
+    if (st->grad_reduce != SIM_DTYPE_COUNT && st->grad_reduce != SIM_DTYPE_FP32)
+        return sim_errf(err, "autocast=1 accumulates gradients in fp32 .grad and reduces them in fp32: "
+                        "grad_reduce=%s does not apply (give fp32 or auto)", sim_dtype_name(st->grad_reduce));
+    pl->wbytes = 4;
+    pl->gbytes = 4;
+    pl->obytes = 8;
     return 0;
 }
 
@@ -315,6 +352,8 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
     pl->gbytes = fp32 ? 4 : 2;
     pl->obytes = fp32 ? 8 : 12;
     if (grad_dtype(st, &pl->gbytes, err))
+        return -1;
+    if (resolve_autocast(m, st, pl, err))
         return -1;
 
     /* pipeline schedule, ZeRO, OSDP */
@@ -671,6 +710,11 @@ typedef struct payloads {
     uint32_t logits_alloc, logits_free;
     uint32_t embed, final_ln, logits, loss;
     uint32_t loss_b, logits_dg, logits_wg, final_ln_b, embed_b;
+    /* autocast=1 (UINT32_MAX where nothing runs): the output layer's weight
+     * cast in forward, its gradient cast (and accumulation) in backward, and
+     * the word embeddings' gradient sum and accumulation; [0] the step's
+     * first micro-batch, [1] the others */
+    uint32_t out_wcast, out_gcast[2], emb_gacc[2];
     uint32_t tp_ar, loss_ar;
     uint32_t emb_red, out_ag, out_red; /* embedding and output-layer TP collectives (sequence parallel: RS, AG, RS) */
     uint32_t send_act, recv_act, send_grad, recv_grad;
@@ -742,11 +786,20 @@ static void build_payloads(gen *g)
     P->logits_alloc = wl_pay_mem(s, "logits", SIM_MEM_ACTIVATIONS, logits_bytes);
     P->logits_free = wl_pay_mem(s, "logits", SIM_MEM_ACTIVATIONS, -logits_bytes);
 
+    /* kernels=eager: the final norm's backward computes its weight and bias
+     * gradients too (2 more passes, as the layers' norms: layer_payloads.c);
+     * with autocast=1 the embeddings and the stream up to the final norm
+     * are fp32 (twice the bytes), the norm runs in fp32 (4) and its output
+     * is cast for the output layer (3), its backward in fp32 (6 + 4) after
+     * the cast of the output layer's input gradient (3) */
+    int eager = pl->st.eager_kernels, f32 = eager && pl->st.autocast;
+    int64_t emb = f32 ? 2 : 1, fln = f32 ? 4 + 3 : 2, fln_b = f32 ? 3 + 10 : eager ? 5 : 3;
+
     /* forward */
     /* word row (+ position row) -> sum (+ BLOOM's embedding norm) */
-    P->embed = wl_pay_elem(s, "embed", (m->position == WL_POS_LEARNED ? 3 : 2) * sbhd + (m->embed_norm ? 2 * sbhd : 0),
-                           dt);
-    P->final_ln = wl_pay_elem(s, "final_ln", 2 * sbhd / rt, dt);
+    P->embed = wl_pay_elem(s, "embed",
+                           emb * ((m->position == WL_POS_LEARNED ? 3 : 2) * sbhd + (m->embed_norm ? 2 * sbhd : 0)), dt);
+    P->final_ln = wl_pay_elem(s, "final_ln", fln * sbhd / rt, dt);
     P->logits = wl_pay_gemm(s, "logits", sb, vt, h, dt);
     P->loss = wl_pay_elem(s, "loss", 2 * logits_bytes, SIM_DTYPE_FP32); /* vocab-parallel cross-entropy, fp32 */
 
@@ -754,9 +807,28 @@ static void build_payloads(gen *g)
     P->loss_b = wl_pay_elem(s, "loss_bwd", 2 * logits_bytes, SIM_DTYPE_FP32);
     P->logits_dg = wl_pay_gemm(s, "logits_dgrad", sb, h, vt, dt);
     P->logits_wg = wl_pay_gemm(s, "logits_wgrad", vt, h, sb, dt);
-    P->final_ln_b = wl_pay_elem(s, "final_ln_bwd", 3 * sbhd / rt, dt);
-    P->embed_b = wl_pay_elem(s, "embed_bwd", (m->position == WL_POS_LEARNED ? 3 : 2) * sbhd +
-                                                 (m->embed_norm ? 3 * sbhd : 0), dt);
+    P->final_ln_b = wl_pay_elem(s, "final_ln_bwd", fln_b * sbhd / rt, dt);
+    P->embed_b = wl_pay_elem(s, "embed_bwd", emb * ((m->position == WL_POS_LEARNED ? 3 : 2) * sbhd +
+                                                    (m->embed_norm ? 3 * sbhd : 0)), dt);
+
+    /* autocast=1: the output layer's fp32 weight (its own, or the tied word
+     * embeddings) cast in forward and its gradient cast back (6 bytes per
+     * parameter each), as a layer's linears (layer_payloads.c).  When one
+     * rank holds both uses of the tied weight (pp = 1) autograd sums their
+     * fp32 gradients before AccumulateGrad (12); from the second micro-batch
+     * on AccumulateGrad adds into .grad (12 per weight: the output layer's
+     * own when untied or on another stage, the word embeddings').  The
+     * position table's few s*h are not counted. */
+    int64_t vh = vt * h, same = !m->untied && pl->p == 1;
+    P->out_wcast = P->out_gcast[0] = P->out_gcast[1] = P->emb_gacc[0] = P->emb_gacc[1] = UINT32_MAX;
+    if (pl->st.autocast) {
+        P->out_wcast = wl_pay_elem(s, "output_weight_cast", 6 * vh, dt);
+        P->out_gcast[0] = wl_pay_elem(s, "output_grad_cast", 6 * vh, dt);
+        P->out_gcast[1] = wl_pay_elem(s, "output_grad_cast_accumulate", (6 + (same ? 0 : 12)) * vh, dt);
+        if (same)
+            P->emb_gacc[0] = wl_pay_elem(s, "tied_grad_sum", 12 * vh, dt);
+        P->emb_gacc[1] = wl_pay_elem(s, same ? "tied_grad_sum_accumulate" : "grad_accumulate", (same ? 24 : 12) * vh, dt);
+    }
 
     P->tp_ar = wl_pay_coll(s, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd);
     /* vocab-parallel cross-entropy: max, predicted logit and sum of exp over
@@ -773,10 +845,12 @@ static void build_payloads(gen *g)
         P->out_ag = wl_pay_coll(s, "sp_allgather", SIM_COLL_ALLGATHER, sbhd);
     }
 
-    P->send_act = wl_pay_p2p(s, SIM_OP_SEND, "send_act", sbhd / rt, TAG_ACT);
-    P->recv_act = wl_pay_p2p(s, SIM_OP_RECV, "recv_act", sbhd / rt, TAG_ACT);
-    P->send_grad = wl_pay_p2p(s, SIM_OP_SEND, "send_grad", sbhd / rt, TAG_GRAD);
-    P->recv_grad = wl_pay_p2p(s, SIM_OP_RECV, "recv_grad", sbhd / rt, TAG_GRAD);
+    /* autocast=1: the residual stream between stages, and its gradient, are fp32 */
+    int64_t msg = (pl->st.autocast ? 4 * sb * h : sbhd) / rt;
+    P->send_act = wl_pay_p2p(s, SIM_OP_SEND, "send_act", msg, TAG_ACT);
+    P->recv_act = wl_pay_p2p(s, SIM_OP_RECV, "recv_act", msg, TAG_ACT);
+    P->send_grad = wl_pay_p2p(s, SIM_OP_SEND, "send_grad", msg, TAG_GRAD);
+    P->recv_grad = wl_pay_p2p(s, SIM_OP_RECV, "recv_grad", msg, TAG_GRAD);
 }
 
 static sim_tags tags(int layer, int micro, sim_phase ph)
@@ -1180,6 +1254,8 @@ static void forward(gen *g, int micro, int chunk)
         if (P->out_ag != UINT32_MAX)
             wl_cursor_tp_allreduce(c, pl->t, P->out_ag, t0); /* gather_from_sequence_parallel_region */
         wl_cursor_mem(c, P->logits_alloc, t0);
+        if (P->out_wcast != UINT32_MAX)
+            wl_cursor_comp(c, P->out_wcast, t0);
         wl_cursor_comp(c, P->logits, t0);
         for (int i = 0; i < 3; i++) {
             c->npending = 0; /* the three follow each other on "tp": waiting for the last suffices */
@@ -1213,6 +1289,8 @@ static void backward(gen *g, int micro, int chunk, int step)
         wl_cursor_comp(c, P->logits_dg, t0);
         wl_cursor_tp_allreduce(c, pl->t, P->out_red, t0); /* output layer's copy_to_tensor_model_parallel_region */
         wl_cursor_comp_overlap(c, P->logits_wg, t0);
+        if (P->out_gcast[0] != UINT32_MAX)
+            wl_cursor_comp(c, P->out_gcast[micro > 0], t0);
         wl_cursor_mem(c, P->logits_free, t0);
         wl_cursor_comp(c, P->final_ln_b, t0);
         if (sync)
@@ -1280,6 +1358,8 @@ static void backward(gen *g, int micro, int chunk, int step)
     }
     if (first_v) {
         wl_cursor_comp(c, P->embed_b, t0);
+        if (P->emb_gacc[micro > 0] != UINT32_MAX)
+            wl_cursor_comp(c, P->emb_gacc[micro > 0], t0);
     } else {
         uint32_t dep = c->last_comp;
         sim_sched_add(g->s, g->s_send_prev, P->send_grad, g->prev, t0, &dep, 1);

@@ -106,8 +106,16 @@ wl_actsz wl_act_sizes(const wl_model *m, int64_t b, int64_t t, int sharded, cons
         z.attn = sbh * (d + 2) / rt + d * s * b * qkvp / t + z.core;
         z.mlp = sbh * (d + 2) / rt + (d * s * b * wl_model_fc1_out(m, f) + s * b * f) / t;
     }
-    z.full = z.attn + z.mlp;
     z.input = sbh * d / rt;
+    if (st->autocast) {
+        /* torch.autocast over fp32 parameters: the residual stream is fp32
+         * (layer_payloads.c), so the norms' saved inputs and a checkpointed
+         * layer's input take 4 bytes per element */
+        z.attn += (4 - d) * sbh / rt;
+        z.mlp += (4 - d) * sbh / rt;
+        z.input = 4 * sbh / rt;
+    }
+    z.full = z.attn + z.mlp;
     return z;
 }
 

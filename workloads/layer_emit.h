@@ -37,6 +37,9 @@ typedef struct wl_opset {
     uint32_t rope_f, rope_b;
     int fp8;                                   /* FP8 casts: cast_f after the core, cast_b after its backward */
     uint32_t cast_f, cast_b;
+    int autocast;                              /* autocast=1: the layer's linears cast from fp32 each forward */
+    uint32_t wcast, gcast[2];                  /* forward cast; gradient cast (first micro-batch, later ones) */
+    uint32_t wc_alloc, wc_free;                /* the 16-bit weight copies, kept from forward to backward */
     int cp;                                    /* context parallelism: the attention core is a ring of cp steps */
     uint32_t cp_off, cp_off_b;                 /* a step on another rank's K/V (step 0 is attn, attn_b) */
     uint32_t cp_fix[2], cp_acc[2];             /* merging a step's result: step 0, a later step */

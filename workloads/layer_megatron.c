@@ -204,6 +204,12 @@ static void megatron_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_ph
     int sp = L->st.sp, ovl = L->st.tp_overlap_comm && x.t > 1;
     if (alloc)
         wl_cursor_mem(c, ph == SIM_PHASE_RECOMPUTE ? o->tr : o->keep, t);
+    if (o->autocast) { /* torch.autocast: the layer's fp32 weights cast as its linears run */
+        wl_cursor_mem(c, o->wc_alloc, t);
+        wl_cursor_comp(c, o->wcast, t);
+    }
+    /* recompute=full keeps none of the forward's tensors, the casts neither */
+    int drop = o->autocast && ph == SIM_PHASE_FORWARD && L->st.recompute == WL_RECOMPUTE_FULL;
     wl_cursor_comp(c, o->ln1, t);
     if (ovl) {
         ring_ag_gemm(L, c, L->O.qkv, t);
@@ -214,6 +220,8 @@ static void megatron_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_ph
         wl_cursor_comp(c, o->gelu, t);
         pipe_gemm_rs(c, &x, L->O.fc2, L->O.rs, t);
         wl_cursor_comp(c, o->post_mlp, t);
+        if (drop)
+            wl_cursor_mem(c, o->wc_free, t);
         return;
     }
     if (sp)
@@ -234,6 +242,8 @@ static void megatron_fwd(wl_layer *L, wl_cursor *c, int layer, int micro, sim_ph
         wl_emit_sync_coll(c, &x, sp ? o->rs : o->ar, t);
     }
     wl_cursor_comp(c, o->post_mlp, t);
+    if (drop)
+        wl_cursor_mem(c, o->wc_free, t);
 }
 
 /* Backward of a column-parallel linear's input: Megatron launches the
@@ -314,6 +324,10 @@ static void megatron_bwd(wl_layer *L, wl_cursor *c, int layer, int micro, int re
     wl_emit_attn_bwd(c, o, t);
     column_bwd(L, c, &x, o->qkv_dg, o->qkv_wg, t, layer, WL_LIN_QKV);
     wl_cursor_comp(c, o->ln1_b, t);
+    if (o->autocast) { /* the weight gradients into fp32 .grad: taken by the step's first micro-batch, then added */
+        wl_cursor_comp(c, o->gcast[micro > 0], t);
+        wl_cursor_mem(c, o->wc_free, t);
+    }
     wl_cursor_mem(c, rc == WL_RECOMPUTE_FULL || rc == WL_RECOMPUTE_SELECTIVE ? o->unboth : o->unkeep, t);
 }
 

@@ -161,9 +161,9 @@ void wl_opset_fp8(sim_schedule *s, const wl_strategy *st, int64_t in, int64_t qk
  * attention, residual add, norm, MLP, residual add; PyTorch's native
  * layer_norm, GELU and addmm backward), in hidden-sized tensors read or
  * written per token (the fused defaults of wl_opset_build in brackets):
- *   forward   residual add 3 + LN2 2 (post_attn [6]); residual add 3
- *             (post_mlp [4]); biases ride in cuBLASLt's epilogue, and a
- *             dropout of p = 0 launches nothing
+ *   forward   LN1 2 (ln1 [2]); residual add 3 + LN2 2 (post_attn [6]);
+ *             residual add 3 (post_mlp [4]); biases ride in cuBLASLt's
+ *             epilogue, and a dropout of p = 0 launches nothing
  *   backward  fc2's bias gradient, a reduction reading the gradient 1
  *             (post_mlp_b [4]: the residual passes its gradient through);
  *             fc1's bias gradient, one read of the ffn-wide gradient
@@ -175,24 +175,69 @@ void wl_opset_fp8(sim_schedule *s, const wl_strategy *st, int64_t in, int64_t qk
  *             gradient 1 and the concatenation of dQ, dK, dV into the
  *             packed QKV gradient, read and written 2 (the backward of
  *             qkv.chunk(3)).
- * Without biases the bias reductions go. */
+ * Without biases the bias reductions go.
+ *
+ * With autocast=1 the residual stream is fp32: torch.autocast leaves
+ * nn.Embedding alone, so the fp32 embedding output starts it, and every
+ * residual add promotes (fp32 + 16-bit -> fp32); layer_norm is on
+ * autocast's fp32 list, so the norms read and write fp32 and the next
+ * linear casts their output down (aten/src/ATen/autocast_mode.h:
+ * AT_FORALL_FP32 lists layer_norm, no list nn.Embedding).  In
+ * 16-bit units (an fp32 tensor counts 2), as this project's H100 traces
+ * of such a model show them (validation/data/h100-micro, docs/validation.md):
+ *   forward   LN1 4 + the cast of its output 3 (ln1); residual add 2+1+2 +
+ *             LN2 4 + cast 3 (post_attn); residual add 5 (post_mlp)
+ *   backward  the residual gradient cast to 16 bits for fc2's output 3,
+ *             fc2's bias gradient 1 (post_mlp_b); fc1's input gradient
+ *             cast up 3, LN2's backward 6 + 4, the fp32 residual-gradient
+ *             sum 6, the projection's output gradient cast down 3, its bias
+ *             gradient 1 (post_attn_b); the QKV input gradient cast up 3,
+ *             LN1's backward 6 + 4, the sum 6 (ln1_b). */
 typedef struct elem_passes {
-    int64_t post_attn, post_mlp, post_mlp_b, gelu_b_extra, post_attn_b, ln1_b, qkv_glue_b;
+    int64_t ln1, post_attn, post_mlp, post_mlp_b, gelu_b_extra, post_attn_b, ln1_b, qkv_glue_b;
 } elem_passes;
 
 /* The passes of the strategy's kernel set: the fused ones, or eager's. */
 static elem_passes elem_passes_of(const wl_model *m, const wl_strategy *st)
 {
     if (!st->eager_kernels)
-        return (elem_passes){.post_attn = 6, .post_mlp = 4, .post_mlp_b = 4, .post_attn_b = 8, .ln1_b = 3};
-    int bias = !m->no_bias;
-    return (elem_passes){.post_attn = 3 + 2,
-                         .post_mlp = 3,
-                         .post_mlp_b = bias,
+        return (elem_passes){.ln1 = 2, .post_attn = 6, .post_mlp = 4, .post_mlp_b = 4, .post_attn_b = 8, .ln1_b = 3};
+    int bias = !m->no_bias, f32 = st->autocast;
+    return (elem_passes){.ln1 = f32 ? 4 + 3 : 2,
+                         .post_attn = f32 ? 5 + 4 + 3 : 3 + 2,
+                         .post_mlp = f32 ? 5 : 3,
+                         .post_mlp_b = bias + (f32 ? 3 : 0),
                          .gelu_b_extra = bias,
-                         .post_attn_b = 5 + 3 + bias,
-                         .ln1_b = 5 + 3,
+                         .post_attn_b = f32 ? 3 + 10 + 6 + 3 + bias : 5 + 3 + bias,
+                         .ln1_b = f32 ? 3 + 10 + 6 : 5 + 3,
                          .qkv_glue_b = 2 + (bias || m->qkv_bias)};
+}
+
+/* autocast=1 (gpt.c resolve_autocast): each linear's fp32 weight and bias
+ * are cast to 16 bits when the forward (and a recompute, which re-enters
+ * autocast) reaches it, 4 bytes read and 2 written per parameter; the copy
+ * is what the GEMM saves for backward, so it lives until the layer's
+ * backward (freed after the forward when recompute=full drops it).  The
+ * 16-bit weight gradient is cast back to fp32 (the cast's backward,
+ * ToCopyBackward0: 2 + 4) and AccumulateGrad takes it as .grad for the first
+ * micro-batch of a step (grads set to None by zero_grad) and adds it to
+ * .grad for the others (4 + 4 + 4 more).  The norms' parameters are not cast
+ * (layer_norm runs in fp32).  Not counted: the 16-bit gradient's brief
+ * life before its cast. */
+static void opset_autocast(sim_schedule *s, const wl_model *m, const wl_strategy *st, int64_t t, wl_opset *o)
+{
+    o->autocast = st->autocast;
+    if (!o->autocast)
+        return;
+    wl_layer_param_split p = wl_model_layer_params(m);
+    int64_t np = wl_model_norm_params(m);
+    int64_t w = (p.attn_split + p.mlp_split) / t + p.attn_rep + p.mlp_rep - 2 * np;
+    sim_dtype dt = wl_elem_dtype(st);
+    o->wcast = wl_pay_elem(s, "autocast_weight_cast", 6 * w, dt);
+    o->gcast[0] = wl_pay_elem(s, "autocast_grad_cast", 6 * w, dt);
+    o->gcast[1] = wl_pay_elem(s, "autocast_grad_cast_accumulate", (6 + 12) * w, dt);
+    o->wc_alloc = wl_pay_mem(s, "autocast_weights", SIM_MEM_WEIGHTS, 2 * w);
+    o->wc_free = wl_pay_mem(s, "autocast_weights", SIM_MEM_WEIGHTS, -2 * w);
 }
 
 void wl_opset_build(sim_schedule *s, const wl_model *m, const wl_strategy *st, int64_t b, int64_t t,
@@ -207,13 +252,14 @@ void wl_opset_build(sim_schedule *s, const wl_model *m, const wl_strategy *st, i
     memset(o, 0, sizeof *o);
     o->t = t;
     o->b = b;
-    o->ln1 = wl_pay_elem(s, "ln1", 2 * sbhd / rt, dt);
+    elem_passes ep = elem_passes_of(m, st);
+    o->ln1 = wl_pay_elem(s, "ln1", ep.ln1 * sbhd / rt, dt);
     o->qkv = wl_pay_gemm(s, "qkv", sb, qkv / t, h, gdt);
     /* attention core per TP rank: batch=b, m=heads/t, n=s, k=head_dim */
     wl_opset_attn(s, st, b, m->heads / t, wl_model_kv_heads(m) / t, wl_local_seq(m, st), h / m->heads, o);
     cp_payloads(s, st, b, m->heads / t, wl_model_kv_heads(m) / t, wl_local_seq(m, st), h / m->heads, o);
     o->proj = wl_pay_gemm(s, "proj", sb, h, h / t, gdt);
-    elem_passes ep = elem_passes_of(m, st);
+    opset_autocast(s, m, st, t, o);
     o->post_attn = wl_pay_elem(s, "post_attn", ep.post_attn * sbhd / rt, dt); /* bias + dropout + residual + LN2 */
     o->fc1 = wl_pay_gemm(s, "fc1", sb, fc1 / t, h, gdt);
     o->gelu = wl_pay_elem(s, act.name, act.fwd * sb * (f / t) * d, dt);

@@ -525,7 +525,8 @@ void wl_strategy_default(wl_strategy *s)
 
 #define KNOWN_KEYS                                                                                            \
     "tp, pp, cp, ep, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, " \
-    "grad_reduce, zero, fsdp, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn, kernels"
+    "grad_reduce, zero, fsdp, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn, kernels, " \
+    "autocast"
 
 static const char *const tp_schedule_names[WL_TP_SCHEDULE_COUNT] = {
     "megatron", "default_checkpoint", "optim_comm_checkpoint", "overlap_checkpoint", "oases", "merak", "tesseract"};
@@ -784,6 +785,11 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         s->eager_kernels = strcmp(val, "eager") == 0;
         return 0;
     }
+    if (strcmp(key, "autocast") == 0)
+        return parse_bool("autocast", val,
+                          " (1: torch.autocast over fp32 parameters, casting the weights in every forward; "
+                          "0: a 16-bit copy of the weights kept by the framework)",
+                          &s->autocast, err);
     if (strcmp(key, "tp_cut") == 0) {
         if (strcmp(val, "none") == 0) {
             s->tp_cut_layers = s->tp_cut_tp = 0;
@@ -1027,5 +1033,7 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         APPEND(",attn=%s", attn_names[s->attn]);
     if (s->eager_kernels)
         APPEND(",kernels=eager");
+    if (s->autocast)
+        APPEND(",autocast=1");
 #undef APPEND
 }

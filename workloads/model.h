@@ -194,6 +194,10 @@ typedef struct wl_strategy {
     wl_attn attn;        /* attention kernels asked for */
     int eager_kernels;   /* kernels=eager: PyTorch eager autograd, one kernel per element-wise op
                             (layer.c), instead of Megatron's / Transformer Engine's fused ones */
+    int autocast;        /* autocast=1: torch.autocast over fp32 parameters (plain PyTorch AMP): the
+                            weights cast to bf16/fp16 by every forward, the gradients cast back into
+                            fp32 .grad; 0: the framework keeps a 16-bit copy (Megatron, DeepSpeed,
+                            FSDP mixed precision) */
     int flash;           /* resolved by wl_gpt_resolve: 1 = fused FlashAttention kernels, 0 = unfused */
 } wl_strategy;
 

@@ -361,6 +361,124 @@ static void test_eager_kernels(void)
     sim_sched_free(e);
 }
 
+/* Sum of the bytes of the compute payloads called `name` in phase ph (-1:
+ * any) and micro-batch micro (-1: any), and how many there are. */
+static int64_t named_bytes(const sim_schedule *s, const char *name, int ph, int micro, int *count)
+{
+    int64_t sum = 0;
+    *count = 0;
+    for (uint32_t i = 0; i < s->nops; i++) {
+        const sim_payload *p = sim_sched_payload_of(s, i);
+        if (p->kind != SIM_OP_COMPUTE || strcmp(op_name(s, i), name) != 0)
+            continue;
+        if ((ph >= 0 && s->ops[i].phase != ph) || (micro >= 0 && s->ops[i].micro != micro))
+            continue;
+        sum += p->bytes;
+        (*count)++;
+    }
+    return sum;
+}
+
+/* autocast=1 (torch.autocast over fp32 parameters; layer_payloads.c
+ * opset_autocast, gpt.c resolve_autocast), on tiny (h 64, ffn 256, biases,
+ * 2 layers, vocab 1000 padded to 1024, tied), mb=2 and two micro-batches,
+ * bf16 on one GPU.  A layer's linears hold W = 4h^2 + 2h*ffn + 3h + h + ffn
+ * + h = 49,728 parameters: every forward casts them (6 W bytes), the first
+ * micro-batch's backward casts the gradients (6 W), the second casts and
+ * adds them into .grad (18 W); the output layer the same on V*h = 65,536
+ * (the tied sum 12 V*h, 24 V*h with the accumulation).  Under kernels=eager
+ * the fp32 residual stream's passes (16-bit units of s*b*h*2 = 8,192 bytes):
+ * ln1 2 -> 7, post_attn 5 -> 12, post_mlp 3 -> 5, post_mlp_bwd 1 -> 4,
+ * post_attn_bwd 9 -> 23, ln1_bwd 8 -> 19 (+ 3 per QKV element either way);
+ * final_ln 2 -> 7, final_ln_bwd 5 -> 13.  Memory: fp32 weights (4 bytes) +
+ * the live 16-bit copies (2 W per layer from its forward to its backward),
+ * fp32 .grad (4), Adam m, v (8); the norms' saved inputs in fp32. */
+static void test_autocast(void)
+{
+    wl_model m = tiny(2);
+    const int64_t W = 4 * 64 * 64 + 2 * 64 * 256 + 3 * 64 + 64 + 256 + 64, VH = 1024 * 64, unit = 32 * 2 * 64 * 2;
+    CHECK(W == 49728);
+    wl_memory me, ma, mf;
+    sim_schedule *e = gen(&m, "mb=2,gb=4,dtype=bf16,kernels=eager", 1, &me);
+    sim_schedule *a = gen(&m, "mb=2,gb=4,dtype=bf16,kernels=eager,autocast=1", 1, &ma);
+    int n;
+    for (int micro = 0; micro < 2; micro++) {
+        CHECK(named_bytes(a, "autocast_weight_cast", SIM_PHASE_FORWARD, micro, &n) == 2 * 6 * W && n == 2);
+        CHECK(named_bytes(a, "output_weight_cast", SIM_PHASE_FORWARD, micro, &n) == 6 * VH && n == 1);
+    }
+    CHECK(named_bytes(a, "autocast_grad_cast", SIM_PHASE_BACKWARD, 0, &n) == 2 * 6 * W && n == 2);
+    CHECK(named_bytes(a, "autocast_grad_cast", -1, 1, &n) == 0 && n == 0);
+    CHECK(named_bytes(a, "autocast_grad_cast_accumulate", SIM_PHASE_BACKWARD, 1, &n) == 2 * 18 * W && n == 2);
+    CHECK(named_bytes(a, "output_grad_cast", SIM_PHASE_BACKWARD, 0, &n) == 6 * VH && n == 1);
+    CHECK(named_bytes(a, "output_grad_cast_accumulate", SIM_PHASE_BACKWARD, 1, &n) == 6 * VH && n == 1);
+    CHECK(named_bytes(a, "tied_grad_sum", SIM_PHASE_BACKWARD, 0, &n) == 12 * VH && n == 1);
+    CHECK(named_bytes(a, "tied_grad_sum_accumulate", SIM_PHASE_BACKWARD, 1, &n) == 24 * VH && n == 1);
+    CHECK(named_bytes(e, "autocast_weight_cast", -1, -1, &n) == 0 && n == 0);
+    static const struct {
+        const char *name;
+        int64_t eager, autocast;
+    } want[] = {{"ln1", 2, 7},          {"post_attn", 5, 12},     {"post_mlp", 3, 5},
+                {"post_mlp_bwd", 1, 4}, {"post_attn_bwd", 9, 23}, {"final_ln", 2, 7},
+                {"final_ln_bwd", 5, 13}};
+    for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+        int layers = strncmp(want[w].name, "final", 5) ? 2 : 1, ne, na;
+        int64_t be = named_bytes(e, want[w].name, -1, 0, &ne), ba = named_bytes(a, want[w].name, -1, 0, &na);
+        CHECK(ne == layers && na == layers);
+        CHECK(be == layers * want[w].eager * unit && ba == layers * want[w].autocast * unit);
+    }
+    int64_t glue = 3 * 3 * unit; /* the QKV bias gradient and the dQ, dK, dV concatenation */
+    CHECK(named_bytes(e, "ln1_bwd", -1, 0, &n) == 2 * (8 * unit + glue));
+    CHECK(named_bytes(a, "ln1_bwd", -1, 0, &n) == 2 * (19 * unit + glue));
+    /* memory: the closed form of the check against the model's parameters */
+    double P = wl_model_params(&m) - 1000 * 64 + 1024 * 64; /* the padded vocabulary */
+    CHECK(me.weights == 2 * P && me.optimizer == 12 * P && me.gradients == 4 * P);
+    CHECK(ma.weights == 4 * P + 2 * 2 * W && ma.optimizer == 8 * P && ma.gradients == 4 * P);
+    CHECK(ma.activations - me.activations == 2 * 2 * 2 * 32 * 2 * 64); /* 2 layers x 2 norms x 2 more bytes x sbh */
+    /* recompute=full drops the forward's copies: one layer's at a time */
+    sim_sched_free(gen(&m, "mb=2,gb=4,dtype=bf16,kernels=eager,autocast=1,recompute=full", 1, &mf));
+    CHECK(mf.weights <= 4 * P + 2 * W && mf.weights >= 4 * P);
+    /* kernels=fused: the casts, the fused passes unchanged */
+    sim_schedule *f = gen(&m, "mb=2,gb=4,dtype=bf16", 1, NULL),
+                 *fa = gen(&m, "mb=2,gb=4,dtype=bf16,autocast=1", 1, NULL);
+    CHECK(named_bytes(f, "post_attn", -1, -1, &n) == named_bytes(fa, "post_attn", -1, -1, &n));
+    CHECK(named_bytes(f, "ln1_bwd", -1, -1, &n) == named_bytes(fa, "ln1_bwd", -1, -1, &n));
+    CHECK(named_bytes(fa, "autocast_weight_cast", -1, -1, &n) == 4 * 6 * W && n == 4);
+    sim_sched_free(f);
+    sim_sched_free(fa);
+    sim_sched_free(e);
+    sim_sched_free(a);
+
+    /* the key, its format and what it refuses */
+    wl_strategy s;
+    sim_err err;
+    char buf[512];
+    wl_strategy_default(&s);
+    CHECK(wl_strategy_parse("dtype=bf16,autocast=1", &s, &err) == 0 && s.autocast);
+    wl_strategy_format(&s, buf, sizeof buf);
+    CHECK(strstr(buf, ",autocast=1") != NULL);
+    CHECK(wl_strategy_parse("autocast=yes", &s, &err) != 0);
+    CHECK_HAS(err.msg, "autocast: expected 0 or 1");
+    static const struct {
+        const char *strategy, *msg;
+        int gpus;
+    } bad[] = {
+        {"dtype=fp32,autocast=1", "it needs dtype=bf16 or fp16, got dtype=fp32", 1},
+        {"dtype=bf16,dp=2,gb=2,fsdp=full,autocast=1", "fsdp keeps 16-bit weights", 2},
+        {"dtype=bf16,dp=2,gb=2,zero=1,autocast=1", "zero keeps 16-bit weights", 2},
+        {"dtype=bf16,tp=2,mb=2,gb=2,schedule=oases,autocast=1", "modelled for schedule=megatron", 2},
+        {"dtype=bf16,dp=2,gb=2,grad_reduce=bf16,autocast=1", "grad_reduce=bf16 does not apply", 2},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        wl_memory mem;
+        wl_strategy_default(&s);
+        CHECK(wl_strategy_parse(bad[i].strategy, &s, &err) == 0);
+        sim_machine *mach = wl_test_machine(bad[i].gpus, 24e9);
+        CHECK(wl_gpt_check(&m, &s, mach, &mem, &err) != 0);
+        CHECK_HAS(err.msg, bad[i].msg);
+        sim_machine_free(mach);
+    }
+}
+
 int main(void)
 {
     test_tp_allreduces();
@@ -369,5 +487,6 @@ int main(void)
     test_memory_and_meta();
     test_groups();
     test_eager_kernels();
+    test_autocast();
     return wl_test_done();
 }
