@@ -14,16 +14,18 @@
  * ring at NVLink rate) give overlap.compute: the median of the GEMMs'
  * slowdowns (1.13-1.41x, from the SMs and HBM the copy holds).  No least
  * squares: the model's number is the measured ratio.
- * overlap.comm is not taken from these rows, only reported: the copy slows
- * 2.6-3.4x because cuBLAS's Hopper GEMMs hold every SM's registers (384
- * threads x 168 registers per CTA, one CTA per SM: the traces' nvjet
- * kernels), so the copy's CTAs wait for a GEMM's CTAs to retire.  That is a
- * wait for SMs, which the engine's comm factor (more bytes for the whole
- * collective) would also charge to a NIC-bound transfer between nodes, whose
- * CTAs, once resident, are not slowed by the GEMMs: with it the IBM FSDP rows
- * on 96 H100 (inter-node FSDP) go from -22 to +32 %, while the single-node
- * MosaicML ones improve.  It needs a model of the wait (a start delay), not a
- * byte factor. */
+ * overlap.comm: the same GEMMs and copy with the copy launched first
+ * (h100-micro/overlap_priority.csv, order copy_first, either stream
+ * priority), so its CTAs are resident before the GEMMs take the SMs: the
+ * median slowdown of the copy, 1.18-1.25x.  Launched after the GEMMs, the
+ * copy slows 2.5-3.4x whatever its stream's priority (overlap.csv and the
+ * gemms_first rows), because cuBLAS's Hopper GEMMs hold every SM's
+ * registers (384 threads x 168 registers per CTA, one CTA per SM: the
+ * traces' nvjet kernels) and the copy's CTAs wait 1.2-2.5 ms for SMs: a
+ * start delay, not a rate.  The engine's comm factor multiplies a whole
+ * collective's bytes, so the delay is not charged (as a factor it would
+ * slow NIC-bound transfers between nodes too: IBM FSDP on 96 H100 went from
+ * -22 to +32 %); it is reported here, with its rows. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,50 +46,70 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-int val_fit_overlap(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err)
+/* The median of after / before over rows of `path` whose ctas column is in
+ * [8, 16] and whose column `col_only` (if any) equals `only`. */
+static int ratio_median(const char *path, const char *col_only, const char *only, const char *before,
+                        const char *after, double *med, int *n, double *lo, double *hi, sim_err *err)
 {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/h100-micro/overlap.csv", data_dir);
     val_csv *c = val_csv_load(path, err);
     if (!c)
         return -1;
-    int cc = val_csv_col(c, "ctas", err), ga = val_csv_col(c, "gemm_us_alone", err);
-    int gb = val_csv_col(c, "gemm_us_beside", err), ca = val_csv_col(c, "copy_us_alone", err);
-    int cb = val_csv_col(c, "copy_us_beside", err);
-    int rc = cc < 0 || ga < 0 || gb < 0 || ca < 0 || cb < 0 ? -1 : 0, n = 0;
-    double comp[64], comm[64];
-    for (int i = 0; rc == 0 && i < val_csv_rows(c) && n < 64; i++) {
-        double ctas, g0, g1, c0, c1;
-        if (val_csv_num(c, i, cc, &ctas, err) < 0 || val_csv_num(c, i, ga, &g0, err) < 0 ||
-            val_csv_num(c, i, gb, &g1, err) < 0 || val_csv_num(c, i, ca, &c0, err) < 0 ||
-            val_csv_num(c, i, cb, &c1, err) < 0)
+    int cc = val_csv_col(c, "ctas", err), cb = val_csv_col(c, before, err), ca = val_csv_col(c, after, err);
+    int co = col_only ? val_csv_col(c, col_only, err) : -2;
+    int rc = cc < 0 || cb < 0 || ca < 0 || co == -1 ? -1 : 0;
+    double v[64];
+    *n = 0;
+    for (int i = 0; rc == 0 && i < val_csv_rows(c) && *n < 64; i++) {
+        double ctas, b, a;
+        if (col_only && strcmp(val_csv_str(c, i, co), only))
+            continue;
+        if (val_csv_num(c, i, cc, &ctas, err) < 0 || val_csv_num(c, i, cb, &b, err) < 0 ||
+            val_csv_num(c, i, ca, &a, err) < 0)
             rc = -1;
         else if (ctas >= 8 && ctas <= 16) {
-            if (!(g0 > 0 && c0 > 0))
+            if (!(b > 0 && a > 0))
                 rc = sim_errf(err, "%s: row %d: times must be positive", path, i + 2);
-            comp[n] = g1 / g0;
-            comm[n++] = c1 / c0;
+            v[(*n)++] = a / b;
         }
     }
     val_csv_free(c);
     if (rc)
         return -1;
-    if (n < 2)
+    if (*n < 2)
         return sim_errf(err, "%s: fewer than 2 rows with 8-16 CTAs", path);
-    double fc = median(comp, n), fm = median(comm, n);
+    *med = median(v, *n);
+    *lo = v[0];
+    *hi = v[*n - 1];
+    return 0;
+}
+
+int val_fit_overlap(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err)
+{
+    char p1[1024], p2[1024];
+    snprintf(p1, sizeof p1, "%s/h100-micro/overlap.csv", data_dir);
+    snprintf(p2, sizeof p2, "%s/h100-micro/overlap_priority.csv", data_dir);
+    double fc, fm, fd, lo[3], hi[3];
+    int n[3];
+    if (ratio_median(p1, NULL, NULL, "gemm_us_alone", "gemm_us_beside", &fc, &n[0], &lo[0], &hi[0], err) ||
+        ratio_median(p2, "order", "copy_first", "copy_us_alone", "copy_us_beside", &fm, &n[1], &lo[1], &hi[1], err) ||
+        ratio_median(p2, "order", "gemms_first", "copy_us_alone", "copy_us_beside", &fd, &n[2], &lo[2], &hi[2], err))
+        return -1;
     if (logf)
-        fprintf(logf, "H100-SXM overlap: GEMMs %.3fx slower beside an 8-16 CTA copy kernel, the copy %.3fx slower "
-                      "(medians of %d rows, %.2f-%.2f and %.2f-%.2f; the copy's slowdown is reported, not stored)\n",
-                fc, fm, n, comp[0], comp[n - 1], comm[0], comm[n - 1]);
+        fprintf(logf, "H100-SXM overlap: GEMMs %.3fx slower beside an 8-16 CTA copy kernel (%d rows, %.2f-%.2f); "
+                      "the copy %.3fx slower launched first (%d rows, %.2f-%.2f), %.3fx launched after the GEMMs "
+                      "(%d rows, %.2f-%.2f: a wait for SMs, reported, not stored)\n",
+                fc, n[0], lo[0], hi[0], fm, n[1], lo[1], hi[1], fd, n[2], lo[2], hi[2]);
     static const char *const GPUS[] = {"H100-SXM", "H200"}; /* the same GH100 die and cuBLAS kernels */
-    static char names[2][48];
+    static char names[2][2][48];
     int k = 0;
-    for (int g = 0; g < 2 && k < max; g++) {
+    for (int g = 0; g < 2 && k + 2 <= max; g++) {
         sim_gpu info;
         if (plat_gpu_lookup_info(GPUS[g], &info, NULL, err))
             return -1;
-        snprintf(names[g], sizeof names[g], "%s overlap.compute", GPUS[g]);
-        out[k++] = (val_fitted){names[g], fc, info.overlap_compute, ""};
+        snprintf(names[g][0], sizeof names[g][0], "%s overlap.compute", GPUS[g]);
+        snprintf(names[g][1], sizeof names[g][1], "%s overlap.comm", GPUS[g]);
+        out[k++] = (val_fitted){names[g][0], fc, info.overlap_compute, ""};
+        out[k++] = (val_fitted){names[g][1], fm, info.overlap_comm, ""};
     }
     return k;
 }

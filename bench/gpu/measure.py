@@ -534,8 +534,136 @@ def section_sustained():
         w.row("%.2f" % (time.time() - t0), mhz, "%.0f" % pw, "%.1f" % (20 * 2.0 * m**3 / (a.elapsed_time(b) * 1e9)))
 
 
+# ------------------------------------------- GEMM rate against duty cycle
+def section_duty():
+    """GEMMs interleaved with memory-bound copies at several time shares: the
+    GEMMs' rate as the card's power state follows the mix (at its 700 W
+    limit under back-to-back GEMMs, cooler when copies share the time)."""
+    w = Writer("duty.csv", ["gemm_share", "gemms_per_cycle", "copies_per_cycle", "gemm_us_median", "gemm_tflops",
+                            "copy_us_median", "sm_mhz_mean", "power_w_mean", "seconds"])
+    m, n, k = 8192, 8192, 4096
+    A = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
+    B = torch.randn(k, n, device=dev, dtype=torch.bfloat16)
+    C = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
+    src = torch.randn(2**29, device=dev, dtype=torch.bfloat16)  # 1 GiB: one copy ~ one GEMM in time
+    dst = torch.empty_like(src)
+    for share in [0.2, 0.4, 0.6, 0.8, 1.0]:
+        if over_budget("duty"):
+            return
+        ng = max(1, round(10 * share))
+        nc = 10 - ng
+        time.sleep(2)  # let the card cool between settings
+        sampler = ClockSampler()
+        gt, ct = [], []
+        t0 = time.time()
+        while time.time() - t0 < 6:
+            ev = []
+            for i in range(10):
+                a = torch.cuda.Event(enable_timing=True)
+                b = torch.cuda.Event(enable_timing=True)
+                a.record()
+                if i < ng:
+                    torch.matmul(A, B, out=C)
+                else:
+                    dst.copy_(src)
+                b.record()
+                ev.append((i < ng, a, b))
+            ev[-1][2].synchronize()
+            if time.time() - t0 > 2:  # the first 2 s settle the power state
+                for g, a, b in ev:
+                    (gt if g else ct).append(a.elapsed_time(b) * 1e3)
+        mhz, pw = sampler.stop()
+        gmed = statistics.median(gt) if gt else 0
+        w.row(share, ng, nc, "%.2f" % gmed, "%.1f" % (2.0 * m * n * k / gmed / 1e6 if gmed else 0),
+              "%.2f" % (statistics.median(ct) if ct else 0), "%.0f" % mhz, "%.0f" % pw, "%.1f" % (time.time() - t0))
+        log("duty", share, "gemm us %.1f" % gmed, "MHz %.0f W %.0f" % (mhz, pw))
+    del A, B, C, src, dst
+    torch.cuda.empty_cache()
+
+
+# ------------------------- the copy kernel on a high-priority stream, first
+def section_overlap_priority():
+    """overlap.csv's GEMM-beside-copy rows again with the copy on a
+    high-priority stream (the block scheduler then places its CTAs first),
+    and with the copy launched before the GEMMs: how much of the copy's
+    slowdown is a wait for SMs."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def comm_like(src, dst, n_elems, iters, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        nprog = tl.num_programs(0)
+        for _ in range(iters):
+            for start in range(pid * BLOCK, n_elems, nprog * BLOCK):
+                offs = start + tl.arange(0, BLOCK)
+                mask = offs < n_elems
+                x = tl.load(src + offs, mask=mask)
+                tl.store(dst + offs, x, mask=mask)
+
+    w = Writer("overlap_priority.csv", ["gemm_m", "gemm_n", "gemm_k", "ctas", "copy_stream", "order", "gemm_us_alone",
+                                        "gemm_us_beside", "copy_us_alone", "copy_us_beside"])
+    n_el = 64 * 2**20
+    src = torch.randn(n_el, device=dev, dtype=torch.bfloat16)
+    dst = torch.empty_like(src)
+    s_comp = torch.cuda.Stream()
+    streams = {"default": torch.cuda.Stream(), "high": torch.cuda.Stream(priority=-1)}
+
+    def timed(stream, fn):
+        a = torch.cuda.Event(enable_timing=True)
+        b = torch.cuda.Event(enable_timing=True)
+        with torch.cuda.stream(stream):
+            a.record()
+            fn()
+            b.record()
+        return a, b
+
+    for m, n, k in [(8192, 6144, 2048), (8192, 8192, 8192)]:
+        A = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
+        Bm = torch.randn(k, n, device=dev, dtype=torch.bfloat16)
+        C = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
+        mm = lambda: torch.matmul(A, Bm, out=C)
+        t_mm = event_time_us(mm, 20)
+        for ctas in [8, 16]:
+            run_copy = lambda it: comm_like[(ctas,)](src, dst, n_el, it, BLOCK=4096, num_warps=8)
+            run_copy(2)
+            run_copy(4)
+            torch.cuda.synchronize()
+            for sname, s_comm in streams.items():
+                for order in ["gemms_first", "copy_first"]:
+                    if over_budget("overlap_priority"):
+                        return
+                    a, b = timed(s_comm, lambda: run_copy(4))
+                    b.synchronize()
+                    t_copy1 = a.elapsed_time(b) * 1e3 / 4
+                    it_c = max(2, int(20e3 / t_copy1))
+                    n_mm = max(5, int(2.5 * it_c * t_copy1 / t_mm))
+                    torch.cuda.synchronize()
+                    if order == "gemms_first":
+                        ga, gb = timed(s_comp, lambda: [mm() for _ in range(n_mm)])
+                        ca, cb = timed(s_comm, lambda: run_copy(it_c))
+                    else:
+                        ca, cb = timed(s_comm, lambda: run_copy(it_c))
+                        ga, gb = timed(s_comp, lambda: [mm() for _ in range(n_mm)])
+                    torch.cuda.synchronize()
+                    c_beside = ca.elapsed_time(cb) * 1e3 / it_c
+                    # the GEMMs' rate while the copy runs: a copy spanning the whole GEMM loop
+                    n_mm2 = max(5, int(40e3 / t_mm))
+                    it_c2 = max(2, int(2.5 * n_mm2 * t_mm / t_copy1))
+                    torch.cuda.synchronize()
+                    ca2, cb2 = timed(s_comm, lambda: run_copy(it_c2))
+                    ga2, gb2 = timed(s_comp, lambda: [mm() for _ in range(n_mm2)])
+                    torch.cuda.synchronize()
+                    g_beside = ga2.elapsed_time(gb2) * 1e3 / n_mm2
+                    w.row(m, n, k, ctas, sname, order, "%.2f" % t_mm, "%.2f" % g_beside, "%.2f" % t_copy1,
+                          "%.2f" % c_beside)
+        del A, Bm, C
+    torch.cuda.empty_cache()
+
+
 SECTIONS = [("gemm", section_gemm), ("attention", section_attention), ("memory", section_memory),
-            ("steps", section_steps), ("overlap", section_overlap), ("sustained", section_sustained)]
+            ("steps", section_steps), ("overlap", section_overlap), ("sustained", section_sustained),
+            ("duty", section_duty), ("overlap_priority", section_overlap_priority)]
 
 if __name__ == "__main__":
     only = sys.argv[1:]

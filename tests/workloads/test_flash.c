@@ -1,6 +1,6 @@
 /* test_flash.c — FlashAttention as its own kernel class: the cost model
- * against the published kernel rates it was fitted on and the ones it
- * predicts, the FLOP count (causal halving, backward 2.5x), the attn
+ * against the measured kernel rates it was fitted on and the published ones
+ * it predicts, the FLOP count (causal halving, backward 2.5x), the attn
  * strategy key and what auto chooses per GPU and dtype, the kernels the
  * generator emits, the memory model without s x s scores, selective
  * recompute under flash, and the schedule's JSON round trip. */
@@ -41,48 +41,67 @@ static void test_flops(void)
     CHECK(sim_cost_flops(&b) == 2.5 * full / 2);
 }
 
-/* Every row of the data set on H100-SXM (the catalogue's curves): the
- * non-causal FA3 bars it was fitted on within 2 %, the causal forward bars
- * within 4 %; the kernel launches are negligible at these sizes. */
+/* H100-SXM's curves against this project's measurement they were fitted on
+ * (h100-micro/attention.csv, SDPA's cuDNN backend = the GPU's best kernel,
+ * hd 128): non-causal forward within 1 %, backward within 6 % (the fitted
+ * curve's worst), causal forward (one factor for all lengths) within 9 %
+ * (FA2: 10 %); the FA3 paper's FA3 bars, predicted, within 17 % (our cuDNN
+ * runs 4-17 % faster than those bars).  Launches are negligible at these sizes. */
+static int rates_of(const char *rel, const char *gpu_col_value, const char *impl_col, const char *impl, int fa2,
+                    double tol_fwd, double tol_bwd, double tol_causal)
+{
+    sim_gpu g;
+    sim_err err;
+    CHECK(plat_gpu_lookup_info("H100-SXM", &g, NULL, &err) == 0);
+    char path[512];
+    const char *src = getenv("SRC");
+    snprintf(path, sizeof path, "%s/validation/data/%s", src ? src : ".", rel);
+    val_csv *c = val_csv_load(path, &err);
+    CHECK(c != NULL);
+    if (!c)
+        return 0;
+    int cg = gpu_col_value ? val_csv_col(c, "gpu", &err) : -1, ci = val_csv_col(c, impl_col, &err);
+    int cd = val_csv_col(c, "direction", &err), cc = val_csv_col(c, "causal", &err);
+    int cs = val_csv_col(c, "seq", &err), cb = val_csv_col(c, "batch", &err), ch = val_csv_col(c, "heads", &err);
+    int ct = val_csv_col(c, "tflops", &err), chd = val_csv_col(c, "head_dim", &err);
+    int checked = 0;
+    for (int i = 0; i < val_csv_rows(c); i++) {
+        double causal, s, b, h, t, hd;
+        if ((gpu_col_value && strcmp(val_csv_str(c, i, cg), gpu_col_value)) || strcmp(val_csv_str(c, i, ci), impl))
+            continue;
+        val_csv_num(c, i, chd, &hd, &err);
+        val_csv_num(c, i, cc, &causal, &err);
+        int bwd = !strcmp(val_csv_str(c, i, cd), "bwd");
+        if (hd != 128 || (causal && bwd))
+            continue; /* the fits' rows; hd 64 and the causal backward are group h100-micro's predictions */
+        val_csv_num(c, i, cs, &s, &err);
+        val_csv_num(c, i, cb, &b, &err);
+        val_csv_num(c, i, ch, &h, &err);
+        val_csv_num(c, i, ct, &t, &err);
+        sim_payload p = flash(bwd, (int64_t)b, (int64_t)h, (int64_t)s, 128, (int)causal);
+        p.algo = fa2 ? SIM_ATTN_FA2 : SIM_ATTN_BEST;
+        double model = sim_cost_flops(&p) / sim_cost_kernel(&g, &p) / 1e12;
+        double tol = causal ? tol_causal : bwd ? tol_bwd : tol_fwd;
+        if (fabs(model / t - 1) > tol)
+            fprintf(stderr, "%s %s causal=%d seq %.0f: measured %.0f TFLOP/s, model %.1f\n", impl, bwd ? "bwd" : "fwd",
+                    (int)causal, s, t, model);
+        CHECK(fabs(model / t - 1) <= tol);
+        checked++;
+    }
+    val_csv_free(c);
+    return checked;
+}
+
 static void test_rates(void)
 {
     sim_gpu g;
     sim_err err;
     CHECK(plat_gpu_lookup_info("H100-SXM", &g, NULL, &err) == 0);
-    CHECK(g.flash_attn && g.flash_causal > 0.9 && g.flash_causal < 0.95);
-    char path[512];
-    const char *src = getenv("SRC");
-    snprintf(path, sizeof path, "%s/validation/data/attention/flash_attention.csv", src ? src : ".");
-    val_csv *c = val_csv_load(path, &err);
-    CHECK(c != NULL);
-    if (!c)
-        return;
-    int cg = val_csv_col(c, "gpu", &err), ci = val_csv_col(c, "implementation", &err);
-    int cd = val_csv_col(c, "direction", &err), cc = val_csv_col(c, "causal", &err);
-    int cs = val_csv_col(c, "seq", &err), cb = val_csv_col(c, "batch", &err), ch = val_csv_col(c, "heads", &err);
-    int ct = val_csv_col(c, "tflops", &err);
-    int checked = 0;
-    for (int i = 0; i < val_csv_rows(c); i++) {
-        if (strcmp(val_csv_str(c, i, cg), "H100-SXM") || strcmp(val_csv_str(c, i, ci), "FlashAttention-3"))
-            continue;
-        double causal, s, b, h, t;
-        val_csv_num(c, i, cc, &causal, &err);
-        val_csv_num(c, i, cs, &s, &err);
-        val_csv_num(c, i, cb, &b, &err);
-        val_csv_num(c, i, ch, &h, &err);
-        val_csv_num(c, i, ct, &t, &err);
-        int bwd = !strcmp(val_csv_str(c, i, cd), "bwd");
-        sim_payload p = flash(bwd, (int64_t)b, (int64_t)h, (int64_t)s, 128, (int)causal);
-        double model = sim_cost_flops(&p) / sim_cost_kernel(&g, &p) / 1e12;
-        double tol = causal ? 0.04 : 0.02;
-        if (fabs(model / t - 1) > tol)
-            fprintf(stderr, "FA3 %s causal=%d seq %.0f: measured %.0f TFLOP/s, model %.1f\n", bwd ? "bwd" : "fwd",
-                    (int)causal, s, t, model);
-        CHECK(fabs(model / t - 1) <= tol);
-        checked++;
-    }
-    CHECK(checked == 18);
-    val_csv_free(c);
+    CHECK(g.flash_attn && g.flash_causal > 0.8 && g.flash_causal < 0.9);
+    CHECK(rates_of("h100-micro/attention.csv", NULL, "backend", "cudnn", 0, 0.01, 0.06, 0.09) == 18);
+    CHECK(rates_of("h100-micro/attention.csv", NULL, "backend", "flash2", 1, 0.02, 0.06, 0.10) == 18);
+    CHECK(rates_of("attention/flash_attention.csv", "H100-SXM", "implementation", "FlashAttention-3", 0, 0.17, 0.17,
+                   0.17) == 18);
     /* the defaults (FA2 on Ampere): the A100 forward it was fitted on
      * (gpu_travel, taken at ~1200 of 1410 MHz, so compared at the full
      * clock) within 1 %, its causal rows (predicted) within 5 %, and the
@@ -101,9 +120,9 @@ static void test_rates(void)
     double ff = sim_cost_flops(&f) / sim_cost_kernel(&g, &f), fb = sim_cost_flops(&b) / sim_cost_kernel(&g, &b);
     CHECK(fabs(fb / ff - 0.63 / 0.73) < 0.01);
 
-    /* older kernels: FlashAttention-2 on Hopper at its own bars (within 3 %),
-     * FA1 and the Triton kernel at FA2's time x 2.26 and x 1.80; on Ampere
-     * flash2 is flash */
+    /* older kernels: FlashAttention-2 on Hopper as measured (above), the
+     * FA3 paper's FA2 bars within 6 %; FA1 and the Triton kernel at FA2's
+     * time x 2.26 and x 1.80; on Ampere flash2 is flash */
     CHECK(plat_gpu_lookup_info("H100-SXM", &g, NULL, &err) == 0);
     static const double fa2_fwd[6] = {309, 350, 362, 368, 370, 370}; /* fa3-fig5, seq 512 ... 16k */
     for (int i = 0; i < 6; i++) {
@@ -111,7 +130,9 @@ static void test_rates(void)
         sim_payload p = flash(0, 16384 / seq, 16, seq, 128, 0);
         p.algo = SIM_ATTN_FA2;
         double model = sim_cost_flops(&p) / sim_cost_kernel(&g, &p) / 1e12;
-        CHECK(fabs(model / fa2_fwd[i] - 1) < 0.03);
+        if (fabs(model / fa2_fwd[i] - 1) >= 0.06)
+            fprintf(stderr, "FA2 paper fwd seq %d: %.0f TFLOP/s, model %.1f\n", seq, fa2_fwd[i], model);
+        CHECK(fabs(model / fa2_fwd[i] - 1) < 0.06);
     }
     sim_payload p2 = flash(1, 2, 16, 8192, 128, 1), p1 = p2, pt = p2, best = p2;
     p2.algo = SIM_ATTN_FA2;
