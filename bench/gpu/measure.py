@@ -329,7 +329,9 @@ def section_memory():
 
 
 # ------------------------------------------------------------- overlap
-def section_overlap():
+def comm_like_kernel():
+    """A copy kernel of a few persistent CTAs (the grid the caller gives),
+    iters passes over src: the stand-in for an NCCL kernel's channels."""
     import triton
     import triton.language as tl
 
@@ -343,6 +345,22 @@ def section_overlap():
                 mask = offs < n_elems
                 x = tl.load(src + offs, mask=mask)
                 tl.store(dst + offs, x, mask=mask)
+    return comm_like
+
+
+def timed(stream, fn):
+    """Events around fn on stream (read them after a synchronisation)."""
+    a = torch.cuda.Event(enable_timing=True)
+    b = torch.cuda.Event(enable_timing=True)
+    with torch.cuda.stream(stream):
+        a.record()
+        fn()
+        b.record()
+    return a, b
+
+
+def section_overlap():
+    comm_like = comm_like_kernel()
 
     w = Writer("overlap.csv", ["gemm_m", "gemm_n", "gemm_k", "ctas", "copy_GBps_alone", "gemm_us_alone",
                                "gemm_us_beside", "copy_us_alone", "copy_us_beside", "sm_mhz"])
@@ -351,14 +369,6 @@ def section_overlap():
     dst = torch.empty_like(src)
     s_comm, s_comp = torch.cuda.Stream(), torch.cuda.Stream()
 
-    def timed(stream, fn):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        with torch.cuda.stream(stream):
-            a.record()
-            fn()
-            b.record()
-        return a, b
 
     for m, n, k in [(8192, 8192, 8192), (8192, 6144, 2048), (8192, 2048, 8192)]:
         A = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
@@ -587,19 +597,7 @@ def section_overlap_priority():
     high-priority stream (the block scheduler then places its CTAs first),
     and with the copy launched before the GEMMs: how much of the copy's
     slowdown is a wait for SMs."""
-    import triton
-    import triton.language as tl
-
-    @triton.jit
-    def comm_like(src, dst, n_elems, iters, BLOCK: tl.constexpr):
-        pid = tl.program_id(0)
-        nprog = tl.num_programs(0)
-        for _ in range(iters):
-            for start in range(pid * BLOCK, n_elems, nprog * BLOCK):
-                offs = start + tl.arange(0, BLOCK)
-                mask = offs < n_elems
-                x = tl.load(src + offs, mask=mask)
-                tl.store(dst + offs, x, mask=mask)
+    comm_like = comm_like_kernel()
 
     w = Writer("overlap_priority.csv", ["gemm_m", "gemm_n", "gemm_k", "ctas", "copy_stream", "order", "gemm_us_alone",
                                         "gemm_us_beside", "copy_us_alone", "copy_us_beside"])
@@ -609,14 +607,6 @@ def section_overlap_priority():
     s_comp = torch.cuda.Stream()
     streams = {"default": torch.cuda.Stream(), "high": torch.cuda.Stream(priority=-1)}
 
-    def timed(stream, fn):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        with torch.cuda.stream(stream):
-            a.record()
-            fn()
-            b.record()
-        return a, b
 
     for m, n, k in [(8192, 6144, 2048), (8192, 8192, 8192)]:
         A = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
