@@ -194,8 +194,20 @@ static void refusal_kind(const char *msg, char *k, size_t n)
     snprintf(k, n, "refused: %.*s", (int)(strcspn(m, ":(,") < 50 ? strcspn(m, ":(,") : 50), m);
 }
 
-/* A machine for the row (its cluster JSON), or NULL with err. */
-static sim_machine *row_machine(const e2e_map *m, sim_err *err) { return plat_from_json(m->cluster, "cluster", err); }
+/* A machine for the row: its cluster JSON, or the named platform's first
+ * platform_gpus GPUs as `trainsim run --platform NAME --gpus N` loads them;
+ * NULL with err. */
+static sim_machine *row_machine(const e2e_map *m, sim_err *err)
+{
+    if (!m->platform[0])
+        return plat_from_json(m->cluster, "cluster", err);
+    sim_machine *mach = plat_load(m->platform, err);
+    if (mach && sim_machine_first(mach, m->platform_gpus, err) < 0) {
+        sim_machine_free(mach);
+        return NULL;
+    }
+    return mach;
+}
 
 /* Expresses a mapped row: fills p's model and strategy, or returns 0 with
  * the kind and reason it cannot be expressed. */
@@ -206,8 +218,9 @@ static int express(prepared *p, char *kind, size_t nk, char *reason, size_t nr)
     for (int g = 0; g < m->ngaps; g++)
         add_reason(kind, nk, reason, nr, m->gaps[g].kind, m->gaps[g].reason);
     sim_err e = {{0}};
-    sim_machine *mach = m->cluster[0] ? row_machine(m, &e) : NULL;
-    if (m->cluster[0] && !mach) {
+    int has_machine = m->cluster[0] || m->platform[0];
+    sim_machine *mach = has_machine ? row_machine(m, &e) : NULL;
+    if (has_machine && !mach) {
         trim_known(e.msg);
         char k[64];
         const char *msg = strncmp(e.msg, "cluster: ", 9) ? e.msg : e.msg + 9;
@@ -462,50 +475,41 @@ static int emit_file(const char *dir, const char *row, const char *ext, const ch
     return sim_out_commit(&out, err) < 0 ? sim_err_prefix(err, "--emit: ") : 0;
 }
 
-/* A row as `trainsim run` takes it: its cluster, its model and the command
- * (the validation's own simulation options are run's defaults). */
+/* A row as `trainsim run` takes it: its cluster (or the named platform and
+ * --gpus), its model and the command (the validation's own simulation
+ * options are run's defaults). */
 static int emit_row(const char *dir, const prepared *p, sim_err *err)
 {
-    char cmd[1024];
+    char cmd[1024], where[256];
+    if (p->map.platform[0])
+        snprintf(where, sizeof where, "%s --gpus %d", p->map.platform, p->map.platform_gpus);
+    else
+        snprintf(where, sizeof where, "%s.cluster.json", p->map.row);
     snprintf(cmd, sizeof cmd,
              "# %s (%s): measured %.6g s per iteration\n"
-             "trainsim run --platform %s.cluster.json --model %s.model.json --strategy '%s'\n",
-             p->map.row, p->map.label, p->map.measured_s, p->map.row, p->map.row, p->strategy);
+             "trainsim run --platform %s --model %s.model.json --strategy '%s'\n",
+             p->map.row, p->map.label, p->map.measured_s, where, p->map.row, p->strategy);
     char model[2200];
     snprintf(model, sizeof model, "%s\n", p->model_json);
     char cluster[sizeof p->map.cluster + 2];
     snprintf(cluster, sizeof cluster, "%s\n", p->map.cluster);
-    return emit_file(dir, p->map.row, "cluster.json", cluster, err) < 0 ||
+    return (!p->map.platform[0] && emit_file(dir, p->map.row, "cluster.json", cluster, err) < 0) ||
                    emit_file(dir, p->map.row, "model.json", model, err) < 0 ||
                    emit_file(dir, p->map.row, "sh", cmd, err) < 0
                ? -1
                : 0;
 }
 
-static int run_family(const char *group, const val_ctx *ctx, val_set *out, sim_err *err)
+int e2e_run_maps(const val_ctx *ctx, const e2e_map *maps, int n, double ci_budget, val_set *out, sim_err *err)
 {
-    const e2e_family *f = e2e_family_find(group);
-    if (!f)
-        return sim_errf(err, "internal: no end-to-end family %s", group);
-    val_csv *csv = val_csv_load_data(ctx, e2e_family_file(f), err);
-    if (!csv)
-        return -1;
-    int nrows = val_csv_rows(csv), in = 0, nok = 0, rc = -1;
-    if (e2e_map_columns(csv, err) < 0) {
-        val_csv_free(csv);
-        return -1;
-    }
-    prepared *p = sim_xcalloc((size_t)nrows, sizeof *p, "the end-to-end cases");
-    prepared **ok = sim_xcalloc((size_t)nrows, sizeof *ok, "the end-to-end cases");
-    for (int i = 0; i < nrows; i++) {
-        int k = e2e_map_row(f, csv, i, &p[in].map, err);
-        if (k < 0)
-            goto done;
-        if (k == 0)
-            continue;
-        if (!row_selected(ctx->rows, p[in].map.row))
+    int in = 0, nok = 0, rc = -1;
+    prepared *p = sim_xcalloc(n > 0 ? (size_t)n : 1, sizeof *p, "the end-to-end cases");
+    prepared **ok = sim_xcalloc(n > 0 ? (size_t)n : 1, sizeof *ok, "the end-to-end cases");
+    for (int i = 0; i < n; i++) {
+        if (!row_selected(ctx->rows, maps[i].row))
             continue;
         prepared *q = &p[in++];
+        q->map = maps[i];
         char kind[256], reason[768];
         if (prepare(ctx, q, kind, sizeof kind, reason, sizeof reason)) {
             ok[nok++] = q;
@@ -515,7 +519,7 @@ static int run_family(const char *group, const val_ctx *ctx, val_set *out, sim_e
         else if (val_skip(out, q->map.subset[0] ? q->map.subset : NULL, q->map.row, kind, reason, err) < 0)
             goto done;
     }
-    choose(ctx, ok, nok, e2e_family_ci_budget(f));
+    choose(ctx, ok, nok, ci_budget);
     for (int i = 0; i < nok && !ctx->map_only; i++) {
         if (!ok[i]->chosen)
             continue;
@@ -535,6 +539,32 @@ static int run_family(const char *group, const val_ctx *ctx, val_set *out, sim_e
 done:
     free(p);
     free(ok);
+    return rc;
+}
+
+static int run_family(const char *group, const val_ctx *ctx, val_set *out, sim_err *err)
+{
+    const e2e_family *f = e2e_family_find(group);
+    if (!f)
+        return sim_errf(err, "internal: no end-to-end family %s", group);
+    val_csv *csv = val_csv_load_data(ctx, e2e_family_file(f), err);
+    if (!csv)
+        return -1;
+    int nrows = val_csv_rows(csv), n = 0, rc = -1;
+    if (e2e_map_columns(csv, err) < 0) {
+        val_csv_free(csv);
+        return -1;
+    }
+    e2e_map *maps = sim_xcalloc(nrows > 0 ? (size_t)nrows : 1, sizeof *maps, "the end-to-end cases");
+    for (int i = 0; i < nrows; i++) {
+        int k = e2e_map_row(f, csv, i, &maps[n], err);
+        if (k < 0)
+            goto done;
+        n += k; /* 0: a row of another family sharing the file */
+    }
+    rc = e2e_run_maps(ctx, maps, n, e2e_family_ci_budget(f), out, err);
+done:
+    free(maps);
     val_csv_free(csv);
     return rc;
 }

@@ -20,6 +20,7 @@
 #define VAL_G_E2E_H
 
 #include "sim/error.h"
+#include "val.h"
 #include "val_csv.h"
 
 #define E2E_MAX_ITEMS 24
@@ -52,7 +53,9 @@ typedef struct e2e_map {
     double measured_s;       /* iteration time; 0 when it cannot be had */
     char measured_how[96];   /* "as stated", "from tokens/s per GPU", ... */
     int ngpus;
-    char cluster[4096];      /* cluster JSON text */
+    char cluster[4096];      /* cluster JSON text, or: */
+    char platform[64];       /* a platform by name (platforms/clusters), when cluster is "" ... */
+    int platform_gpus;       /* ... on its first N GPUs: `trainsim run --platform NAME --gpus N` */
     char model[1024];        /* model JSON fields every build takes, without braces */
     int nmodel, nstrat, ngaps;
     e2e_item model_items[E2E_MAX_ITEMS];
@@ -78,6 +81,13 @@ int e2e_map_columns(const val_csv *csv, sim_err *err);
  * belongs to another family sharing the file, -1 with err when a column is
  * missing from the file. */
 int e2e_map_row(const e2e_family *f, const val_csv *csv, int i, e2e_map *out, sim_err *err);
+
+/* Expresses, simulates and adds as cases of out the mapped rows maps[0..n)
+ * (those --rows selects; at most the cheapest ci_budget of estimated cost
+ * unless --all: g_e2e.c), the rows that cannot be expressed as skipped rows
+ * with their reasons; also --emit and --unexpressed.  For a group whose
+ * rows another file maps (g_steps.c).  0, or -1 with err. */
+int e2e_run_maps(const val_ctx *ctx, const e2e_map *maps, int n, double ci_budget, val_set *out, sim_err *err);
 
 /* ---- pieces of the mapping, exposed for tests/validation/test_e2e.c ---- */
 

@@ -55,6 +55,10 @@ static const val_group GROUPS[] = {
     {"e2e-commodity", "RTX 4090 / 3090, RTX A6000, A40 runs (Megatron-LM, nanoGPT DDP, TinyLlama HF): iteration time",
      NULL, val_group_e2e_commodity},
     {"e2e-large", "MT-NLG 530B on 2,240-3,360 A100 and OPT-175B: iteration time", NULL, val_group_e2e_large},
+    {"e2e-h100-steps",
+     "this project's H100 SXM5: whole single-GPU GPT training steps (125M-2.7B, bf16 autocast, PyTorch eager): "
+     "median step time per model",
+     NULL, val_group_e2e_h100_steps},
 };
 
 const val_group *val_groups(int *n)

@@ -114,6 +114,8 @@ val_csv *val_csv_load(const char *path, sim_err *err)
 }
 
 int val_csv_rows(const val_csv *c) { return c->nrows; }
+const char *val_csv_path(const val_csv *c) { return c->path; }
+int val_csv_line(const val_csv *c, int row) { return row >= 0 && row < c->nrows ? c->line[row] : 0; }
 
 int val_csv_col(const val_csv *c, const char *name, sim_err *err)
 {

@@ -16,6 +16,10 @@ void val_csv_free(val_csv *c);
 int val_csv_rows(const val_csv *c);
 /* Column index of a header name, or -1 with a message naming the file. */
 int val_csv_col(const val_csv *c, const char *name, sim_err *err);
+/* The file's path and a row's line in it (0 when out of range), for errors
+ * about values that are numbers but not valid ones. */
+const char *val_csv_path(const val_csv *c);
+int val_csv_line(const val_csv *c, int row);
 /* Field text ("" when the row is short). */
 const char *val_csv_str(const val_csv *c, int row, int col);
 /* Field as a number; -1 with "FILE: line L, column NAME: expected a number, got \"…\"". */

@@ -26,5 +26,7 @@ int val_group_e2e_bloom(const val_ctx *ctx, val_set *out, sim_err *err);
 int val_group_e2e_ibm_fsdp(const val_ctx *ctx, val_set *out, sim_err *err);
 int val_group_e2e_commodity(const val_ctx *ctx, val_set *out, sim_err *err);
 int val_group_e2e_large(const val_ctx *ctx, val_set *out, sim_err *err);
+/* g_steps.c: this project's own single-GPU H100 training steps, through the same pipeline */
+int val_group_e2e_h100_steps(const val_ctx *ctx, val_set *out, sim_err *err);
 
 #endif
