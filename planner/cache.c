@@ -84,6 +84,7 @@ uint64_t plan_inputs_hash(const sim_machine *m, const wl_model *model, plan_fide
             h = plan_hash(h, &g->peak_flops[d], sizeof(double));
             h = plan_hash(h, &g->gemm_scale[d], sizeof(double));
         }
+        h = plan_hash(h, &g->gemm_unaligned, sizeof(double));
         const sim_curve *cv[3] = {&g->gemm_eff, &g->attn_eff, &g->mem_eff};
         for (int c = 0; c < 3; c++) {
             h = plan_hash(h, &cv[c]->n, sizeof cv[c]->n);

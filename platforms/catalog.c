@@ -234,8 +234,8 @@ static int parse_nccl(const cJSON *own, const cJSON *dflt, sim_collparams *cp, c
  * belongs here too. */
 static const char *const GPU_KEYS[] = {"model", "aliases", "tflops", "memory_GB", "memory_GBps", "pcie_gen", "p2p",
                                        "nvlink", "power_W", "price_USD", "source", "gemm", "attention", "memory",
-                                       "launch_s", "kernel_min_s", "gemm_scale", "flash_attention", "nccl", "overlap",
-                                       "note", NULL};
+                                       "launch_s", "kernel_min_s", "gemm_scale", "gemm_unaligned", "flash_attention", "nccl",
+                                       "overlap", "note", NULL};
 
 /* A number field of obj within [lo, hi] (or absent: dflt); -1 with a message naming where.key. */
 static int field(const cJSON *obj, const char *key, double dflt, double lo, double hi, const char *where,
@@ -263,7 +263,8 @@ static int check_gpu_keys(const cJSON *e, const char *where, const char *model, 
         if (!ok)
             return sim_errf(err, "%s: %s: unknown field \"%s\"; known: model, aliases, tflops, memory_GB, memory_GBps, "
                             "pcie_gen, p2p, nvlink, power_W, price_USD, source, gemm, attention, memory, launch_s, "
-                            "kernel_min_s, gemm_scale, flash_attention, nccl, overlap, note, *_source", where, model, it->string);
+                            "kernel_min_s, gemm_scale, gemm_unaligned, flash_attention, nccl, overlap, note, *_source", where, model,
+                            it->string);
     }
     return 0;
 }
@@ -307,6 +308,7 @@ static int fill_gpu(const cJSON *e, const cJSON *defaults, const char *where, si
         field(e, "memory_GB", 0, 0, 1e6, where, g->model, &g->mem_capacity, err) ||
         field(e, "launch_s", launch_dflt, 0, 1, where, g->model, &g->launch_s, err) ||
         field(e, "kernel_min_s", 0, 0, 1, where, g->model, &g->kernel_min_s, err) ||
+        field(e, "gemm_unaligned", 1, 1e-3, 1, where, g->model, &g->gemm_unaligned, err) ||
         field(e, "power_W", 0, 0, 1e5, where, g->model, &g->power_w, err) ||
         field(e, "price_USD", 0, 0, 1e9, where, g->model, &g->price_usd, err))
         return -1;

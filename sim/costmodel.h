@@ -15,6 +15,8 @@
 #include "schedule.h"
 
 /* Seconds for one compute payload on one GPU. */
+/* 1 when a 16-bit GEMM payload has an edge that is not a multiple of 8 elements (gemm_unaligned applies). */
+int sim_cost_gemm_unaligned(const sim_payload *p);
 double sim_cost_kernel(const sim_gpu *gpu, const sim_payload *p);
 /* FLOPs and bytes the cost model charges for a payload. */
 double sim_cost_flops(const sim_payload *p);

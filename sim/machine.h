@@ -73,6 +73,8 @@ typedef struct sim_gpu {
                                            this, its work overlapping it (sim/costmodel.c) */
     sim_curve gemm_eff;                 /* GEMM: fraction of peak vs log10 FLOPs (fp16/bf16 GEMMs; */
     double gemm_scale[SIM_DTYPE_COUNT]; /* a dtype's GEMMs reach gemm_eff x this (0 or 1: as the curve) */
+    double gemm_unaligned;              /* a 16-bit GEMM with an edge not a multiple of 8 runs at this
+                                           fraction of an aligned one (1: no separate path) */
     sim_curve attn_eff;                 /* attention core: fraction of peak vs log10 FLOPs */
     sim_curve mem_eff;                  /* memory-bound kernels: fraction of mem_bw vs log10 bytes */
     sim_curve flash_fwd_eff;            /* fused attention (FlashAttention) forward and backward: fraction */

@@ -416,6 +416,83 @@ static int add_micro(const char *data_dir, const char *rel, gemm_data *d, const 
     return rc;
 }
 
+/* gemm_unaligned: the bf16 rows of the table with an edge that is not a
+ * multiple of 8 (16 bytes), ordered by FLOPs, against the aligned curve just
+ * fitted: the scale is the median of model / measured over the
+ * even-indexed rows (robust: one row whose only odd edge is m, never a
+ * leading dimension in that layout, ran an aligned kernel), the odd ones
+ * predicted.  The cost model cannot tell leading dimensions (a payload has
+ * no layout), so any odd edge counts, as it must for a weight gradient whose
+ * odd edge is the output's.  For the H100 and the H200 (the same die and
+ * cuBLAS). */
+static int fit_unaligned(const char *data_dir, const gemm_data *fitted, val_fitted *out, int max, FILE *logf,
+                         sim_err *err)
+{
+    val_csv *c;
+    if (load(data_dir, "h100-micro/gemm.csv", &c, err))
+        return -1;
+    int cd = val_csv_col(c, "dtype", err), cm = val_csv_col(c, "m", err), cn = val_csv_col(c, "n", err);
+    int ck = val_csv_col(c, "k", err), cu = val_csv_col(c, "us", err);
+    int rc = cd < 0 || cm < 0 || cn < 0 || ck < 0 || cu < 0 ? -1 : 0, n = 0;
+    gemm_pt pts[GF_MAX];
+    for (int i = 0; rc == 0 && i < val_csv_rows(c) && n < GF_MAX; i++) {
+        double m, nn, k, us;
+        if (strcmp(val_csv_str(c, i, cd), "bf16"))
+            continue;
+        if (val_csv_num(c, i, cm, &m, err) < 0 || val_csv_num(c, i, cn, &nn, err) < 0 ||
+            val_csv_num(c, i, ck, &k, err) < 0 || val_csv_num(c, i, cu, &us, err) < 0)
+            rc = -1;
+        else if (fmod(m, 8) != 0 || fmod(nn, 8) != 0 || fmod(k, 8) != 0)
+            pts[n++] = (gemm_pt){m, nn, k, 1, us * 1e-6, fitted->g.peak_flops[SIM_DTYPE_BF16], 0,
+                                 fitted->g.kernel_min_s, SIM_DTYPE_BF16, 0};
+    }
+    val_csv_free(c);
+    if (rc)
+        return -1;
+    if (n < 4)
+        return sim_errf(err, "h100-micro/gemm.csv: %d unaligned bf16 rows; expected at least 4", n);
+    for (int i = 1; i < n; i++) /* by FLOPs */
+        for (int j = i; j > 0 && pts[j].m * pts[j].n * pts[j].k < pts[j - 1].m * pts[j - 1].n * pts[j - 1].k; j--) {
+            gemm_pt t = pts[j];
+            pts[j] = pts[j - 1];
+            pts[j - 1] = t;
+        }
+    double ratio[GF_MAX];
+    int nf = 0;
+    for (int i = 0; i < n; i += 2)
+        ratio[nf++] = model_t(fitted->x, fitted, &pts[i]) / pts[i].seconds;
+    for (int i = 1; i < nf; i++) /* median: insertion sort */
+        for (int j = i; j > 0 && ratio[j] < ratio[j - 1]; j--) {
+            double t = ratio[j];
+            ratio[j] = ratio[j - 1];
+            ratio[j - 1] = t;
+        }
+    double scale = nf % 2 ? ratio[nf / 2] : 0.5 * (ratio[nf / 2 - 1] + ratio[nf / 2]), efit = 0, epred = 0;
+    for (int i = 0; i < n; i++) {
+        /* the model's time once scaled: the flop term grows by 1 / scale (kernel_min rarely binds here) */
+        double e = fabs(model_t(fitted->x, fitted, &pts[i]) / scale / pts[i].seconds - 1);
+        if (i % 2 == 0)
+            efit += e;
+        else
+            epred += e;
+    }
+    if (logf)
+        fprintf(logf, "H100-SXM unaligned bf16 GEMMs (an edge not a multiple of 8): %.3f of the aligned rate; %d rows "
+                      "fitted (mean |error| %.1f %%), %d predicted (%.1f %%)\n",
+                scale, nf, 100 * efit / nf, n - nf, 100 * epred / (n - nf));
+    static const char *const GPUS[] = {"H100-SXM", "H200"};
+    static char names[2][48];
+    int k = 0;
+    for (int g = 0; g < 2 && k < max; g++) {
+        sim_gpu info;
+        if (plat_gpu_lookup_info(GPUS[g], &info, NULL, err))
+            return -1;
+        snprintf(names[g], sizeof names[g], "%s gemm_unaligned", GPUS[g]);
+        out[k++] = (val_fitted){names[g], scale, info.gemm_unaligned, ""};
+    }
+    return k;
+}
+
 /* H100: the curve on the bf16 rows of this project's table, then the FP8
  * scale on its FP8 rows with the curve held; the published tables are
  * predictions. */
@@ -451,7 +528,10 @@ static int fit_h100(const char *data_dir, gemm_data *d, val_fitted *out, int max
     if (k < 0)
         return -1;
     int k2 = report("H200", d, 1, out + k, max - k, err);
-    return k2 < 0 ? -1 : k + k2;
+    if (k2 < 0)
+        return -1;
+    int k3 = fit_unaligned(data_dir, d, out + k + k2, max - k - k2, logf, err);
+    return k3 < 0 ? -1 : k + k2 + k3;
 }
 
 /* V100: its GEMM curve is the catalogue prior (no tensor-core table in the

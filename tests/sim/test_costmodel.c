@@ -1,7 +1,8 @@
 /* test_costmodel.c — the kernel cost rule (sim/costmodel.c) on a hand-made
  * GPU: a kernel lasts at least kernel_min_s (its work overlaps that time),
  * then the stream waits launch_s; a dtype's GEMMs run at gemm_scale of the
- * curve (0 = unset = 1); every closed form below is computed by hand. */
+ * curve (0 = unset = 1), a 16-bit GEMM with an edge not a multiple of 8 at
+ * gemm_unaligned; every closed form below is computed by hand. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -61,6 +62,26 @@ int main(void)
     expect(sim_cost_kernel(&g, &p), 2 * t + 2e-6, "TF32 GEMM at gemm_scale 0.5: twice as long");
     p.dtype = SIM_DTYPE_BF16;
     expect(sim_cost_kernel(&g, &p), t + 2e-6, "another dtype keeps the curve");
+
+    /* gemm_unaligned: a 16-bit GEMM with an edge not a multiple of 8 at that
+     * fraction; 0 (unset) or an aligned or non-16-bit GEMM: the curve */
+    p.k = 4100; /* 4100 % 8 = 4 */
+    double tk = 2.0 * 4096 * 4096 * 4100 / (100e12 * 0.5);
+    expect(sim_cost_kernel(&g, &p), tk + 2e-6, "odd k, gemm_unaligned unset: the curve");
+    g.gemm_unaligned = 0.25;
+    expect(sim_cost_kernel(&g, &p), 4 * tk + 2e-6, "odd k at gemm_unaligned 0.25: four times as long");
+    p.dtype = SIM_DTYPE_FP16;
+    expect(sim_cost_kernel(&g, &p), 4 * tk + 2e-6, "fp16 too");
+    p.dtype = SIM_DTYPE_FP8;
+    g.gemm_scale[SIM_DTYPE_FP8] = 1;
+    expect(sim_cost_kernel(&g, &p), tk + 2e-6, "FP8: not measured, the curve");
+    p.dtype = SIM_DTYPE_BF16;
+    p.k = 4104; /* a multiple of 8 */
+    expect(sim_cost_kernel(&g, &p), 2.0 * 4096 * 4096 * 4104 / (100e12 * 0.5) + 2e-6, "aligned: the curve");
+    p.k = 4096;
+    p.m = 4097; /* any odd edge counts: a payload has no layout */
+    expect(sim_cost_gemm_unaligned(&p), 1, "odd m is unaligned");
+    g.gemm_unaligned = 0;
 
     memset(&p, 0, sizeof p);
     p.kind = SIM_OP_COMPUTE;
