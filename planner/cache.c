@@ -85,6 +85,9 @@ uint64_t plan_inputs_hash(const sim_machine *m, const wl_model *model, plan_fide
             h = plan_hash(h, &g->gemm_scale[d], sizeof(double));
         }
         h = plan_hash(h, &g->gemm_unaligned, sizeof(double));
+        h = plan_hash(h, &g->power_n, sizeof g->power_n);
+        h = plan_hash(h, g->power_load, sizeof(double) * (size_t)g->power_n);
+        h = plan_hash(h, g->power_rate, sizeof(double) * (size_t)g->power_n);
         const sim_curve *cv[3] = {&g->gemm_eff, &g->attn_eff, &g->mem_eff};
         for (int c = 0; c < 3; c++) {
             h = plan_hash(h, &cv[c]->n, sizeof cv[c]->n);

@@ -234,8 +234,8 @@ static int parse_nccl(const cJSON *own, const cJSON *dflt, sim_collparams *cp, c
  * belongs here too. */
 static const char *const GPU_KEYS[] = {"model", "aliases", "tflops", "memory_GB", "memory_GBps", "pcie_gen", "p2p",
                                        "nvlink", "power_W", "price_USD", "source", "gemm", "attention", "memory",
-                                       "launch_s", "kernel_min_s", "gemm_scale", "gemm_unaligned", "flash_attention", "nccl",
-                                       "overlap", "note", NULL};
+                                       "launch_s", "kernel_min_s", "gemm_scale", "gemm_unaligned", "power", "flash_attention",
+                                       "nccl", "overlap", "note", NULL};
 
 /* A number field of obj within [lo, hi] (or absent: dflt); -1 with a message naming where.key. */
 static int field(const cJSON *obj, const char *key, double dflt, double lo, double hi, const char *where,
@@ -251,6 +251,32 @@ static int field(const cJSON *obj, const char *key, double dflt, double lo, doub
     return 0;
 }
 
+/* "power": {"load": [...], "gemm_rate": [...]}: the rate of tensor-core
+ * kernels (a fraction of the curves', which are the cool state's) at each
+ * tensor load, 2 to 8 points, loads increasing in [0, 1], rates in (0, 1]. */
+static int parse_power(const cJSON *pw, const char *where, sim_gpu *g, sim_err *err)
+{
+    g->power_n = 0;
+    if (!pw)
+        return 0;
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(pw, "load"), *r = cJSON_GetObjectItemCaseSensitive(pw, "gemm_rate");
+    int n = cJSON_GetArraySize(l);
+    if (!cJSON_IsObject(pw) || !cJSON_IsArray(l) || !cJSON_IsArray(r) || n < 2 || n > 8 || cJSON_GetArraySize(r) != n)
+        return sim_errf(err, "%s: %s: power: expected {\"load\": [...], \"gemm_rate\": [...]}, 2 to 8 points each",
+                        where, g->model);
+    for (int i = 0; i < n; i++) {
+        const cJSON *a = cJSON_GetArrayItem(l, i), *b = cJSON_GetArrayItem(r, i);
+        if (!cJSON_IsNumber(a) || !cJSON_IsNumber(b) || !(a->valuedouble >= 0 && a->valuedouble <= 1) ||
+            !(b->valuedouble > 0 && b->valuedouble <= 1) || (i > 0 && !(a->valuedouble > g->power_load[i - 1])))
+            return sim_errf(err, "%s: %s: power: point %d: expected a load in [0, 1] above the previous one and a "
+                            "gemm_rate in (0, 1]", where, g->model, i + 1);
+        g->power_load[i] = a->valuedouble;
+        g->power_rate[i] = b->valuedouble;
+    }
+    g->power_n = n;
+    return 0;
+}
+
 static int check_gpu_keys(const cJSON *e, const char *where, const char *model, sim_err *err)
 {
     const cJSON *it;
@@ -263,7 +289,8 @@ static int check_gpu_keys(const cJSON *e, const char *where, const char *model, 
         if (!ok)
             return sim_errf(err, "%s: %s: unknown field \"%s\"; known: model, aliases, tflops, memory_GB, memory_GBps, "
                             "pcie_gen, p2p, nvlink, power_W, price_USD, source, gemm, attention, memory, launch_s, "
-                            "kernel_min_s, gemm_scale, gemm_unaligned, flash_attention, nccl, overlap, note, *_source", where, model,
+                            "kernel_min_s, gemm_scale, gemm_unaligned, power, flash_attention, nccl, overlap, note, *_source", where,
+                            model,
                             it->string);
     }
     return 0;
@@ -316,6 +343,8 @@ static int fill_gpu(const cJSON *e, const cJSON *defaults, const char *where, si
     g->mem_capacity *= 1e9;
     if (g->mem_bw <= 0 || g->mem_capacity <= 0)
         return sim_errf(err, "%s: %s: memory_GB and memory_GBps must be positive", where, g->model);
+    if (parse_power(cJSON_GetObjectItemCaseSensitive(e, "power"), where, g, err))
+        return -1;
     const cJSON *gs = cJSON_GetObjectItemCaseSensitive(e, "gemm_scale");
     for (int d = 0; d < SIM_DTYPE_COUNT; d++)
         if (field(gs, keys[d], 1, 1e-3, 2, where, g->model, &g->gemm_scale[d], err))

@@ -154,3 +154,42 @@ double sim_cost_kernel(const sim_gpu *g, const sim_payload *p)
      * then the stream waits launch_s before the next */
     return fmax(fmax(t_flop, t_mem), kernels * g->kernel_min_s) + kernels * g->launch_s;
 }
+
+int sim_cost_is_tensor(const sim_payload *p)
+{
+    return p->kind == SIM_OP_COMPUTE && (p->sub == SIM_KERNEL_GEMM || p->sub == SIM_KERNEL_ATTENTION ||
+                                         p->sub == SIM_KERNEL_FLASH_FWD || p->sub == SIM_KERNEL_FLASH_BWD);
+}
+
+static double curve_max(const sim_curve *c)
+{
+    return c->n > 0 ? c->efficiency[c->n - 1] : 1;
+}
+
+double sim_cost_tensor_load(const sim_gpu *g, const sim_payload *p, double t)
+{
+    if (!sim_cost_is_tensor(p) || t <= 0)
+        return 0;
+    double best;
+    if (p->sub == SIM_KERNEL_GEMM)
+        best = curve_max(&g->gemm_eff) * (g->gemm_scale[p->dtype] > 0 ? g->gemm_scale[p->dtype] : 1);
+    else if (p->sub == SIM_KERNEL_ATTENTION)
+        best = curve_max(&g->attn_eff);
+    else
+        best = curve_max(p->sub == SIM_KERNEL_FLASH_FWD ? &g->flash_fwd_eff : &g->flash_bwd_eff);
+    double tbest = sim_cost_flops(p) / (peak_for(g, p->dtype) * (best > 0 ? best : 1));
+    return fmin(1, tbest / t);
+}
+
+double sim_cost_power_rate(const sim_gpu *g, double L)
+{
+    if (g->power_n <= 0)
+        return 1;
+    if (L <= g->power_load[0])
+        return g->power_rate[0];
+    for (int i = 1; i < g->power_n; i++)
+        if (L <= g->power_load[i])
+            return g->power_rate[i - 1] + (g->power_rate[i] - g->power_rate[i - 1]) * (L - g->power_load[i - 1]) /
+                                              (g->power_load[i] - g->power_load[i - 1]);
+    return g->power_rate[g->power_n - 1];
+}

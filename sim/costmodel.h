@@ -17,6 +17,16 @@
 /* Seconds for one compute payload on one GPU. */
 /* 1 when a 16-bit GEMM payload has an edge that is not a multiple of 8 elements (gemm_unaligned applies). */
 int sim_cost_gemm_unaligned(const sim_payload *p);
+/* A kernel's tensor-core load: the time its FLOPs take at the GPU's best
+ * rate for its kind (the curve's last point) over its time t; 0 for a
+ * kernel without tensor-core work.  The engine averages it over a GPU's
+ * kernels to find the GPU's power state (sim_gpu.power_*). */
+double sim_cost_tensor_load(const sim_gpu *g, const sim_payload *p, double t);
+/* 1, or the rate the GPU's power state leaves its tensor-core kernels at
+ * tensor load L (linear between the sim_gpu.power_* points). */
+double sim_cost_power_rate(const sim_gpu *g, double L);
+/* 1 for the kinds whose rate the power state sets (GEMMs, attention). */
+int sim_cost_is_tensor(const sim_payload *p);
 double sim_cost_kernel(const sim_gpu *gpu, const sim_payload *p);
 /* FLOPs and bytes the cost model charges for a payload. */
 double sim_cost_flops(const sim_payload *p);

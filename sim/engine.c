@@ -19,6 +19,11 @@
  * gets fewer SMs and less memory bandwidth).  Receives are not counted: the
  * sender's GPU stands for the transfer.
  *
+ * Power (sim_gpu.power_*, H100/H200): before the run each GPU's tensor
+ * load over the whole schedule sets the rate of its GEMM and attention
+ * kernels (power_states): a GPU that runs mostly large GEMMs is held at its
+ * board power limit at a lower clock.
+ *
  * Time accounting: each rank keeps the intervals during which a compute
  * kernel ran and those during which communication ran; the breakdown is
  * computed from their unions at the end.  A receive counts from the moment
@@ -219,10 +224,46 @@ static double cost_seconds(uint32_t op, int rank)
     return E.kernel_s[(size_t)E.s->ops[op].payload * (size_t)E.m->nmodels + (size_t)E.m->gpu_model[rank]];
 }
 
-/* A kernel's time on its rank: a straggler's (--slow) take longer. */
+/* A kernel's time on its rank: a straggler's (--slow) take longer, and a
+ * tensor-core kernel on a GPU held at its power limit (power_slow). */
 static double kernel_seconds(uint32_t op, int rank)
 {
-    return E.m->compute_slow ? cost_seconds(op, rank) * E.m->compute_slow[rank] : cost_seconds(op, rank);
+    double t = cost_seconds(op, rank);
+    if (E.power_slow && E.power_slow[rank] != 1 && sim_cost_is_tensor(sim_sched_payload_of(E.s, op)))
+        t *= E.power_slow[rank];
+    return E.m->compute_slow ? t * E.m->compute_slow[rank] : t;
+}
+
+/* The power state of each GPU (sim_gpu.power_*): its tensor load, the
+ * time-weighted mean of its kernels' (sim_cost_tensor_load) over the whole
+ * schedule, sets the rate of its tensor-core kernels.  A GPU whose kernels
+ * are mostly large GEMMs draws its board power limit and lowers its clock;
+ * one that interleaves memory-bound work stays cooler (h100-micro/duty.csv).
+ * Idle and communication time are not counted: an upper bound on the load. */
+static void power_states(void)
+{
+    const sim_schedule *s = E.s;
+    int any = 0;
+    for (int i = 0; i < E.m->nmodels; i++)
+        any |= E.m->gpus[i].power_n > 0;
+    if (!any)
+        return;
+    double *tc = sim_xcalloc((size_t)s->nranks + 1, sizeof *tc, "the power states");
+    double *all = sim_xcalloc((size_t)s->nranks + 1, sizeof *all, "the power states");
+    for (uint32_t op = 0; op < s->nops; op++) {
+        const sim_payload *p = sim_sched_payload_of(s, op);
+        if (p->kind != SIM_OP_COMPUTE || p->sub == SIM_KERNEL_DELAY)
+            continue;
+        int r = sim_sched_rank_of(s, op);
+        double t = cost_seconds(op, r);
+        all[r] += t;
+        tc[r] += t * sim_cost_tensor_load(&E.m->gpus[E.m->gpu_model[r]], p, t);
+    }
+    E.power_slow = sim_xcalloc((size_t)s->nranks + 1, sizeof *E.power_slow, "the power states");
+    for (int r = 0; r < s->nranks; r++)
+        E.power_slow[r] = 1 / sim_cost_power_rate(&E.m->gpus[E.m->gpu_model[r]], all[r] > 0 ? tc[r] / all[r] : 0);
+    free(tc);
+    free(all);
 }
 
 /* Every compute op's time on its GPU, once per (payload, GPU model); a time
@@ -844,6 +885,7 @@ static void engine_free(void)
     free(E.bg);
     free(E.mem_kind);
     free(E.kernel_s);
+    free(E.power_slow);
     free(E.depended);
     free(E.pos);
     free(E.has_waiters);
@@ -971,6 +1013,8 @@ int sim_run(const sim_schedule *s, const sim_machine *m, const sim_options *opt_
     out->nranks = s->nranks;
     out->rank = sim_xcalloc((size_t)s->nranks, sizeof *out->rank, "the per-GPU results");
     int rc = kernel_times(err);
+    if (rc == 0)
+        power_states();
     if (rc == 0 && preloaded && strcmp(preloaded, m->platform_xml) != 0)
         rc = sim_errf(err, "internal: the platform of \"%s\" differs from the one this process preloaded "
                            "(sim_preload: one platform per process)", m->name);

@@ -31,6 +31,7 @@ typedef struct sim_engine {
     sg_mutex_t mutex;
     uint8_t *depended;      /* bit per op: some op depends on it */
     double *kernel_s;       /* per (payload, GPU model): kernel seconds, <0 = not yet */
+    double *power_slow;     /* per rank: tensor-core kernels' time x this (the GPU's power state) */
     sim_ivlist *compute, *comm; /* per rank */
     double *mem, *mem_kind; /* per rank, per (rank, kind) */
     struct sim_comm_rt *comms;

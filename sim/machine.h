@@ -73,6 +73,9 @@ typedef struct sim_gpu {
                                            this, its work overlapping it (sim/costmodel.c) */
     sim_curve gemm_eff;                 /* GEMM: fraction of peak vs log10 FLOPs (fp16/bf16 GEMMs; */
     double gemm_scale[SIM_DTYPE_COUNT]; /* a dtype's GEMMs reach gemm_eff x this (0 or 1: as the curve) */
+    int power_n;                        /* the power limit: tensor-core kernels run at power_rate[i] of
+                                           the curves' (cool-state) rate when the GPU's tensor load is */
+    double power_load[8], power_rate[8]; /* power_load[i] (sim/engine.c; 0 points: no limit modelled) */
     double gemm_unaligned;              /* a 16-bit GEMM with an edge not a multiple of 8 runs at this
                                            fraction of an aligned one (1: no separate path) */
     sim_curve attn_eff;                 /* attention core: fraction of peak vs log10 FLOPs */

@@ -43,6 +43,16 @@ int val_fit_memory(const char *data_dir, val_fitted *out, int max, FILE *logf, s
 /* Fused attention (FlashAttention) curves: H100 from FA3's figures, the
  * catalogue default (FA2 on Ampere) from FA2's (validation/fit_flash.c). */
 int val_fit_flash(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
+/* The card's power state (h100-micro/duty.csv, fit_gemm.c): per GEMM time
+ * share, its rate over the cool one and the mean SM clock. */
+#include "val_csv.h"
+typedef struct val_power {
+    int n;
+    double share[8], rate[8], mhz[8];
+} val_power;
+int val_power_read(val_csv *c, val_power *pt, sim_err *err);
+/* A row's power state from its recorded SM clock (the duty rows by clock). */
+double val_power_rate_at_clock(const val_power *pt, double mhz);
 /* The H100's overlap slowdowns from its measured GEMM-beside-copy rows (fit_overlap.c). */
 int val_fit_overlap(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
 

@@ -64,6 +64,8 @@ typedef struct gemm_pt {
     double peak;                /* FLOP/s the fraction is of */
     double launch, kmin;        /* the measuring GPU's catalogue launch_s and kernel_min_s */
     int dtype, fit;             /* fit = 0: predicted, not fitted */
+    double rate;                /* the card's power state when measured: the fraction of the cool
+                                   rate its tensor cores ran at (0 = 1: cool or not known) */
 } gemm_pt;
 
 /* Parameters: x = (logit e_max, log10 F_half, logit g, log launch_us,
@@ -95,7 +97,7 @@ static double model_t(const double *x, const gemm_data *d, const gemm_pt *q)
     double launch = d->fit_launch ? exp(x[3]) * 1e-6 : q->launch;
     double scale = q->dtype == d->scaled ? exp(x[GP_SCALE]) : 1;
     double eff = d->stored_curve ? sim_curve_eval(&d->g.gemm_eff, F) : eff_of(x, F);
-    double t = F / (q->peak * eff * scale * sim_cost_tile_eff(q->m, q->n));
+    double t = F / (q->peak * eff * scale * sim_cost_tile_eff(q->m, q->n) * (q->rate > 0 ? q->rate : 1));
     return fmax(t, q->kmin) + launch;
 }
 
@@ -128,7 +130,7 @@ static void add_pt(gemm_data *d, double m, double n, double k, double b, double 
                    int fit)
 {
     if (d->n < GF_MAX)
-        d->p[d->n++] = (gemm_pt){m, n, k, b, seconds, peak, d->g.launch_s, d->g.kernel_min_s, dtype, fit};
+        d->p[d->n++] = (gemm_pt){m, n, k, b, seconds, peak, d->g.launch_s, d->g.kernel_min_s, dtype, fit, 0};
 }
 
 /* m,n,k,tflops rows (Azure cuBLASLt tables); every `stride`-th row from
@@ -213,7 +215,7 @@ static int add_kineto(const char *data_dir, const char *rel, gemm_data *d, sim_e
         if (s[i].m % 4 == 0 && s[i].n % 4 == 0 && s[i].k % 4 == 0)
             tmp[nt++] = (gemm_pt){(double)s[i].m, (double)s[i].n, (double)s[i].k, (double)s[i].batch,
                                   (s[i].median_us + (gap > 0 ? gap : 0)) * 1e-6, own.peak_flops[s[i].dtype],
-                                  own.launch_s, own.kernel_min_s, s[i].dtype, 0};
+                                  own.launch_s, own.kernel_min_s, s[i].dtype, 0, 0};
     free(s);
     /* order by FLOPs (insertion sort: a few hundred shapes) */
     for (int i = 1; i < nt; i++)
@@ -381,26 +383,98 @@ static int fit_a100(const char *data_dir, gemm_data *d, val_fitted *out, int max
     return total;
 }
 
+/* The card's power state from h100-micro/duty.csv (bench/gpu/measure.py):
+ * an 8,192 x 8,192 x 4,096 GEMM interleaved with copies at GEMM time
+ * shares 0.2 ... 1, its rate and the mean SM clock at each.  The cool rate
+ * is the mean of the shares <= 0.4 (the card below its power limit there:
+ * 1.96-1.98 GHz); each share's rate over it, at most 1, is the catalogue's
+ * power table (tensor load = the share: the GEMM runs at its plateau); each
+ * share's (clock, rate) maps a table row's recorded SM clock to its state. */
+int val_power_read(val_csv *c, val_power *pt, sim_err *err)
+{
+    int cs = val_csv_col(c, "gemm_share", err), ct = val_csv_col(c, "gemm_tflops", err);
+    int cm = val_csv_col(c, "sm_mhz_mean", err);
+    int rc = cs < 0 || ct < 0 || cm < 0 ? -1 : 0;
+    double tf[8], cool = 0;
+    int ncool = 0;
+    pt->n = 0;
+    for (int i = 0; rc == 0 && i < val_csv_rows(c) && pt->n < 8; i++) {
+        double sh, t, mhz;
+        if (val_csv_num(c, i, cs, &sh, err) < 0 || val_csv_num(c, i, ct, &t, err) < 0 ||
+            val_csv_num(c, i, cm, &mhz, err) < 0)
+            rc = -1;
+        else if (!(t > 0 && sh > 0 && sh <= 1) || (pt->n > 0 && !(sh > pt->share[pt->n - 1])))
+            rc = sim_errf(err, "h100-micro/duty.csv: row %d: expected increasing gemm_share in (0, 1] and a "
+                          "positive rate", i + 2);
+        else {
+            pt->share[pt->n] = sh, pt->mhz[pt->n] = mhz, tf[pt->n++] = t;
+            if (sh <= 0.4)
+                cool += t, ncool++;
+        }
+    }
+    if (rc == 0 && (pt->n < 2 || !ncool))
+        rc = sim_errf(err, "h100-micro/duty.csv: expected at least 2 rows, one at a share <= 0.4");
+    for (int i = 0; rc == 0 && i < pt->n; i++)
+        pt->rate[i] = fmin(1, tf[i] / (cool / ncool));
+    return rc;
+}
+
+/* A table row's state from its recorded SM clock: the duty rows' rates by
+ * clock, linear between them, held beyond them. */
+static int load_power(const char *data_dir, val_power *pt, sim_err *err)
+{
+    val_csv *c;
+    if (load(data_dir, "h100-micro/duty.csv", &c, err))
+        return -1;
+    int rc = val_power_read(c, pt, err);
+    val_csv_free(c);
+    return rc;
+}
+
+double val_power_rate_at_clock(const val_power *pt, double mhz)
+{
+    int idx[8] = {0};
+    for (int i = 0; i < pt->n; i++)
+        idx[i] = i;
+    for (int i = 1; i < pt->n; i++) /* by clock */
+        for (int j = i; j > 0 && pt->mhz[idx[j]] < pt->mhz[idx[j - 1]]; j--) {
+            int t = idx[j];
+            idx[j] = idx[j - 1];
+            idx[j - 1] = t;
+        }
+    if (mhz <= pt->mhz[idx[0]])
+        return pt->rate[idx[0]];
+    for (int i = 1; i < pt->n; i++)
+        if (mhz <= pt->mhz[idx[i]]) {
+            const int a = idx[i - 1], b = idx[i];
+            return pt->rate[a] + (pt->rate[b] - pt->rate[a]) * (mhz - pt->mhz[a]) / (pt->mhz[b] - pt->mhz[a]);
+        }
+    return pt->rate[idx[pt->n - 1]];
+}
+
 /* The rows of a table from bench/gpu/measure.py (set, layout, dtype, m, n,
  * k, us) in `dtype` whose edges are multiples of 8, ordered by FLOPs,
  * even-indexed fitted.  The rows are graph replays: no launch gap. */
-static int add_micro(const char *data_dir, const char *rel, gemm_data *d, const char *dtname, int dtype, sim_err *err)
+static int add_micro(const char *data_dir, const char *rel, gemm_data *d, const char *dtname, int dtype,
+                     const val_power *pt, sim_err *err)
 {
     val_csv *c;
     if (load(data_dir, rel, &c, err))
         return -1;
     int cd = val_csv_col(c, "dtype", err), cm = val_csv_col(c, "m", err), cn = val_csv_col(c, "n", err);
-    int ck = val_csv_col(c, "k", err), cu = val_csv_col(c, "us", err);
-    int rc = cd < 0 || cm < 0 || cn < 0 || ck < 0 || cu < 0 ? -1 : 0, first = d->n;
+    int ck = val_csv_col(c, "k", err), cu = val_csv_col(c, "us", err), cz = val_csv_col(c, "sm_mhz", err);
+    int rc = cd < 0 || cm < 0 || cn < 0 || ck < 0 || cu < 0 || cz < 0 ? -1 : 0, first = d->n;
     for (int i = 0; rc == 0 && i < val_csv_rows(c); i++) {
-        double m, n, k, us;
+        double m, n, k, us, mhz;
         if (strcmp(val_csv_str(c, i, cd), dtname))
             continue;
         if (val_csv_num(c, i, cm, &m, err) < 0 || val_csv_num(c, i, cn, &n, err) < 0 ||
-            val_csv_num(c, i, ck, &k, err) < 0 || val_csv_num(c, i, cu, &us, err) < 0)
+            val_csv_num(c, i, ck, &k, err) < 0 || val_csv_num(c, i, cu, &us, err) < 0 ||
+            val_csv_num(c, i, cz, &mhz, err) < 0)
             rc = -1;
         else if (fmod(m, 8) == 0 && fmod(n, 8) == 0 && fmod(k, 8) == 0 && d->n < GF_MAX)
-            d->p[d->n++] = (gemm_pt){m, n, k, 1, us * 1e-6, d->g.peak_flops[dtype], 0, d->g.kernel_min_s, dtype, 0};
+            d->p[d->n++] = (gemm_pt){m, n, k, 1, us * 1e-6, d->g.peak_flops[dtype], 0, d->g.kernel_min_s, dtype, 0,
+                                     val_power_rate_at_clock(pt, mhz)};
     }
     val_csv_free(c);
     if (rc == 0 && d->n - first < 8)
@@ -425,26 +499,27 @@ static int add_micro(const char *data_dir, const char *rel, gemm_data *d, const 
  * no layout), so any odd edge counts, as it must for a weight gradient whose
  * odd edge is the output's.  For the H100 and the H200 (the same die and
  * cuBLAS). */
-static int fit_unaligned(const char *data_dir, const gemm_data *fitted, val_fitted *out, int max, FILE *logf,
-                         sim_err *err)
+static int fit_unaligned(const char *data_dir, const gemm_data *fitted, const val_power *pt, val_fitted *out,
+                         int max, FILE *logf, sim_err *err)
 {
     val_csv *c;
     if (load(data_dir, "h100-micro/gemm.csv", &c, err))
         return -1;
     int cd = val_csv_col(c, "dtype", err), cm = val_csv_col(c, "m", err), cn = val_csv_col(c, "n", err);
-    int ck = val_csv_col(c, "k", err), cu = val_csv_col(c, "us", err);
-    int rc = cd < 0 || cm < 0 || cn < 0 || ck < 0 || cu < 0 ? -1 : 0, n = 0;
+    int ck = val_csv_col(c, "k", err), cu = val_csv_col(c, "us", err), cz = val_csv_col(c, "sm_mhz", err);
+    int rc = cd < 0 || cm < 0 || cn < 0 || ck < 0 || cu < 0 || cz < 0 ? -1 : 0, n = 0;
     gemm_pt pts[GF_MAX];
     for (int i = 0; rc == 0 && i < val_csv_rows(c) && n < GF_MAX; i++) {
-        double m, nn, k, us;
+        double m, nn, k, us, mhz;
         if (strcmp(val_csv_str(c, i, cd), "bf16"))
             continue;
         if (val_csv_num(c, i, cm, &m, err) < 0 || val_csv_num(c, i, cn, &nn, err) < 0 ||
-            val_csv_num(c, i, ck, &k, err) < 0 || val_csv_num(c, i, cu, &us, err) < 0)
+            val_csv_num(c, i, ck, &k, err) < 0 || val_csv_num(c, i, cu, &us, err) < 0 ||
+            val_csv_num(c, i, cz, &mhz, err) < 0)
             rc = -1;
         else if (fmod(m, 8) != 0 || fmod(nn, 8) != 0 || fmod(k, 8) != 0)
             pts[n++] = (gemm_pt){m, nn, k, 1, us * 1e-6, fitted->g.peak_flops[SIM_DTYPE_BF16], 0,
-                                 fitted->g.kernel_min_s, SIM_DTYPE_BF16, 0};
+                                 fitted->g.kernel_min_s, SIM_DTYPE_BF16, 0, val_power_rate_at_clock(pt, mhz)};
     }
     val_csv_free(c);
     if (rc)
@@ -500,9 +575,10 @@ static int fit_h100(const char *data_dir, gemm_data *d, val_fitted *out, int max
 {
     memset(d, 0, sizeof *d);
     d->scaled = SIM_DTYPE_FP8;
-    if (plat_gpu_lookup_info("H100-SXM", &d->g, NULL, err) ||
-        add_micro(data_dir, "h100-micro/gemm.csv", d, "bf16", SIM_DTYPE_BF16, err) ||
-        add_micro(data_dir, "h100-micro/gemm.csv", d, "fp8", SIM_DTYPE_FP8, err))
+    static val_power pt;
+    if (load_power(data_dir, &pt, err) || plat_gpu_lookup_info("H100-SXM", &d->g, NULL, err) ||
+        add_micro(data_dir, "h100-micro/gemm.csv", d, "bf16", SIM_DTYPE_BF16, &pt, err) ||
+        add_micro(data_dir, "h100-micro/gemm.csv", d, "fp8", SIM_DTYPE_FP8, &pt, err))
         return -1;
     int micro = d->n;
     if (add_mamf(data_dir, d, "NVIDIA H100 SXM", "bf16", SIM_DTYPE_BF16, NULL, err) ||
@@ -513,7 +589,8 @@ static int fit_h100(const char *data_dir, gemm_data *d, val_fitted *out, int max
         d->p[i].fit = 0; /* published: predicted */
     double x0[GP_N] = {1.0, 9.5, 0.0, 0, log(0.9)};
     memcpy(d->x, x0, sizeof x0);
-    if (fit_set(d, "H100-SXM GEMM (this project's bf16 table)", 0, 3, DT(SIM_DTYPE_BF16), logf, err) ||
+    if (fit_set(d, "H100-SXM GEMM, cool state (this project's bf16 table, each row at its recorded power state)", 0,
+                3, DT(SIM_DTYPE_BF16), logf, err) ||
         fit_set(d, "H100-SXM FP8 scale (its FP8 rows, curve held)", GP_SCALE, 1, DT(SIM_DTYPE_FP8), logf, err))
         return -1;
     if (logf) /* the published rows beside the model: the table's own are listed by group h100-micro */
@@ -530,8 +607,31 @@ static int fit_h100(const char *data_dir, gemm_data *d, val_fitted *out, int max
     int k2 = report("H200", d, 1, out + k, max - k, err);
     if (k2 < 0)
         return -1;
-    int k3 = fit_unaligned(data_dir, d, out + k + k2, max - k - k2, logf, err);
-    return k3 < 0 ? -1 : k + k2 + k3;
+    int k3 = fit_unaligned(data_dir, d, &pt, out + k + k2, max - k - k2, logf, err);
+    if (k3 < 0)
+        return -1;
+    k += k2 + k3;
+    /* the power table (load = share, rate) for both GH100 cards */
+    static const char *const GPUS[] = {"H100-SXM", "H200"};
+    static char names[2][16][48];
+    if (logf) {
+        fprintf(logf, "H100-SXM power state (h100-micro/duty.csv): tensor load -> rate of the cool state:");
+        for (int i = 0; i < pt.n; i++)
+            fprintf(logf, " %.1f -> %.3f (%.0f MHz)", pt.share[i], pt.rate[i], pt.mhz[i]);
+        fprintf(logf, "\n");
+    }
+    for (int g = 0; g < 2; g++) {
+        sim_gpu info;
+        if (plat_gpu_lookup_info(GPUS[g], &info, NULL, err))
+            return -1;
+        for (int i = 0; i < pt.n && 2 * i + 1 < 16 && k + 2 <= max; i++) {
+            snprintf(names[g][2 * i], sizeof names[g][2 * i], "%s power.load[%d]", GPUS[g], i);
+            snprintf(names[g][2 * i + 1], sizeof names[g][2 * i + 1], "%s power.gemm_rate[%d]", GPUS[g], i);
+            out[k++] = (val_fitted){names[g][2 * i], pt.share[i], i < info.power_n ? info.power_load[i] : NAN, ""};
+            out[k++] = (val_fitted){names[g][2 * i + 1], pt.rate[i], i < info.power_n ? info.power_rate[i] : NAN, ""};
+        }
+    }
+    return k;
 }
 
 /* V100: its GEMM curve is the catalogue prior (no tensor-core table in the

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fit.h"
+#include "platforms/catalog.h"
 #include "val_csv.h"
 #include "val_groups.h"
 #include "val_sim.h"
@@ -143,7 +145,13 @@ int val_group_hbm_stream(const val_ctx *ctx, val_set *out, sim_err *err)
  *     those inside it and the norms, softmax and dropout are predictions.
  * The GEMM and element-wise rows are CUDA-graph replays: a row is the
  * kernel with no launch gap, so the simulated time loses the GPU's launch_s;
- * the attention rows were timed eagerly, gaps included, as simulated. */
+ * the attention rows were timed eagerly, gaps included, as simulated.  A
+ * GEMM row is simulated at the power state the card was in when it ran
+ * (its recorded SM clock, through duty.csv: fit_gemm.c), the rest cool.
+ *   duty: the power model itself: duty.csv's GEMM interleaved with copies
+ *     at 20-100 % GEMM time share, ten cycles simulated on one H100 with
+ *     its power table (the engine's tensor load), the GEMM's time against
+ *     the measured median. */
 static int micro_gemm_rows(const val_ctx *ctx, const sim_machine *m, val_set *out, sim_err *err)
 {
     val_csv *c = val_csv_load_data(ctx, "h100-micro/gemm.csv", err);
@@ -151,9 +159,14 @@ static int micro_gemm_rows(const val_ctx *ctx, const sim_machine *m, val_set *ou
         return -1;
     int cs = val_csv_col(c, "set", err), cl = val_csv_col(c, "layout", err), cd = val_csv_col(c, "dtype", err);
     int cm = val_csv_col(c, "m", err), cn = val_csv_col(c, "n", err), ck = val_csv_col(c, "k", err);
-    int cu = val_csv_col(c, "us", err);
-    int rc = cs < 0 || cl < 0 || cd < 0 || cm < 0 || cn < 0 || ck < 0 || cu < 0 ? -1 : 0;
+    int cu = val_csv_col(c, "us", err), cz = val_csv_col(c, "sm_mhz", err);
+    int rc = cs < 0 || cl < 0 || cd < 0 || cm < 0 || cn < 0 || ck < 0 || cu < 0 || cz < 0 ? -1 : 0;
     int nr = val_csv_rows(c);
+    val_power pt;
+    val_csv *dc = rc ? NULL : val_csv_load_data(ctx, "h100-micro/duty.csv", err);
+    if (!dc || val_power_read(dc, &pt, err))
+        rc = -1;
+    val_csv_free(dc);
     /* the aligned bf16 rows' rank by FLOPs (ties in file order), as fit_gemm.c orders them */
     double *flops = calloc((size_t)nr + 1, sizeof *flops);
     if (!flops)
@@ -168,11 +181,12 @@ static int micro_gemm_rows(const val_ctx *ctx, const sim_machine *m, val_set *ou
     }
     double launch = m->gpus[m->gpu_model[0]].launch_s;
     for (int i = 0; rc == 0 && i < nr; i++) {
-        double mm, nn, kk, us, sim;
+        double mm, nn, kk, us, sim, mhz;
         const char *dt = val_csv_str(c, i, cd);
         int fp8 = !strcmp(dt, "fp8");
         if (val_csv_num(c, i, cm, &mm, err) < 0 || val_csv_num(c, i, cn, &nn, err) < 0 ||
-            val_csv_num(c, i, ck, &kk, err) < 0 || val_csv_num(c, i, cu, &us, err) < 0) {
+            val_csv_num(c, i, ck, &kk, err) < 0 || val_csv_num(c, i, cu, &us, err) < 0 ||
+            val_csv_num(c, i, cz, &mhz, err) < 0) {
             rc = -1;
             break;
         }
@@ -198,7 +212,8 @@ static int micro_gemm_rows(const val_ctx *ctx, const sim_machine *m, val_set *ou
         char name[160];
         snprintf(name, sizeof name, "%s %s %s %.0fx%.0fx%.0f (%.0f TFLOP/s)", val_csv_str(c, i, cs),
                  val_csv_str(c, i, cl), dt, mm, nn, kk, 2 * flops[i] / us / 1e6);
-        rc = val_add(out, subset, name, us * 1e-6, sim - launch, "s", 2 * flops[i], err);
+        rc = val_add(out, subset, name, us * 1e-6, (sim - launch) / val_power_rate_at_clock(&pt, mhz), "s",
+                     2 * flops[i], err);
     }
     free(flops);
     val_csv_free(c);
@@ -276,6 +291,62 @@ static int micro_elementwise_rows(const val_ctx *ctx, const sim_machine *m, val_
     return rc;
 }
 
+static int micro_duty_rows(const val_ctx *ctx, sim_machine *m, val_set *out, sim_err *err)
+{
+    val_csv *c = val_csv_load_data(ctx, "h100-micro/duty.csv", err);
+    if (!c)
+        return -1;
+    int cs = val_csv_col(c, "gemm_share", err), cg = val_csv_col(c, "gemms_per_cycle", err);
+    int cc = val_csv_col(c, "copies_per_cycle", err), cu = val_csv_col(c, "gemm_us_median", err);
+    int rc = cs < 0 || cg < 0 || cc < 0 || cu < 0 ? -1 : 0;
+    sim_gpu info; /* the catalogue's power table: the machine's GPUs are cool (val_sim_node) */
+    if (rc == 0 && plat_gpu_lookup_info("H100-SXM", &info, NULL, err))
+        rc = -1;
+    sim_gpu *g = &m->gpus[m->gpu_model[0]];
+    g->power_n = info.power_n;
+    memcpy(g->power_load, info.power_load, sizeof g->power_load);
+    memcpy(g->power_rate, info.power_rate, sizeof g->power_rate);
+    const sim_payload gemm = {.kind = SIM_OP_COMPUTE, .sub = SIM_KERNEL_GEMM, .name = -1, .m = 8192, .n = 8192,
+                              .k = 4096, .batch = 1, .dtype = SIM_DTYPE_BF16};
+    const sim_payload copy = {.kind = SIM_OP_COMPUTE, .sub = SIM_KERNEL_ELEMENTWISE, .name = -1,
+                              .bytes = (int64_t)2 << 30}; /* 1 GiB read, 1 GiB written */
+    double t_copy = 0;
+    if (rc == 0 && val_sim_kernel(ctx, m, 0, &copy, &t_copy, err) < 0)
+        rc = -1;
+    enum { CYCLES = 10 };
+    for (int i = 0; rc == 0 && i < val_csv_rows(c); i++) {
+        double share, ng, nc, us;
+        if (val_csv_num(c, i, cs, &share, err) < 0 || val_csv_num(c, i, cg, &ng, err) < 0 ||
+            val_csv_num(c, i, cc, &nc, err) < 0 || val_csv_num(c, i, cu, &us, err) < 0) {
+            rc = -1;
+            break;
+        }
+        if (!(ng >= 1 && nc >= 0 && ng + nc <= 100)) {
+            rc = sim_errf(err, "h100-micro/duty.csv: row %d: expected 1 to 100 kernels a cycle", i + 2);
+            break;
+        }
+        sim_schedule *s = sim_sched_new(1);
+        uint32_t st = sim_sched_stream(s, 0, "compute");
+        sim_payload pg = gemm, pc = copy;
+        uint32_t ig = sim_sched_payload(s, &pg), ic = sim_sched_payload(s, &pc);
+        for (int cyc = 0; cyc < CYCLES; cyc++)
+            for (int k = 0; k < (int)(ng + nc); k++)
+                sim_sched_add(s, st, k < (int)ng ? ig : ic, -1, SIM_NO_TAGS, NULL, 0);
+        sim_result r;
+        rc = val_sim_run(ctx, s, m, &r, err);
+        sim_sched_free(s);
+        if (rc)
+            break;
+        double per_gemm = (r.rank[0].end_s - CYCLES * nc * t_copy) / (CYCLES * ng);
+        sim_result_free(&r);
+        char name[96];
+        snprintf(name, sizeof name, "8192x8192x4096 bf16 at %.0f %% GEMM time share", 100 * share);
+        rc = val_add(out, "duty", name, us * 1e-6, per_gemm, "s", share, err);
+    }
+    val_csv_free(c);
+    return rc;
+}
+
 int val_group_h100_micro(const val_ctx *ctx, val_set *out, sim_err *err)
 {
     sim_machine *m = val_sim_node("H100-SXM", 1, err);
@@ -284,6 +355,7 @@ int val_group_h100_micro(const val_ctx *ctx, val_set *out, sim_err *err)
     int rc = micro_gemm_rows(ctx, m, out, err);
     rc = rc ? rc : micro_attention_rows(ctx, m, out, err);
     rc = rc ? rc : micro_elementwise_rows(ctx, m, out, err);
+    rc = rc ? rc : micro_duty_rows(ctx, m, out, err);
     sim_machine_free(m);
     return rc;
 }

@@ -17,6 +17,8 @@
 /* A one-node machine of `gpus` GPUs of a catalogue model (NVSwitch where
  * the model has it), built through the cluster JSON path users take; NULL
  * with a message when the model is unknown. */
+/* One node of `gpus` GPUs of a catalogue model on one switch, its GPUs in
+ * their cool power state (micro-benchmarks run in short bursts). */
 sim_machine *val_sim_node(const char *model, int gpus, sim_err *err);
 
 /* Runs a schedule and returns its result (caller frees with sim_result_free). */

@@ -79,6 +79,14 @@ int main(void)
              "node.gpu", "nvlink.kind", "expected none, bridge, mesh or nvswitch");
     bad_json(MYGPU("\"tflops\": {\"fp32\": 10}, \"memory_GB\": 16, \"memory_GBps\": 500, \"gemm\": {\"9\": 1.5}"),
              "node.gpu", "MyGPU.gemm", "efficiency in (0, 1]");
+    bad_json(MYGPU("\"tflops\": {\"fp32\": 10}, \"memory_GB\": 16, \"memory_GBps\": 500, "
+                   "\"power\": {\"load\": [0.8, 0.4], \"gemm_rate\": [1, 0.9]}"),
+             "node.gpu", "power: point 2", "above the previous one");
+    bad_json(MYGPU("\"tflops\": {\"fp32\": 10}, \"memory_GB\": 16, \"memory_GBps\": 500, "
+                   "\"power\": {\"load\": [0.4, 0.8], \"gemm_rate\": [1]}"),
+             "node.gpu", "power", "2 to 8 points each");
+    bad_json(MYGPU("\"tflops\": {\"fp32\": 10}, \"memory_GB\": 16, \"memory_GBps\": 500, \"gemm_unaligned\": 0"),
+             "node.gpu", "gemm_unaligned", "expected a number in");
     bad_json(NODE("\"gpu\": {\"tflops\": {\"fp32\": 10}}, \"gpus_per_node\": 2, \"nic\": \"100GbE\""), "node.gpu",
              "model: expected a GPU model name", NULL);
     bad_json(NODE("\"gpu\": 7, \"gpus_per_node\": 2, \"nic\": \"100GbE\""), "node.gpu", "or a GPU object", NULL);

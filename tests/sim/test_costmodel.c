@@ -2,7 +2,8 @@
  * GPU: a kernel lasts at least kernel_min_s (its work overlaps that time),
  * then the stream waits launch_s; a dtype's GEMMs run at gemm_scale of the
  * curve (0 = unset = 1), a 16-bit GEMM with an edge not a multiple of 8 at
- * gemm_unaligned; every closed form below is computed by hand. */
+ * gemm_unaligned; a kernel's tensor load and the power table's rate at a
+ * load; every closed form below is computed by hand. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -82,6 +83,32 @@ int main(void)
     p.m = 4097; /* any odd edge counts: a payload has no layout */
     expect(sim_cost_gemm_unaligned(&p), 1, "odd m is unaligned");
     g.gemm_unaligned = 0;
+
+    /* the power state: a GEMM's tensor load is its time at the curve's best
+     * over its time (flat curve: 1); an element-wise kernel has none; the
+     * rate is linear between the table's points, held beyond them */
+    g = gpu();
+    memset(&p, 0, sizeof p);
+    p.kind = SIM_OP_COMPUTE;
+    p.sub = SIM_KERNEL_GEMM;
+    p.m = p.n = p.k = 4096;
+    p.batch = 1;
+    p.dtype = SIM_DTYPE_BF16;
+    expect(sim_cost_tensor_load(&g, &p, t), 1, "a GEMM at the curve's best: load 1");
+    expect(sim_cost_tensor_load(&g, &p, 4 * t), 0.25, "the same FLOPs in 4x the time: load 0.25");
+    expect(sim_cost_is_tensor(&p), 1, "a GEMM is a tensor-core kernel");
+    sim_payload e = {.kind = SIM_OP_COMPUTE, .sub = SIM_KERNEL_ELEMENTWISE, .bytes = 1000000};
+    expect(sim_cost_tensor_load(&g, &e, 1e-3), 0, "element-wise: no tensor load");
+    expect(sim_cost_is_tensor(&e), 0, "element-wise is not a tensor-core kernel");
+    expect(sim_cost_power_rate(&g, 0.9), 1, "no power table: rate 1");
+    g.power_n = 3;
+    g.power_load[0] = 0.4, g.power_rate[0] = 1;
+    g.power_load[1] = 0.8, g.power_rate[1] = 0.9;
+    g.power_load[2] = 1.0, g.power_rate[2] = 0.8;
+    expect(sim_cost_power_rate(&g, 0.1), 1, "below the first load: its rate");
+    expect(sim_cost_power_rate(&g, 0.6), 0.95, "halfway 0.4 -> 0.8: 0.95");
+    expect(sim_cost_power_rate(&g, 0.9), 0.85, "halfway 0.8 -> 1: 0.85");
+    expect(sim_cost_power_rate(&g, 1.0), 0.8, "at the last load: its rate");
 
     memset(&p, 0, sizeof p);
     p.kind = SIM_OP_COMPUTE;
