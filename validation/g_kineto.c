@@ -57,7 +57,8 @@
  * The H100 curves are fitted on h100-micro's micro tables, never on these. */
 #define H100_STEPS                                                                                                     \
     "h100-micro/trace_gpt-125m.json.gz", "h100-micro/trace_gpt-350m.json.gz", "h100-micro/trace_gpt-760m.json.gz",     \
-        "h100-micro/trace_gpt-1.3b.json.gz", "h100-micro/trace_gpt-2.7b.json.gz"
+        "h100-micro/trace_gpt-1.3b.json.gz", "h100-micro/trace_gpt-2.7b.json.gz",                              \
+        "h100-micro/trace_gpt-h4096-l8.json.gz", "h100-micro/trace_gpt-h6144-l4.json.gz"
 
 /* The traces compared, with what PROVENANCE.md says they are. */
 static const char *GEMM_TRACES[] = {

@@ -56,7 +56,7 @@ static const val_group GROUPS[] = {
      NULL, val_group_e2e_commodity},
     {"e2e-large", "MT-NLG 530B on 2,240-3,360 A100 and OPT-175B: iteration time", NULL, val_group_e2e_large},
     {"e2e-h100-steps",
-     "this project's H100 SXM5: whole single-GPU GPT training steps (125M-2.7B, bf16 autocast, PyTorch eager): "
+     "this project's H100 SXM5: whole single-GPU GPT training steps (125M-2.7B and two wide GEMM-dense ones, bf16 autocast, PyTorch eager): "
      "median step time per model",
      NULL, val_group_e2e_h100_steps},
 };

@@ -472,7 +472,9 @@ def section_steps():
                              "step_ms_median", "step_ms_min", "steps", "sm_mhz_mean", "power_w_mean"])
     configs = [("gpt-125m", 50368, 768, 12, 12, 2048, 16), ("gpt-350m", 50368, 1024, 24, 16, 2048, 8),
                ("gpt-760m", 50368, 1536, 24, 16, 2048, 8), ("gpt-1.3b", 50368, 2048, 24, 16, 2048, 4),
-               ("gpt-2.7b", 50368, 2560, 32, 32, 2048, 2)]
+               ("gpt-2.7b", 50368, 2560, 32, 32, 2048, 2),
+               # GEMM-dense steps (wide layers, few of them): the power model's other end
+               ("gpt-h4096-l8", 50368, 4096, 8, 32, 2048, 4), ("gpt-h6144-l4", 50368, 6144, 4, 48, 2048, 4)]
     configs = [c for c in configs if not STEP_MODELS or c[0] in STEP_MODELS]
     for name, vocab, h, L, heads, seq, mb in configs:
         if over_budget("steps"):

@@ -1,4 +1,4 @@
-# trainsim validate --group e2e-h100-steps --check: this project's five
+# trainsim validate --group e2e-h100-steps --check: this project's seven
 # single-GPU H100 training steps (h100-micro/steps.csv) within
 # validation/thresholds.json; a row emitted with --emit, run by `trainsim
 # run`, gives validate's own figure; bad rows are errors naming file, line
@@ -11,7 +11,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 out=$("$TRAINSIM" validate --group e2e-h100-steps --check --data "$D" 2>&1); rc=$?
 echo "$out" | grep -A3 '^group / subset'
 [ $rc -eq 0 ] || { echo "$out" | grep 'trainsim:'; fail "e2e-h100-steps exceeds its threshold (exit $rc)"; }
-echo "$out" | grep -q 'rows: 5 in the data, 5 expressible, 5 simulated' || fail "not every row simulated: $out"
+echo "$out" | grep -q 'rows: 7 in the data, 7 expressible, 7 simulated' || fail "not every row simulated: $out"
 # the model and batch come from the row, the stack is measure.py's
 echo "$out" | grep -q '^  gpt-1.3b 1 x H100-SXM tp=1,pp=1,dp=1,mb=4,gb=4 .*median of 8 steps' \
   || fail "gpt-1.3b case: $out"
