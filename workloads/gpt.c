@@ -2026,6 +2026,32 @@ int wl_gpt_memory(const wl_model *m, const wl_strategy *st, const sim_machine *m
     return stage_peaks(m, &pl, per_stage, err);
 }
 
+int wl_gpt_cut(const wl_model *m, const wl_strategy *st, int k, wl_model *mo, wl_strategy *so, sim_err *err)
+{
+    plan pl;
+    memset(&pl, 0, sizeof pl);
+    pl.p = st->pp;
+    pl.v = st->vstages;
+    if (st->pp < 1 || st->vstages < 1 || k < 0)
+        return sim_errf(err, "wl_gpt_cut: pp=%d, vstages=%d, k=%d", st->pp, st->vstages, k);
+    if (st->stage_split == WL_SPLIT_UNIFORM && m->layers % st->pp)
+        return sim_errf(err, "pp=%d does not divide the %d layers of %s", st->pp, m->layers, m->name);
+    if (resolve_split(m, st, &pl, err))
+        return -1;
+    int n = pl.p * pl.v, least = pl.vl[0];
+    for (int i = 1; i < n; i++)
+        least = pl.vl[i] < least ? pl.vl[i] : least;
+    int d = least - k; /* layers every virtual stage loses (gains when negative) */
+    *mo = *m;
+    *so = *st;
+    mo->layers = m->layers - n * d;
+    for (int i = 0; st->stage_split == WL_SPLIT_LIST && i < n; i++)
+        so->pp_layers[i] = (short)(st->pp_layers[i] - d);
+    if (mo->layers < 1)
+        return sim_errf(err, "wl_gpt_cut: %d layers per virtual stage leave no layer", k);
+    return mo->layers;
+}
+
 sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const sim_machine *mach, sim_err *err)
 {
     plan pl;
