@@ -11,10 +11,9 @@
  *    eager and interleaved pipelines this holds from m = 1, since a uniform
  *    pipeline takes (m + p - 1) stage times whether or not m reaches p
  *    (Narayanan et al. 2021, Sec. 2.2.1; Huang et al. 2019); Merak's
- *    pipelines change what they recompute near the end of the batch, and
- *    uneven stages (stage_split, pp_layers) fill and drain by unequal
- *    stage times, so they are sampled in their steady state, at m = p and
- *    p + 2.
+ *    pipelines change what they recompute near the end of the batch, so
+ *    they are sampled in their steady state, at m = p and p + 2; uneven
+ *    stages (stage_split, pp_layers) reach theirs later, at 2p and 3p.
  * So the time is bilinear in (layers, micro-batches): simulate the model cut
  * to one and two layers on its lightest virtual stage, every stage losing
  * the same layers (wl_gpt_cut: u and 2u = p·vstages and twice that for a
@@ -395,15 +394,20 @@ void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
     int m_affine = !(res.pipeline == WL_PIPE_MERAK_PRE && res.dp_overlap);
     if (ctx->fidelity == PLAN_FAST && m_affine) {
         /* the first pair the schedule accepts (interleaved wants whole rounds
-         * of p); uneven stages in their steady state too: with stages of
-         * unequal time the fill and drain are not whole stage times, so the
-         * step is affine in m only once every stage has work in flight
-         * (measured, tests/planner/plan_stage_split.sh: pp_layers=12/12/12/10
-         * at m = 16 off by 3.9 % sampled at 1 and 3, 1.2 % at p and p + 2) */
-        int steady = wl_pipe_is_merak(res.pipeline) || res.stage_split != WL_SPLIT_UNIFORM;
-        int pairs[3][2] = {{1, p == 1 ? 2 : 3}, {p, p + 2}, {p, 2 * p}};
-        for (int i = steady; i < 3 && np == 1; i++) {
-            int n1 = pairs[i][0], n2 = pairs[i][1];
+         * of p).  Uneven stages (stage_split, pp_layers) from deeper in the
+         * steady state: with stages of unequal time the slowest one sets the
+         * pace only after the backlog in front of it has built up, which
+         * takes more than p micro-batches (measured against whole
+         * simulation: BLOOM-176B's tp 4 x pp 12 layout off by 2.0 % sampled
+         * at p and p + 2, 0.3 % at p and 2p, 0.07 % at 2p and 3p; the
+         * cases of tests/planner/plan_stage_split.sh at most 3.9 % at 1 and
+         * 3, 1.0 % at 2p and 3p) */
+        int uneven = res.stage_split != WL_SPLIT_UNIFORM;
+        int pairs[4][2] = {{1, p == 1 ? 2 : 3}, {p, p + 2}, {p, 2 * p}, {2 * p, 3 * p}};
+        static const int order[3][4] = {{0, 1, 2, -1}, {1, 2, -1, -1}, {3, 2, 1, -1}};
+        const int *o = order[uneven ? 2 : wl_pipe_is_merak(res.pipeline) ? 1 : 0];
+        for (int i = 0; i < 4 && o[i] >= 0 && np == 1; i++) {
+            int n1 = pairs[o[i]][0], n2 = pairs[o[i]][1];
             if (n2 < nmb && layers_ok(ctx, &ctx->model, &st, n1 * per) && layers_ok(ctx, &ctx->model, &st, n2 * per)) {
                 nm[0] = n1;
                 nm[1] = n2;

@@ -4,9 +4,11 @@
 # the model cut to one and two layers on the lightest virtual stage, every
 # stage keeping its difference (wl_gpt_cut), and interpolates in the layers
 # as for a uniform split (4 simulations, not a whole-depth one), and in the
-# micro-batches from the steady state (m = p and p + 2: stages of unequal
-# time do not fill and drain by whole stage times).  Measured at this head:
-# 0.06-1.2 % per strategy.  Bounds: 2 % per strategy, memory exact.
+# micro-batches from deep in the steady state (m = 2p and 3p: behind a stage
+# slower than the others the backlog takes more than p micro-batches to
+# build).  Measured at this head: 0.06-1.0 % per strategy (at p and p + 2 up
+# to 1.2 %, at 1 and 3 up to 3.9 %).  Bounds: 2 % per strategy, memory
+# exact.
 set -euo pipefail
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
