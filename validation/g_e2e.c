@@ -311,7 +311,12 @@ static int estimate(prepared *p, const wl_strategy *st, const sim_machine *mach,
     double a = o[0][0], b = o[1][0] - a, c = o[0][1] - a, d = o[1][1] - o[1][0] - o[0][1] + a;
     double L = 1 + (double)(p->model.layers - L1) / u, M = (double)st->gb / ((double)st->mb * st->dp * round);
     p->est_full = a + b * (L - 1) + c * (M - 1) + d * (L - 1) * (M - 1);
-    double Lf = st->zero < 2 && !st->dp_overlap ? fmin(L, 2) : L, Mf = fmin(M, 3);
+    /* the planner samples 1 and 3 micro-batches; p and p + 2 in the steady
+     * state of Merak's pipelines; 2p and 3p under uneven stage splits
+     * (planner/eval.c; M counts rounds of p when interleaved) */
+    int merak = wl_pipe_is_merak(st->pipeline), uneven = st->stage_split != WL_SPLIT_UNIFORM;
+    double Lf = st->zero < 2 && !st->dp_overlap ? fmin(L, 2) : L;
+    double Mf = fmin(M, uneven ? 3.0 * (round > 1 ? 1 : st->pp) : merak ? st->pp + 2 : 3);
     *fast = 3 * (a + b * (Lf - 1) + c * (Mf - 1) + d * (Lf - 1) * (Mf - 1));
     return 0;
 }
