@@ -6,8 +6,10 @@
  *    without interleaving, a pp_layers list, and Megatron-Core's
  *    embedding-only first virtual stage;
  *  - per-stage memory in closed form: the tiny GPT (weights and 1F1B
- *    activations per stage) and BLOOM-176B's production layout (tp 4, pp
- *    12: 5 + embedding, 6 x 10, 5 + embedding, the tr11 README's split);
+ *    activations per stage), BLOOM-176B's production layout (tp 4, pp
+ *    12: 5 + embedding, 6 x 10, 5 + embedding, the tr11 README's split) and
+ *    Llama 3.1 405B's 126 layers over pp 8 and 16, interleaved (the NeMo
+ *    rows' layouts);
  *  - simulated on the uniform star platform: each stage's compute follows
  *    its layers, and ZeRO-1 with all-reduced gradients moves 1.5x the bytes
  *    of reduce-scatter + all-gather. */
@@ -235,6 +237,43 @@ static void test_memory_bloom(void)
     sim_machine_free(mach);
 }
 
+/* Llama 3.1 405B's 126 layers under Megatron-Bridge's recipe
+ * (llama31_405b_pretrain_config: account_for_embedding_in_pipeline_split
+ * and account_for_loss_in_pipeline_split) at the NeMo rows' layouts: pp 8 x
+ * vp 8 gives 128 / 64 = 2 units per virtual stage, so stages 0 and 7 hold
+ * 15 layers (one chunk of 1) and the others 16; pp 16 x vp 8 one unit each,
+ * the first virtual stage the embedding alone: 7, 8 x 14, 7.  Per TP rank
+ * (tp 8) a layer holds (h(h + 2·1024) + h² + 3·53248·h)/8 + 2h (GQA with 8
+ * K/V heads of 128, SwiGLU, RMSNorm, no biases); the untied embeddings
+ * 129024/8 · h on stage 0, the output layer and final norm on the last. */
+static void test_memory_llama405b(void)
+{
+    wl_model m;
+    sim_err err;
+    CHECK(wl_model_load("llama3.1-405b", &m, &err) == 0);
+    double h = 16384, layer = (h * (h + 2 * 1024) + h * h + 3 * 53248 * h) / 8 + 2 * h, emb = 129024.0 / 8 * h;
+    static const struct {
+        int pp, gb, end, mid; /* layers on the first and last stage, and on the others */
+    } c[] = {{8, 8, 15, 16}, {16, 16, 7, 8}};
+    for (int k = 0; k < 2; k++) {
+        sim_machine *mach = wl_test_machine(8 * c[k].pp, 0);
+        char text[160];
+        snprintf(text, sizeof text, "tp=8,pp=%d,mb=1,gb=%d,dtype=bf16,pipeline=interleaved,vstages=8,"
+                 "stage_split=embedding_as_layer", c[k].pp, c[k].gb);
+        wl_strategy s = wl_test_strategy(text);
+        wl_memory mem[16];
+        CHECK(wl_gpt_memory(&m, &s, mach, mem, &err) == 0);
+        for (int i = 0; i < c[k].pp; i++) {
+            int first = i == 0, last = i == c[k].pp - 1;
+            double P = (first || last ? c[k].end : c[k].mid) * layer + (first ? emb : 0) + (last ? emb + h : 0);
+            if (mem[i].weights != 2 * P)
+                fprintf(stderr, "405b pp=%d stage %d: weights %.0f want %.0f\n", c[k].pp, i, mem[i].weights, 2 * P);
+            CHECK(mem[i].weights == 2 * P);
+        }
+        sim_machine_free(mach);
+    }
+}
+
 /* Compute per stage on the star platform (kernels cost their FLOPs only,
  * communication nearly free): stage i's compute is its layers' share (the
  * embedding and the 128-entry logits add ~1 %).  The step: the busiest
@@ -336,6 +375,7 @@ int main(void)
     test_errors();
     test_memory_tiny();
     test_memory_bloom();
+    test_memory_llama405b();
     wl_test_failures += test_simulated_split();
     wl_test_failures += test_grad_collective();
     return wl_test_done();
