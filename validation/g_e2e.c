@@ -272,13 +272,15 @@ static void memory_note(prepared *p, sim_machine *mach, const wl_strategy *st)
     }
 }
 
-/* Operations of the schedule of (layers, micro-batches) rounds. */
-static double ops_at(const prepared *p, const wl_strategy *st, const sim_machine *mach, int layers, int rounds,
-                     int round, sim_err *e)
+/* Operations of the schedule of the model cut to k layers on its lightest
+ * virtual stage (wl_gpt_cut) and `rounds` rounds of micro-batches. */
+static double ops_at(const prepared *p, const wl_strategy *st, const sim_machine *mach, int k, int rounds, int round,
+                     sim_err *e)
 {
-    wl_model m = p->model;
-    m.layers = layers;
-    wl_strategy s = *st;
+    wl_model m;
+    wl_strategy s;
+    if (wl_gpt_cut(&p->model, st, k, &m, &s, e) < 0)
+        return -1;
     s.gb = st->mb * st->dp * round * rounds;
     sim_schedule *sch = wl_gpt_generate(&m, &s, mach, e);
     double n = sch ? (double)sch->nops : -1;
@@ -289,19 +291,32 @@ static double ops_at(const prepared *p, const wl_strategy *st, const sim_machine
 /* Estimated engine operations of the whole iteration (see the header) in
  * p->est_full, and of the fast fidelity's reduced simulations in *fast
  * (about three of them, at two layers' rounds when layers add up and at
- * most three rounds of micro-batches: planner/eval.c). */
+ * most three rounds of micro-batches: planner/eval.c).  The samples have
+ * one and two layers on the lightest virtual stage, every other stage
+ * keeping its difference from it (an uneven split), so the operations are
+ * linear in the real model's layers over pp·vstages. */
 static int estimate(prepared *p, const wl_strategy *st, const sim_machine *mach, double *fast, sim_err *e)
 {
     int u = st->pp * st->vstages, round = st->pipeline == WL_PIPE_INTERLEAVED ? st->pp : 1;
     double o[2][2];
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++)
-            if ((o[i][j] = ops_at(p, st, mach, (i + 1) * u, j + 1, round, e)) < 0)
+            if ((o[i][j] = ops_at(p, st, mach, i + 1, j + 1, round, e)) < 0)
                 return -1;
+    wl_model m1;
+    wl_strategy s1;
+    int L1 = wl_gpt_cut(&p->model, st, 1, &m1, &s1, e);
+    if (L1 < 0)
+        return -1;
     double a = o[0][0], b = o[1][0] - a, c = o[0][1] - a, d = o[1][1] - o[1][0] - o[0][1] + a;
-    double L = (double)p->model.layers / u, M = (double)st->gb / ((double)st->mb * st->dp * round);
+    double L = 1 + (double)(p->model.layers - L1) / u, M = (double)st->gb / ((double)st->mb * st->dp * round);
     p->est_full = a + b * (L - 1) + c * (M - 1) + d * (L - 1) * (M - 1);
-    double Lf = st->zero < 2 && !st->dp_overlap ? fmin(L, 2) : L, Mf = fmin(M, 3);
+    /* the planner samples 1 and 3 micro-batches; p and p + 2 in the steady
+     * state of Merak's pipelines; 2p and 3p under uneven stage splits
+     * (planner/eval.c; M counts rounds of p when interleaved) */
+    int merak = wl_pipe_is_merak(st->pipeline), uneven = st->stage_split != WL_SPLIT_UNIFORM;
+    double Lf = st->zero < 2 && !st->dp_overlap ? fmin(L, 2) : L;
+    double Mf = fmin(M, uneven ? 3.0 * (round > 1 ? 1 : st->pp) : merak ? st->pp + 2 : 3);
     *fast = 3 * (a + b * (Lf - 1) + c * (Mf - 1) + d * (Lf - 1) * (Mf - 1));
     return 0;
 }
@@ -480,7 +495,7 @@ static int emit_file(const char *dir, const char *row, const char *ext, const ch
  * options are run's defaults). */
 static int emit_row(const char *dir, const prepared *p, sim_err *err)
 {
-    char cmd[1024], where[256];
+    char cmd[1100], where[256];
     if (p->map.platform[0])
         snprintf(where, sizeof where, "%s --gpus %d", p->map.platform, p->map.platform_gpus);
     else

@@ -157,32 +157,35 @@ typedef struct arch {
     int tied, bias;
     const char *position; /* when the row leaves position_embedding empty */
     int vocab;            /* when the row leaves vocab_size empty (0: not known) */
+    int embed_norm;       /* a LayerNorm after the word embeddings (BLOOM) */
 } arch;
 
 static const arch ARCH[] = {
     /* Meta Llama 2 / 3 and TinyLlama config.json: RMSNorm, untied
      * embeddings, no biases, RoPE */
-    {"Llama", "rmsnorm", 0, 0, "rope", 0},
+    {"Llama", "rmsnorm", 0, 0, "rope", 0, 0},
     /* NeMo Nemotron-3 / Nemotron-4 configs (Nemotron3Config8B/22B,
      * Nemotron4Config340B): LayerNorm1p (a LayerNorm), untied, no bias, RoPE;
      * the 256k SentencePiece vocabulary (Nemotron-3-8B-Base model card) */
-    {"Nemotron", "layernorm", 0, 0, "rope", 256000},
+    {"Nemotron", "layernorm", 0, 0, "rope", 256000, 0},
     /* llm-foundry MPT benchmark configs: LayerNorm, tied, biases on (the
      * NumParams column matches 12Ld^2 + 13Ld + Vd + Sd + 2d, data notes) */
-    {"MPT", "layernorm", 1, 1, "learned", 0},
-    /* BLOOM (tr11 README): LayerNorm (+ embedding LayerNorm), tied, biases,
-     * ALiBi, the 250,880-entry padded vocabulary */
-    {"BLOOM", "layernorm", 1, 1, "alibi", 250880},
+    {"MPT", "layernorm", 1, 1, "learned", 0, 0},
+    /* BLOOM (tr11-176B-ml README and slurm script: --embed-layernorm,
+     * --position-embedding-type alibi, --pad-vocab-size-to 250880):
+     * LayerNorm and an embedding LayerNorm, tied, biases, ALiBi, the
+     * 250,880-entry padded vocabulary */
+    {"BLOOM", "layernorm", 1, 1, "alibi", 250880, 1},
     /* modded-nanogpt's first records: F.rms_norm without affine parameters
      * (the row's model name says so) */
-    {"RMSNorm", "rmsnorm", 1, 1, NULL, 0},
-    {"GPT-2 124M-class", "rmsnorm", 1, 1, NULL, 0},
+    {"RMSNorm", "rmsnorm", 1, 1, NULL, 0, 0},
+    {"GPT-2 124M-class", "rmsnorm", 1, 1, NULL, 0, 0},
     /* OPT (Zhang et al. 2022): GPT-style with ReLU; MT-NLG: GPT-style */
-    {"OPT", "layernorm", 1, 1, "learned", 50272},
-    {"MT-NLG", "layernorm", 1, 1, "learned", 50257},
+    {"OPT", "layernorm", 1, 1, "learned", 50272, 0},
+    {"MT-NLG", "layernorm", 1, 1, "learned", 50257, 0},
     /* GPT-2/3 as Megatron and NeMo build them (GPTConfig*: LayerNorm,
      * tied, biases, learned positions, GPT-2 BPE vocabulary of 50,257) */
-    {"GPT", "layernorm", 1, 1, "learned", 50257},
+    {"GPT", "layernorm", 1, 1, "learned", 50257, 0},
 };
 
 static const arch *arch_of(const char *model_name)
@@ -213,7 +216,7 @@ struct e2e_family {
     int mcore_overlaps;        /* Megatron-Core: param all-gather and TP communication overlapped */
     int selective_is_blocks;   /* "selective" = checkpointing every n-th block (fms-fsdp), not Megatron's */
     double hsdp_below;         /* "per size" sharding: HSDP below this many parameters, FSDP above */
-    const char *gap;           /* a feature every row of the family needs that has no key, or NULL */
+    const char *stage_split;   /* the pipeline's stage split where the row is silent (NULL: uniform) */
     /* the platform, where a row is silent */
     int gpus_per_node;
     const char *nic_kind;      /* IB | GbE | OPA */
@@ -293,18 +296,23 @@ static const e2e_family FAMILIES[] = {
      * cube-mesh, one EDR HCA per node. */
     {"e2e-dlperf-v100", "end-to-end/oneflow_dlperf_megatron_v100.csv", NULL, NULL,
      "unfused", NULL, NULL, 0, 0, 0, 0, 0, NULL, 8, "IB", {{NULL, NULL}}, 15e6, 0},
-    /* BigScience BLOOM (tr11-176B-ml README, chronicles-prequel.md):
-     * Megatron-DeepSpeed, bf16 with the BF16_Optimizer (ZeRO-1 sharding),
-     * full recompute, fused softmax (unfused attention), DeepSpeed's
-     * pipeline engine (1F1B, gradients reduced after the flush), and the
-     * stage split --pp-partition-method 'type:transformer|embedding': the
-     * embeddings count as layers, (L + 2) / pp per stage ("Rebalancing
-     * layers").  Platform: Jean Zay gpu_p5, 8 x A100 80 GB per node, 4
+    /* BigScience BLOOM (tr11-176B-ml README and slurm script,
+     * chronicles-prequel.md; bigscience@9e64edec): Megatron-DeepSpeed, bf16
+     * with DeepSpeed's BF16_Optimizer run as ZeRO stage 0 ("bf16 must use
+     * z0! it implements its own zero stage 1 equivalent": fp32 gradients
+     * all-reduced, the fp32 master weights and Adam state sharded, the bf16
+     * shards all-gathered; map_sharding), full recompute
+     * (--checkpoint-activations), fused softmax (unfused attention),
+     * DeepSpeed's pipeline engine (1F1B, gradients reduced after the flush),
+     * and the stage split --pp-partition-method
+     * 'type:transformer|embedding': the tied embedding counts as a layer on
+     * the first and the last stage, (L + 2) / pp units per stage ("pp rank 0:
+     * [embed | 5 transformer blocks] ... pp rank 11: [5 transformer blocks |
+     * embed]"; the prequel's "Rebalancing layers" chose L so that L + 2
+     * divides).  Platform: Jean Zay gpu_p5, 8 x A100 80 GB per node, 4
      * Omni-Path 100 Gb/s links per node (as stated). */
     {"e2e-bloom", "end-to-end/bigscience_bloom.csv", NULL, NULL,
-     "unfused", NULL, NULL, 0, 0, 0, 0, 0,
-     "Megatron-DeepSpeed's stage split 'type:transformer|embedding' (the embeddings count as layers: (L + 2) / pp "
-     "per stage) has no strategy key; trainsim splits the L transformer layers evenly",
+     "unfused", NULL, NULL, 0, 0, 0, 0, 0, "embedding_as_layer",
      8, "OPA", {{NULL, NULL}}, 15e6, 0},
     /* IBM's fms-fsdp (PyTorch blogs 2024-03 "Maximizing training
      * throughput using PyTorch FSDP" and its torch.compile follow-up;
@@ -661,6 +669,8 @@ static void map_model(row *r, int *params_ok)
         MODEL_OR_DROP("\"position\": \"learned\"");
     else
         MODEL("\"position\": \"%s\"", p);
+    if (ar->embed_norm)
+        MODEL("\"embedding_norm\": true");
     if (ar->tied)
         MODEL_OR_DROP("\"tie_embeddings\": true");
     else
@@ -772,6 +782,17 @@ static int map_sharding(const e2e_family *f, row *r, double params, int dp)
         return 0;
     }
     int per_size = f->hsdp_below > 0 && (has(z, "per size") || has(z, "not restated"));
+    if (has(z, "BF16_Optimizer")) {
+        /* DeepSpeed's BF16_Optimizer (run as ZeRO stage 0; DeepSpeed
+         * runtime/bf16_optimizer.py and pipe/engine.py _bf16_reduce_grads
+         * @56c52238): the fp32 gradient buffer all-reduced after the flush,
+         * each rank updating its shard of the fp32 master weights and Adam
+         * state, the bf16 shards all-gathered: ZeRO-1's memory with an
+         * all-reduce */
+        STRAT("zero=1");
+        STRAT("grad_collective=allreduce");
+        return 0;
+    }
     if (has(z, "SHARD_GRAD_OP")) {
         STRAT("fsdp=grad_op");
         return 1;
@@ -850,6 +871,11 @@ static void map_strategy(const e2e_family *f, row *r, double params)
         STRAT("pipeline=interleaved");
         STRAT("vstages=%d", vp);
     }
+    /* the stage split as the row states it (DeepSpeed's partition method
+     * in other_optimizations), else the family's */
+    const char *split = has(S(r, C_OTHER), "type:transformer|embedding") ? "embedding_as_layer" : f->stage_split;
+    if (pp > 1 && split)
+        STRAT("stage_split=%s", split);
     map_recompute(f, r);
     const char *spc = S(r, C_SP);
     int sp = has(spc, "yes") || has(spc, "true") ? 1 : has(spc, "no") ? 0 : f->sp;
@@ -925,8 +951,6 @@ int e2e_map_row(const e2e_family *f, const val_csv *csv, int i, e2e_map *out, si
                                                  ar->bias, 0)
                                     : 0;
     map_strategy(f, &r, params);
-    if (f->gap)
-        gap(out, "stage split: embeddings as layers", "%s", f->gap);
     const char *why;
     const char *gpu = e2e_gpu_name(S(&r, C_GPU), opt_int(&r, C_MEM), &why);
     map_measured(&r, gpu ? gpu : "");

@@ -68,13 +68,18 @@ typedef struct plan {
     int c;          /* cp: the ranks that share each sequence (Megatron-Core context parallelism) */
     int64_t s;      /* tokens of a sequence on one rank: seq / cp */
     int nmb;        /* micro-batches per pipeline */
-    int lp;         /* layers per stage */
     int64_t vp;     /* vocabulary padded to a multiple of 128*tp (Megatron's
                        --make-vocab-size-divisible-by 128) */
     int64_t ab;     /* activation bytes per element */
     int64_t wbytes, gbytes, obytes; /* weight, gradient, optimizer-state bytes per parameter */
-    int v, lpc;     /* model chunks per stage (interleaved), layers per chunk */
+    int v;          /* model chunks per stage (interleaved) */
+    /* the stage split (resolve_split): layers of virtual stage k = chunk·p +
+     * stage (Megatron's order) and the global index of its first layer */
+    short vl[WL_PP_LAYERS_MAX];
+    int voff[WL_PP_LAYERS_MAX + 1];
+    int lp_max;     /* most layers one stage holds, all its chunks */
     int zero;       /* ZeRO stage; 0 when dp = 1 (nothing to shard over) */
+    int grad_rs;    /* the DP gradient buckets are reduce-scattered (ZeRO-1/2), not all-reduced */
     int osdp;       /* OSDP per-layer levels in st.osdp */
     int ds;         /* ZeRO-3 / FSDP / OSDP shard group: dp, or the GPUs of a node under fsdp=hybrid */
     int reshard;    /* ZeRO-3 / FSDP: gathered parameters are freed after the forward (not SHARD_GRAD_OP) */
@@ -272,6 +277,71 @@ static int resolve_moe(const wl_model *m, plan *pl, sim_err *err)
     return 0;
 }
 
+/* The layers of each virtual stage (pl->vl, pl->voff), in Megatron's order
+ * (virtual stage k = chunk·p + stage holds the k-th run of layers):
+ *  - uniform: L/(p·v) each;
+ *  - embedding_as_layer: the input embedding and the output layer count as
+ *    one layer each, so each virtual stage gets (L + 2)/(p·v) units and the
+ *    first and the last are one layer short.  BigScience's BLOOM-176B
+ *    (tr11-176B-ml README, "Architecture": --pp-partition-method
+ *    'type:transformer|embedding' puts the tied embedding on pp rank 0 with
+ *    5 transformer blocks, 6 on ranks 1-10, 5 and the embedding on rank 11
+ *    for 70 layers over pp 12; DeepSpeed's PipelineModule gives every layer
+ *    whose class matches the regex weight 1 and balances the weights) and
+ *    Megatron-Core's account_for_embedding_in_pipeline_split and
+ *    account_for_loss_in_pipeline_split (one more layer each before
+ *    dividing by pp and vp; the first and last virtual stage build one
+ *    fewer).  Megatron-Core asserts the division is exact, and every BLOOM
+ *    layout chose L so that it is ("Rebalancing layers", chronicles-
+ *    prequel.md), so a remainder is refused rather than placed by one
+ *    framework version's balancing rule;
+ *  - list (pp_layers=): as given, one count per virtual stage. */
+static int resolve_split(const wl_model *m, const wl_strategy *st, plan *pl, sim_err *err)
+{
+    int n = pl->p * pl->v, L = m->layers;
+    if (n > WL_PP_LAYERS_MAX)
+        return sim_errf(err, "strategy: pp=%d x vstages=%d = %d virtual stages, more than the %d modelled", pl->p,
+                        pl->v, n, WL_PP_LAYERS_MAX);
+    if (st->stage_split == WL_SPLIT_UNIFORM) {
+        if ((L / pl->p) % pl->v)
+            return sim_errf(err, "pipeline=interleaved: the %d layers per stage are not divisible by vstages=%d",
+                            L / pl->p, pl->v);
+        for (int k = 0; k < n; k++)
+            pl->vl[k] = (short)(L / n);
+    } else if (st->stage_split == WL_SPLIT_EMBEDDING) {
+        if ((L + 2) % n)
+            return sim_errf(err, "stage_split=embedding_as_layer: the %d layers and the 2 embeddings (%d units) do not "
+                            "divide into the %d virtual stages of pp=%d x vstages=%d (Megatron-Core requires it; for "
+                            "another split give each virtual stage's layers with pp_layers=)", L, L + 2, n, pl->p,
+                            pl->v);
+        for (int k = 0; k < n; k++)
+            pl->vl[k] = (short)((L + 2) / n - (k == 0) - (k == n - 1));
+    } else {
+        if (st->npp_layers != n)
+            return sim_errf(err, "strategy: pp_layers gives %d virtual stages, but pp=%d x vstages=%d has %d (one count "
+                            "per virtual stage: chunk 0 of stages 0..pp-1, then chunk 1, ...)", st->npp_layers, pl->p,
+                            pl->v, n);
+        int sum = 0;
+        for (int k = 0; k < n; k++)
+            sum += st->pp_layers[k];
+        if (sum != L)
+            return sim_errf(err, "strategy: pp_layers adds up to %d layers, but model %s has %d", sum, m->name, L);
+        for (int k = 0; k < n; k++)
+            pl->vl[k] = st->pp_layers[k];
+    }
+    pl->voff[0] = 0;
+    for (int k = 0; k < n; k++)
+        pl->voff[k + 1] = pl->voff[k] + pl->vl[k];
+    pl->lp_max = 0;
+    for (int i = 0; i < pl->p; i++) {
+        int t = 0;
+        for (int c = 0; c < pl->v; c++)
+            t += pl->vl[c * pl->p + i];
+        pl->lp_max = t > pl->lp_max ? t : pl->lp_max;
+    }
+    return 0;
+}
+
 static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *mach, plan *pl, sim_err *err)
 {
     if (!m || m->layers < 1 || m->hidden < 1 || m->heads < 1 || m->ffn < 1 || m->seq < 1 || m->vocab < 1)
@@ -320,8 +390,9 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
         return sim_errf(err, "tp=%d does not divide the %d K/V heads (kv_heads) of %s: Megatron-Core splits the query "
                         "groups over the TP ranks and requires it; use a tp that divides %d", st->tp,
                         wl_model_kv_heads(m), m->name, wl_model_kv_heads(m));
-    if (m->layers % st->pp)
-        return sim_errf(err, "pp=%d does not divide the %d layers of %s", st->pp, m->layers, m->name);
+    if (st->stage_split == WL_SPLIT_UNIFORM && m->layers % st->pp)
+        return sim_errf(err, "pp=%d does not divide the %d layers of %s (uneven stages: stage_split=embedding_as_layer "
+                        "or pp_layers=)", st->pp, m->layers, m->name);
     long long mbdp = (long long)st->mb * pl->st.dp;
     if (pl->st.gb % mbdp)
         return sim_errf(err, "gb=%d is not divisible by mb*dp = %d*%d = %lld (it would give %.2f micro-batches "
@@ -336,7 +407,6 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
     pl->d = pl->st.dp * pl->c;
     pl->s = m->seq / pl->c;
     pl->nmb = (int)(pl->st.gb / mbdp);
-    pl->lp = m->layers / st->pp;
     int64_t mult = 128ll * st->tp;
     pl->vp = ((int64_t)m->vocab + mult - 1) / mult * mult;
     pl->tied = !m->untied;
@@ -360,10 +430,8 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
     pl->v = st->vstages;
     if (wl_pipe_validate(st->pipeline, pl->p, pl->v, pl->nmb, err))
         return -1;
-    if (pl->lp % pl->v)
-        return sim_errf(err, "pipeline=interleaved: the %d layers per stage are not divisible by vstages=%d", pl->lp,
-                        pl->v);
-    pl->lpc = pl->lp / pl->v;
+    if (resolve_split(m, st, pl, err))
+        return -1;
     if (wl_pipe_is_merak(st->pipeline) && st->recompute == WL_RECOMPUTE_NONE)
         return sim_errf(err, "pipeline=%s places recomputation: give recompute=full (and ckpt_ratio, the fraction "
                         "of stage 0's layers recomputed, default 1)", wl_pipe_name(st->pipeline));
@@ -393,6 +461,25 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
         return -1;
     if (resolve_moe(m, pl, err))
         return -1;
+    /* grad_collective: only ZeRO-1 has the choice.  It shards the optimizer
+     * state but keeps whole gradients, so the buckets may be reduce-scattered
+     * (Megatron's distributed optimizer) or all-reduced with each rank then
+     * updating its shard (DeepSpeed's BF16_Optimizer, run as ZeRO stage 0:
+     * pipe/engine.py _bf16_reduce_grads all-reduces the fp32 gradient buffer,
+     * bf16_optimizer.py step() all-gathers the updated bf16 shards; DeepSpeed
+     * 56c52238, read, not copied).  ZeRO-2/3, FSDP and OSDP keep only their
+     * gradient shard; without sharding every rank needs the whole sum. */
+    if (st->grad_coll == WL_GRAD_ALLREDUCE && (st->zero >= 2 || st->fsdp || st->osdp[0]))
+        return sim_errf(err, "grad_collective=allreduce: %s keeps only this rank's shard of the gradients, which are "
+                        "reduce-scattered; allreduce applies to zero=1 (and is zero=0's own)",
+                        st->fsdp ? "fsdp" : st->osdp[0] ? "osdp" : st->zero == 2 ? "zero=2" : "zero=3");
+    if (st->grad_coll == WL_GRAD_REDUCESCATTER && !st->zero && !st->fsdp && !st->osdp[0])
+        return sim_errf(err, "grad_collective=reducescatter needs sharded optimizer state (zero=1 or more): without it "
+                        "every rank updates every parameter and needs the whole reduced gradient");
+    if (st->grad_coll == WL_GRAD_ALLREDUCE && st->param_overlap)
+        return sim_errf(err, "param_overlap=1 is Megatron's distributed optimizer, whose gradients are "
+                        "reduce-scattered: it does not go with grad_collective=allreduce");
+    pl->grad_rs = (pl->zero == 1 && st->grad_coll != WL_GRAD_ALLREDUCE) || pl->zero == 2;
     if (st->osdp_split > 1) {
         if (!st->osdp[0])
             return sim_errf(err, "osdp_split=%d splits the linears OSDP shards: it needs osdp=<levels> (zero=3 is osdp=3)",
@@ -424,7 +511,22 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
  * of stage i is virtual stage c·p + i, Megatron's layer assignment). */
 static int layer_index(const plan *pl, int stage, int chunk, int j)
 {
-    return (chunk * pl->p + stage) * pl->lpc + j;
+    return pl->voff[chunk * pl->p + stage] + j;
+}
+
+/* Layers of chunk c of a stage (its virtual stage c·p + stage). */
+static int nlay(const plan *pl, int stage, int chunk)
+{
+    return pl->vl[chunk * pl->p + stage];
+}
+
+/* Layers a stage holds before chunk c (its local index of the chunk's first). */
+static int local_first(const plan *pl, int stage, int chunk)
+{
+    int n = 0;
+    for (int c = 0; c < chunk; c++)
+        n += nlay(pl, stage, c);
+    return n;
 }
 
 /* Embeddings, final norm and the output layer: what the stage holds besides
@@ -446,7 +548,7 @@ static int64_t stage_params(const wl_model *m, const plan *pl, int stage)
 {
     int64_t n = root_params(m, pl, stage);
     for (int c = 0; c < pl->v; c++)
-        for (int j = 0; j < pl->lpc; j++) /* per-layer TP degree: Oases cut-point, Tesseract */
+        for (int j = 0; j < nlay(pl, stage, c); j++) /* per-layer TP degree: Oases cut-point, Tesseract */
             n += wl_layer_params(m, &pl->st, layer_index(pl, stage, c, j));
     return n;
 }
@@ -458,7 +560,7 @@ static int64_t stage_expert_params(const wl_model *m, const plan *pl, int stage)
 {
     int64_t n = 0;
     for (int c = 0; m->moe && c < pl->v; c++)
-        for (int j = 0; j < pl->lpc; j++)
+        for (int j = 0; j < nlay(pl, stage, c); j++)
             n += wl_layer_expert_params(m, &pl->st, layer_index(pl, stage, c, j));
     return n;
 }
@@ -540,7 +642,7 @@ static stage_params_split split_params(const wl_model *m, const plan *pl, int st
     sp.all = stage_params(m, pl, stage);
     sp.root = root_params(m, pl, stage);
     for (int c = 0; c < pl->v; c++)
-        for (int j = 0; j < pl->lpc; j++) {
+        for (int j = 0; j < nlay(pl, stage, c); j++) {
             int64_t x = layer_sharded(m, pl, layer_index(pl, stage, c, j));
             sp.sharded += x;
             sp.owned += shard(x, pl->ds);
@@ -861,7 +963,7 @@ static sim_tags tags(int layer, int micro, sim_phase ph)
 
 static wl_layer *layer_of(gen *g, int chunk, int j)
 {
-    return chunk * g->pl->lpc + j < g->nrec ? g->layer : g->layer_nr;
+    return local_first(g->pl, g->stage, chunk) + j < g->nrec ? g->layer : g->layer_nr;
 }
 
 /* ZeRO-3 / OSDP: before a layer's parameters are needed, allocate their full
@@ -1051,13 +1153,13 @@ static void free_gradients(gen *g)
  * within a parameter; Megatron closes a bucket after the parameter that
  * fills it) and, under the distributed optimizer, the shared word
  * embedding is a bucket of its own whatever its size (distrib_optimizer.py,
- * _does_param_require_new_bucket).  The pieces: 0 output copy, 1 final
- * layer norm, 2 + (lpc-1-j) local layer j, lpc + 2 position embedding,
- * lpc + 3 word embedding. */
+ * _does_param_require_new_bucket).  The pieces, with n the chunk's layers:
+ * 0 output copy, 1 final layer norm, 2 + (n-1-j) local layer j, n + 2
+ * position embedding, n + 3 word embedding. */
 
-static int npieces(const plan *pl)
+static int npieces(const gen *g, int c)
 {
-    return pl->lpc + 4;
+    return nlay(g->pl, g->stage, c) + 4;
 }
 
 /* Replicated (all-reduced or reduce-scattered) parameters of piece k of
@@ -1067,18 +1169,19 @@ static int64_t piece_params(const gen *g, int c, int k, int *alone)
     const plan *pl = g->pl;
     int64_t h = g->m->hidden, vt = pl->vp / pl->t;
     int first_v = g->stage == 0 && c == 0, last_v = g->stage == pl->p - 1 && c == pl->v - 1;
+    int n = nlay(pl, g->stage, c), own = pl->zero == 1 && pl->grad_rs; /* Megatron's distributed optimizer */
     *alone = 0;
     if (pl->zero == 3)
         return 0; /* everything is sharded (fsdp_reducescatter) */
     if (k < 2) {
-        *alone = k == 0 && pl->zero == 1;
+        *alone = k == 0 && own;
         return !last_v ? 0 : k == 1 ? 2 * h : pl->p > 1 ? vt * h : 0;
     }
-    if (k >= pl->lpc + 2) {
-        *alone = k == pl->lpc + 3 && pl->zero == 1;
-        return !first_v ? 0 : k == pl->lpc + 2 ? (int64_t)g->m->seq * h : vt * h;
+    if (k >= n + 2) {
+        *alone = k == n + 3 && own;
+        return !first_v ? 0 : k == n + 2 ? (int64_t)g->m->seq * h : vt * h;
     }
-    int l = layer_index(pl, g->stage, c, pl->lpc + 1 - k);
+    int l = layer_index(pl, g->stage, c, n + 1 - k);
     return wl_layer_params(g->m, &pl->st, l) - layer_sharded(g->m, pl, l);
 }
 
@@ -1114,7 +1217,7 @@ static int buckets_build(gen *g, int c, dp_buckets *b)
 {
     const plan *pl = g->pl;
     memset(b, 0, sizeof *b);
-    int n = npieces(pl);
+    int n = npieces(g, c);
     b->first = malloc(sizeof *b->first * (size_t)n);
     if (!b->first)
         return -1;
@@ -1151,10 +1254,11 @@ static int buckets_build(gen *g, int c, dp_buckets *b)
 
 /* The gradient reduction of bucket i of chunk c on "dp", after op `dep`
  * (all-reduce; reduce-scatter under ZeRO-1/2: Megatron's distributed
- * optimizer, DeepSpeed ZeRO-2). */
+ * optimizer, DeepSpeed ZeRO-2; ZeRO-1 with grad_collective=allreduce
+ * all-reduces). */
 static uint32_t reduce_bucket(gen *g, int c, int i, uint32_t dep, sim_tags t)
 {
-    sim_coll kind = g->pl->zero == 1 || g->pl->zero == 2 ? SIM_COLL_REDUCESCATTER : SIM_COLL_ALLREDUCE;
+    sim_coll kind = g->pl->grad_rs ? SIM_COLL_REDUCESCATTER : SIM_COLL_ALLREDUCE;
     const char *name = kind == SIM_COLL_ALLREDUCE ? "dp_allreduce" : "dp_reducescatter";
     g->last_dp = sim_sched_add(g->s, g->sdp, wl_pay_coll(g->s, name, kind, g->bk[c].params[i] * g->pl->gbytes),
                                g->dp_comm, t, &dep, 1);
@@ -1203,7 +1307,7 @@ static void wait_param(gen *g, int c, int micro, int k)
 
 static int chunk_sharded(gen *g, int chunk)
 {
-    for (int j = 0; j < g->pl->lpc; j++)
+    for (int j = 0; j < nlay(g->pl, g->stage, chunk); j++)
         if (layer_sharded(g->m, g->pl, layer_index(g->pl, g->stage, chunk, j)) > 0)
             return 1;
     return 0;
@@ -1216,19 +1320,19 @@ static void forward(gen *g, int micro, int chunk)
     wl_cursor *c = &g->cur;
     sim_tags t0 = tags(-1, micro, SIM_PHASE_FORWARD);
     int first_v = g->stage == 0 && chunk == 0, last_v = g->stage == pl->p - 1 && chunk == pl->v - 1;
-    int first = layer_index(pl, g->stage, chunk, 0);
+    int first = layer_index(pl, g->stage, chunk, 0), nl = nlay(pl, g->stage, chunk);
     if (!first_v) {
         wl_cursor_pend(c, sim_sched_add(g->s, g->s_recv_prev, P->recv_act, g->prev, t0, NULL, 0));
     } else {
-        wait_param(g, chunk, micro, pl->lpc + 2); /* position (and word) embeddings */
+        wait_param(g, chunk, micro, nl + 2); /* position (and word) embeddings */
         wl_cursor_comp(c, P->embed, t0);
         wl_cursor_tp_allreduce(c, pl->t, P->emb_red, t0); /* VocabParallelEmbedding */
     }
     if (chunk_sharded(g, chunk)) {
         /* one layer at a time, the next one's parameters gathered meanwhile */
         gather(g, first, micro, SIM_PHASE_FORWARD);
-        for (int j = 0; j < pl->lpc; j++) {
-            if (j + 1 < pl->lpc)
+        for (int j = 0; j < nl; j++) {
+            if (j + 1 < nl)
                 gather(g, first + j + 1, micro, SIM_PHASE_FORWARD);
             use_gathered(g, first + j);
             wl_layer_forward(layer_of(g, chunk, j), c, first + j, 1, micro, 0);
@@ -1239,11 +1343,11 @@ static void forward(gen *g, int micro, int chunk)
         /* runs of layers with the same recomputation; one layer at a time
          * where each waits for its parameters' all-gather */
         int one = pl->st.param_overlap && micro == 0;
-        for (int j = 0; j < pl->lpc;) {
+        for (int j = 0; j < nl;) {
             int e = j;
-            while (e < pl->lpc && layer_of(g, chunk, e) == layer_of(g, chunk, j) && !(one && e > j))
+            while (e < nl && layer_of(g, chunk, e) == layer_of(g, chunk, j) && !(one && e > j))
                 e++;
-            wait_param(g, chunk, micro, pl->lpc + 1 - j);
+            wait_param(g, chunk, micro, nl + 1 - j);
             wl_layer_forward(layer_of(g, chunk, j), c, first + j, e - j, micro, 0);
             j = e;
         }
@@ -1299,8 +1403,9 @@ static void backward(gen *g, int micro, int chunk, int step)
         wl_cursor_pend(c, sim_sched_add(g->s, g->s_recv_next, P->recv_grad, g->next, t0, NULL, 0));
     }
     /* layers of this chunk that are recomputed: local j < nrc */
-    int nrc = g->nrec - chunk * pl->lpc;
-    nrc = nrc < 0 ? 0 : nrc > pl->lpc ? pl->lpc : nrc;
+    int nl = nlay(pl, g->stage, chunk);
+    int nrc = g->nrec - local_first(pl, g->stage, chunk);
+    nrc = nrc < 0 ? 0 : nrc > nl ? nl : nrc;
     unsigned flags = 0;
     if (g->pre_recompute && nrc > 0 && !last_v) {
         /* Merak pre_recompute_1f1b (papers.md §2.3, `RecomputeRecvGrad`): the
@@ -1317,12 +1422,12 @@ static void backward(gen *g, int micro, int chunk, int step)
     }
     int sharded = chunk_sharded(g, chunk);
     if (sharded || sync) {
-        for (int j = pl->lpc - 1; j >= 0; j--) {
+        for (int j = nl - 1; j >= 0; j--) {
             int l = first + j;
             int64_t x = layer_sharded(g->m, pl, l);
             sim_tags t = tags(l, micro, SIM_PHASE_BACKWARD);
             if (sharded && pl->reshard) { /* gathered again, the next one prefetched (BACKWARD_PRE) */
-                if (j == pl->lpc - 1)
+                if (j == nl - 1)
                     gather(g, l, micro, SIM_PHASE_BACKWARD);
                 if (j > 0)
                     gather(g, l - 1, micro, SIM_PHASE_BACKWARD);
@@ -1344,11 +1449,11 @@ static void backward(gen *g, int micro, int chunk, int step)
                 }
             }
             if (sync)
-                pieces_done(g, chunk, pl->lpc + 1 - j, t);
+                pieces_done(g, chunk, nl + 1 - j, t);
         }
     } else {
         /* runs of layers with the same recomputation, last first */
-        for (int e = pl->lpc; e > 0;) {
+        for (int e = nl; e > 0;) {
             int j = e - 1;
             while (j > 0 && layer_of(g, chunk, j - 1) == layer_of(g, chunk, e - 1))
                 j--;
@@ -1365,7 +1470,7 @@ static void backward(gen *g, int micro, int chunk, int step)
         sim_sched_add(g->s, g->s_send_prev, P->send_grad, g->prev, t0, &dep, 1);
     }
     if (sync)
-        pieces_done(g, chunk, npieces(pl), t0); /* embeddings: the last buckets */
+        pieces_done(g, chunk, npieces(g, chunk), t0); /* embeddings: the last buckets */
 }
 
 static int generate_rank(gen *g, int rank, const comms *C)
@@ -1437,9 +1542,9 @@ static int generate_rank(gen *g, int rank, const comms *C)
     if (wl_pipe_is_merak(pl->st.pipeline)) {
         double r0 = pl->st.ckpt_ratio >= 0 ? pl->st.ckpt_ratio : 1.0;
         double r = wl_pipe_merak_ratio(pl->st.pipeline, r0, pl->p, stage);
-        g->nrec = (int)(r * pl->lp + 1e-9);
+        g->nrec = (int)(r * local_first(pl, stage, pl->v) + 1e-9);
     } else {
-        g->nrec = pl->lp;
+        g->nrec = local_first(pl, stage, pl->v);
     }
 
     /* persistent memory */
@@ -1489,7 +1594,7 @@ static int generate_rank(gen *g, int rank, const comms *C)
     /* gradient synchronisation after the flush, then the optimizer step */
     uint32_t last_bwd = g->cur.last_comp, tp_sync = UINT32_MAX;
     for (int c = 0; c < pl->v; c++) /* Tesseract's depth all-reduce of the weight gradients */
-        wl_layer_step_sync(g->layer, &g->cur, layer_index(pl, stage, c, 0), pl->lpc, last_bwd, &tp_sync);
+        wl_layer_step_sync(g->layer, &g->cur, layer_index(pl, stage, c, 0), nlay(pl, stage, c), last_bwd, &tp_sync);
     sim_tags bt = tags(-1, -1, SIM_PHASE_BACKWARD);
     if (pl->d > 1 && pl->zero != 2 && !pl->st.dp_overlap)
         /* end of step (the Oases benchmark's reduce_grad, DeepSpeed's and
@@ -1501,8 +1606,8 @@ static int generate_rank(gen *g, int rank, const comms *C)
     int64_t ex = stage_expert_params(m, pl, stage);
     if (g->edp_comm >= 0 && ex > 0) {
         /* the experts' gradients over their replicas, after the flush */
-        sim_coll k = pl->zero == 1 ? SIM_COLL_REDUCESCATTER : SIM_COLL_ALLREDUCE;
-        uint32_t p = wl_pay_coll(s, pl->zero == 1 ? "expert_dp_reducescatter" : "expert_dp_allreduce", k,
+        sim_coll k = pl->zero == 1 && pl->grad_rs ? SIM_COLL_REDUCESCATTER : SIM_COLL_ALLREDUCE;
+        uint32_t p = wl_pay_coll(s, k == SIM_COLL_REDUCESCATTER ? "expert_dp_reducescatter" : "expert_dp_allreduce", k,
                                  ex * pl->gbytes);
         uint32_t dep[2] = {last_bwd, g->last_dp};
         g->last_dp = sim_sched_add(s, g->sdp, p, g->edp_comm, bt, dep, g->last_dp != UINT32_MAX ? 2 : 1);
@@ -1921,6 +2026,32 @@ int wl_gpt_memory(const wl_model *m, const wl_strategy *st, const sim_machine *m
     return stage_peaks(m, &pl, per_stage, err);
 }
 
+int wl_gpt_cut(const wl_model *m, const wl_strategy *st, int k, wl_model *mo, wl_strategy *so, sim_err *err)
+{
+    plan pl;
+    memset(&pl, 0, sizeof pl);
+    pl.p = st->pp;
+    pl.v = st->vstages;
+    if (st->pp < 1 || st->vstages < 1 || k < 0)
+        return sim_errf(err, "wl_gpt_cut: pp=%d, vstages=%d, k=%d", st->pp, st->vstages, k);
+    if (st->stage_split == WL_SPLIT_UNIFORM && m->layers % st->pp)
+        return sim_errf(err, "pp=%d does not divide the %d layers of %s", st->pp, m->layers, m->name);
+    if (resolve_split(m, st, &pl, err))
+        return -1;
+    int n = pl.p * pl.v, least = pl.vl[0];
+    for (int i = 1; i < n; i++)
+        least = pl.vl[i] < least ? pl.vl[i] : least;
+    int d = least - k; /* layers every virtual stage loses (gains when negative) */
+    *mo = *m;
+    *so = *st;
+    mo->layers = m->layers - n * d;
+    for (int i = 0; st->stage_split == WL_SPLIT_LIST && i < n; i++)
+        so->pp_layers[i] = (short)(st->pp_layers[i] - d);
+    if (mo->layers < 1)
+        return sim_errf(err, "wl_gpt_cut: %d layers per virtual stage leave no layer", k);
+    return mo->layers;
+}
+
 sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const sim_machine *mach, sim_err *err)
 {
     plan pl;
@@ -1930,13 +2061,13 @@ sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const si
     /* refused before memory is spent: a generated rank holds about 41
      * operations per layer and micro-batch (GPT-3 175B on 1,024 GPUs: 48.2 M
      * operations, 2.1 GB), so this many take about 13 GB */
-    double ops = (double)n * pl.nmb * (pl.lp + 2) * 41;
+    double ops = (double)n * pl.nmb * (pl.lp_max + 2) * 41;
     if (ops > WL_MAX_SCHEDULE_OPS) {
         sim_errf(err, "strategy: the whole schedule would hold about %.0f M operations (%d GPUs x %d micro-batches "
                  "x %d layers per stage), more than the %.0f M that fit in about 13 GB; use fewer micro-batches "
                  "(a larger mb or a smaller gb), or the planner's fast fidelity (trainsim plan --strategies ...), "
                  "which simulates a few",
-                 ops / 1e6, n, pl.nmb, pl.lp, WL_MAX_SCHEDULE_OPS / 1e6);
+                 ops / 1e6, n, pl.nmb, pl.lp_max, WL_MAX_SCHEDULE_OPS / 1e6);
         return NULL;
     }
     sim_schedule *s = sim_sched_new(n);

@@ -43,6 +43,17 @@ int wl_gpt_memory(const wl_model *m, const wl_strategy *st, const sim_machine *m
 int wl_gpt_resolve(const wl_model *m, const wl_strategy *st, const sim_machine *mach, wl_strategy *out,
                    sim_err *err);
 
+/* The model and strategy cut to fewer (or more) layers, each virtual stage
+ * losing the same number so that the stage with fewest has k (k >= 0), the
+ * split otherwise kept: k per virtual stage when uniform (k·pp·vstages
+ * layers), k on the first and the last and k + 1 between under
+ * stage_split=embedding_as_layer, each pp_layers count less the same amount.
+ * Every stage then loses the same work, so the step is affine in k: what the
+ * planner's fast fidelity and the end-to-end cost estimate sample.  The cut
+ * model's layer count, or -1 when the strategy's split does not resolve on
+ * m (its own error). */
+int wl_gpt_cut(const wl_model *m, const wl_strategy *st, int k, wl_model *mo, wl_strategy *so, sim_err *err);
+
 /* Generates one training iteration as a schedule (checks first). */
 sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const sim_machine *mach,
                               sim_err *err);

@@ -526,12 +526,19 @@ void wl_strategy_default(wl_strategy *s)
 #define KNOWN_KEYS                                                                                            \
     "tp, pp, cp, ep, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, " \
     "grad_reduce, zero, fsdp, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn, kernels, " \
-    "autocast"
+    "autocast, stage_split, pp_layers, grad_collective"
 
 static const char *const tp_schedule_names[WL_TP_SCHEDULE_COUNT] = {
     "megatron", "default_checkpoint", "optim_comm_checkpoint", "overlap_checkpoint", "oases", "merak", "tesseract"};
 static const char *const recompute_names[] = {"none", "full", "selective", "oases"};
 static const char *const fsdp_names[WL_FSDP_COUNT] = {"none", "full", "grad_op", "hybrid"};
+static const char *const split_names[WL_SPLIT_COUNT] = {"uniform", "embedding_as_layer", "list"};
+static const char *const grad_coll_names[WL_GRAD_COUNT] = {"auto", "allreduce", "reducescatter"};
+
+const char *wl_stage_split_name(wl_stage_split k)
+{
+    return k >= 0 && k < WL_SPLIT_COUNT ? split_names[k] : "?";
+}
 static const char *const attn_names[WL_ATTN_COUNT] = {"auto",   "flash",  "unfused",
                                                        "flash2", "flash1", "flash-triton"};
 
@@ -691,6 +698,44 @@ static int parse_bool(const char *key, const char *val, const char *what, int *o
     if (strcmp(val, "0") && strcmp(val, "1"))
         return sim_errf(err, "strategy: %s: expected 0 or 1%s, got \"%s\"", key, what, val);
     *out = val[0] == '1';
+    return 0;
+}
+
+/* pp_layers: the transformer layers of each virtual stage, '/'-separated,
+ * N*K for K stages of N layers ("5/6*10/5"); 0 is allowed (Megatron-Core's
+ * embedding-only first virtual stage). */
+static int parse_pp_layers(const char *val, wl_strategy *s, sim_err *err)
+{
+    int n = 0;
+    const char *p = val;
+    memset(s->pp_layers, 0, sizeof s->pp_layers);
+    for (;;) {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10), k = 1;
+        if (end == p || errno || v < 0 || v > 32767)
+            return sim_errf(err, "strategy: pp_layers: expected the layers of each virtual stage, '/'-separated "
+                            "whole numbers 0-32767 (N*K for K stages of N), got \"%s\"", val);
+        if (*end == '*') {
+            const char *q = end + 1;
+            k = strtol(q, &end, 10);
+            if (end == q || errno || k < 1 || k > WL_PP_LAYERS_MAX)
+                return sim_errf(err, "strategy: pp_layers: expected a repeat count 1-%d after '*' in \"%s\"",
+                                WL_PP_LAYERS_MAX, val);
+        }
+        if (n + k > WL_PP_LAYERS_MAX)
+            return sim_errf(err, "strategy: pp_layers: more than %d virtual stages in \"%s\"", WL_PP_LAYERS_MAX, val);
+        while (k-- > 0)
+            s->pp_layers[n++] = (short)v;
+        if (!*end)
+            break;
+        if (*end != '/')
+            return sim_errf(err, "strategy: pp_layers: expected '/' between the virtual stages' layers, got '%c' in "
+                            "\"%s\"", *end, val);
+        p = end + 1;
+    }
+    s->npp_layers = n;
+    s->stage_split = WL_SPLIT_LIST;
     return 0;
 }
 
@@ -910,6 +955,35 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         s->osdp[n] = 0;
         return 0;
     }
+    if (strcmp(key, "stage_split") == 0) {
+        /* also DeepSpeed's own spelling of the embedding split (its other
+         * methods, 'parameters' and 'uniform' over its whole layer list,
+         * are not these) */
+        if (strcmp(val, "uniform") == 0)
+            s->stage_split = WL_SPLIT_UNIFORM;
+        else if (strcmp(val, "embedding_as_layer") == 0 || strcmp(val, "type:transformer|embedding") == 0)
+            s->stage_split = WL_SPLIT_EMBEDDING;
+        else
+            return sim_errf(err, "strategy: stage_split: expected uniform (L/(pp*vstages) layers per virtual stage) "
+                            "or embedding_as_layer (the embedding and the output layer count as one layer each; "
+                            "DeepSpeed's 'type:transformer|embedding'), or give the layers per virtual stage with "
+                            "pp_layers=, got \"%s\"", val);
+        s->npp_layers = 0; /* one split at a time: the last key given wins */
+        memset(s->pp_layers, 0, sizeof s->pp_layers);
+        return 0;
+    }
+    if (strcmp(key, "pp_layers") == 0)
+        return parse_pp_layers(val, s, err);
+    if (strcmp(key, "grad_collective") == 0) {
+        for (int i = 0; i < WL_GRAD_COUNT; i++)
+            if (strcmp(val, grad_coll_names[i]) == 0) {
+                s->grad_coll = (wl_grad_coll)i;
+                return 0;
+            }
+        return sim_errf(err, "strategy: grad_collective: expected auto, allreduce (zero=1: the whole gradient "
+                        "all-reduced, each rank updating its shard, as DeepSpeed's BF16_Optimizer) or reducescatter "
+                        "(Megatron's distributed optimizer), got \"%s\"", val);
+    }
     return sim_errf(err, "strategy: unknown key \"%s\" (known: " KNOWN_KEYS ")", key);
 }
 
@@ -1016,6 +1090,21 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         APPEND(",osdp=%s", s->osdp);
     if (s->osdp_split > 1)
         APPEND(",osdp_split=%d", s->osdp_split);
+    if (s->grad_coll != WL_GRAD_AUTO)
+        APPEND(",grad_collective=%s", grad_coll_names[s->grad_coll]);
+    if (s->stage_split == WL_SPLIT_EMBEDDING)
+        APPEND(",stage_split=embedding_as_layer");
+    for (int i = 0; s->stage_split == WL_SPLIT_LIST && i < s->npp_layers;) {
+        int k = 1; /* runs of one count as N*K */
+        while (i + k < s->npp_layers && s->pp_layers[i + k] == s->pp_layers[i])
+            k++;
+        if (k > 2)
+            APPEND("%s%d*%d", i ? "/" : ",pp_layers=", s->pp_layers[i], k);
+        else
+            for (int j = 0; j < k; j++)
+                APPEND("%s%d", i + j ? "/" : ",pp_layers=", s->pp_layers[i]);
+        i += k;
+    }
     /* the TP-schedule keys likewise */
     if (s->schedule != WL_TP_MEGATRON)
         APPEND(",schedule=%s", wl_tp_schedule_name(s->schedule));

@@ -114,6 +114,25 @@ const char *wl_norm_name(wl_norm n);
 const char *wl_position_name(wl_position p);
 
 #define WL_OSDP_MAX 512 /* most layers an osdp= mask may describe */
+#define WL_PP_LAYERS_MAX 512 /* most virtual stages (pp·vstages) a pp_layers= list may give */
+
+/* How the transformer layers are split over the pipeline's virtual stages
+ * (pp·vstages of them; workloads/gpt.c, workloads/README.md "Stage
+ * split"): uniform = L/(pp·vstages) each; embedding_as_layer = the input
+ * embedding and the output layer each count as one layer, (L + 2)/(pp·vstages)
+ * units per virtual stage, the first and the last one layer short
+ * (Megatron-DeepSpeed's --pp-partition-method 'type:transformer|embedding',
+ * Megatron-Core's account_for_embedding_in_pipeline_split and
+ * account_for_loss_in_pipeline_split); list = pp_layers= as given. */
+typedef enum wl_stage_split { WL_SPLIT_UNIFORM, WL_SPLIT_EMBEDDING, WL_SPLIT_LIST, WL_SPLIT_COUNT } wl_stage_split;
+const char *wl_stage_split_name(wl_stage_split k);
+
+/* Which collective reduces the data-parallel gradients under ZeRO-1
+ * (strategy key grad_collective): auto = reduce-scatter (Megatron's
+ * distributed optimizer, DeepSpeed ZeRO-1/2), all-reduce without sharding;
+ * allreduce under zero=1 = every rank gets the whole reduced gradient and
+ * updates its shard (DeepSpeed's BF16_Optimizer behind ZeRO stage 0). */
+typedef enum wl_grad_coll { WL_GRAD_AUTO, WL_GRAD_ALLREDUCE, WL_GRAD_REDUCESCATTER, WL_GRAD_COUNT } wl_grad_coll;
 
 /* What a layer keeps for backward and rebuilds (workloads/layer.c):
  * none; full = Megatron per-layer checkpointing, the forward (all-reduces
@@ -183,6 +202,13 @@ typedef struct wl_strategy {
     wl_fsdp fsdp;            /* PyTorch FSDP / HSDP sharding with mixed precision (instead of zero) */
     int osdp_split;             /* OSDP operator splitting: sharded linears gathered in this many slices (1 = whole units) */
     char osdp[WL_OSDP_MAX + 1]; /* OSDP per-layer sharding levels '0'..'3', one per layer; "" = off */
+    wl_grad_coll grad_coll;     /* grad_collective: the gradients' collective under zero=1 */
+    /* pipeline stage split (wl_stage_split); with WL_SPLIT_LIST the layers of
+     * each virtual stage, in Megatron's order (chunk 0 of stages 0..pp-1,
+     * then chunk 1, ...) */
+    wl_stage_split stage_split;
+    int npp_layers;
+    short pp_layers[WL_PP_LAYERS_MAX];
     /* tensor-parallel layer schedule (workloads/layer.c) */
     wl_tp_schedule schedule;
     int sp;              /* Megatron sequence parallelism (schedule=megatron only) */

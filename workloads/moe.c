@@ -241,6 +241,10 @@ int wl_moe_resolve(const wl_model *m, const wl_moe *moe, wl_moe_strategy *st, co
     if (m->heads % tp || m->hidden % tp || m->ffn % tp || moe->expert_ffn % tp)
         return sim_errf(err, "strategy: tp=%d must divide heads %d, hidden %d, ffn %d and expert_ffn %d", tp, m->heads,
                         m->hidden, m->ffn, moe->expert_ffn);
+    if (b->stage_split != WL_SPLIT_UNIFORM || b->grad_coll != WL_GRAD_AUTO)
+        return sim_errf(err, "strategy: %s is modelled in the dense pipeline (trainsim run), not in `trainsim moe`",
+                        b->stage_split != WL_SPLIT_UNIFORM ? "an uneven stage split (stage_split, pp_layers)"
+                                                           : "grad_collective");
     if (m->layers % pp)
         return sim_errf(err, "strategy: pp=%d must divide the %d layers", pp, m->layers);
     if (b->gb % (b->mb * b->dp))

@@ -43,7 +43,8 @@ static void test_errors(void)
 
     s = strat("pp=5");
     CHECK(wl_gpt_check(&g, &s, m5, NULL, &err) == -1);
-    CHECK_STR(err.msg, "pp=5 does not divide the 24 layers of gpt-3072");
+    CHECK_STR(err.msg, "pp=5 does not divide the 24 layers of gpt-3072 (uneven stages: stage_split=embedding_as_layer or "
+                       "pp_layers=)");
 
     s = strat("tp=4,pp=2,dp=2");
     CHECK(wl_gpt_check(&g, &s, m32, NULL, &err) == -1);

@@ -363,6 +363,11 @@ static void test_schedules_check(void)
         {8, "tp=2,pp=2,dp=2,mb=2,gb=16,schedule=merak,tp_overlap=3,recompute=full,pipeline=merak_pre_recompute"},
         {8, "tp=2,pp=4,mb=2,gb=16,sp=1,recompute=selective,pipeline=eager"},
         {8, "tp=4,pp=2,mb=4,gb=16,schedule=tesseract,tess_depth=1,pipeline=gpipe"},
+        /* uneven stages (test_stage_split.c), and ZeRO-1 all-reducing its gradients */
+        {4, "pp=4,gb=8,pp_layers=1/3/3/1,recompute=full"},
+        {4, "pp=4,gb=8,pipeline=interleaved,vstages=2,pp_layers=0/2/2/0/1/1/1/1"},
+        {8, "pp=2,dp=4,gb=16,zero=1,grad_collective=allreduce,pp_layers=3/5"},
+        {8, "pp=4,tp=2,gb=8,recompute=full,pipeline=merak_full_critical_path,ckpt_ratio=0.5,pp_layers=3/2/2/1"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         wl_strategy s = wl_test_strategy(cases[k].s);
