@@ -232,10 +232,11 @@ static int parse_nccl(const cJSON *own, const cJSON *dflt, sim_collparams *cp, c
 /* The keys a cluster's inline "gpu" object may carry (a built-in entry's);
  * notes and sources are free text.  A new per-GPU key read by fill_gpu
  * belongs here too. */
-static const char *const GPU_KEYS[] = {"model", "aliases", "tflops", "memory_GB", "memory_GBps", "pcie_gen", "p2p",
-                                       "nvlink", "power_W", "price_USD", "source", "gemm", "attention", "memory",
-                                       "launch_s", "kernel_min_s", "gemm_scale", "gemm_unaligned", "power", "flash_attention",
-                                       "memory_class", "nccl", "overlap", "note", NULL};
+static const char *const GPU_KEYS[] = {"model",        "aliases",    "tflops",         "memory_GB", "memory_GBps",
+                                       "pcie_gen",     "p2p",        "nvlink",         "power_W",   "price_USD",
+                                       "source",       "gemm",       "attention",      "memory",    "launch_s",
+                                       "kernel_min_s", "gemm_scale", "gemm_unaligned", "power",     "flash_attention",
+                                       "memory_class", "nccl",       "overlap",        "note",      NULL};
 
 /* A number field of obj within [lo, hi] (or absent: dflt); -1 with a message naming where.key. */
 static int field(const cJSON *obj, const char *key, double dflt, double lo, double hi, const char *where,
@@ -287,8 +288,10 @@ static int parse_mem_class(const cJSON *mc, const char *where, sim_gpu *g, sim_e
     if (!mc)
         return 0;
     if (!cJSON_IsObject(mc))
-        return sim_errf(err, "%s: %s: memory_class: expected an object of fractions of the memory curve by class "
-                        "(cast_up, norm, reduce, strided)", where, g->model);
+        return sim_errf(err,
+                        "%s: %s: memory_class: expected an object of fractions of the memory curve by class "
+                        "(cast_up, norm, reduce, strided)",
+                        where, g->model);
     for (const cJSON *c = mc->child; c; c = c->next) {
         int k = sim_mem_class_parse(c->string);
         if (k <= SIM_MEMC_STREAM)
@@ -312,12 +315,12 @@ static int check_gpu_keys(const cJSON *e, const char *where, const char *model, 
         for (int i = 0; GPU_KEYS[i] && !ok; i++)
             ok = !strcmp(it->string, GPU_KEYS[i]);
         if (!ok)
-            return sim_errf(err, "%s: %s: unknown field \"%s\"; known: model, aliases, tflops, memory_GB, memory_GBps, "
+            return sim_errf(err,
+                            "%s: %s: unknown field \"%s\"; known: model, aliases, tflops, memory_GB, memory_GBps, "
                             "pcie_gen, p2p, nvlink, power_W, price_USD, source, gemm, attention, memory, launch_s, "
                             "kernel_min_s, gemm_scale, gemm_unaligned, power, flash_attention, memory_class, nccl, "
-                            "overlap, note, *_source", where,
-                            model,
-                            it->string);
+                            "overlap, note, *_source",
+                            where, model, it->string);
     }
     return 0;
 }

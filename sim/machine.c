@@ -33,10 +33,7 @@ int sim_dtype_bytes(sim_dtype d)
 
 static const char *const mem_class_names[SIM_MEMC_COUNT] = {"stream", "cast_up", "norm", "reduce", "strided"};
 
-const char *sim_mem_class_name(int c)
-{
-    return c >= 0 && c < SIM_MEMC_COUNT ? mem_class_names[c] : "?";
-}
+const char *sim_mem_class_name(int c) { return c >= 0 && c < SIM_MEMC_COUNT ? mem_class_names[c] : "?"; }
 
 int sim_mem_class_parse(const char *name)
 {

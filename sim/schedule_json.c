@@ -600,10 +600,10 @@ static int resolve_deps(reader *R, sim_schedule *s, idmap *ids, size_t nids)
 }
 
 /* The keys an operation may have, sorted (bsearch: millions of lookups). */
-static const char *const op_keys[] = {"algo", "batch", "bytes", "causal", "class_bytes", "collective", "comm",
-                                      "deps", "dtype", "head_dim", "heads", "id", "impl", "k", "kernel", "layer",
-                                      "m", "memory", "micro", "n", "name", "op", "params", "peer", "phase", "root",
-                                      "seconds", "send_bytes", "seq", "sub", "tag", NULL};
+static const char *const op_keys[] = {
+    "algo",   "batch", "bytes", "causal", "class_bytes", "collective", "comm",   "deps",  "dtype", "head_dim", "heads",
+    "id",     "impl",  "k",     "kernel", "layer",       "m",          "memory", "micro", "n",     "name",     "op",
+    "params", "peer",  "phase", "root",   "seconds",     "send_bytes", "seq",    "sub",   "tag",   NULL};
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
@@ -621,8 +621,10 @@ static int read_class_bytes(reader *R, const cJSON *j, sim_payload *p)
     if (!cb)
         return 0;
     if (!cJSON_IsObject(cb))
-        return sim_errf(R->err, "%s: %s.class_bytes: expected an object of byte counts by class (cast_up, norm, "
-                        "reduce, strided)", R->src, R->path);
+        return sim_errf(R->err,
+                        "%s: %s.class_bytes: expected an object of byte counts by class (cast_up, norm, "
+                        "reduce, strided)",
+                        R->src, R->path);
     int64_t sum = 0;
     for (const cJSON *c = cb->child; c; c = c->next) {
         int k = sim_mem_class_parse(c->string);
@@ -631,8 +633,8 @@ static int read_class_bytes(reader *R, const cJSON *j, sim_payload *p)
                             R->src, R->path, c->string);
         if (!cJSON_IsNumber(c) || c->valuedouble != floor(c->valuedouble) || !(c->valuedouble >= 0) ||
             c->valuedouble > (double)p->bytes)
-            return sim_errf(R->err, "%s: %s.class_bytes.%s: expected a byte count in 0..%lld (the op's bytes)",
-                            R->src, R->path, c->string, (long long)p->bytes);
+            return sim_errf(R->err, "%s: %s.class_bytes.%s: expected a byte count in 0..%lld (the op's bytes)", R->src,
+                            R->path, c->string, (long long)p->bytes);
         p->class_bytes[k - 1] = (int64_t)c->valuedouble;
         sum += p->class_bytes[k - 1];
     }

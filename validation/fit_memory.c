@@ -82,9 +82,9 @@ typedef struct mf_cpt {
 typedef struct mf_data {
     int n;
     mf_pt p[MF_MAX];
-    int nc;          /* the classed kernels (a GPU with classes) */
+    int nc; /* the classed kernels (a GPU with classes) */
     mf_cpt c[MF_MAX];
-    int fit_class;   /* the class being fitted (classes_resid) */
+    int fit_class; /* the class being fitted (classes_resid) */
     sim_gpu g;
     int fit_knee;         /* 1: kernel_min, e_max and B_half; 0: e_max only */
     double kmin, half;    /* held when fit_knee = 0 */
@@ -324,7 +324,8 @@ static int fit_classes(mf_data *d, const char *model, val_fitted *out, int max, 
         for (int i = 0; i < d->nc; i++)
             n += d->c[i].mclass == c;
         if (n < 1)
-            return sim_errf(err, "%s: no %s kernel above twice the L2 to fit the class on", model, sim_mem_class_name(c));
+            return sim_errf(err, "%s: no %s kernel above twice the L2 to fit the class on", model,
+                            sim_mem_class_name(c));
         d->fit_class = c;
         double x[1] = {0}, rms;
         if (val_fit_lm(class_resid, d, (n + 1) / 2, 1, x, &rms, err))
@@ -333,8 +334,10 @@ static int fit_classes(mf_data *d, const char *model, val_fitted *out, int max, 
         int nf, np;
         double ef = class_mape(x, d, 0, &nf), ep = class_mape(x, d, 1, &np);
         if (logf)
-            fprintf(logf, "%s element-wise class %s: %.3f of the memory curve; %d kernels fitted (mean |error| %.1f %%), "
-                          "%d predicted (%.1f %%)\n", model, sim_mem_class_name(c), f, nf, ef, np, ep);
+            fprintf(logf,
+                    "%s element-wise class %s: %.3f of the memory curve; %d kernels fitted (mean |error| %.1f %%), "
+                    "%d predicted (%.1f %%)\n",
+                    model, sim_mem_class_name(c), f, nf, ef, np, ep);
         snprintf(names[c], sizeof names[c], "%s memory_class.%s", model, sim_mem_class_name(c));
         out[k++] = (val_fitted){names[c], f, sim_cost_mem_class(&d->g, c), ""};
     }

@@ -514,7 +514,8 @@ static int pointwise_shape(rd *R, const char *op, const cJSON *args, gemm_op *g)
     int out_size = 0, i = 0, narrow = 0, strided = 0;
     const cJSON *strides = cJSON_GetObjectItemCaseSensitive(args, "Input Strides");
     const cJSON *st = cJSON_IsArray(strides) ? strides->child : NULL;
-    for (const cJSON *d = dims->child, *t = types->child; d && t; d = d->next, t = t->next, i++, st = st ? st->next : NULL) {
+    for (const cJSON *d = dims->child, *t = types->child; d && t;
+         d = d->next, t = t->next, i++, st = st ? st->next : NULL) {
         int eb = cJSON_IsString(t) ? dtype_bytes(t->valuestring) : 0;
         if (!eb || !cJSON_IsArray(d) || cJSON_GetArraySize(d) == 0)
             continue; /* Scalar, None or a 0-dim tensor */
@@ -1354,8 +1355,8 @@ static int group_calls(const wl_kineto *t, int classed, pw_call **groups, int **
                 slot[k->op_index] = sl;
         }
         c[sl].us += k->dur_us;
-        bad[sl] |= k->stream != ms || (!classed && !k->elem_vectorized) ||
-                   beside_nccl(&S, k->ts_us, k->ts_us + k->dur_us);
+        bad[sl] |=
+            k->stream != ms || (!classed && !k->elem_vectorized) || beside_nccl(&S, k->ts_us, k->ts_us + k->dur_us);
     }
     int kept = 0;
     for (int i = 0; i < nc; i++)

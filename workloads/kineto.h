@@ -194,9 +194,9 @@ int wl_kineto_pointwise(const wl_kineto *k, wl_pointwise **out);
  * parts summed), by (bytes, op, class); sorted by bytes, then op.  Returns
  * the number of groups (*out malloc'd, free() it). */
 typedef struct wl_classed {
-    const char *op;            /* static string, "aten::cat" */
-    int mclass;                /* sim_mem_class */
-    int64_t bytes;             /* read + written by one call */
+    const char *op; /* static string, "aten::cat" */
+    int mclass;     /* sim_mem_class */
+    int64_t bytes;  /* read + written by one call */
     double median_us;
     int calls;
 } wl_classed;

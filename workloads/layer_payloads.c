@@ -221,27 +221,27 @@ static elem_passes elem_passes_of(const wl_model *m, const wl_strategy *st)
         return e;
     }
     int64_t bias = !m->no_bias;
-    e.gelu_b_extra[R_] = bias;          /* fc1's bias gradient */
-    e.qkv_glue_b[X_] = 2;               /* cat of dQ, dK, dV */
+    e.gelu_b_extra[R_] = bias;              /* fc1's bias gradient */
+    e.qkv_glue_b[X_] = 2;                   /* the cat of dQ, dK, dV */
     e.qkv_glue_b[R_] = bias || m->qkv_bias; /* the QKV bias gradient */
     if (!st->autocast) {
         e.ln1[N_] = 2;
-        e.post_attn[S_] = 3, e.post_attn[N_] = 2;           /* residual add, LN2 */
-        e.post_mlp[S_] = 3;                                 /* residual add */
-        e.post_mlp_b[R_] = bias;                            /* fc2's bias gradient */
-        e.post_attn_b[N_] = 3, e.post_attn_b[R_] = 2 + bias; /* LN2's input, weight and bias gradients; proj's bias */
-        e.post_attn_b[S_] = 3;                              /* the residual-gradient sum */
+        e.post_attn[S_] = 3, e.post_attn[N_] = 2;            /* residual add, LN2 */
+        e.post_mlp[S_] = 3;                                  /* residual add */
+        e.post_mlp_b[R_] = bias;                             /* fc2's bias gradient */
+        e.post_attn_b[N_] = 3, e.post_attn_b[R_] = 2 + bias; /* LN2's input, weight, bias gradients; proj's bias */
+        e.post_attn_b[S_] = 3;                               /* the residual-gradient sum */
         e.ln1_b[N_] = 3, e.ln1_b[R_] = 2, e.ln1_b[S_] = 3;
         return e;
     }
     /* autocast=1: the fp32 stream (16-bit units) */
-    e.ln1[N_] = 4, e.ln1[S_] = 3;                           /* LN1 fp32; its output cast down */
+    e.ln1[N_] = 4, e.ln1[S_] = 3;                                  /* LN1 in fp32; its output cast down */
     e.post_attn[C_] = 5, e.post_attn[N_] = 4, e.post_attn[S_] = 3; /* fp32 + 16-bit add, LN2, cast down */
-    e.post_mlp[C_] = 5;
-    e.post_mlp_b[R_] = bias, e.post_mlp_b[S_] = 3;          /* fc2's bias gradient; the gradient cast down */
-    e.post_attn_b[C_] = 3;                                  /* fc1's input gradient cast up */
-    e.post_attn_b[N_] = 6, e.post_attn_b[R_] = 4 + bias;    /* LN2's backward; proj's bias gradient */
-    e.post_attn_b[S_] = 6 + 3;                              /* the fp32 sum; the cast down for proj */
+    e.post_mlp[C_] = 5;                                            /* fp32 + 16-bit add */
+    e.post_mlp_b[R_] = bias, e.post_mlp_b[S_] = 3;                 /* fc2's bias gradient; the cast down */
+    e.post_attn_b[C_] = 3;                                         /* fc1's input gradient cast up */
+    e.post_attn_b[N_] = 6, e.post_attn_b[R_] = 4 + bias;           /* LN2's backward; proj's bias gradient */
+    e.post_attn_b[S_] = 6 + 3;                                     /* the fp32 sum; the cast down for proj */
     e.ln1_b[C_] = 3, e.ln1_b[N_] = 6, e.ln1_b[R_] = 4, e.ln1_b[S_] = 6;
     return e;
 }

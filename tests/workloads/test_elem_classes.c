@@ -155,9 +155,9 @@ static void test_loss(void)
     } want[] = {
         {"", 1, {8}, {8}},
         {",loss=megatron", 1, {8}, {8}},
-        {",loss=torch", 1, {16, 6}, {26}},  /* 48 a logit: 6 cast up, 3 reads + 1 write, fill, 4 passes, cast down */
-        {",loss=torch", 0, {8, 6}, {26}},   /* the row in shared memory: read once */
-        {",loss=fused", 1, {2}, {4}},       /* flash-attn: 3 x 2 bytes */
+        {",loss=torch", 1, {16, 6}, {26}}, /* 48 a logit: 6 cast up, 3 reads + 1 write, fill, 4 passes, cast down */
+        {",loss=torch", 0, {8, 6}, {26}},  /* the row in shared memory: read once */
+        {",loss=fused", 1, {2}, {4}},      /* flash-attn: 3 x 2 bytes */
     };
     char text[128];
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
