@@ -45,7 +45,7 @@
  *     table's replays of one buffer, which the L2 holds, set the time, not
  *     the rate the class stands for.  Per class, sorted by bytes, the
  *     even-indexed rows are fitted and the odd ones predicted; the other
- *     four traces are predictions (group kineto-elementwise, subset
+ *     traces are predictions (group kineto-elementwise, subset
  *     "H100-SXM classed").  The table's softmax and dropout rows are no
  *     class: no generator emits a kernel of theirs (the loss's log-softmax
  *     is counted at the traffic it makes, workloads/gpt.c);
