@@ -85,6 +85,7 @@ uint64_t plan_inputs_hash(const sim_machine *m, const wl_model *model, plan_fide
             h = plan_hash(h, &g->gemm_scale[d], sizeof(double));
         }
         h = plan_hash(h, &g->gemm_unaligned, sizeof(double));
+        h = plan_hash(h, g->mem_class, sizeof g->mem_class);
         h = plan_hash(h, &g->power_n, sizeof g->power_n);
         h = plan_hash(h, g->power_load, sizeof(double) * (size_t)g->power_n);
         h = plan_hash(h, g->power_rate, sizeof(double) * (size_t)g->power_n);

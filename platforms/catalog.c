@@ -232,10 +232,11 @@ static int parse_nccl(const cJSON *own, const cJSON *dflt, sim_collparams *cp, c
 /* The keys a cluster's inline "gpu" object may carry (a built-in entry's);
  * notes and sources are free text.  A new per-GPU key read by fill_gpu
  * belongs here too. */
-static const char *const GPU_KEYS[] = {"model", "aliases", "tflops", "memory_GB", "memory_GBps", "pcie_gen", "p2p",
-                                       "nvlink", "power_W", "price_USD", "source", "gemm", "attention", "memory",
-                                       "launch_s", "kernel_min_s", "gemm_scale", "gemm_unaligned", "power", "flash_attention",
-                                       "nccl", "overlap", "note", NULL};
+static const char *const GPU_KEYS[] = {"model",        "aliases",    "tflops",         "memory_GB", "memory_GBps",
+                                       "pcie_gen",     "p2p",        "nvlink",         "power_W",   "price_USD",
+                                       "source",       "gemm",       "attention",      "memory",    "launch_s",
+                                       "kernel_min_s", "gemm_scale", "gemm_unaligned", "power",     "flash_attention",
+                                       "memory_class", "nccl",       "overlap",        "note",      NULL};
 
 /* A number field of obj within [lo, hi] (or absent: dflt); -1 with a message naming where.key. */
 static int field(const cJSON *obj, const char *key, double dflt, double lo, double hi, const char *where,
@@ -277,6 +278,33 @@ static int parse_power(const cJSON *pw, const char *where, sim_gpu *g, sim_err *
     return 0;
 }
 
+/* "memory_class": {"cast_up": f, ...}: the element-wise classes slower than
+ * streaming (sim_mem_class), each a fraction in (0, 1] of the memory curve;
+ * a class not given runs as streaming. */
+static int parse_mem_class(const cJSON *mc, const char *where, sim_gpu *g, sim_err *err)
+{
+    for (int c = 0; c < SIM_MEMC_COUNT; c++)
+        g->mem_class[c] = 1;
+    if (!mc)
+        return 0;
+    if (!cJSON_IsObject(mc))
+        return sim_errf(err,
+                        "%s: %s: memory_class: expected an object of fractions of the memory curve by class "
+                        "(cast_up, norm, reduce, strided)",
+                        where, g->model);
+    for (const cJSON *c = mc->child; c; c = c->next) {
+        int k = sim_mem_class_parse(c->string);
+        if (k <= SIM_MEMC_STREAM)
+            return sim_errf(err, "%s: %s: memory_class: unknown class \"%s\"; known: cast_up, norm, reduce, strided",
+                            where, g->model, c->string);
+        if (!cJSON_IsNumber(c) || !(c->valuedouble > 0 && c->valuedouble <= 1))
+            return sim_errf(err, "%s: %s: memory_class.%s: expected a fraction of the memory curve in (0, 1]", where,
+                            g->model, c->string);
+        g->mem_class[k] = c->valuedouble;
+    }
+    return 0;
+}
+
 static int check_gpu_keys(const cJSON *e, const char *where, const char *model, sim_err *err)
 {
     const cJSON *it;
@@ -287,11 +315,12 @@ static int check_gpu_keys(const cJSON *e, const char *where, const char *model, 
         for (int i = 0; GPU_KEYS[i] && !ok; i++)
             ok = !strcmp(it->string, GPU_KEYS[i]);
         if (!ok)
-            return sim_errf(err, "%s: %s: unknown field \"%s\"; known: model, aliases, tflops, memory_GB, memory_GBps, "
+            return sim_errf(err,
+                            "%s: %s: unknown field \"%s\"; known: model, aliases, tflops, memory_GB, memory_GBps, "
                             "pcie_gen, p2p, nvlink, power_W, price_USD, source, gemm, attention, memory, launch_s, "
-                            "kernel_min_s, gemm_scale, gemm_unaligned, power, flash_attention, nccl, overlap, note, *_source", where,
-                            model,
-                            it->string);
+                            "kernel_min_s, gemm_scale, gemm_unaligned, power, flash_attention, memory_class, nccl, "
+                            "overlap, note, *_source",
+                            where, model, it->string);
     }
     return 0;
 }
@@ -343,7 +372,8 @@ static int fill_gpu(const cJSON *e, const cJSON *defaults, const char *where, si
     g->mem_capacity *= 1e9;
     if (g->mem_bw <= 0 || g->mem_capacity <= 0)
         return sim_errf(err, "%s: %s: memory_GB and memory_GBps must be positive", where, g->model);
-    if (parse_power(cJSON_GetObjectItemCaseSensitive(e, "power"), where, g, err))
+    if (parse_power(cJSON_GetObjectItemCaseSensitive(e, "power"), where, g, err) ||
+        parse_mem_class(cJSON_GetObjectItemCaseSensitive(e, "memory_class"), where, g, err))
         return -1;
     const cJSON *gs = cJSON_GetObjectItemCaseSensitive(e, "gemm_scale");
     for (int d = 0; d < SIM_DTYPE_COUNT; d++)

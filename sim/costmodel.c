@@ -118,12 +118,31 @@ int sim_cost_gemm_unaligned(const sim_payload *p)
     return p->m % 8 || p->n % 8 || p->k % 8;
 }
 
+double sim_cost_mem_class(const sim_gpu *g, int c)
+{
+    double f = c > SIM_MEMC_STREAM && c < SIM_MEMC_COUNT ? g->mem_class[c] : 1;
+    return f > 0 ? f : 1; /* checked on load: 0 < f <= 1, or absent */
+}
+
+/* An element-wise payload's bytes as streaming bytes: each class's share
+ * takes 1 / its fraction as long.  The curve is still read at the payload's
+ * own bytes: the class changes the rate, not the size the kernel has. */
+double sim_cost_stream_bytes(const sim_gpu *g, const sim_payload *p)
+{
+    double b = sim_cost_bytes(p);
+    if (p->kind != SIM_OP_COMPUTE || p->sub != SIM_KERNEL_ELEMENTWISE)
+        return b;
+    for (int c = 1; c < SIM_MEMC_COUNT; c++)
+        b += (double)p->class_bytes[c - 1] * (1 / sim_cost_mem_class(g, c) - 1);
+    return b;
+}
+
 double sim_cost_kernel(const sim_gpu *g, const sim_payload *p)
 {
     if (p->sub == SIM_KERNEL_FIXED || p->sub == SIM_KERNEL_DELAY)
         return p->seconds;
     double flops = sim_cost_flops(p), bytes = sim_cost_bytes(p);
-    double t_mem = bytes > 0 ? bytes / (g->mem_bw * sim_curve_eval(&g->mem_eff, bytes)) : 0;
+    double t_mem = bytes > 0 ? sim_cost_stream_bytes(g, p) / (g->mem_bw * sim_curve_eval(&g->mem_eff, bytes)) : 0;
     double t_flop = 0;
     int kernels = 1;
     if (p->sub == SIM_KERNEL_GEMM) {

@@ -6,8 +6,9 @@
  *                    + launch overhead × kernels,
  * with efficiency curves per kernel class and GPU model, interpolated with
  * GSL over log10 of the work (FLOPs; bytes for memory-bound kernels; the
- * sequence length for fused attention).  Calibration fills the curves
- * (sim_gpu). */
+ * sequence length for fused attention).  An element-wise kernel's bytes of
+ * a class slower than streaming (sim_mem_class) count 1 / the class's
+ * fraction.  Calibration fills the curves (sim_gpu). */
 #ifndef SIM_COSTMODEL_H
 #define SIM_COSTMODEL_H
 
@@ -28,6 +29,12 @@ double sim_cost_power_rate(const sim_gpu *g, double L);
 /* 1 for the kinds whose rate the power state sets (GEMMs, attention). */
 int sim_cost_is_tensor(const sim_payload *p);
 double sim_cost_kernel(const sim_gpu *gpu, const sim_payload *p);
+/* The fraction of the memory curve an element-wise class runs at on g (1 for
+ * streaming, and for a class the GPU's catalogue entry does not give). */
+double sim_cost_mem_class(const sim_gpu *g, int c);
+/* An element-wise payload's bytes with each class's part scaled by 1 / its
+ * fraction (its time at the streaming rate); sim_cost_bytes for the rest. */
+double sim_cost_stream_bytes(const sim_gpu *g, const sim_payload *p);
 /* FLOPs and bytes the cost model charges for a payload. */
 double sim_cost_flops(const sim_payload *p);
 double sim_cost_bytes(const sim_payload *p);

@@ -31,6 +31,18 @@ int sim_dtype_bytes(sim_dtype d)
     return (d >= 0 && d < SIM_DTYPE_COUNT) ? dtype_sizes[d] : 4;
 }
 
+static const char *const mem_class_names[SIM_MEMC_COUNT] = {"stream", "cast_up", "norm", "reduce", "strided"};
+
+const char *sim_mem_class_name(int c) { return c >= 0 && c < SIM_MEMC_COUNT ? mem_class_names[c] : "?"; }
+
+int sim_mem_class_parse(const char *name)
+{
+    for (int c = 0; name && c < SIM_MEMC_COUNT; c++)
+        if (!strcmp(name, mem_class_names[c]))
+            return c;
+    return -1;
+}
+
 const char *sim_proto_name(sim_proto p)
 {
     static const char *const names[SIM_PROTO_COUNT] = {"LL", "LL128", "Simple"};

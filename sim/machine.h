@@ -32,6 +32,35 @@ const char *sim_dtype_name(sim_dtype d);
 int sim_dtype_parse(const char *s, sim_dtype *out); /* 0 ok, -1 unknown */
 int sim_dtype_bytes(sim_dtype d);                   /* storage bytes per element */
 
+/* What sets an element-wise kernel's rate besides its bytes: streaming
+ * kernels (contiguous, vectorised) run at the memory curve; the other
+ * classes, measured below it, at a fraction of it (sim_gpu.mem_class,
+ * catalogue key "memory_class"; costmodel.c).  Each is named for its
+ * mechanism (docs/validation.md, "Issue 13, element-wise classes"):
+ *   cast_up  a kernel that widens a 16-bit operand as it loads it (a bf16 ->
+ *            fp32 copy, an fp32 + bf16 add): PyTorch's dynamic-casting path,
+ *            an unrolled, unvectorised loop (aten/src/ATen/native/cuda/
+ *            CUDALoops.cuh gpu_kernel_impl: launch_unrolled_kernel with
+ *            LoadWithCast / StoreWithCast);
+ *   norm     a row normalisation, one CTA per row (LayerNorm / RMSNorm
+ *            forward, LayerNorm's input gradient);
+ *   reduce   a reduction across the tokens into one value per column (bias
+ *            gradients, a norm's weight and bias gradients);
+ *   strided  a copy through index arithmetic into a non-contiguous layout
+ *            (torch.cat / stack into interleaved slices, permuted copies). */
+typedef enum sim_mem_class {
+    SIM_MEMC_STREAM,
+    SIM_MEMC_CAST_UP,
+    SIM_MEMC_NORM,
+    SIM_MEMC_REDUCE,
+    SIM_MEMC_STRIDED,
+    SIM_MEMC_COUNT
+} sim_mem_class;
+/* "stream", "cast_up", "norm", "reduce", "strided"; "?" out of range. */
+const char *sim_mem_class_name(int c);
+/* The class of a name, or -1. */
+int sim_mem_class_parse(const char *name);
+
 /* Efficiency as a function of log10(work): work is FLOPs for GEMM and
  * attention, bytes for memory-bound kernels.  Linear interpolation, clamped
  * at both ends. */
@@ -80,6 +109,8 @@ typedef struct sim_gpu {
                                            fraction of an aligned one (1: no separate path) */
     sim_curve attn_eff;                 /* attention core: fraction of peak vs log10 FLOPs */
     sim_curve mem_eff;                  /* memory-bound kernels: fraction of mem_bw vs log10 bytes */
+    double mem_class[SIM_MEMC_COUNT];   /* an element-wise class's rate as a fraction of mem_eff's (0 or 1:
+                                           as streaming; [SIM_MEMC_STREAM] unused) */
     sim_curve flash_fwd_eff;            /* fused attention (FlashAttention) forward and backward: fraction */
     sim_curve flash_bwd_eff;            /* of the fp16/bf16 peak vs log10 sequence length (costmodel.c) */
     double flash_causal;                /* a causal kernel's efficiency: this x the curve at s/2 (0 = 1) */

@@ -133,6 +133,11 @@ typedef struct sim_payload {
     int64_t m, n, k, batch;
     int64_t bytes;  /* elementwise/optimizer bytes, message bytes, memory delta (signed) */
     double seconds; /* SIM_KERNEL_FIXED, SIM_KERNEL_DELAY */
+    /* elementwise: the part of bytes that runs at class c's rate
+     * (sim_mem_class; class_bytes[c - 1] for c >= 1), the rest streams.  A
+     * payload is often several kernels (a layer's backward passes), so it
+     * may hold several classes; their sum is at most bytes. */
+    int64_t class_bytes[SIM_MEMC_COUNT - 1];
 } sim_payload;
 
 typedef struct sim_op {

@@ -15,7 +15,8 @@
  *   OP = { "id": 7, "op": "compute", "kernel": "gemm", "name": "qkv",
  *          "m":, "n":, "k":, "batch":, "dtype": "tf32",            (gemm)
  *          "batch":, "heads":, "seq":, "head_dim":, "dtype":       (attention)
- *          "bytes":, "dtype":                                      (elementwise)
+ *          "bytes":, ["class_bytes": {"cast_up":, "norm":, "reduce":, "strided":},] "dtype":   (elementwise:
+ *                 the part of bytes at each class's rate, sim_mem_class; absent = all streaming)
  *          "params":, "bytes":                                     (optimizer)
  *          "seconds":                                              (fixed, delay: the stream waits, GPU free)
  *          "batch":, "heads":, "seq":, "head_dim":, "causal":, ["impl":], "bytes":, "dtype":   (flash_fwd, flash_bwd)
@@ -105,9 +106,17 @@ static cJSON *op_to_json(const sim_schedule *s, uint32_t op, const uint32_t *new
             add_num(j, "seq", (double)p->n);
             add_num(j, "head_dim", (double)p->k);
             break;
-        case SIM_KERNEL_ELEMENTWISE:
+        case SIM_KERNEL_ELEMENTWISE: {
             add_num(j, "bytes", (double)p->bytes);
+            cJSON *cb = NULL;
+            for (int c = 1; c < SIM_MEMC_COUNT; c++)
+                if (p->class_bytes[c - 1]) {
+                    if (!cb)
+                        cb = cJSON_AddObjectToObject(j, "class_bytes");
+                    add_num(cb, sim_mem_class_name(c), (double)p->class_bytes[c - 1]);
+                }
             break;
+        }
         case SIM_KERNEL_OPTIMIZER:
             add_num(j, "params", (double)p->m);
             add_num(j, "bytes", (double)p->bytes);
@@ -591,17 +600,48 @@ static int resolve_deps(reader *R, sim_schedule *s, idmap *ids, size_t nids)
 }
 
 /* The keys an operation may have, sorted (bsearch: millions of lookups). */
-static const char *const op_keys[] = {"algo",   "batch",  "bytes",    "causal",     "collective", "comm",   "deps",
-                                      "dtype",  "head_dim", "heads",  "id",   "impl",   "k",          "kernel", "layer",
-                                      "m",      "memory", "micro",    "n",          "name",       "op",     "params",
-                                      "peer",   "phase",  "root",     "seconds",    "send_bytes", "seq",    "sub",
-                                      "tag",    NULL};
+static const char *const op_keys[] = {
+    "algo",   "batch", "bytes", "causal", "class_bytes", "collective", "comm",   "deps",  "dtype", "head_dim", "heads",
+    "id",     "impl",  "k",     "kernel", "layer",       "m",          "memory", "micro", "n",     "name",     "op",
+    "params", "peer",  "phase", "root",   "seconds",     "send_bytes", "seq",    "sub",   "tag",   NULL};
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
 static int is_op_key(const char *key)
 {
     return bsearch(&key, op_keys, sizeof op_keys / sizeof op_keys[0] - 1, sizeof op_keys[0], cmp_str) != NULL;
+}
+
+/* An element-wise op's optional "class_bytes": {"cast_up": N, ...}, the part
+ * of its bytes at each class's rate (sim_payload.class_bytes); absent: all
+ * streaming (the files written before classes existed). */
+static int read_class_bytes(reader *R, const cJSON *j, sim_payload *p)
+{
+    const cJSON *cb = cJSON_GetObjectItemCaseSensitive(j, "class_bytes");
+    if (!cb)
+        return 0;
+    if (!cJSON_IsObject(cb))
+        return sim_errf(R->err,
+                        "%s: %s.class_bytes: expected an object of byte counts by class (cast_up, norm, "
+                        "reduce, strided)",
+                        R->src, R->path);
+    int64_t sum = 0;
+    for (const cJSON *c = cb->child; c; c = c->next) {
+        int k = sim_mem_class_parse(c->string);
+        if (k <= SIM_MEMC_STREAM)
+            return sim_errf(R->err, "%s: %s.class_bytes.%s: unknown class; known: cast_up, norm, reduce, strided",
+                            R->src, R->path, c->string);
+        if (!cJSON_IsNumber(c) || c->valuedouble != floor(c->valuedouble) || !(c->valuedouble >= 0) ||
+            c->valuedouble > (double)p->bytes)
+            return sim_errf(R->err, "%s: %s.class_bytes.%s: expected a byte count in 0..%lld (the op's bytes)", R->src,
+                            R->path, c->string, (long long)p->bytes);
+        p->class_bytes[k - 1] = (int64_t)c->valuedouble;
+        sum += p->class_bytes[k - 1];
+    }
+    if (sum > p->bytes)
+        return sim_errf(R->err, "%s: %s.class_bytes: the classes' bytes add up to %lld, more than the op's %lld",
+                        R->src, R->path, (long long)sum, (long long)p->bytes);
+    return 0;
 }
 
 static int read_compute(reader *R, const cJSON *j, sim_payload *p, int *sub)
@@ -642,7 +682,7 @@ static int read_compute(reader *R, const cJSON *j, sim_payload *p, int *sub)
                 return sim_errf(R->err, "%s: %s.impl: expected flash, flash2, flash1 or flash-triton", R->src, R->path);
         }
     } else if (*sub == SIM_KERNEL_ELEMENTWISE) {
-        if (get_int(R, j, "bytes", &p->bytes, 1, 0, SIM_MAX_BYTES) < 0)
+        if (get_int(R, j, "bytes", &p->bytes, 1, 0, SIM_MAX_BYTES) < 0 || read_class_bytes(R, j, p) < 0)
             return -1;
     } else if (*sub == SIM_KERNEL_OPTIMIZER) {
         if (get_int(R, j, "params", &p->m, 1, 0, SIM_MAX_BYTES) < 0 ||

@@ -36,6 +36,19 @@
  *     2^10 ... 2^28 elements, CUDA-graph replays, so no launch gap in the
  *     time), whose small sizes pin the knee and the shortest kernel that the
  *     trace's large kernels cannot;
+ *   - H100-SXM's element-wise classes (sim_mem_class, catalogue key
+ *     memory_class): each class's fraction of the fitted curve, on the 350M
+ *     trace's classed kernels (wl_kineto_classed: the launching aten op
+ *     gives the class) and the table's LayerNorm and RMSNorm rows (norm),
+ *     the kernels above twice the L2 only: below it a kernel's fixed cost
+ *     (one CTA per row for the norms, a reduction's second pass) and the
+ *     table's replays of one buffer, which the L2 holds, set the time, not
+ *     the rate the class stands for.  Per class, sorted by bytes, the
+ *     even-indexed rows are fitted and the odd ones predicted; the other
+ *     traces are predictions (group kineto-elementwise, subset
+ *     "H100-SXM classed").  The table's softmax and dropout rows are no
+ *     class: no generator emits a kernel of theirs (the loss's log-softmax
+ *     is counted at the traffic it makes, workloads/gpt.c);
  *   - H200: only large BabelStream kernels, so only e_max is fitted; B_half
  *     is the H100-SXM's scaled by the bandwidth ratio (Little's law: the
  *     bytes in flight needed to reach a bandwidth grow with it at a similar
@@ -59,9 +72,19 @@ typedef struct mf_pt {
     int timed_alone;       /* 1: timed with a host sync (BabelStream): the launch gap is in the time */
 } mf_pt;
 
+/* A kernel of an element-wise class (sim_mem_class) and where it is from. */
+typedef struct mf_cpt {
+    int mclass;
+    double bytes, seconds;
+    const char *src; /* the aten op or the table's kernel name: the tie-break of the order */
+} mf_cpt;
+
 typedef struct mf_data {
     int n;
     mf_pt p[MF_MAX];
+    int nc; /* the classed kernels (a GPU with classes) */
+    mf_cpt c[MF_MAX];
+    int fit_class; /* the class being fitted (classes_resid) */
     sim_gpu g;
     int fit_knee;         /* 1: kernel_min, e_max and B_half; 0: e_max only */
     double kmin, half;    /* held when fit_knee = 0 */
@@ -77,12 +100,13 @@ static const struct {
     double l2_bytes;
     const char *knee_from; /* a GPU without a trace: the one whose knee, shortest kernel and launch it takes */
     const char *micro;     /* an element-wise table measured on the GPU (bench/gpu/measure.py), or NULL */
+    int classes;           /* 1: fit its element-wise classes too */
 } MF_GPUS[] = {
-    {"A100-SXM-40GB", "kineto-traces/trace_diff/control/control.json.gz", 40e6, NULL, NULL},
-    {"A100-SXM-80GB", "kineto-traces/negative_queue_length_values_check/rank0.json.gz", 40e6, NULL, NULL},
-    {"V100-SXM2-16GB", "kineto-traces/trace_diff/test/test.json.gz", 6e6, NULL, NULL},
-    {"H100-SXM", "h100-micro/trace_gpt-350m.json.gz", 50e6, NULL, "h100-micro/memory.csv"},
-    {"H200", NULL, 50e6, "H100-SXM", NULL},
+    {"A100-SXM-40GB", "kineto-traces/trace_diff/control/control.json.gz", 40e6, NULL, NULL, 0},
+    {"A100-SXM-80GB", "kineto-traces/negative_queue_length_values_check/rank0.json.gz", 40e6, NULL, NULL, 0},
+    {"V100-SXM2-16GB", "kineto-traces/trace_diff/test/test.json.gz", 6e6, NULL, NULL, 0},
+    {"H100-SXM", "h100-micro/trace_gpt-350m.json.gz", 50e6, NULL, "h100-micro/memory.csv", 1},
+    {"H200", NULL, 50e6, "H100-SXM", NULL, 0},
 };
 #define MF_NGPUS (int)(sizeof MF_GPUS / sizeof MF_GPUS[0])
 
@@ -152,7 +176,13 @@ static int add_trace(const char *data_dir, const char *rel, double l2, mf_data *
     double gap = wl_kineto_busy_gap_us(k, wl_kineto_main_stream(k));
     wl_pointwise *pw;
     int n = wl_kineto_pointwise(k, &pw);
+    wl_classed *c;
+    int nc = wl_kineto_classed(k, &c);
     wl_kineto_free(k);
+    for (int i = 0; i < nc && d->nc < MF_MAX; i++)
+        if (c[i].bytes > 2 * l2)
+            d->c[d->nc++] = (mf_cpt){c[i].mclass, (double)c[i].bytes, c[i].median_us * 1e-6, c[i].op};
+    free(c);
     if (n < 0)
         return sim_errf(err, "%s: out of memory", rel);
     if (gap < 0 || n < 8) {
@@ -205,20 +235,113 @@ static int add_micro(const char *data_dir, const char *rel, double l2, mf_data *
     int ck = val_csv_col(c, "kernel", err), cb = val_csv_col(c, "bytes", err), cu = val_csv_col(c, "us", err);
     int rc = ck < 0 || cb < 0 || cu < 0 ? -1 : 0;
     static const char *const STREAMING[] = {"copy", "add", "gelu_tanh", "cast_f32_bf16"};
+    /* the norms are class norm (the rows above twice the L2) */
+    static const char *const NORMS[] = {"layernorm", "rmsnorm"};
     for (int i = 0; rc == 0 && i < val_csv_rows(c); i++) {
-        int stream = 0;
+        int stream = 0, norm = -1;
         for (size_t j = 0; j < sizeof STREAMING / sizeof STREAMING[0]; j++)
             stream |= !strcmp(val_csv_str(c, i, ck), STREAMING[j]);
+        for (size_t j = 0; j < sizeof NORMS / sizeof NORMS[0]; j++)
+            norm = !strcmp(val_csv_str(c, i, ck), NORMS[j]) ? (int)j : norm;
         double b, us;
-        if (!stream)
+        if (!stream && norm < 0)
             continue;
         if (val_csv_num(c, i, cb, &b, err) < 0 || val_csv_num(c, i, cu, &us, err) < 0)
             rc = -1;
-        else if ((b < l2 / 16 || b > 2 * l2) && d->n < MF_MAX)
+        else if (stream && (b < l2 / 16 || b > 2 * l2) && d->n < MF_MAX)
             d->p[d->n++] = (mf_pt){b, us * 1e-6, 0};
+        else if (norm >= 0 && b > 2 * l2 && d->nc < MF_MAX)
+            d->c[d->nc++] = (mf_cpt){SIM_MEMC_NORM, b, us * 1e-6, NORMS[norm]};
     }
     val_csv_free(c);
     return rc;
+}
+
+static int cmp_cpt(const void *a, const void *b)
+{
+    const mf_cpt *x = a, *y = b;
+    if (x->mclass != y->mclass)
+        return x->mclass - y->mclass;
+    if (x->bytes != y->bytes)
+        return x->bytes < y->bytes ? -1 : 1;
+    return strcmp(x->src, y->src);
+}
+
+/* A classed kernel's time at class fraction f: all its bytes of its class,
+ * no launch gap (the trace's durations and the table's graph replays). */
+static double class_duration(const sim_gpu *g, const mf_cpt *q, double f)
+{
+    sim_payload p;
+    memset(&p, 0, sizeof p);
+    p.kind = SIM_OP_COMPUTE;
+    p.sub = SIM_KERNEL_ELEMENTWISE;
+    p.bytes = (int64_t)q->bytes;
+    p.class_bytes[q->mclass - 1] = p.bytes;
+    sim_gpu h = *g;
+    h.launch_s = 0;
+    h.mem_class[q->mclass] = f;
+    return sim_cost_kernel(&h, &p);
+}
+
+/* The rows of class d->fit_class with index parity par within the class. */
+static int class_resid_par(const double *x, double *r, const mf_data *d, int par)
+{
+    double f = 1 / (1 + exp(-x[0]));
+    int k = 0, idx = 0;
+    for (int i = 0; i < d->nc; i++) {
+        if (d->c[i].mclass != d->fit_class)
+            continue;
+        if (idx++ % 2 == par)
+            r[k++] = log(class_duration(&d->g, &d->c[i], f) / d->c[i].seconds);
+    }
+    return k;
+}
+
+static int class_resid(const double *x, double *r, void *user)
+{
+    class_resid_par(x, r, user, 0);
+    return 0;
+}
+
+static double class_mape(const double *x, const mf_data *d, int par, int *n)
+{
+    double r[MF_MAX], s = 0;
+    int k = class_resid_par(x, r, d, par);
+    for (int i = 0; i < k; i++)
+        s += fabs(exp(r[i]) - 1);
+    *n = k;
+    return k ? 100 * s / k : 0;
+}
+
+/* Each class's fraction of the GPU's fitted curve (d->g carries it). */
+static int fit_classes(mf_data *d, const char *model, val_fitted *out, int max, FILE *logf, sim_err *err)
+{
+    static char names[SIM_MEMC_COUNT][48];
+    qsort(d->c, (size_t)d->nc, sizeof d->c[0], cmp_cpt);
+    int k = 0;
+    for (int c = 1; c < SIM_MEMC_COUNT && k < max; c++) {
+        int n = 0;
+        for (int i = 0; i < d->nc; i++)
+            n += d->c[i].mclass == c;
+        if (n < 1)
+            return sim_errf(err, "%s: no %s kernel above twice the L2 to fit the class on", model,
+                            sim_mem_class_name(c));
+        d->fit_class = c;
+        double x[1] = {0}, rms;
+        if (val_fit_lm(class_resid, d, (n + 1) / 2, 1, x, &rms, err))
+            return sim_err_prefix(err, "%s memory_class.%s: ", model, sim_mem_class_name(c));
+        double f = 1 / (1 + exp(-x[0]));
+        int nf, np;
+        double ef = class_mape(x, d, 0, &nf), ep = class_mape(x, d, 1, &np);
+        if (logf)
+            fprintf(logf,
+                    "%s element-wise class %s: %.3f of the memory curve; %d kernels fitted (mean |error| %.1f %%), "
+                    "%d predicted (%.1f %%)\n",
+                    model, sim_mem_class_name(c), f, nf, ef, np, ep);
+        snprintf(names[c], sizeof names[c], "%s memory_class.%s", model, sim_mem_class_name(c));
+        out[k++] = (val_fitted){names[c], f, sim_cost_mem_class(&d->g, c), ""};
+    }
+    return k;
 }
 
 static double mean_abs_err(const double *x, const mf_data *d, int par)
@@ -327,6 +450,17 @@ int val_fit_memory(const char *data_dir, val_fitted *out, int max, FILE *logf, s
         params(x, d, &kmins[gi], &e, &halves[gi]);
         gaps[gi] = d->gap;
         total += report(model, d, x, out + total, max - total, gi);
+        if (MF_GPUS[gi].classes) {
+            /* the classes ride on the curve just fitted */
+            curve_of(e, halves[gi], &d->g.mem_eff);
+            d->g.kernel_min_s = kmins[gi];
+            int k = fit_classes(d, model, out + total, max - total, logf, err);
+            if (k < 0) {
+                rc = -1;
+                break;
+            }
+            total += k;
+        }
         for (int c = 0; c < MF_NCOPIES; c++) {
             if (strcmp(MF_COPIES[c].from, model))
                 continue;

@@ -29,6 +29,13 @@
  *   bytes that PyTorch launched in parts (the GPT logits' fill_ and copy_)
  *   is one case of its parts summed (wl_kineto_pointwise).
  *
+ *   Subset "H100-SXM classed": the H100 steps' element-wise kernels of the
+ *   classes slower than streaming (wl_kineto_classed: bf16 -> fp32 copies
+ *   and fp32 + bf16 adds, LayerNorm and its gradients, bias-gradient sums,
+ *   cat and permuted copies), each simulated with all its bytes of its
+ *   class, so at the H100's fitted fraction (fit_memory.c: the 350M trace's
+ *   kernels above twice the L2, half of them; the rest predicted).
+ *
  * Subsets of both: one per catalogue GPU.  The H100-SXM subset is this
  * project's own five single-GPU GPT steps (h100-micro/); no curve is fitted
  * on them.
@@ -73,6 +80,12 @@ static const char *ELEM_TRACES[] = {
     "kineto-traces/trace_diff/test/test.json.gz",                     /* V100-SXM2-16GB */
     H100_STEPS,
 };
+/* The traces whose classed kernels are cases too: the H100 steps, where the
+ * classes are fitted (fit_memory.c).  The A100 and V100 traces' classed
+ * kernels (LayerNorm, bias-gradient sums) are small and none lies above
+ * twice the L2, where a class's rate is fitted: their GPUs keep the
+ * streaming rate for every class. */
+#define ELEM_FIRST_CLASSED 3
 static const char *NCCL_TRACES[] = {
     "kineto-traces/nccl_parser_config/nccl_data.json.gz", /* rank 0 of 2, A100-PG509-200, NCCL 2.17.1 */
 };
@@ -139,6 +152,40 @@ int val_group_kineto_gemm(const val_ctx *ctx, val_set *out, sim_err *err)
     return 0;
 }
 
+/* The trace's classed element-wise kernels (wl_kineto_classed), subset
+ * "<GPU> classed": each an element-wise payload whose bytes are all of its
+ * class, against its median plus the gap. */
+static int classed_cases(const val_ctx *ctx, const char *rel, const sim_machine *m, const char *gpu, double gap,
+                         val_set *out, sim_err *err)
+{
+    if (!m)
+        return -1;
+    char *path = val_data_path(ctx, rel);
+    wl_kineto *k = wl_kineto_load(path, err);
+    free(path);
+    if (!k)
+        return -1;
+    wl_classed *c;
+    int n = wl_kineto_classed(k, &c), rc = 0;
+    wl_kineto_free(k);
+    char subset[32];
+    snprintf(subset, sizeof subset, "%s classed", gpu);
+    for (int i = 0; i < n && rc == 0; i++) {
+        sim_payload p = {.kind = SIM_OP_COMPUTE, .sub = SIM_KERNEL_ELEMENTWISE, .name = -1, .bytes = c[i].bytes};
+        p.class_bytes[c[i].mclass - 1] = c[i].bytes;
+        double sim;
+        rc = val_sim_kernel(ctx, m, 0, &p, &sim, err);
+        if (rc == 0) {
+            char name[128];
+            snprintf(name, sizeof name, "%s %s %s %.3g MB (x%d)", gpu, sim_mem_class_name(c[i].mclass),
+                     c[i].op + (strncmp(c[i].op, "aten::", 6) ? 0 : 6), c[i].bytes / 1e6, c[i].calls);
+            rc = val_add(out, subset, name, (c[i].median_us + gap) * 1e-6, sim, "s", (double)c[i].bytes, err);
+        }
+    }
+    free(c);
+    return rc;
+}
+
 int val_group_kineto_elementwise(const val_ctx *ctx, val_set *out, sim_err *err)
 {
     for (size_t t = 0; t < sizeof ELEM_TRACES / sizeof ELEM_TRACES[0]; t++) {
@@ -169,6 +216,8 @@ int val_group_kineto_elementwise(const val_ctx *ctx, val_set *out, sim_err *err)
             }
         }
         free(pw);
+        if (t >= ELEM_FIRST_CLASSED)
+            rc = rc ? rc : classed_cases(ctx, ELEM_TRACES[t], m, gpu, gap, out, err);
         if (!m)
             return -1;
         sim_machine_free(m);

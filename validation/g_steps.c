@@ -26,8 +26,9 @@
  *    F.scaled_dot_product_attention(is_causal=True), which ran cuDNN's
  *    fused flash kernels on Hopper (the traces beside the CSV), the GPU's
  *    best fused kernel (attn=flash, what attn=auto gives on H100 in bf16);
- *    fused AdamW and the loss on logits.float() are what the generator
- *    emits for any step;
+ *    F.cross_entropy on logits.float() (loss=torch: the cast up, fp32
+ *    log_softmax forward and backward, the cast down); fused AdamW is what
+ *    the generator emits for any step;
  *  - the card: one H100 80GB HBM3 SXM5, the first GPU of the catalogue's
  *    azure-nd-h100-v5 node (`--platform azure-nd-h100-v5 --gpus 1`). */
 #include <math.h>
@@ -41,7 +42,7 @@
 
 #define STEPS_FILE "h100-micro/steps.csv"
 #define STEPS_PLATFORM "azure-nd-h100-v5"
-#define STACK "dtype=bf16", "recompute=none", "attn=flash", "kernels=eager", "autocast=1"
+#define STACK "dtype=bf16", "recompute=none", "attn=flash", "kernels=eager", "autocast=1", "loss=torch"
 
 enum { S_NAME, S_VOCAB, S_HIDDEN, S_LAYERS, S_HEADS, S_SEQ, S_MB, S_PARAMS, S_STEP, S_STEPS, S_MHZ, S_WATT, S_NCOLS };
 static const char *const SCOLS[S_NCOLS] = {"name", "vocab", "hidden", "layers", "heads", "seq", "micro_batch",

@@ -100,7 +100,7 @@ static void print_trace(const char *path, const wl_kineto *t)
     if (wl_kineto_rank(t) >= 0)
         printf("rank       %d of %d\n", wl_kineto_rank(t), wl_kineto_world(t));
     int gs, n = wl_kineto_nkernels(t), ncl = wl_kineto_count(t, WL_K_NCCL, NULL), ng = wl_kineto_count(t, WL_K_GEMM, &gs);
-    int ne = 0, nv = 0, ms = wl_kineto_main_stream(t);
+    int ne = 0, nv = 0, ms = wl_kineto_main_stream(t), nc[SIM_MEMC_COUNT] = {0};
     double tot[WL_K_COUNT] = {0};
     for (int i = 0; i < n; i++) {
         const wl_kernel *k = wl_kineto_kernel(t, i);
@@ -109,10 +109,14 @@ static void print_trace(const char *path, const wl_kineto *t)
             ne++;
             nv += k->elem_vectorized;
         }
+        nc[k->mclass > SIM_MEMC_STREAM && k->mclass < SIM_MEMC_COUNT ? k->mclass : 0]++;
     }
     printf("kernels    %d: GEMM %d (%d with shapes, %.3f ms), NCCL %d (%.3f ms), other %d (%.3f ms)\n", n, ng, gs,
            tot[WL_K_GEMM] / 1e3, ncl, tot[WL_K_NCCL] / 1e3, n - ng - ncl, tot[WL_K_OTHER] / 1e3);
     printf("pointwise  %d element-wise kernels with bytes from their aten op (%d vectorised)\n", ne, nv);
+    printf("classed   ");
+    for (int c = 1; c < SIM_MEMC_COUNT; c++)
+        printf(" %s %d%s", sim_mem_class_name(c), nc[c], c + 1 < SIM_MEMC_COUNT ? "," : " kernels (sim_mem_class)\n");
     if (ms >= 0)
         printf("stream     %d has the most kernels; busy back-to-back gap median %.2f us\n", ms,
                wl_kineto_busy_gap_us(t, ms));

@@ -871,6 +871,47 @@ typedef struct gen {
     uint32_t pf_ag;
 } gen;
 
+/* The loss's bytes forward (f) and backward (b) by element-wise class, for
+ * L logits of e bytes each on this rank (wl_loss, model.h; sources read:
+ * PyTorch aten/src/ATen/native/cuda/SoftMax.cu host_softmax,
+ * cunn_SoftMaxForward / cunn_SoftMaxBackward; flash-attn
+ * flash_attn/ops/triton/cross_entropy.py at 0251105a, the kernels
+ * cross_entropy_fwd_kernel and cross_entropy_bwd_kernel).  The per-row
+ * statistics (log-sum-exp, the picked logit, the nll kernels) are a
+ * vocabulary's worth smaller and not counted.  row: the logits of one token
+ * (the vocabulary shard). */
+static void loss_bytes(wl_loss loss, int64_t L, int64_t row, int64_t e, int64_t f[SIM_MEMC_COUNT],
+                       int64_t b[SIM_MEMC_COUNT])
+{
+    memset(f, 0, SIM_MEMC_COUNT * sizeof *f);
+    memset(b, 0, SIM_MEMC_COUNT * sizeof *b);
+    switch (loss) {
+    case WL_LOSS_TORCH: {
+        /* cast up (16-bit logits only: dynamic-casting path), log_softmax
+         * forward in fp32: a block per row reads the row for its max, again
+         * for the sum of exp and again to write (a row past the 48 KB of
+         * shared memory a block gets by default; a shorter one, cached in
+         * shared memory by cunn_SoftMaxForwardSmem, is read once) */
+        int widen = e < 4, reads = row * 4 < 48 * 1024 - 128 && row % 4 == 0 ? 1 : 3;
+        f[SIM_MEMC_CAST_UP] = widen ? (e + 4) * L : 0;
+        f[SIM_MEMC_STREAM] = (reads * 4 + 4) * L;
+        /* the gradient of the log-probabilities zero-filled (nll_loss_backward
+         * then writes one value a row), log_softmax backward (the gradient
+         * read for its row sum, then with the output to write the input
+         * gradient), the cast back down (vectorised) */
+        b[SIM_MEMC_STREAM] = 4 * L + (4 + 4 + 4 + 4) * L + (widen ? (4 + e) * L : 0);
+        break;
+    }
+    case WL_LOSS_FUSED:
+        f[SIM_MEMC_STREAM] = e * L;     /* the logits read once (an online log-sum-exp) */
+        b[SIM_MEMC_STREAM] = 2 * e * L; /* read again, the gradient written in their dtype */
+        break;
+    default:
+        f[SIM_MEMC_STREAM] = 8 * L; /* an fp32 pass each way */
+        b[SIM_MEMC_STREAM] = 8 * L;
+    }
+}
+
 static void build_payloads(gen *g)
 {
     sim_schedule *s = g->s;
@@ -895,21 +936,42 @@ static void build_payloads(gen *g)
      * is cast for the output layer (3), its backward in fp32 (6 + 4) after
      * the cast of the output layer's input gradient (3) */
     int eager = pl->st.eager_kernels, f32 = eager && pl->st.autocast;
-    int64_t emb = f32 ? 2 : 1, fln = f32 ? 4 + 3 : 2, fln_b = f32 ? 3 + 10 : eager ? 5 : 3;
+    int64_t emb = f32 ? 2 : 1;
+    /* the final norm's passes by element-wise class (layer_payloads.c
+     * elem_passes_of): eager's LayerNorm forward and input gradient norm,
+     * its weight and bias gradients reduce, the gradient cast up cast_up;
+     * the fused kernels stream */
+    int64_t fln[SIM_MEMC_COUNT] = {0}, fln_b[SIM_MEMC_COUNT] = {0};
+    if (f32) {
+        fln[SIM_MEMC_NORM] = 4, fln[SIM_MEMC_STREAM] = 3;
+        fln_b[SIM_MEMC_CAST_UP] = 3, fln_b[SIM_MEMC_NORM] = 6, fln_b[SIM_MEMC_REDUCE] = 4;
+    } else if (eager) {
+        fln[SIM_MEMC_NORM] = 2;
+        fln_b[SIM_MEMC_NORM] = 3, fln_b[SIM_MEMC_REDUCE] = 2;
+    } else {
+        fln[SIM_MEMC_STREAM] = 2;
+        fln_b[SIM_MEMC_STREAM] = 3;
+    }
+    for (int c = 0; c < SIM_MEMC_COUNT; c++) {
+        fln[c] = fln[c] * sbhd / rt;
+        fln_b[c] = fln_b[c] * sbhd / rt;
+    }
 
     /* forward */
     /* word row (+ position row) -> sum (+ BLOOM's embedding norm) */
     P->embed = wl_pay_elem(s, "embed",
                            emb * ((m->position == WL_POS_LEARNED ? 3 : 2) * sbhd + (m->embed_norm ? 2 * sbhd : 0)), dt);
-    P->final_ln = wl_pay_elem(s, "final_ln", fln * sbhd / rt, dt);
+    P->final_ln = wl_pay_elem_cls(s, "final_ln", fln, dt);
     P->logits = wl_pay_gemm(s, "logits", sb, vt, h, dt);
-    P->loss = wl_pay_elem(s, "loss", 2 * logits_bytes, SIM_DTYPE_FP32); /* vocab-parallel cross-entropy, fp32 */
+    int64_t lf[SIM_MEMC_COUNT], lb[SIM_MEMC_COUNT];
+    loss_bytes(pl->st.loss, sb * vt, vt, sim_dtype_bytes(dt), lf, lb);
+    P->loss = wl_pay_elem_cls(s, "loss", lf, SIM_DTYPE_FP32);
 
     /* backward */
-    P->loss_b = wl_pay_elem(s, "loss_bwd", 2 * logits_bytes, SIM_DTYPE_FP32);
+    P->loss_b = wl_pay_elem_cls(s, "loss_bwd", lb, SIM_DTYPE_FP32);
     P->logits_dg = wl_pay_gemm(s, "logits_dgrad", sb, h, vt, dt);
     P->logits_wg = wl_pay_gemm(s, "logits_wgrad", vt, h, sb, dt);
-    P->final_ln_b = wl_pay_elem(s, "final_ln_bwd", fln_b * sbhd / rt, dt);
+    P->final_ln_b = wl_pay_elem_cls(s, "final_ln_bwd", fln_b, dt);
     P->embed_b = wl_pay_elem(s, "embed_bwd", emb * ((m->position == WL_POS_LEARNED ? 3 : 2) * sbhd +
                                                     (m->embed_norm ? 3 * sbhd : 0)), dt);
 
@@ -924,9 +986,12 @@ static void build_payloads(gen *g)
     int64_t vh = vt * h, same = !m->untied && pl->p == 1;
     P->out_wcast = P->out_gcast[0] = P->out_gcast[1] = P->emb_gacc[0] = P->emb_gacc[1] = UINT32_MAX;
     if (pl->st.autocast) {
+        /* the gradient's cast up runs PyTorch's dynamic-casting path (cast_up) */
+        const int64_t gc[SIM_MEMC_COUNT] = {[SIM_MEMC_CAST_UP] = 6 * vh},
+                      gca[SIM_MEMC_COUNT] = {[SIM_MEMC_CAST_UP] = 6 * vh, [SIM_MEMC_STREAM] = (same ? 0 : 12) * vh};
         P->out_wcast = wl_pay_elem(s, "output_weight_cast", 6 * vh, dt);
-        P->out_gcast[0] = wl_pay_elem(s, "output_grad_cast", 6 * vh, dt);
-        P->out_gcast[1] = wl_pay_elem(s, "output_grad_cast_accumulate", (6 + (same ? 0 : 12)) * vh, dt);
+        P->out_gcast[0] = wl_pay_elem_cls(s, "output_grad_cast", gc, dt);
+        P->out_gcast[1] = wl_pay_elem_cls(s, "output_grad_cast_accumulate", gca, dt);
         if (same)
             P->emb_gacc[0] = wl_pay_elem(s, "tied_grad_sum", 12 * vh, dt);
         P->emb_gacc[1] = wl_pay_elem(s, same ? "tied_grad_sum_accumulate" : "grad_accumulate", (same ? 24 : 12) * vh, dt);

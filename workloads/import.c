@@ -525,6 +525,8 @@ static uint32_t compute_payload(sim_schedule *s, const rank_in *R, const item *x
     } else if (first && k->elem_bytes > 0) {
         p.sub = SIM_KERNEL_ELEMENTWISE;
         p.bytes = k->elem_bytes;
+        if (k->mclass > SIM_MEMC_STREAM) /* a strided or widening kernel: its class's rate */
+            p.class_bytes[k->mclass - 1] = k->elem_bytes;
         p.seconds = 0;
     }
     /* a later part of an element-wise op split into several launches: the

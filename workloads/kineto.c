@@ -38,6 +38,10 @@ typedef struct gemm_op {
     int dtype;        /* sim_dtype from the input type; FP32 may become TF32 by kernel */
     const char *name; /* static string */
     int64_t ebytes, enumel; /* pointwise op: bytes read + written, output elements; 0 for a GEMM */
+    int pw_class;           /* pointwise op: sim_mem_class of its unvectorised kernel (strided arguments,
+                               a widening cast); SIM_MEMC_STREAM otherwise */
+    int row;                /* a classed op of CLASSED (its index), -1 for a GEMM or pointwise op */
+    int64_t unit;           /* a classed op: the elements of its first tensor (a TensorList's sum) x their size */
 } gemm_op;
 
 /* A c10d collective op whose Input Dims give its size. */
@@ -413,6 +417,80 @@ static const struct {
     {"aten::silu_backward", 2}, {"aten::where", 3},
 };
 
+/* Whether a tensor of dims d with strides st (its "Input Strides" entry; NULL
+ * when the trace records none) is laid out contiguously: the last stride 1
+ * and each stride the product of the later dims (size-1 dims are free). */
+static int contiguous(const cJSON *d, const cJSON *st)
+{
+    if (!cJSON_IsArray(st) || cJSON_GetArraySize(st) != cJSON_GetArraySize(d))
+        return 1;
+    double want = 1;
+    for (int i = cJSON_GetArraySize(d) - 1; i >= 0; i--) {
+        const cJSON *n = cJSON_GetArrayItem(d, i), *x = cJSON_GetArrayItem(st, i);
+        if (!cJSON_IsNumber(n) || !cJSON_IsNumber(x))
+            return 1;
+        if (n->valuedouble > 1 && x->valuedouble != want)
+            return 0;
+        want *= n->valuedouble;
+    }
+    return 1;
+}
+
+/* Aten ops whose kernels run an element-wise class (sim_mem_class) other
+ * than the pointwise ones, and the bytes each kernel moves in units of the
+ * op's first tensor (its elements x size; a TensorList's summed): the
+ * kernel whose name holds `kernel` (NULL: any other of the op's kernels).
+ *   native_layer_norm: x read, y written (the per-row statistics are
+ *     negligible);
+ *   native_layer_norm_backward: the input gradient reads dy and x and
+ *     writes dx; the weight and bias gradients (GammaBeta...) read dy and x
+ *     and reduce them over the rows;
+ *   sum: the input read (a bias gradient: over the tokens);
+ *   cat: the inputs read and the output written (the element size from the
+ *     kernel's OpaqueType<N>: the trace records no types for a TensorList). */
+static const struct {
+    const char *op, *kernel;
+    int mclass, passes;
+} CLASSED[] = {
+    {"aten::native_layer_norm", NULL, SIM_MEMC_NORM, 2},
+    {"aten::native_layer_norm_backward", "GammaBeta", SIM_MEMC_REDUCE, 2},
+    {"aten::native_layer_norm_backward", NULL, SIM_MEMC_NORM, 3},
+    {"aten::sum", NULL, SIM_MEMC_REDUCE, 1},
+    {"aten::cat", NULL, SIM_MEMC_STRIDED, 2},
+};
+#define NCLASSED (int)(sizeof CLASSED / sizeof CLASSED[0])
+
+/* A classed op's first tensor: *unit = its elements x their size (the size
+ * 1 for a TensorList, whose kernel names it). */
+static int classed_shape(rd *R, const char *op, const cJSON *args, gemm_op *g)
+{
+    int row = -1;
+    for (int i = 0; i < NCLASSED && row < 0; i++)
+        if (!strcmp(op, CLASSED[i].op))
+            row = i;
+    const cJSON *dims = cJSON_GetObjectItemCaseSensitive(args, "Input Dims");
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(args, "Input type");
+    if (row < 0 || !cJSON_IsArray(dims) || !cJSON_IsArray(types))
+        return 0;
+    const cJSON *d = cJSON_GetArrayItem(dims, 0), *t = cJSON_GetArrayItem(types, 0);
+    double n = 0;
+    int eb = 0;
+    if (cJSON_IsString(t) && !strcmp(t->valuestring, "TensorList")) {
+        for (const cJSON *x = cJSON_IsArray(d) ? d->child : NULL; x; x = x->next)
+            n += dims_elems(x);
+        eb = 1;
+    } else {
+        n = dims_elems(d);
+        eb = cJSON_IsString(t) ? dtype_bytes(t->valuestring) : 0;
+    }
+    if (n <= 0 || !eb)
+        return 0;
+    g->name = CLASSED[row].op;
+    g->row = row;
+    g->unit = bytes_of(R, n, eb, op);
+    return g->unit > 0;
+}
+
 /* Bytes a pointwise op moves, from its Input Dims and types; 0 if it is not
  * in the table, records no shapes, or broadcasts (a tensor argument whose
  * shape differs from the output's is not a stream). */
@@ -433,23 +511,33 @@ static int pointwise_shape(rd *R, const char *op, const cJSON *args, gemm_op *g)
     if (numel <= 0)
         return 0;
     double read = 0;
-    int out_size = 0, i = 0;
-    for (const cJSON *d = dims->child, *t = types->child; d && t; d = d->next, t = t->next, i++) {
+    int out_size = 0, i = 0, narrow = 0, strided = 0;
+    const cJSON *strides = cJSON_GetObjectItemCaseSensitive(args, "Input Strides");
+    const cJSON *st = cJSON_IsArray(strides) ? strides->child : NULL;
+    for (const cJSON *d = dims->child, *t = types->child; d && t;
+         d = d->next, t = t->next, i++, st = st ? st->next : NULL) {
         int eb = cJSON_IsString(t) ? dtype_bytes(t->valuestring) : 0;
         if (!eb || !cJSON_IsArray(d) || cJSON_GetArraySize(d) == 0)
             continue; /* Scalar, None or a 0-dim tensor */
         if (!cJSON_Compare(d, full, 1))
             return 0;
+        strided |= !contiguous(d, st);
         if (i == 0)
             out_size = eb;
         if (i < arity || (arity == -1 && i == 1)) {
             read += numel * eb;
-            if (arity > 0)
-                out_size = eb; /* where(cond, self, other) writes other's type */
+            narrow |= eb == 2;
+            if (arity > 0 && eb > out_size)
+                out_size = eb; /* the widest input's type (an fp32 + bf16 add writes fp32; where(cond, x, y) x's) */
         }
     }
     if (!out_size || (arity == -1 && read <= 0))
         return 0;
+    /* the kernel PyTorch runs off its vectorised path (CUDALoops.cuh
+     * gpu_kernel_impl): arguments laid out otherwise than contiguous take the
+     * offset-calculator loop, a 16-bit input into a 32-bit result the
+     * dynamic-casting one */
+    g->pw_class = strided ? SIM_MEMC_STRIDED : narrow && out_size == 4 ? SIM_MEMC_CAST_UP : SIM_MEMC_STREAM;
     g->ebytes = bytes_of(R, read + numel * out_size, 1, op); /* numel <= ebytes: it fits too */
     g->enumel = g->ebytes ? (int64_t)numel : 0;
     return g->ebytes > 0;
@@ -623,7 +711,9 @@ static void cpu_op(rd *R, pass1 *P, const cJSON *e, const char *name, const cJSO
     gemm_op g;
     comm_op c;
     memset(&g, 0, sizeof g);
-    if (!strncmp(name, "aten::", 6) && (gemm_shape(R, name, args, &g) || pointwise_shape(R, name, args, &g))) {
+    g.row = -1;
+    if (!strncmp(name, "aten::", 6) &&
+        (gemm_shape(R, name, args, &g) || pointwise_shape(R, name, args, &g) || classed_shape(R, name, args, &g))) {
         P->ops = grow(P->ops, &P->ops_cap, P->nops, sizeof *P->ops, "the trace's GEMM ops");
         span_of(R, e, &g.sp.pid, &g.sp.tid, &g.sp.ts, &g.sp.end);
         P->ops[P->nops++] = g;
@@ -864,7 +954,7 @@ static void gemm_kernel(const pass1 *P, const launch *l, wl_kernel *k, const cha
 {
     k->cls = WL_K_GEMM;
     int oi = l ? find_span(P->ops, P->nops, sizeof *P->ops, l->pid, l->tid, l->ts) : -1;
-    if (oi < 0 || P->ops[oi].ebytes)
+    if (oi < 0 || P->ops[oi].ebytes || P->ops[oi].row >= 0)
         return;
     const gemm_op *g = &P->ops[oi];
     k->has_shape = 1;
@@ -892,6 +982,33 @@ static void elementwise_kernel(const pass1 *P, const launch *l, wl_kernel *k, co
     k->elem_bytes = P->ops[oi].ebytes;
     k->elem_numel = P->ops[oi].enumel;
     k->elem_vectorized = contains(name, "vectorized_elementwise_kernel");
+    if (!k->elem_vectorized && P->ops[oi].pw_class != SIM_MEMC_STREAM) {
+        k->mclass = P->ops[oi].pw_class;
+        k->mclass_bytes = k->elem_bytes;
+    }
+}
+
+/* A kernel launched by a classed op (CLASSED): its class and bytes. */
+static void classed_kernel(rd *R, const pass1 *P, const launch *l, wl_kernel *k, const char *name)
+{
+    int oi = l ? find_span(P->ops, P->nops, sizeof *P->ops, l->pid, l->tid, l->ts) : -1;
+    if (oi < 0 || P->ops[oi].row < 0)
+        return;
+    const char *op = CLASSED[P->ops[oi].row].op;
+    int row = -1;
+    for (int i = 0; i < NCLASSED && row < 0; i++)
+        if (!strcmp(CLASSED[i].op, op) && (!CLASSED[i].kernel || contains(name, CLASSED[i].kernel)))
+            row = i;
+    int each = 1;
+    const char *o = strstr(name, "OpaqueType<");
+    if (P->ops[oi].unit > 0 && !strcmp(op, "aten::cat"))
+        each = o ? atoi(o + 11) : 0; /* a cat's element size: OpaqueType<2u> */
+    if (row < 0 || each <= 0 || each > 16)
+        return;
+    k->op = op;
+    k->op_index = oi;
+    k->mclass = CLASSED[row].mclass;
+    k->mclass_bytes = bytes_of(R, (double)P->ops[oi].unit * CLASSED[row].passes, each, op);
 }
 
 /* Pass 2: the kernels. */
@@ -936,6 +1053,8 @@ static void second_pass(rd *R, wl_kineto *t, const cJSON *events, const pass1 *P
             gemm_kernel(P, l, k, name);
         else if (contains(name, "elementwise_kernel"))
             elementwise_kernel(P, l, k, name);
+        else
+            classed_kernel(R, P, l, k, name);
     }
 }
 
@@ -1168,6 +1287,7 @@ double wl_kineto_busy_gap_us(const wl_kineto *t, int stream)
 
 typedef struct pw_call {
     const char *op;
+    int mclass;
     int64_t numel, bytes;
     double us;
 } pw_call;
@@ -1180,46 +1300,63 @@ static int cmp_pw(const void *a, const void *b)
     int c = strcmp(x->op, y->op);
     if (c)
         return c;
+    if (x->mclass != y->mclass)
+        return x->mclass - y->mclass;
     if (x->numel != y->numel)
         return x->numel < y->numel ? -1 : 1;
     return (x->us > y->us) - (x->us < y->us);
 }
 
-int wl_kineto_pointwise(const wl_kineto *t, wl_pointwise **out)
+/* The kernels one of the two lists below takes: the vectorised pointwise
+ * kernels (classed = 0) or the classed ones (1), with their bytes. */
+static int64_t call_bytes(const wl_kernel *k, int classed)
+{
+    if (k->op_index < 0)
+        return 0;
+    return classed ? (k->mclass > SIM_MEMC_STREAM ? k->mclass_bytes : 0) : k->elem_bytes;
+}
+
+/* The groups of wl_kineto_pointwise (classed = 0) or wl_kineto_classed (1):
+ * one entry per kernel, but per op call (op_index, its kernels summed) for
+ * an op over more than 2^31 bytes: PyTorch splits an op whose byte offsets
+ * exceed 32 bits into several launches, each over a part of the tensors the
+ * op's shapes describe.  Such a call counts only when every kernel of it
+ * qualifies (main stream, no NCCL kernel beside it; the pointwise list also
+ * wants the vectorised template).  Smaller calls stay per kernel: a kernel
+ * of an op nested inside a pointwise op (aten::where's aten::fill_ of its
+ * 0-dim scalars) is attributed to the outer op, and summing it in would
+ * make that call longer rather than whole; a LayerNorm backward's two
+ * kernels are two classes. */
+static int group_calls(const wl_kineto *t, int classed, pw_call **groups, int **counts)
 {
     int ms = wl_kineto_main_stream(t), nc = 0, ng = 0;
     nccl_spans S = nccl_spans_of(t);
-    pw_call *c = sim_xcalloc((size_t)t->n + 1, sizeof *c, "the trace's pointwise kernels");
-    *out = sim_xcalloc((size_t)t->n + 1, sizeof **out, "the trace's pointwise kernels");
-    /* one entry per kernel, but per op call (op_index, its kernels summed)
-     * for an op over more than 2^31 bytes: PyTorch splits an op whose byte
-     * offsets exceed 32 bits into several launches, each over a part of the
-     * tensors the op's shapes describe.  Such a call counts only when every
-     * kernel of it qualifies.  Smaller calls stay per kernel: a kernel of an
-     * op nested inside a pointwise op (aten::where's aten::fill_ of its 0-dim
-     * scalars) is attributed to the outer op, and summing it in would make
-     * that call longer rather than whole. */
+    pw_call *c = sim_xcalloc((size_t)t->n + 1, sizeof *c, "the trace's element-wise kernels");
+    *groups = sim_xcalloc((size_t)t->n + 1, sizeof **groups, "the trace's element-wise kernels");
+    *counts = sim_xcalloc((size_t)t->n + 1, sizeof **counts, "the trace's element-wise kernels");
     int max_op = -1;
     for (int i = 0; i < t->n; i++)
-        if (t->k[i].elem_bytes > 0 && t->k[i].op_index > max_op)
+        if (call_bytes(&t->k[i], classed) > 0 && t->k[i].op_index > max_op)
             max_op = t->k[i].op_index;
-    int *slot = sim_xcalloc((size_t)max_op + 2, sizeof *slot, "the trace's pointwise calls");
-    char *bad = sim_xcalloc((size_t)t->n + 1, 1, "the trace's pointwise calls");
+    int *slot = sim_xcalloc((size_t)max_op + 2, sizeof *slot, "the trace's element-wise calls");
+    char *bad = sim_xcalloc((size_t)t->n + 1, 1, "the trace's element-wise calls");
     for (int i = 0; i <= max_op; i++)
         slot[i] = -1;
     for (int i = 0; i < t->n; i++) {
         const wl_kernel *k = &t->k[i];
-        if (k->elem_bytes <= 0 || k->op_index < 0)
+        int64_t b = call_bytes(k, classed);
+        if (b <= 0)
             continue;
-        int split = k->elem_bytes > WL_KINETO_SPLIT_BYTES, sl = split ? slot[k->op_index] : -1;
+        int split = b > WL_KINETO_SPLIT_BYTES, sl = split ? slot[k->op_index] : -1;
         if (sl < 0) {
             sl = nc++;
-            c[sl] = (pw_call){k->op, k->elem_numel, k->elem_bytes, 0};
+            c[sl] = (pw_call){k->op, classed ? k->mclass : SIM_MEMC_STREAM, classed ? 0 : k->elem_numel, b, 0};
             if (split)
                 slot[k->op_index] = sl;
         }
         c[sl].us += k->dur_us;
-        bad[sl] |= k->stream != ms || !k->elem_vectorized || beside_nccl(&S, k->ts_us, k->ts_us + k->dur_us);
+        bad[sl] |=
+            k->stream != ms || (!classed && !k->elem_vectorized) || beside_nccl(&S, k->ts_us, k->ts_us + k->dur_us);
     }
     int kept = 0;
     for (int i = 0; i < nc; i++)
@@ -1232,16 +1369,42 @@ int wl_kineto_pointwise(const wl_kineto *t, wl_pointwise **out)
         qsort(c, (size_t)nc, sizeof *c, cmp_pw);
     for (int i = 0; i < nc;) {
         int j = i;
-        while (j < nc && c[j].bytes == c[i].bytes && c[j].numel == c[i].numel && !strcmp(c[j].op, c[i].op))
+        while (j < nc && c[j].bytes == c[i].bytes && c[j].numel == c[i].numel && c[j].mclass == c[i].mclass &&
+               !strcmp(c[j].op, c[i].op))
             j++;
         int n = j - i;
-        double med = n % 2 ? c[i + n / 2].us : 0.5 * (c[i + n / 2 - 1].us + c[i + n / 2].us);
-        (*out)[ng++] = (wl_pointwise){c[i].op, c[i].numel, c[i].bytes, med, n};
+        (*groups)[ng] = c[i];
+        (*groups)[ng].us = n % 2 ? c[i + n / 2].us : 0.5 * (c[i + n / 2 - 1].us + c[i + n / 2].us);
+        (*counts)[ng++] = n;
         i = j;
     }
     nccl_spans_free(&S);
     free(c);
     return ng;
+}
+
+int wl_kineto_pointwise(const wl_kineto *t, wl_pointwise **out)
+{
+    pw_call *g;
+    int *cnt, n = group_calls(t, 0, &g, &cnt);
+    *out = sim_xcalloc((size_t)n + 1, sizeof **out, "the trace's pointwise kernels");
+    for (int i = 0; i < n; i++)
+        (*out)[i] = (wl_pointwise){g[i].op, g[i].numel, g[i].bytes, g[i].us, cnt[i]};
+    free(g);
+    free(cnt);
+    return n;
+}
+
+int wl_kineto_classed(const wl_kineto *t, wl_classed **out)
+{
+    pw_call *g;
+    int *cnt, n = group_calls(t, 1, &g, &cnt);
+    *out = sim_xcalloc((size_t)n + 1, sizeof **out, "the trace's classed kernels");
+    for (int i = 0; i < n; i++)
+        (*out)[i] = (wl_classed){g[i].op, g[i].mclass, g[i].bytes, g[i].us, cnt[i]};
+    free(g);
+    free(cnt);
+    return n;
 }
 
 static int cmp_gemm_call(const void *a, const void *b)

@@ -71,6 +71,11 @@ typedef struct wl_kernel {
      * contiguous vectorised template (vectorized_elementwise_kernel) */
     int64_t elem_bytes, elem_numel;
     int elem_vectorized;
+    /* an element-wise class slower than streaming (sim_mem_class), from the
+     * launching aten op (wl_kineto_classed), and the bytes this kernel moves;
+     * SIM_MEMC_STREAM / 0 otherwise */
+    int mclass;
+    int64_t mclass_bytes;
     double launch_end_us; /* when the launching runtime call returned, -1 = not linked */
     double launch_ts_us;  /* when it was called, -1 = not linked */
     int64_t launch_tid;   /* the host thread that launched it */
@@ -178,6 +183,24 @@ typedef struct wl_pointwise {
     int calls;
 } wl_pointwise;
 int wl_kineto_pointwise(const wl_kineto *k, wl_pointwise **out);
+
+/* Element-wise kernels of the classes slower than streaming (sim_mem_class),
+ * classified by the aten op that launched them and its arguments: a
+ * pointwise op's kernel off the vectorised template (strided arguments:
+ * strided; a 16-bit input into a 32-bit result: cast_up), native_layer_norm
+ * and its input gradient (norm), sum and the LayerNorm weight and bias
+ * gradients (reduce), cat (strided).  The same selection and grouping as
+ * wl_kineto_pointwise (main stream, no NCCL kernel beside it, a split op's
+ * parts summed), by (bytes, op, class); sorted by bytes, then op.  Returns
+ * the number of groups (*out malloc'd, free() it). */
+typedef struct wl_classed {
+    const char *op; /* static string, "aten::cat" */
+    int mclass;     /* sim_mem_class */
+    int64_t bytes;  /* read + written by one call */
+    double median_us;
+    int calls;
+} wl_classed;
+int wl_kineto_classed(const wl_kineto *k, wl_classed **out);
 
 /* GEMM work of a trace: every GEMM op call with a shape (the kernels one
  * call launched summed: split-K GEMMs launch two), grouped by (dtype,

@@ -82,6 +82,9 @@ uint32_t wl_pay_kernel(sim_schedule *s, const char *name, sim_kernel k, int64_t 
                        int64_t batch, int64_t bytes, sim_dtype dt);
 uint32_t wl_pay_gemm(sim_schedule *s, const char *name, int64_t m, int64_t n, int64_t k, sim_dtype dt);
 uint32_t wl_pay_elem(sim_schedule *s, const char *name, int64_t bytes, sim_dtype dt);
+/* An element-wise payload of by_class[c] bytes at each class c (sim_mem_class;
+ * [SIM_MEMC_STREAM] streams): bytes their sum, class_bytes the rest. */
+uint32_t wl_pay_elem_cls(sim_schedule *s, const char *name, const int64_t by_class[SIM_MEMC_COUNT], sim_dtype dt);
 uint32_t wl_pay_coll(sim_schedule *s, const char *name, sim_coll c, int64_t bytes);
 uint32_t wl_pay_p2p(sim_schedule *s, sim_op_kind kind, const char *name, int64_t bytes, int tag);
 uint32_t wl_pay_mem(sim_schedule *s, const char *name, sim_mem_kind k, int64_t delta);

@@ -95,6 +95,22 @@ uint32_t wl_pay_elem(sim_schedule *s, const char *name, int64_t bytes, sim_dtype
     return wl_pay_kernel(s, name, SIM_KERNEL_ELEMENTWISE, 0, 0, 0, 0, bytes, dt);
 }
 
+uint32_t wl_pay_elem_cls(sim_schedule *s, const char *name, const int64_t by_class[SIM_MEMC_COUNT], sim_dtype dt)
+{
+    sim_payload p;
+    memset(&p, 0, sizeof p);
+    p.kind = SIM_OP_COMPUTE;
+    p.sub = SIM_KERNEL_ELEMENTWISE;
+    p.dtype = (uint8_t)dt;
+    p.name = sim_sched_str(s, name);
+    for (int c = 0; c < SIM_MEMC_COUNT; c++) {
+        p.bytes += by_class[c];
+        if (c > SIM_MEMC_STREAM)
+            p.class_bytes[c - 1] = by_class[c];
+    }
+    return sim_sched_payload(s, &p);
+}
+
 uint32_t wl_pay_coll(sim_schedule *s, const char *name, sim_coll c, int64_t bytes)
 {
     sim_payload p;

@@ -192,25 +192,76 @@ void wl_opset_fp8(sim_schedule *s, const wl_strategy *st, int64_t in, int64_t qk
  *             cast up 3, LN2's backward 6 + 4, the fp32 residual-gradient
  *             sum 6, the projection's output gradient cast down 3, its bias
  *             gradient 1 (post_attn_b); the QKV input gradient cast up 3,
- *             LN1's backward 6 + 4, the sum 6 (ln1_b). */
+ *             LN1's backward 6 + 4, the sum 6 (ln1_b).
+ * Each pass carries its element-wise class (sim_mem_class): the kernels
+ * PyTorch runs for them on this project's H100 (validation/data/h100-micro,
+ * docs/validation.md "Issue 13, element-wise classes"). */
 typedef struct elem_passes {
-    int64_t ln1, post_attn, post_mlp, post_mlp_b, gelu_b_extra, post_attn_b, ln1_b, qkv_glue_b;
+    /* per slot, its passes at each element-wise class (sim_mem_class):
+     * [STREAM] vectorised streaming kernels; [CAST_UP] the fp32 + 16-bit
+     * residual adds and the gradients cast up (PyTorch's dynamic-casting
+     * path); [NORM] a norm's forward and input gradient; [REDUCE] the bias
+     * gradients and a norm's weight and bias gradients; [STRIDED] the
+     * concatenation of dQ, dK, dV.  The fused set streams: Megatron's and
+     * Transformer Engine's kernels are not the eager ones measured. */
+    int64_t ln1[SIM_MEMC_COUNT], post_attn[SIM_MEMC_COUNT], post_mlp[SIM_MEMC_COUNT], post_mlp_b[SIM_MEMC_COUNT],
+        gelu_b_extra[SIM_MEMC_COUNT], post_attn_b[SIM_MEMC_COUNT], ln1_b[SIM_MEMC_COUNT], qkv_glue_b[SIM_MEMC_COUNT];
 } elem_passes;
+
+enum { S_ = SIM_MEMC_STREAM, C_ = SIM_MEMC_CAST_UP, N_ = SIM_MEMC_NORM, R_ = SIM_MEMC_REDUCE, X_ = SIM_MEMC_STRIDED };
 
 /* The passes of the strategy's kernel set: the fused ones, or eager's. */
 static elem_passes elem_passes_of(const wl_model *m, const wl_strategy *st)
 {
-    if (!st->eager_kernels)
-        return (elem_passes){.ln1 = 2, .post_attn = 6, .post_mlp = 4, .post_mlp_b = 4, .post_attn_b = 8, .ln1_b = 3};
-    int bias = !m->no_bias, f32 = st->autocast;
-    return (elem_passes){.ln1 = f32 ? 4 + 3 : 2,
-                         .post_attn = f32 ? 5 + 4 + 3 : 3 + 2,
-                         .post_mlp = f32 ? 5 : 3,
-                         .post_mlp_b = bias + (f32 ? 3 : 0),
-                         .gelu_b_extra = bias,
-                         .post_attn_b = f32 ? 3 + 10 + 6 + 3 + bias : 5 + 3 + bias,
-                         .ln1_b = f32 ? 3 + 10 + 6 : 5 + 3,
-                         .qkv_glue_b = 2 + (bias || m->qkv_bias)};
+    elem_passes e;
+    memset(&e, 0, sizeof e);
+    if (!st->eager_kernels) {
+        e.ln1[S_] = 2, e.post_attn[S_] = 6, e.post_mlp[S_] = 4, e.post_mlp_b[S_] = 4, e.post_attn_b[S_] = 8;
+        e.ln1_b[S_] = 3;
+        return e;
+    }
+    int64_t bias = !m->no_bias;
+    e.gelu_b_extra[R_] = bias;              /* fc1's bias gradient */
+    e.qkv_glue_b[X_] = 2;                   /* the cat of dQ, dK, dV */
+    e.qkv_glue_b[R_] = bias || m->qkv_bias; /* the QKV bias gradient */
+    if (!st->autocast) {
+        e.ln1[N_] = 2;
+        e.post_attn[S_] = 3, e.post_attn[N_] = 2;            /* residual add, LN2 */
+        e.post_mlp[S_] = 3;                                  /* residual add */
+        e.post_mlp_b[R_] = bias;                             /* fc2's bias gradient */
+        e.post_attn_b[N_] = 3, e.post_attn_b[R_] = 2 + bias; /* LN2's input, weight, bias gradients; proj's bias */
+        e.post_attn_b[S_] = 3;                               /* the residual-gradient sum */
+        e.ln1_b[N_] = 3, e.ln1_b[R_] = 2, e.ln1_b[S_] = 3;
+        return e;
+    }
+    /* autocast=1: the fp32 stream (16-bit units) */
+    e.ln1[N_] = 4, e.ln1[S_] = 3;                                  /* LN1 in fp32; its output cast down */
+    e.post_attn[C_] = 5, e.post_attn[N_] = 4, e.post_attn[S_] = 3; /* fp32 + 16-bit add, LN2, cast down */
+    e.post_mlp[C_] = 5;                                            /* fp32 + 16-bit add */
+    e.post_mlp_b[R_] = bias, e.post_mlp_b[S_] = 3;                 /* fc2's bias gradient; the cast down */
+    e.post_attn_b[C_] = 3;                                         /* fc1's input gradient cast up */
+    e.post_attn_b[N_] = 6, e.post_attn_b[R_] = 4 + bias;           /* LN2's backward; proj's bias gradient */
+    e.post_attn_b[S_] = 6 + 3;                                     /* the fp32 sum; the cast down for proj */
+    e.ln1_b[C_] = 3, e.ln1_b[N_] = 6, e.ln1_b[R_] = 4, e.ln1_b[S_] = 6;
+    return e;
+}
+
+/* by[c] += passes[c] x unit / div for every class. */
+static void add_passes(int64_t by[SIM_MEMC_COUNT], const int64_t passes[SIM_MEMC_COUNT], int64_t unit, int64_t div)
+{
+    for (int c = 0; c < SIM_MEMC_COUNT; c++)
+        by[c] += passes[c] * unit / div;
+}
+
+/* An element-wise payload of passes x unit / div (a slot of elem_passes),
+ * plus `more` streaming bytes. */
+static uint32_t pay_passes(sim_schedule *s, const char *name, const int64_t passes[SIM_MEMC_COUNT], int64_t unit,
+                           int64_t div, int64_t more, sim_dtype dt)
+{
+    int64_t by[SIM_MEMC_COUNT] = {0};
+    add_passes(by, passes, unit, div);
+    by[S_] += more;
+    return wl_pay_elem_cls(s, name, by, dt);
 }
 
 /* autocast=1 (gpt.c resolve_autocast): each linear's fp32 weight and bias
@@ -233,9 +284,13 @@ static void opset_autocast(sim_schedule *s, const wl_model *m, const wl_strategy
     int64_t np = wl_model_norm_params(m);
     int64_t w = (p.attn_split + p.mlp_split) / t + p.attn_rep + p.mlp_rep - 2 * np;
     sim_dtype dt = wl_elem_dtype(st);
+    /* fp32 -> 16-bit casts stream (PyTorch's vectorised bfloat16 copy), the
+     * gradients' 16-bit -> fp32 casts run the dynamic-casting path
+     * (cast_up), the accumulation into .grad streams */
+    const int64_t cast_up[SIM_MEMC_COUNT] = {[C_] = 6}, cast_acc[SIM_MEMC_COUNT] = {[C_] = 6, [S_] = 12};
     o->wcast = wl_pay_elem(s, "autocast_weight_cast", 6 * w, dt);
-    o->gcast[0] = wl_pay_elem(s, "autocast_grad_cast", 6 * w, dt);
-    o->gcast[1] = wl_pay_elem(s, "autocast_grad_cast_accumulate", (6 + 12) * w, dt);
+    o->gcast[0] = pay_passes(s, "autocast_grad_cast", cast_up, w, 1, 0, dt);
+    o->gcast[1] = pay_passes(s, "autocast_grad_cast_accumulate", cast_acc, w, 1, 0, dt);
     o->wc_alloc = wl_pay_mem(s, "autocast_weights", SIM_MEM_WEIGHTS, 2 * w);
     o->wc_free = wl_pay_mem(s, "autocast_weights", SIM_MEM_WEIGHTS, -2 * w);
 }
@@ -253,18 +308,18 @@ void wl_opset_build(sim_schedule *s, const wl_model *m, const wl_strategy *st, i
     o->t = t;
     o->b = b;
     elem_passes ep = elem_passes_of(m, st);
-    o->ln1 = wl_pay_elem(s, "ln1", ep.ln1 * sbhd / rt, dt);
+    o->ln1 = pay_passes(s, "ln1", ep.ln1, sbhd, rt, 0, dt);
     o->qkv = wl_pay_gemm(s, "qkv", sb, qkv / t, h, gdt);
     /* attention core per TP rank: batch=b, m=heads/t, n=s, k=head_dim */
     wl_opset_attn(s, st, b, m->heads / t, wl_model_kv_heads(m) / t, wl_local_seq(m, st), h / m->heads, o);
     cp_payloads(s, st, b, m->heads / t, wl_model_kv_heads(m) / t, wl_local_seq(m, st), h / m->heads, o);
     o->proj = wl_pay_gemm(s, "proj", sb, h, h / t, gdt);
     opset_autocast(s, m, st, t, o);
-    o->post_attn = wl_pay_elem(s, "post_attn", ep.post_attn * sbhd / rt, dt); /* bias + dropout + residual + LN2 */
+    o->post_attn = pay_passes(s, "post_attn", ep.post_attn, sbhd, rt, 0, dt); /* bias + dropout + residual + LN2 */
     o->fc1 = wl_pay_gemm(s, "fc1", sb, fc1 / t, h, gdt);
     o->gelu = wl_pay_elem(s, act.name, act.fwd * sb * (f / t) * d, dt);
     o->fc2 = wl_pay_gemm(s, "fc2", sb, h, f / t, gdt);
-    o->post_mlp = wl_pay_elem(s, "post_mlp", ep.post_mlp * sbhd / rt, dt); /* bias + dropout + residual */
+    o->post_mlp = pay_passes(s, "post_mlp", ep.post_mlp, sbhd, rt, 0, dt); /* bias + dropout + residual */
 
     /* FP8: the gradients entering fc2's and the projection's backward are cast
      * (and transposed) for their FP8 GEMMs, read 2 bytes and written 1 + 1,
@@ -272,20 +327,25 @@ void wl_opset_build(sim_schedule *s, const wl_model *m, const wl_strategy *st, i
      * dgelu and norm backwards likewise); the activation's backward writes
      * fc1's gradient in FP8 in place of bf16 */
     int64_t cast = st->dtype == SIM_DTYPE_FP8 ? 2 * sbhd : 0;
-    o->post_mlp_b = wl_pay_elem(s, "post_mlp_bwd", ep.post_mlp_b * sbhd / rt + cast, dt);
+    o->post_mlp_b = pay_passes(s, "post_mlp_bwd", ep.post_mlp_b, sbhd, rt, cast, dt);
     o->fc2_dg = wl_pay_gemm(s, "fc2_dgrad", sb, f / t, h, gdt);
     o->fc2_wg = wl_pay_gemm(s, "fc2_wgrad", f / t, h, sb, gdt);
-    o->gelu_b = wl_pay_elem(s, act.bwd_name, (act.bwd + ep.gelu_b_extra) * sb * (f / t) * d, dt);
+    int64_t fu = sb * (f / t) * d, gb[SIM_MEMC_COUNT] = {[S_] = act.bwd * fu};
+    add_passes(gb, ep.gelu_b_extra, fu, 1);
+    o->gelu_b = wl_pay_elem_cls(s, act.bwd_name, gb, dt);
     o->fc1_dg = wl_pay_gemm(s, "fc1_dgrad", sb, h, fc1 / t, gdt);
     o->fc1_wg = wl_pay_gemm(s, "fc1_wgrad", h, fc1 / t, sb, gdt);
-    o->post_attn_b = wl_pay_elem(s, "post_attn_bwd", ep.post_attn_b * sbhd / rt + cast, dt);
+    o->post_attn_b = pay_passes(s, "post_attn_bwd", ep.post_attn_b, sbhd, rt, cast, dt);
     o->proj_dg = wl_pay_gemm(s, "proj_dgrad", sb, h / t, h, gdt);
     o->proj_wg = wl_pay_gemm(s, "proj_wgrad", h / t, h, sb, gdt);
     wl_opset_rope(s, m, sb * (qkv - h) / 2 / t + sb * h / t, d, dt, o);
     wl_opset_fp8(s, st, sb * h / t, sb * qkv / t, o);
     o->qkv_dg = wl_pay_gemm(s, "qkv_dgrad", sb, h, qkv / t, gdt);
     o->qkv_wg = wl_pay_gemm(s, "qkv_wgrad", h, qkv / t, sb, gdt);
-    o->ln1_b = wl_pay_elem(s, "ln1_bwd", ep.ln1_b * sbhd / rt + ep.qkv_glue_b * sb * (qkv / t) * d, dt);
+    int64_t lb[SIM_MEMC_COUNT] = {0};
+    add_passes(lb, ep.ln1_b, sbhd, rt);
+    add_passes(lb, ep.qkv_glue_b, sb * (qkv / t) * d, 1);
+    o->ln1_b = wl_pay_elem_cls(s, "ln1_bwd", lb, dt);
 
     o->ar = wl_pay_coll(s, "tp_allreduce", SIM_COLL_ALLREDUCE, sbhd);
     o->ag = wl_pay_coll(s, "sp_allgather", SIM_COLL_ALLGATHER, sbhd);

@@ -526,7 +526,7 @@ void wl_strategy_default(wl_strategy *s)
 #define KNOWN_KEYS                                                                                            \
     "tp, pp, cp, ep, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, " \
     "grad_reduce, zero, fsdp, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn, kernels, " \
-    "autocast, stage_split, pp_layers, grad_collective"
+    "autocast, stage_split, pp_layers, grad_collective, loss"
 
 static const char *const tp_schedule_names[WL_TP_SCHEDULE_COUNT] = {
     "megatron", "default_checkpoint", "optim_comm_checkpoint", "overlap_checkpoint", "oases", "merak", "tesseract"};
@@ -541,6 +541,7 @@ const char *wl_stage_split_name(wl_stage_split k)
 }
 static const char *const attn_names[WL_ATTN_COUNT] = {"auto",   "flash",  "unfused",
                                                        "flash2", "flash1", "flash-triton"};
+static const char *const loss_names[WL_LOSS_COUNT] = {"megatron", "torch", "fused"};
 
 int wl_attn_impl(wl_attn a)
 {
@@ -829,6 +830,16 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
                             "got \"%s\"", val);
         s->eager_kernels = strcmp(val, "eager") == 0;
         return 0;
+    }
+    if (strcmp(key, "loss") == 0) {
+        for (int i = 0; i < WL_LOSS_COUNT; i++)
+            if (strcmp(val, loss_names[i]) == 0) {
+                s->loss = (wl_loss)i;
+                return 0;
+            }
+        return sim_errf(err, "strategy: loss: expected megatron (an fp32 pass each way, 8 + 8 bytes per logit), torch "
+                        "(PyTorch's cross_entropy on 16-bit logits cast up: 48) or fused (flash-attn's Triton "
+                        "cross-entropy: 3 x the logits' size), got \"%s\"", val);
     }
     if (strcmp(key, "autocast") == 0)
         return parse_bool("autocast", val,
@@ -1124,5 +1135,7 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         APPEND(",kernels=eager");
     if (s->autocast)
         APPEND(",autocast=1");
+    if (s->loss != WL_LOSS_MEGATRON)
+        APPEND(",loss=%s", loss_names[s->loss]);
 #undef APPEND
 }

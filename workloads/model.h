@@ -179,6 +179,28 @@ typedef enum wl_attn {
 /* The fused kernel a strategy's attn asks for (SIM_ATTN_BEST for auto). */
 int wl_attn_impl(wl_attn a);
 
+/* How the stack computes the cross-entropy loss on the logits (gpt.c, bytes
+ * per logit of the rank's vocabulary shard, e = the logits' element size):
+ *   megatron  the default: an fp32 pass forward and one backward, 8 + 8
+ *             (Megatron's vocab-parallel cross-entropy as counted so far);
+ *   torch     PyTorch's F.cross_entropy under autocast (cross_entropy and
+ *             log_softmax are on its fp32 list), or on logits.float(): the
+ *             16-bit logits cast up (e + 4, cast_up), log_softmax forward
+ *             (cunn_SoftMaxForward reads a row too long for shared memory
+ *             three times: max, sum of exp, output; 12 + 4), the gradient's
+ *             zero fill (4), log_softmax backward (the gradient read twice,
+ *             the output once, the input gradient written: 16) and the cast
+ *             back (4 + e): 48 for bf16;
+ *   fused     flash-attn's Triton cross-entropy (MPT's default loss_fn): one
+ *             kernel reads the logits forward (e), one reads them and
+ *             writes their gradient backward (2e): 6 for bf16. */
+typedef enum wl_loss {
+    WL_LOSS_MEGATRON,
+    WL_LOSS_TORCH,
+    WL_LOSS_FUSED,
+    WL_LOSS_COUNT
+} wl_loss;
+
 typedef struct wl_strategy {
     int tp, pp, dp;
     int ep;             /* expert parallelism (Megatron's --expert-model-parallel-size) for MoE
@@ -224,6 +246,7 @@ typedef struct wl_strategy {
                             weights cast to bf16/fp16 by every forward, the gradients cast back into
                             fp32 .grad; 0: the framework keeps a 16-bit copy (Megatron, DeepSpeed,
                             FSDP mixed precision) */
+    wl_loss loss;        /* how the cross-entropy runs (loss=megatron|torch|fused) */
     int flash;           /* resolved by wl_gpt_resolve: 1 = fused FlashAttention kernels, 0 = unfused */
 } wl_strategy;
 

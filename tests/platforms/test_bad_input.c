@@ -87,6 +87,22 @@ int main(void)
              "node.gpu", "power", "2 to 8 points each");
     bad_json(MYGPU("\"tflops\": {\"fp32\": 10}, \"memory_GB\": 16, \"memory_GBps\": 500, \"gemm_unaligned\": 0"),
              "node.gpu", "gemm_unaligned", "expected a number in");
+    /* memory_class: known classes, fractions in (0, 1] */
+    bad_json(MYGPU("\"tflops\": {\"fp32\": 10}, \"memory_GB\": 16, \"memory_GBps\": 500, "
+                   "\"memory_class\": {\"cast_down\": 0.5}"),
+             "MyGPU: memory_class", "unknown class \"cast_down\"", "known: cast_up, norm, reduce, strided");
+    bad_json(MYGPU("\"tflops\": {\"fp32\": 10}, \"memory_GB\": 16, \"memory_GBps\": 500, "
+                   "\"memory_class\": {\"stream\": 0.5}"),
+             "memory_class", "unknown class \"stream\"", NULL);
+    bad_json(MYGPU("\"tflops\": {\"fp32\": 10}, \"memory_GB\": 16, \"memory_GBps\": 500, "
+                   "\"memory_class\": {\"reduce\": 1.5}"),
+             "memory_class.reduce", "fraction of the memory curve in (0, 1]", NULL);
+    bad_json(MYGPU("\"tflops\": {\"fp32\": 10}, \"memory_GB\": 16, \"memory_GBps\": 500, "
+                   "\"memory_class\": {\"norm\": 0}"),
+             "memory_class.norm", "in (0, 1]", NULL);
+    bad_json(MYGPU("\"tflops\": {\"fp32\": 10}, \"memory_GB\": 16, \"memory_GBps\": 500, "
+                   "\"memory_class\": [0.5]"),
+             "memory_class", "expected an object of fractions", NULL);
     bad_json(NODE("\"gpu\": {\"tflops\": {\"fp32\": 10}}, \"gpus_per_node\": 2, \"nic\": \"100GbE\""), "node.gpu",
              "model: expected a GPU model name", NULL);
     bad_json(NODE("\"gpu\": 7, \"gpus_per_node\": 2, \"nic\": \"100GbE\""), "node.gpu", "or a GPU object", NULL);

@@ -2,8 +2,9 @@
  * GPU: a kernel lasts at least kernel_min_s (its work overlaps that time),
  * then the stream waits launch_s; a dtype's GEMMs run at gemm_scale of the
  * curve (0 = unset = 1), a 16-bit GEMM with an edge not a multiple of 8 at
- * gemm_unaligned; a kernel's tensor load and the power table's rate at a
- * load; every closed form below is computed by hand. */
+ * gemm_unaligned; an element-wise payload's bytes of a class at the GPU's
+ * fraction for it (mem_class); a kernel's tensor load and the power
+ * table's rate at a load; every closed form below is computed by hand. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -48,6 +49,28 @@ int main(void)
     g.kernel_min_s = 0;
     p.bytes = 1000;
     expect(sim_cost_kernel(&g, &p), 2e-9 + 2e-6, "kernel_min 0: the old additive rule");
+
+    /* element-wise classes: a class's bytes run at mem_class[c] of the
+     * curve, the rest streams; the curve is read at the payload's bytes */
+    g = gpu();
+    p.bytes = 100000000;
+    p.class_bytes[SIM_MEMC_CAST_UP - 1] = 40000000;
+    expect(sim_cost_kernel(&g, &p), 200e-6 + 2e-6, "classed bytes, class unset on the GPU: streaming");
+    g.mem_class[SIM_MEMC_CAST_UP] = 0.5;
+    /* 60 MB at 0.5 TB/s = 120 us, 40 MB at 0.25 TB/s = 160 us */
+    expect(sim_cost_kernel(&g, &p), 280e-6 + 2e-6, "40 of 100 MB cast_up at 0.5: 120 + 160 us");
+    expect(sim_cost_stream_bytes(&g, &p), 140000000, "stream-equivalent bytes 60 + 40 / 0.5 MB");
+    p.class_bytes[SIM_MEMC_STRIDED - 1] = 60000000;
+    g.mem_class[SIM_MEMC_STRIDED] = 0.25;
+    /* 40 MB at 0.25 TB/s = 160 us, 60 MB at 0.125 TB/s = 480 us */
+    expect(sim_cost_kernel(&g, &p), 640e-6 + 2e-6, "two classes, nothing streams: 160 + 480 us");
+    g.mem_class[SIM_MEMC_NORM] = 0.1;
+    expect(sim_cost_kernel(&g, &p), 640e-6 + 2e-6, "a class with no bytes in the payload changes nothing");
+    expect(sim_cost_mem_class(&g, SIM_MEMC_REDUCE), 1, "an unset class is 1");
+    expect(sim_cost_mem_class(&g, SIM_MEMC_STREAM), 1, "streaming is 1 whatever the array holds");
+    g.kernel_min_s = 1;
+    expect(sim_cost_kernel(&g, &p), 1 + 2e-6, "the shortest kernel still bounds a classed one");
+    memset(p.class_bytes, 0, sizeof p.class_bytes);
 
     g = gpu();
     memset(&p, 0, sizeof p);

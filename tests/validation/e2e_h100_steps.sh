@@ -23,7 +23,7 @@ mkdir -p "$T/emit"
 [ ! -e "$T/emit/gpt-350m.cluster.json" ] || fail "a cluster JSON emitted for a named platform"
 cmd=$(grep '^trainsim run ' "$T/emit/gpt-350m.sh") || fail "no run command in gpt-350m.sh"
 case "$cmd" in
-  *"--platform azure-nd-h100-v5 --gpus 1 "*"kernels=eager"*"autocast=1"*) ;;
+  *"--platform azure-nd-h100-v5 --gpus 1 "*"kernels=eager"*"autocast=1"*"loss=torch"*) ;;
   *) fail "emitted command: $cmd" ;;
 esac
 grep -q '"ffn": 4096' "$T/emit/gpt-350m.model.json" || fail "ffn is not 4 x hidden: $(cat "$T/emit/gpt-350m.model.json")"
