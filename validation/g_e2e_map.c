@@ -318,7 +318,7 @@ static const e2e_family FAMILIES[] = {
      * Omni-Path 100 Gb/s links per node (as stated). */
     {"e2e-bloom", "end-to-end/bigscience_bloom.csv", NULL, NULL,
      "unfused", NULL, NULL, 0, 0, 0, 0, 0, "embedding_as_layer",
-     8, "OPA", {{NULL, NULL}}, 15e6, 0},
+     8, "OPA", {{NULL, NULL}}, 15e6, 0, NULL},
     /* IBM's fms-fsdp (PyTorch blogs 2024-03 "Maximizing training
      * throughput using PyTorch FSDP" and its torch.compile follow-up;
      * fms-fsdp README): PyTorch FSDP, HSDP for the 7B/13B models and FSDP
