@@ -877,8 +877,14 @@ static void map_strategy(const e2e_family *f, row *r, double params)
         STRAT("vstages=%d", vp);
     }
     /* the stage split as the row states it (DeepSpeed's partition method
-     * in other_optimizations), else the family's */
+     * in other_optimizations), or as its recipe sets it: NeMo / Megatron-
+     * Bridge's Llama 3.1 405B recipe (llama31_405b_pretrain_config) sets
+     * account_for_embedding_in_pipeline_split and
+     * account_for_loss_in_pipeline_split, so its 126 layers and the two
+     * ends split as 128 units; else the family's */
     const char *split = has(S(r, C_OTHER), "type:transformer|embedding") ? "embedding_as_layer" : f->stage_split;
+    if (!strncmp(f->group, "e2e-nemo", 8) && has(S(r, C_MODEL), "405B"))
+        split = "embedding_as_layer";
     if (pp > 1 && split)
         STRAT("stage_split=%s", split);
     map_recompute(f, r);
