@@ -29,7 +29,7 @@
  * slower than measured.
  *   - H100-SXM: the whole training step of a 350M GPT on one H100 SXM5 that
  *     this project recorded (h100-micro/trace_gpt-350m.json.gz: launch gap
- *     and pointwise kernels, as for the A100s; the other four models' traces
+ *     and pointwise kernels, as for the A100s; the other six models' traces
  *     are predictions, group kineto-elementwise), BabelStream on ND H100 v5,
  *     and the streaming kernels (copy, add, GELU, fp32->bf16 cast) of this
  *     project's element-wise table on the same card (h100-micro/memory.csv:
