@@ -278,16 +278,21 @@ uint32_t sim_sched_sizes(sim_schedule *s, const int64_t *v, int n)
     return at;
 }
 
-uint32_t sim_sched_alltoallv(sim_schedule *s, int stream, const char *name, int comm, const int64_t *send_bytes,
-                             sim_tags t, const uint32_t *deps, int ndeps)
+uint32_t sim_sched_alltoallv_payload(sim_schedule *s, const char *name, const int64_t *send_bytes, int n)
 {
-    int n = s->comms[comm].nranks;
     sim_payload p = payload_init(s, SIM_OP_COLLECTIVE, SIM_COLL_ALLTOALLV, name);
     p.m = sim_sched_sizes(s, send_bytes, n);
     p.n = n;
     for (int j = 0; j < n; j++)
         p.bytes += send_bytes[j];
-    return sim_sched_add(s, stream, sim_sched_payload(s, &p), comm, t, deps, ndeps);
+    return sim_sched_payload(s, &p);
+}
+
+uint32_t sim_sched_alltoallv(sim_schedule *s, int stream, const char *name, int comm, const int64_t *send_bytes,
+                             sim_tags t, const uint32_t *deps, int ndeps)
+{
+    uint32_t pay = sim_sched_alltoallv_payload(s, name, send_bytes, s->comms[comm].nranks);
+    return sim_sched_add(s, stream, pay, comm, t, deps, ndeps);
 }
 
 uint32_t sim_sched_copy_payload(sim_schedule *dst, const sim_schedule *src, uint32_t payload)

@@ -278,6 +278,9 @@ uint32_t sim_sched_collective(sim_schedule *s, int stream, const char *name, sim
  * ignored: data that stays local does not move). */
 uint32_t sim_sched_alltoallv(sim_schedule *s, int stream, const char *name, int comm, const int64_t *send_bytes,
                              sim_tags t, const uint32_t *deps, int ndeps);
+/* Its payload alone, for n members (added with sim_sched_add on a
+ * communicator of n members). */
+uint32_t sim_sched_alltoallv_payload(sim_schedule *s, const char *name, const int64_t *send_bytes, int n);
 /* Payload `payload` of src, interned in dst (its name and all-to-allv sizes
  * carried over): for schedules cut from another. */
 uint32_t sim_sched_copy_payload(sim_schedule *dst, const sim_schedule *src, uint32_t payload);

@@ -869,6 +869,16 @@ typedef struct gen {
     int pf_layer, pf_lin, pf_slice, pf_dgrad, pf_micro;
     int64_t pf_bytes;
     uint32_t pf_ag;
+    /* a routed MoE step (wl_gpt_generate_routed): its payloads, the
+     * communicators of expert copies per (MoE layer, expert) (-1: none;
+     * one per (stage, TP index, EP group) from there), this rank's */
+    const wl_moe_route *route;
+    wl_moe_routed *routed;
+    int *copy_base;
+    wl_moe_bal bal;
+    int *bal_first, *bal_comm;
+    uint32_t *bal_ready, *bal_end;
+    unsigned char *bal_overlap;
 } gen;
 
 /* The loss's bytes forward (f) and backward (b) by element-wise class, for
@@ -1538,6 +1548,123 @@ static void backward(gen *g, int micro, int chunk, int step)
         pieces_done(g, chunk, npieces(g, chunk), t0); /* embeddings: the last buckets */
 }
 
+/* ---- routed MoE steps (trainsim moe) ----------------------------------- */
+
+/* The EP rank that owns expert e. */
+static int expert_owner(const wl_moe_route *r, int experts, int e)
+{
+    return e / (experts / r->ep);
+}
+
+/* A communicator per copied expert of each MoE layer and per (stage, TP
+ * index, EP group): its owner first (the root), then the EP ranks holding a
+ * copy, in EP order. */
+static int copy_comms(gen *g, sim_err *err)
+{
+    const plan *pl = g->pl;
+    const wl_moe_route *r = g->route;
+    int E = g->m->moe_cfg.experts, ep = pl->ep, td = pl->t * pl->d, ng = pl->edp;
+    g->copy_base = malloc(sizeof(int) * ((size_t)r->layers * E + 1));
+    int *ranks = malloc(sizeof(int) * ((size_t)ep + 1));
+    if (!g->copy_base || !ranks) {
+        free(ranks);
+        return sim_errf(err, "out of memory");
+    }
+    char name[96];
+    for (int q = 0; q < r->layers; q++)
+        for (int e = 0; e < E; e++) {
+            const wl_moe_place *pc = r->places ? r->places[q] : NULL;
+            int owner = expert_owner(r, E, e), copies = 0;
+            for (int j = 0; pc && j < ep; j++)
+                copies += j != owner && pc->holds[(size_t)e * ep + j];
+            g->copy_base[(size_t)q * E + e] = copies ? g->s->ncomms : -1;
+            for (int p = 0; copies && p < pl->p; p++)
+                for (int t = 0; t < pl->t; t++)
+                    for (int grp = 0; grp < ng; grp++) {
+                        int k = 0;
+                        ranks[k++] = p * td + (grp * ep + owner) * pl->t + t;
+                        for (int j = 0; j < ep; j++)
+                            if (j != owner && pc->holds[(size_t)e * ep + j])
+                                ranks[k++] = p * td + (grp * ep + j) * pl->t + t;
+                        snprintf(name, sizeof name, "copies.l%d.e%d.p%d.t%d.g%d", q, e, p, t, grp);
+                        sim_sched_comm(g->s, name, ranks, k);
+                    }
+        }
+    free(ranks);
+    return 0;
+}
+
+/* The cursor's routed payloads and this rank's expert copies. */
+static void route_rank(gen *g, int stage, int dpi, int tpi)
+{
+    const plan *pl = g->pl;
+    const wl_moe_route *r = g->route;
+    int E = g->m->moe_cfg.experts, ep = pl->ep, epi = dpi % ep;
+    int block = (stage * pl->t + tpi) * pl->edp + dpi / ep; /* within a copy communicator's run */
+    wl_moe_bal *b = &g->bal;
+    int n = 0;
+    for (int q = 0; q < r->layers; q++) {
+        const wl_moe_place *pc = r->places ? r->places[q] : NULL;
+        g->bal_first[q] = n;
+        for (int e = 0; e < E; e++) {
+            int base = g->copy_base[(size_t)q * E + e];
+            if (base >= 0 && (expert_owner(r, E, e) == epi || pc->holds[(size_t)e * ep + epi]))
+                g->bal_comm[n++] = base + block;
+        }
+        g->bal_ready[q] = g->bal_end[q] = UINT32_MAX;
+    }
+    g->bal_first[r->layers] = n;
+    b->sprophet = -1;
+    b->last_side = UINT32_MAX;
+    g->cur.routed = g->routed;
+    g->cur.ep_index = epi;
+    g->cur.bal = b;
+}
+
+/* Checks a routed step against the plan and sets the generator up for it. */
+static int route_init(gen *g, const wl_moe_route *r, sim_err *err)
+{
+    const plan *pl = g->pl;
+    const wl_model *m = g->m;
+    int nq = 0;
+    for (int l = 0; l < m->layers; l++)
+        nq += wl_model_is_moe_layer(m, l);
+    if (!m->moe || r->ep != pl->ep || r->layers != nq)
+        return sim_errf(err, "routed MoE step: %d MoE layers at ep=%d given, the plan has %d at ep=%d", r->layers,
+                        r->ep, nq, pl->ep);
+    if (pl->v > 1 || pl->c > 1 || g->layer_nr != g->layer)
+        return sim_errf(err, "routed MoE step: interleaved stages, context parallelism and Merak's pipelines are not "
+                        "modelled with skewed routing");
+    int E = m->moe_cfg.experts;
+    for (int q = 0; r->places && q < nq; q++)
+        if (r->places[q] && (r->places[q]->experts != E || r->places[q]->ep != pl->ep))
+            return sim_errf(err, "routed MoE step: the copies of MoE layer %d are for %d experts over ep=%d, the "
+                            "model has %d over ep=%d", q, r->places[q]->experts, r->places[q]->ep, E, pl->ep);
+    g->route = r;
+    g->routed = wl_moe_routed_new(g->layer, g->s, r);
+    g->bal_first = malloc(sizeof(int) * ((size_t)nq + 1));
+    g->bal_comm = malloc(sizeof(int) * ((size_t)nq * E + 1));
+    g->bal_ready = malloc(sizeof(uint32_t) * ((size_t)nq + 1));
+    g->bal_end = malloc(sizeof(uint32_t) * ((size_t)nq + 1));
+    if (!g->routed || !g->bal_first || !g->bal_comm || !g->bal_ready || !g->bal_end)
+        return sim_errf(err, "out of memory");
+    if (copy_comms(g, err))
+        return -1;
+    int64_t one = 0;
+    for (int l = 0; l < m->layers && !one; l++)
+        one = wl_layer_expert_params(m, &pl->st, l) / (E / pl->ep);
+    g->bal = (wl_moe_bal){.layers = nq, .last_micro = pl->nmb - 1, .first = g->bal_first, .comm = g->bal_comm,
+                          .expert_bytes = one * pl->wbytes, .expert_grad_bytes = one * pl->gbytes,
+                          .ready = g->bal_ready, .end = g->bal_end};
+    g->bal_overlap = malloc((size_t)nq + 1);
+    if (!g->bal_overlap)
+        return sim_errf(err, "out of memory");
+    for (int q = 0; q < nq; q++)
+        g->bal_overlap[q] = r->places && r->places[q] && r->places[q]->overlap;
+    g->bal.overlap = g->bal_overlap;
+    return 0;
+}
+
 static int generate_rank(gen *g, int rank, const comms *C)
 {
     sim_schedule *s = g->s;
@@ -1559,6 +1686,8 @@ static int generate_rank(gen *g, int rank, const comms *C)
     g->emb_comm = pl->p > 1 ? C->emb[dpi * pl->t + tpi] : -1;
     wl_cursor_init(&g->cur, s, rank, C->tp[stage * pl->d + dpi]); /* its "compute" and "tp" streams */
     g->cur.ep_comm = pl->ep > 1 ? C->ep[(stage * pl->t + tpi) * pl->edp + dpi / pl->ep] : -1;
+    if (g->route)
+        route_rank(g, stage, dpi, tpi);
     g->edp_comm = pl->edp < pl->d && pl->edp > 1 ? C->edp[(stage * pl->t + tpi) * pl->ep + dpi % pl->ep] : -1;
     /* the CP ring's neighbours: the same stage, DP and TP index, CP index ±1 */
     int cpi = dpi % pl->c, cp0 = rank - cpi * pl->t;
@@ -1674,8 +1803,13 @@ static int generate_rank(gen *g, int rank, const comms *C)
         sim_coll k = pl->zero == 1 && pl->grad_rs ? SIM_COLL_REDUCESCATTER : SIM_COLL_ALLREDUCE;
         uint32_t p = wl_pay_coll(s, k == SIM_COLL_REDUCESCATTER ? "expert_dp_reducescatter" : "expert_dp_allreduce", k,
                                  ex * pl->gbytes);
-        uint32_t dep[2] = {last_bwd, g->last_dp};
-        g->last_dp = sim_sched_add(s, g->sdp, p, g->edp_comm, bt, dep, g->last_dp != UINT32_MAX ? 2 : 1);
+        uint32_t dep[3] = {last_bwd};
+        int nd = 1;
+        if (g->last_dp != UINT32_MAX)
+            dep[nd++] = g->last_dp;
+        if (g->route && g->bal.last_side != UINT32_MAX) /* the copies' gradients are home */
+            dep[nd++] = g->bal.last_side;
+        g->last_dp = sim_sched_add(s, g->sdp, p, g->edp_comm, bt, dep, nd);
     }
     if (pl->p > 1 && !m->untied && (stage == 0 || last)) {
         uint32_t p = wl_pay_coll(s, "embed_allreduce", SIM_COLL_ALLREDUCE, pl->vp / pl->t * m->hidden * pl->gbytes);
@@ -1692,10 +1826,12 @@ static int generate_rank(gen *g, int rank, const comms *C)
      * gradient and writes a 2-byte weight copy besides: also 28) */
     int64_t np = optimizer_params(m, pl, stage);
     uint32_t opt = wl_pay_kernel(s, "optimizer", SIM_KERNEL_OPTIMIZER, np, 0, 0, 0, 28 * np, SIM_DTYPE_FP32);
-    uint32_t deps[4];
+    uint32_t deps[5];
     int nd = 0;
     if (tp_sync != UINT32_MAX)
         deps[nd++] = tp_sync;
+    if (g->route && g->bal.last_side != UINT32_MAX)
+        deps[nd++] = g->bal.last_side;
     if (g->last_dp != UINT32_MAX)
         deps[nd++] = g->last_dp;
     if (g->last_rs != UINT32_MAX)
@@ -1894,6 +2030,13 @@ static void gen_free(gen *g)
     free(g->bk);
     free(g->pg);
     free(g->pg_op);
+    wl_moe_routed_free(g->routed);
+    free(g->copy_base);
+    free(g->bal_first);
+    free(g->bal_comm);
+    free(g->bal_ready);
+    free(g->bal_end);
+    free(g->bal_overlap);
 }
 
 /* ---- memory check ------------------------------------------------------- */
@@ -2119,6 +2262,12 @@ int wl_gpt_cut(const wl_model *m, const wl_strategy *st, int k, wl_model *mo, wl
 
 sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const sim_machine *mach, sim_err *err)
 {
+    return wl_gpt_generate_routed(m, st, mach, NULL, err);
+}
+
+sim_schedule *wl_gpt_generate_routed(const wl_model *m, const wl_strategy *st, const sim_machine *mach,
+                                     const wl_moe_route *route, sim_err *err)
+{
     plan pl;
     if (resolve(m, st, mach, &pl, err) || check_plan(m, &pl, mach, NULL, err))
         return NULL;
@@ -2142,10 +2291,10 @@ sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const si
     }
     char strat[sizeof s->meta.name];
     wl_strategy_format(&pl.st, strat, sizeof strat);
-    /* an MoE model says the routing it was simulated with: uniform, every
-     * expert gets the same tokens, so the all-to-alls are even */
+    /* an MoE model says the routing it was simulated with: uniform (every
+     * expert gets the same tokens, so the all-to-alls are even) or a step's */
     snprintf(s->meta.name, sizeof s->meta.name, "%.40s %.190s%s", m->name, strat,
-             m->moe ? " (MoE, routing uniform)" : "");
+             !m->moe ? "" : route ? " (MoE, routed step)" : " (MoE, routing uniform)");
     s->meta.samples_per_iteration = pl.st.gb;
     s->meta.tokens_per_iteration = (double)pl.st.gb * m->seq;
     s->meta.model_flops_per_iteration = wl_gpt_model_flops(m, &pl.st);
@@ -2158,6 +2307,8 @@ sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const si
     int rc = make_comms(s, &pl, &C, err);
     if (rc == 0)
         rc = gen_init(&g, s, m, &pl, err);
+    if (rc == 0 && route)
+        rc = route_init(&g, route, err);
     for (int r = 0; rc == 0 && r < n; r++)
         if (generate_rank(&g, r, &C))
             rc = sim_errf(err, "out of memory");

@@ -6,6 +6,7 @@
 #define WL_GPT_H
 
 #include "sim/schedule.h"
+#include "workloads/layer.h"
 #include "workloads/model.h"
 
 /* Per-GPU memory estimate of a strategy, by what takes it (bytes). */
@@ -57,6 +58,12 @@ int wl_gpt_cut(const wl_model *m, const wl_strategy *st, int k, wl_model *mo, wl
 /* Generates one training iteration as a schedule (checks first). */
 sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const sim_machine *mach,
                               sim_err *err);
+/* The same with the MoE layers routed as `route` says (one step's skewed
+ * routing and its expert copies: trainsim moe) instead of uniformly; route
+ * NULL is wl_gpt_generate.  Not with interleaved stages, context
+ * parallelism or Merak's pipelines. */
+sim_schedule *wl_gpt_generate_routed(const wl_model *m, const wl_strategy *st, const sim_machine *mach,
+                                     const wl_moe_route *route, sim_err *err);
 
 /* Bytes of one data-parallel gradient bucket of model chunk `chunk` on
  * pipeline stage `stage`, for gradients of grad_bytes bytes each: the

@@ -57,7 +57,53 @@ typedef struct wl_cursor {
     int ep_comm, sep;
     wl_linear_fn linear; /* NULL: weight-reading GEMMs are plain kernels (only schedule=megatron calls it) */
     void *linear_ctx;
+    /* a routed MoE step (trainsim moe): this rank's payloads per MoE layer
+     * at its EP index, and the copies of experts it broadcasts and reduces;
+     * NULL: uniform routing */
+    const struct wl_moe_routed *routed;
+    int ep_index;
+    struct wl_moe_bal *bal;
 } wl_cursor;
+
+/* Where copies of each expert live in one MoE layer of an expert-parallel
+ * group: holds[e * ep + g] != 0 when EP rank g computes expert e (its owner,
+ * g = e / (experts/ep), always does). */
+typedef struct wl_moe_place {
+    int experts, ep;
+    unsigned char *holds;
+    int overlap; /* 1: broadcast ahead and overlapped (Pro-Prophet); 0: on the critical path (FasterMoE) */
+} wl_moe_place;
+
+/* One training step's routing of a model's MoE layers, the same in every EP
+ * group (trainsim moe): per MoE layer q in layer order, the token-expert
+ * assignments EP rank g computes per micro-batch, compute[q * ep + g], the
+ * tokens EP rank a sends EP rank b in the dispatch, send[(q * ep + a) * ep +
+ * b], and the copies of experts, places[q] (NULL, or a NULL entry: owners
+ * only). */
+typedef struct wl_moe_route {
+    int layers, ep;
+    const int64_t *compute, *send;
+    wl_moe_place *const *places;
+} wl_moe_route;
+
+/* Expert copies on one rank of a routed step: per MoE layer q, the
+ * communicators comm[first[q] .. first[q + 1]) of the copies of experts this
+ * rank owns or holds (the owner is member 0, the broadcast's and reduce's
+ * root), bytes of one expert's weights and of its gradients, whether the layer's
+ * copies are Pro-Prophet's (overlap[q]: broadcast ahead on the "prophet"
+ * stream once the previous MoE layer has combined micro-batch 0, gradients
+ * reduced there after the last backward) or FasterMoE's (on the "ep" stream,
+ * on the critical path).  The rest is the emitters' state (caller zeroes it,
+ * sets sprophet to -1 and ready/end to UINT32_MAX). */
+typedef struct wl_moe_bal {
+    int layers, last_micro;
+    const int *first, *comm;
+    const unsigned char *overlap;
+    int64_t expert_bytes, expert_grad_bytes;
+    int sprophet;
+    uint32_t *ready, *end; /* [q]: the broadcasts' last op; the combine of micro-batch 0 */
+    uint32_t last_side;    /* the last copy reduce (what the optimizer waits for), UINT32_MAX none */
+} wl_moe_bal;
 
 /* Sets up the cursor of `rank` in s for the layers alone: its "compute"
  * stream, and its "tp" stream when tp_comm >= 0 (the TP communicator, -1
@@ -97,6 +143,12 @@ typedef struct wl_layer wl_layer;
  * memory. */
 wl_layer *wl_layer_new(sim_schedule *s, const wl_model *m, const wl_strategy *st, sim_err *err);
 void wl_layer_free(wl_layer *L);
+
+/* The payloads of a routed MoE step (wl_moe_route) per MoE layer and EP
+ * index, at L's micro-batch and TP degree; NULL when out of memory. */
+typedef struct wl_moe_routed wl_moe_routed;
+wl_moe_routed *wl_moe_routed_new(const wl_layer *L, sim_schedule *s, const wl_moe_route *r);
+void wl_moe_routed_free(wl_moe_routed *x);
 
 /* Checks context parallelism against the model and the resolved strategy
  * (st->flash set): cp positive, 2·cp dividing seq, fused attention. */

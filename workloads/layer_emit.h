@@ -19,6 +19,21 @@
 
 typedef struct wl_layer_ops wl_layer_ops;
 
+/* An MoE layer's payloads that depend on how many tokens this rank's
+ * experts compute and what it exchanges: uniform routing's in every
+ * wl_opset of an MoE layer; a routed step's per MoE layer and EP index
+ * (wl_moe_routed). */
+typedef struct wl_moe_pays {
+    uint32_t route, disp, efc1, eact, efc2, comb, unperm;
+    uint32_t unperm_b, comb_b, efc2_dg, efc2_wg, eact_b, efc1_dg, efc1_wg, disp_b, perm_b;
+} wl_moe_pays;
+
+/* trainsim moe's step: per MoE layer q and EP index g, p[q * ep + g]. */
+struct wl_moe_routed {
+    int layers, ep;
+    wl_moe_pays *p;
+};
+
 /* The payloads of one layer for b sequences at TP degree t. */
 typedef struct wl_opset {
     int64_t t, b;
@@ -49,9 +64,8 @@ typedef struct wl_opset {
     /* an MoE layer's MLP block (wl_opset_moe): router, permutation, the
      * all-to-alls, the experts as grouped GEMMs, the shared expert */
     int moe, shared;
-    uint32_t router, route, disp, efc1, eact, efc2, comb, unperm, sfc1, sact, sfc2;
-    uint32_t unperm_b, comb_b, efc2_dg, efc2_wg, eact_b, efc1_dg, efc1_wg, disp_b, perm_b, sfc2_dg, sfc2_wg, sact_b,
-        sfc1_dg, sfc1_wg, router_dg, router_wg;
+    wl_moe_pays mp; /* uniform routing */
+    uint32_t router, sfc1, sact, sfc2, sfc2_dg, sfc2_wg, sact_b, sfc1_dg, sfc1_wg, router_dg, router_wg;
 } wl_opset;
 
 /* Tesseract (papers.md Sec. 4): per linear, the q SUMMA steps' payloads. */
@@ -180,6 +194,13 @@ void wl_opset_rope(sim_schedule *s, const wl_model *m, int64_t qk, int64_t d, si
 void wl_opset_fp8(sim_schedule *s, const wl_strategy *st, int64_t in, int64_t qkv_grad, wl_opset *o);
 /* An MoE layer's MLP block on top of a dense opset. */
 void wl_opset_moe(sim_schedule *s, const wl_model *m, const wl_strategy *st, int64_t b, int64_t t, wl_opset *o);
+/* The token-dependent part for b sequences at TP degree t when this rank's
+ * experts compute `tokens` token-expert assignments and it sends
+ * disp_bytes[j] to EP rank j in the dispatch and comb_bytes[j] in the
+ * combine (NULL: uniform routing's even all-to-alls of `peer` bytes). */
+void wl_moe_pays_build(sim_schedule *s, const wl_model *m, const wl_strategy *st, int64_t b, int64_t t,
+                       int64_t tokens, int64_t peer, const int64_t *disp_bytes, const int64_t *comb_bytes,
+                       wl_moe_pays *mp);
 
 /* ---- emitting (layer_emit.c) ------------------------------------------- */
 

@@ -132,15 +132,71 @@ static int ep_stream(wl_cursor *c)
     return c->sep;
 }
 
+/* The index of MoE layer `layer` among the model's MoE layers. */
+static int moe_index(const wl_model *m, int layer)
+{
+    return (layer - m->moe_cfg.first) / m->moe_cfg.every;
+}
+
+/* The token-dependent payloads of this rank in MoE layer `layer`. */
+static const wl_moe_pays *moe_pays(const wl_cursor *c, const wl_opset *o, const wl_model *m, int layer)
+{
+    const wl_moe_routed *r = c->routed;
+    return r ? &r->p[(size_t)moe_index(m, layer) * r->ep + c->ep_index] : &o->mp;
+}
+
+/* Expert copies of a routed step (wl_moe_bal): one broadcast (forward) or
+ * reduce (backward) per copied expert this rank holds, on the stream of
+ * the layer's balancing, after `dep`; returns the last. */
+static uint32_t copies_coll(wl_cursor *c, int q, int reduce, uint32_t dep, sim_tags t)
+{
+    wl_moe_bal *b = c->bal;
+    int prophet = b->overlap[q];
+    int stream = ep_stream(c);
+    if (prophet) {
+        if (b->sprophet < 0)
+            b->sprophet = sim_sched_stream_role(c->s, c->rank, "prophet", SIM_ROLE_EP);
+        stream = b->sprophet;
+    }
+    static const char *const names[2][2] = {{"shadow_bcast", "shadow_reduce"}, {"replica_bcast", "replica_reduce"}};
+    uint32_t pay = wl_pay_coll(c->s, names[prophet][reduce], reduce ? SIM_COLL_REDUCE : SIM_COLL_BROADCAST,
+                               reduce ? b->expert_grad_bytes : b->expert_bytes);
+    uint32_t last = UINT32_MAX;
+    for (int i = b->first[q]; i < b->first[q + 1]; i++)
+        last = sim_sched_add(c->s, stream, pay, b->comm[i], t, &dep, dep != UINT32_MAX);
+    return last;
+}
+
+/* Before micro-batch 0's forward of MoE layer q: Pro-Prophet broadcasts the
+ * layer's copies once the previous MoE layer has combined micro-batch 0, so
+ * the transfer runs under the layers in between (papers.md §5.2). */
+static void copies_ahead(wl_cursor *c, int q, sim_tags t)
+{
+    wl_moe_bal *b = c->bal;
+    if (!b || t.micro != 0 || t.phase != SIM_PHASE_FORWARD || !b->overlap[q] || b->first[q] == b->first[q + 1])
+        return;
+    uint32_t trig = UINT32_MAX;
+    for (int p = q - 1; p >= 0 && trig == UINT32_MAX; p--)
+        trig = b->end[p];
+    b->ready[q] = b->last_side = copies_coll(c, q, 0, trig, t);
+}
+
 static void moe_fwd(wl_layer *L, wl_cursor *c, const wl_lctx *x, sim_tags t)
 {
     const wl_opset *o = x->o;
-    int ep = wl_strategy_ep(&L->st) > 1;
+    const wl_moe_pays *mp = moe_pays(c, o, &L->m, t.layer);
+    int ep = wl_strategy_ep(&L->st) > 1, q = moe_index(&L->m, t.layer);
+    int first = c->bal && t.micro == 0 && t.phase == SIM_PHASE_FORWARD;
+    copies_ahead(c, q, t);
     if (L->st.sp)
         wl_emit_sync_coll(c, x, o->ag, t);
     wl_cursor_comp(c, o->router, t);
-    wl_cursor_comp(c, o->route, t);
-    uint32_t disp = ep ? wl_emit_launch(c, ep_stream(c), o->disp, c->ep_comm, t) : UINT32_MAX;
+    uint32_t route = wl_cursor_comp(c, mp->route, t);
+    if (first && !c->bal->overlap[q] && c->bal->first[q] < c->bal->first[q + 1])
+        /* FasterMoE: the shadowed experts go out once the gate has decided,
+         * on the all-to-all stream, ahead of the dispatch */
+        c->bal->last_side = copies_coll(c, q, 0, route, t);
+    uint32_t disp = ep ? wl_emit_launch(c, ep_stream(c), mp->disp, c->ep_comm, t) : UINT32_MAX;
     if (o->shared) {
         wl_cursor_comp(c, o->sfc1, t);
         wl_cursor_comp(c, o->sact, t);
@@ -148,30 +204,42 @@ static void moe_fwd(wl_layer *L, wl_cursor *c, const wl_lctx *x, sim_tags t)
     }
     if (ep)
         wl_cursor_pend(c, disp);
-    wl_cursor_comp(c, o->efc1, t);
-    wl_cursor_comp(c, o->eact, t);
-    wl_cursor_comp(c, o->efc2, t);
+    if (first && c->bal->ready[q] != UINT32_MAX)
+        wl_cursor_pend(c, c->bal->ready[q]);
+    wl_cursor_comp(c, mp->efc1, t);
+    wl_cursor_comp(c, mp->eact, t);
+    wl_cursor_comp(c, mp->efc2, t);
+    uint32_t comb = ep ? wl_emit_launch(c, ep_stream(c), mp->comb, c->ep_comm, t) : UINT32_MAX;
     if (ep)
-        wl_cursor_pend(c, wl_emit_launch(c, ep_stream(c), o->comb, c->ep_comm, t));
-    wl_cursor_comp(c, o->unperm, t);
+        wl_cursor_pend(c, comb);
+    if (first)
+        c->bal->end[q] = ep ? comb : c->last_comp;
+    wl_cursor_comp(c, mp->unperm, t);
     wl_emit_sync_coll(c, x, L->st.sp ? o->rs : o->ar, t);
 }
 
 static void moe_bwd(wl_layer *L, wl_cursor *c, const wl_lctx *x, sim_tags t)
 {
     const wl_opset *o = x->o;
-    int ep = wl_strategy_ep(&L->st) > 1;
+    const wl_moe_pays *mp = moe_pays(c, o, &L->m, t.layer);
+    int ep = wl_strategy_ep(&L->st) > 1, q = moe_index(&L->m, t.layer);
     if (L->st.sp)
         wl_emit_sync_coll(c, x, o->ag, t); /* gradient of the reduce-scatter */
-    wl_cursor_comp(c, o->unperm_b, t);
+    wl_cursor_comp(c, mp->unperm_b, t);
     if (ep)
-        wl_cursor_pend(c, wl_emit_launch(c, ep_stream(c), o->comb_b, c->ep_comm, t));
-    wl_cursor_comp(c, o->efc2_dg, t);
-    wl_cursor_comp(c, o->efc2_wg, t);
-    wl_cursor_comp(c, o->eact_b, t);
-    wl_cursor_comp(c, o->efc1_dg, t);
-    uint32_t a2a = ep ? wl_emit_launch(c, ep_stream(c), o->disp_b, c->ep_comm, t) : UINT32_MAX;
-    wl_cursor_comp(c, o->efc1_wg, t);
+        wl_cursor_pend(c, wl_emit_launch(c, ep_stream(c), mp->comb_b, c->ep_comm, t));
+    wl_cursor_comp(c, mp->efc2_dg, t);
+    wl_cursor_comp(c, mp->efc2_wg, t);
+    wl_cursor_comp(c, mp->eact_b, t);
+    wl_cursor_comp(c, mp->efc1_dg, t);
+    uint32_t a2a = ep ? wl_emit_launch(c, ep_stream(c), mp->disp_b, c->ep_comm, t) : UINT32_MAX;
+    uint32_t experts_done = wl_cursor_comp(c, mp->efc1_wg, t);
+    if (c->bal && t.micro == c->bal->last_micro && c->bal->first[q] < c->bal->first[q + 1])
+        /* the copies' gradients go home once per step, after the layer's
+         * last backward: FasterMoE's on the all-to-all stream (the next
+         * all-to-all waits), Pro-Prophet's on its own, under the layers
+         * below */
+        c->bal->last_side = copies_coll(c, q, 1, experts_done, t);
     if (o->shared) {
         wl_cursor_comp(c, o->sfc2_dg, t);
         wl_cursor_comp(c, o->sfc2_wg, t);
@@ -181,7 +249,7 @@ static void moe_bwd(wl_layer *L, wl_cursor *c, const wl_lctx *x, sim_tags t)
     }
     if (ep)
         wl_cursor_pend(c, a2a);
-    wl_cursor_comp(c, o->perm_b, t);
+    wl_cursor_comp(c, mp->perm_b, t);
     wl_cursor_comp(c, o->router_dg, t);
     if (x->t == 1) {
         wl_cursor_comp(c, o->router_wg, t);

@@ -9,6 +9,7 @@
 #include "workloads/layer_emit.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The FFN activation's element-wise kernels, in elements of s·b·ffn/t read
@@ -377,45 +378,74 @@ void wl_opset_build(sim_schedule *s, const wl_model *m, const wl_strategy *st, i
     o->unblk_mlp = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -z.mlp);
 }
 
+static uint32_t a2a_even(sim_schedule *s, const char *name, const int64_t *sizes, int64_t peer, int ep)
+{
+    (void)sizes;
+    return wl_pay_coll(s, name, SIM_COLL_ALLTOALL, peer * ep);
+}
+
+static uint32_t a2a_routed(sim_schedule *s, const char *name, const int64_t *sizes, int64_t peer, int ep)
+{
+    (void)peer;
+    return sim_sched_alltoallv_payload(s, name, sizes, ep);
+}
+
 /* An MoE layer's payloads on top of a dense wl_opset (Megatron-Core's MoELayer
  * with the all-to-all token dispatcher, megatron/core/transformer/moe/
  * {router,token_dispatcher,experts}.py, read, not copied): the router GEMM
  * (h -> E, in the activations' dtype) and its softmax / top-k; permuting the
  * sb tokens into T token-expert rows; the dispatch all-to-all of the T rows
- * (each EP rank keeps 1/ep, the rest crosses the network: an even all-to-all
- * under uniform routing); the local experts as grouped GEMMs, one batch entry
- * per local expert of T/(E/ep) rows, split over tp like a dense MLP; the
- * combine all-to-all back; un-permuting with the routing weights.  The
- * shared expert is a dense MLP of shared_ffn on all sb tokens. */
+ * (each EP rank keeps 1/ep, the rest crosses the network: an even
+ * all-to-all under uniform routing, what the routing sends under a routed
+ * step); the local experts as grouped GEMMs, one batch entry per local
+ * expert of T/(E/ep) rows, split over tp like a dense MLP; the combine
+ * all-to-all back; un-permuting with the routing weights.  The shared
+ * expert is a dense MLP of shared_ffn on all sb tokens (wl_opset_moe). */
+void wl_moe_pays_build(sim_schedule *s, const wl_model *m, const wl_strategy *st, int64_t b, int64_t t,
+                       int64_t tokens, int64_t peer, const int64_t *disp_bytes, const int64_t *comb_bytes,
+                       wl_moe_pays *mp)
+{
+    const wl_moe *x = &m->moe_cfg;
+    sim_dtype gdt = st->dtype, dt = wl_elem_dtype(st);
+    int64_t sb = wl_local_seq(m, st) * b, h = m->hidden, d = wl_layer_act_bytes(st), E = x->experts, T = tokens;
+    int ep = wl_strategy_ep(st);
+    int64_t el = E / ep, rows = (T + el - 1) / el, ef = x->expert_ffn, fc1 = wl_model_fc1_out(m, ef);
+    wl_ffn_act act = wl_ffn_act_of(m);
+    /* created in the order the layer runs them (payload ids, and so the
+     * schedule file, as before routing was per rank) */
+    uint32_t (*a2a)(sim_schedule *, const char *, const int64_t *, int64_t, int) = disp_bytes ? a2a_routed : a2a_even;
+    mp->route = wl_pay_elem(s, "router_topk_permute", 2 * sb * E * 4 + (sb + T) * h * d, dt);
+    mp->disp = a2a(s, "moe_dispatch", disp_bytes, peer, ep);
+    mp->efc1 = wl_pay_kernel(s, "expert_fc1", SIM_KERNEL_GEMM, rows, fc1 / t, h, el, 0, gdt);
+    mp->eact = wl_pay_elem(s, act.name, act.fwd * T * (ef / t) * d, dt);
+    mp->efc2 = wl_pay_kernel(s, "expert_fc2", SIM_KERNEL_GEMM, rows, h, ef / t, el, 0, gdt);
+    mp->comb = a2a(s, "moe_combine", comb_bytes, peer, ep);
+    mp->unperm = wl_pay_elem(s, "unpermute", (sb + T) * h * d + T * 4, dt);
+    mp->unperm_b = wl_pay_elem(s, "unpermute_bwd", (sb + 2 * T) * h * d + T * 4, dt);
+    /* backward: the combine's gradient travels as the dispatch did, and back */
+    mp->comb_b = a2a(s, "moe_combine_bwd", disp_bytes, peer, ep);
+    mp->efc2_dg = wl_pay_kernel(s, "expert_fc2_dgrad", SIM_KERNEL_GEMM, rows, ef / t, h, el, 0, gdt);
+    mp->efc2_wg = wl_pay_kernel(s, "expert_fc2_wgrad", SIM_KERNEL_GEMM, ef / t, h, rows, el, 0, gdt);
+    mp->eact_b = wl_pay_elem(s, act.bwd_name, act.bwd * T * (ef / t) * d, dt);
+    mp->efc1_dg = wl_pay_kernel(s, "expert_fc1_dgrad", SIM_KERNEL_GEMM, rows, h, fc1 / t, el, 0, gdt);
+    mp->efc1_wg = wl_pay_kernel(s, "expert_fc1_wgrad", SIM_KERNEL_GEMM, h, fc1 / t, rows, el, 0, gdt);
+    mp->disp_b = a2a(s, "moe_dispatch_bwd", comb_bytes, peer, ep);
+    mp->perm_b = wl_pay_elem(s, "permute_bwd", (sb + T) * h * d, dt);
+}
+
 void wl_opset_moe(sim_schedule *s, const wl_model *m, const wl_strategy *st, int64_t b, int64_t t, wl_opset *o)
 {
     const wl_moe *x = &m->moe_cfg;
     sim_dtype gdt = st->dtype, dt = wl_elem_dtype(st);
     int64_t sb = wl_local_seq(m, st) * b, h = m->hidden, d = wl_layer_act_bytes(st), E = x->experts;
-    int64_t el = E / wl_strategy_ep(st), T, peer;
+    int64_t T, peer;
     wl_strategy one = *st;
     one.mb = (int)b;
     wl_layer_moe_tokens(m, &one, &T, &peer);
-    int64_t rows = (T + el - 1) / el, ef = x->expert_ffn, fc1 = wl_model_fc1_out(m, ef);
     wl_ffn_act act = wl_ffn_act_of(m);
     o->moe = 1;
     o->router = wl_pay_gemm(s, "router", sb, E, h, dt);
-    o->route = wl_pay_elem(s, "router_topk_permute", 2 * sb * E * 4 + (sb + T) * h * d, dt);
-    o->disp = wl_pay_coll(s, "moe_dispatch", SIM_COLL_ALLTOALL, peer * wl_strategy_ep(st));
-    o->efc1 = wl_pay_kernel(s, "expert_fc1", SIM_KERNEL_GEMM, rows, fc1 / t, h, el, 0, gdt);
-    o->eact = wl_pay_elem(s, act.name, act.fwd * T * (ef / t) * d, dt);
-    o->efc2 = wl_pay_kernel(s, "expert_fc2", SIM_KERNEL_GEMM, rows, h, ef / t, el, 0, gdt);
-    o->comb = wl_pay_coll(s, "moe_combine", SIM_COLL_ALLTOALL, peer * wl_strategy_ep(st));
-    o->unperm = wl_pay_elem(s, "unpermute", (sb + T) * h * d + T * 4, dt);
-    o->unperm_b = wl_pay_elem(s, "unpermute_bwd", (sb + 2 * T) * h * d + T * 4, dt);
-    o->comb_b = wl_pay_coll(s, "moe_combine_bwd", SIM_COLL_ALLTOALL, peer * wl_strategy_ep(st));
-    o->efc2_dg = wl_pay_kernel(s, "expert_fc2_dgrad", SIM_KERNEL_GEMM, rows, ef / t, h, el, 0, gdt);
-    o->efc2_wg = wl_pay_kernel(s, "expert_fc2_wgrad", SIM_KERNEL_GEMM, ef / t, h, rows, el, 0, gdt);
-    o->eact_b = wl_pay_elem(s, act.bwd_name, act.bwd * T * (ef / t) * d, dt);
-    o->efc1_dg = wl_pay_kernel(s, "expert_fc1_dgrad", SIM_KERNEL_GEMM, rows, h, fc1 / t, el, 0, gdt);
-    o->efc1_wg = wl_pay_kernel(s, "expert_fc1_wgrad", SIM_KERNEL_GEMM, h, fc1 / t, rows, el, 0, gdt);
-    o->disp_b = wl_pay_coll(s, "moe_dispatch_bwd", SIM_COLL_ALLTOALL, peer * wl_strategy_ep(st));
-    o->perm_b = wl_pay_elem(s, "permute_bwd", (sb + T) * h * d, dt);
+    wl_moe_pays_build(s, m, st, b, t, T, peer, NULL, NULL, &o->mp);
     o->router_dg = wl_pay_gemm(s, "router_dgrad", sb, h, E, dt);
     o->router_wg = wl_pay_gemm(s, "router_wgrad", h, E, sb, dt);
     int64_t sf = x->shared_ffn, sfc1 = wl_model_fc1_out(m, sf);
@@ -438,4 +468,41 @@ void wl_opset_moe(sim_schedule *s, const wl_model *m, const wl_strategy *st, int
     o->tr = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, tr);
     o->untr = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -tr);
     o->unboth = wl_pay_mem(s, "activations", SIM_MEM_ACTIVATIONS, -(kept + tr));
+}
+
+wl_moe_routed *wl_moe_routed_new(const wl_layer *L, sim_schedule *s, const wl_moe_route *r)
+{
+    int ep = r->ep;
+    wl_moe_routed *x = calloc(1, sizeof *x);
+    int64_t *disp = malloc(sizeof(int64_t) * (size_t)ep), *comb = malloc(sizeof(int64_t) * (size_t)ep);
+    if (x)
+        x->p = calloc((size_t)r->layers * (size_t)ep, sizeof *x->p);
+    if (!x || !x->p || !disp || !comb) {
+        free(disp);
+        free(comb);
+        wl_moe_routed_free(x);
+        return NULL;
+    }
+    x->layers = r->layers;
+    x->ep = ep;
+    int64_t per_token = (int64_t)L->m.hidden * wl_layer_act_bytes(&L->st);
+    for (int q = 0; q < r->layers; q++)
+        for (int g = 0; g < ep; g++) {
+            for (int j = 0; j < ep; j++) {
+                disp[j] = j == g ? 0 : r->send[((size_t)q * ep + g) * ep + j] * per_token;
+                comb[j] = j == g ? 0 : r->send[((size_t)q * ep + j) * ep + g] * per_token;
+            }
+            wl_moe_pays_build(s, &L->m, &L->st, L->moe.b, L->moe.t, r->compute[(size_t)q * ep + g], 0, disp, comb,
+                              &x->p[(size_t)q * ep + g]);
+        }
+    free(disp);
+    free(comb);
+    return x;
+}
+
+void wl_moe_routed_free(wl_moe_routed *x)
+{
+    if (x)
+        free(x->p);
+    free(x);
 }

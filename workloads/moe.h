@@ -10,6 +10,7 @@
 
 #include "sim/engine.h"
 #include "sim/schedule.h"
+#include "workloads/layer.h"
 #include "workloads/model.h"
 #include "workloads/routing.h"
 
@@ -35,7 +36,6 @@ typedef struct wl_moe_strategy {
     int steps;          /* training steps to simulate (routing drifts between them) */
     int balance_mask;   /* bit per wl_balance to simulate */
     wl_routing_cfg routing;
-    int fragment;       /* internal: planner fragments leave out embedding, logits, DP and optimizer */
     const char *trace;  /* run option: Chrome trace of the last step under the last balance mode, or NULL */
 } wl_moe_strategy;
 
@@ -45,14 +45,7 @@ void wl_moe_strategy_default(wl_moe_strategy *s);
  * balance=none|fastermoe|prophet|all. */
 int wl_moe_strategy_parse(const char *text, wl_moe_strategy *s, sim_err *err);
 
-/* Where copies of each expert live in one MoE layer of an expert-parallel
- * group: holds[e * ep + g] != 0 when EP rank g computes expert e (its owner,
- * g = e / (experts/ep), always does). */
-typedef struct wl_moe_place {
-    int experts, ep;
-    unsigned char *holds;
-    int overlap;            /* 1: broadcast ahead and overlapped (Pro-Prophet); 0: on the critical path (FasterMoE) */
-} wl_moe_place;
+/* Where copies of each expert live: wl_moe_place (workloads/layer.h). */
 
 /* Tokens (token-expert assignments) each EP rank computes, and the bytes each
  * sends to each in the dispatch, given one layer's counts
@@ -66,12 +59,15 @@ int64_t wl_moe_assign(const wl_moe *moe, int ep, const int64_t *counts, const wl
 double wl_moe_imbalance(const int64_t *compute, int ep);
 
 /* One training step's schedule: routing of `step`, a placement per MoE layer
- * (places[moe_layer], NULL = none). */
+ * (places[moe_layer], NULL = none); the workload generator's (gpt.c) with
+ * the MoE layers routed so (wl_gpt_generate_routed). */
 sim_schedule *wl_moe_generate(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st,
                               const sim_machine *mach, const wl_routing *r, int step, wl_moe_place *const *places,
                               sim_err *err);
 
-/* Checks divisibility and the GPU count; fills dp=auto and gb=auto. */
+/* Checks divisibility, the GPU count and what the routed generator models;
+ * fills dp=auto, gb=auto and steps=auto.  The memory check is the
+ * generator's. */
 int wl_moe_resolve(const wl_model *m, const wl_moe *moe, wl_moe_strategy *st, const sim_machine *mach, sim_err *err);
 
 /* What wl_moe_run measured: per step and balance mode (index

@@ -321,7 +321,6 @@ int wl_moe_run(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st_i
     P.frag_st.base.pp = 1;
     P.frag_st.base.dp = ep;
     P.frag_st.base.gb = st.base.gb / st.base.dp * ep; /* the same micro-batches per pipeline */
-    P.frag_st.fragment = 1;
     P.last_dist = calloc((size_t)nq, sizeof *P.last_dist);
     P.last = calloc((size_t)nq, sizeof *P.last);
 

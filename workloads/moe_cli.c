@@ -28,7 +28,7 @@ static void print_head(const printer *p, const wl_moe_report *r)
     wl_strategy_format(&st->base, stext, sizeof stext);
     printf("trainsim moe: %s (%d experts, top-%d, %d MoE layers of %d) on %s\n", p->m->name, p->moe->experts,
            p->moe->top_k, r->moe_layers, p->m->layers, p->mach->name);
-    printf("strategy %s,ep=%d; routing %s", stext, st->ep, wl_route_dist_name(st->routing.dist));
+    printf("strategy %s; routing %s", stext, wl_route_dist_name(st->routing.dist)); /* stext has ep= */
     if (st->routing.dist == WL_ROUTE_ZIPF)
         printf(" (s=%g)", st->routing.zipf_s);
     if (st->routing.dist == WL_ROUTE_DIRICHLET)
@@ -104,9 +104,8 @@ static void print_tail(const wl_moe_report *r)
 static void print_json(const printer *p, const wl_moe_report *r)
 {
     const wl_moe_strategy *st = &r->st;
-    char stext[256], full[300];
-    wl_strategy_format(&st->base, stext, sizeof stext);
-    snprintf(full, sizeof full, "%s,ep=%d", stext, st->ep);
+    char full[256];
+    wl_strategy_format(&st->base, full, sizeof full); /* ep= among its keys */
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "model", p->m->name);
     cJSON_AddStringToObject(o, "platform", p->mach->name);

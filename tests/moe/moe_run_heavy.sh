@@ -19,7 +19,7 @@ python3 -c "import json,sys; d=json.load(open('$T/j')); assert len(d['steps'])==
 python3 - "$T/t.json" <<'PY' || fail "trace content"
 import json, sys
 names = {e["name"] for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "X"}
-for n in ("dispatch", "combine", "expert_fc1", "replica_bcast", "replica_reduce"):
+for n in ("moe_dispatch", "moe_combine", "expert_fc1", "replica_bcast", "replica_reduce"):
     assert n in names, n
 PY
 # a trace: perfectly balanced routing gives imbalance 1.00 without balancing

@@ -5,8 +5,10 @@
  *   - perfect balance gives max/mean = 1;
  *   - replicating the heaviest expert never raises the compute imbalance and
  *     shortens the simulated step on a skewed case (Pro-Prophet's overlapped
- *     copies and FasterMoE's shadowing both). */
+ *     copies and FasterMoE's shadowing both);
+ *   - a routed step is the generator's, sized by the routing. */
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "sim/engine.h"
@@ -211,6 +213,59 @@ static void balance(void)
     sim_machine_free(mach);
 }
 
+/* A routed step is the generator's schedule sized by the routing: each
+ * rank's expert GEMMs have the rows its tokens give, its dispatch sends
+ * what the assignment says (tokens x hidden x 2 bytes), the combine the
+ * transpose. */
+static void routed_sizes(void)
+{
+    wl_moe moe;
+    wl_model m = small_model(&moe);
+    sim_machine *mach = star_machine(4, 25e9, 2e-6, 4);
+    wl_moe_strategy st;
+    wl_moe_strategy_default(&st);
+    sim_err e;
+    CHECK(wl_moe_strategy_parse("ep=4,mb=2,gb=16,dtype=fp16", &st, &e) == 0, "strategy: %s", e.msg);
+    int64_t skew[4 * 8], compute[4], send[16];
+    for (int k = 0; k < 4; k++)
+        for (int x = 0; x < 8; x++)
+            skew[k * 8 + x] = x == 0 ? 1232 : 116 + k;
+    wl_moe_assign(&moe, 4, skew, NULL, 2048, compute, send);
+    wl_routing *r = wl_routing_from_counts(1, 8, 4, skew);
+    sim_schedule *s = wl_moe_generate(&m, &moe, &st, mach, r, 0, NULL, &e);
+    CHECK(s != NULL, "generate: %s", e.msg);
+    int seen_gemm[4] = {0}, seen_disp[4] = {0};
+    for (uint32_t i = 0; s && i < s->nops; i++) {
+        const sim_payload *p = &s->payloads[s->ops[i].payload];
+        const char *name = p->name >= 0 ? sim_sched_strname(s, p->name) : "";
+        int g = sim_sched_rank_of(s, i); /* tp = pp = 1: the rank is its EP index */
+        if (!strcmp(name, "expert_fc1")) {
+            seen_gemm[g]++;
+            CHECK(p->m == (compute[g] + 1) / 2 && p->batch == 2, "rank %d: expert_fc1 %lld rows x %lld, want %lld x 2",
+                  g, (long long)p->m, (long long)p->batch, (long long)((compute[g] + 1) / 2));
+        }
+        if (!strcmp(name, "moe_dispatch") || !strcmp(name, "moe_combine")) {
+            int comb = name[4] == 'c';
+            seen_disp[g] += !comb;
+            CHECK(p->sub == SIM_COLL_ALLTOALLV && p->n == 4, "rank %d: %s is not a 4-member all-to-allv", g, name);
+            const int64_t *v = sim_sched_sizes_of(s, p);
+            for (int j = 0; j < 4 && p->n == 4; j++) {
+                int64_t want = j == g ? 0 : (comb ? send[j * 4 + g] : send[g * 4 + j]) * 1024 * 2;
+                CHECK(v[j] == want, "rank %d: %s to %d: %lld bytes, want %lld", g, name, j, (long long)v[j],
+                      (long long)want);
+            }
+        }
+    }
+    for (int g = 0; g < 4; g++)
+        CHECK(seen_gemm[g] == 2 && seen_disp[g] == 2, "rank %d: %d expert_fc1 and %d dispatches, want 2 and 2 "
+              "(one MoE layer, two micro-batches)", g, seen_gemm[g], seen_disp[g]);
+    CHECK(compute[0] > 2 * compute[1], "the skew puts expert 0's tokens on rank 0 (%lld vs %lld)",
+          (long long)compute[0], (long long)compute[1]);
+    sim_sched_free(s);
+    wl_routing_free(r);
+    sim_machine_free(mach);
+}
+
 static void count_step(void *ctx, const wl_moe_report *r)
 {
     *(int *)ctx = r->steps;
@@ -275,6 +330,7 @@ int main(void)
     routing_determinism();
     bad_traces();
     balance();
+    routed_sizes();
     planner_run();
     if (fails)
         printf("%d failure(s)\n", fails);

@@ -34,7 +34,9 @@ expect_fail 'model_type "gemma": this Hugging Face architecture is not supported
 expect_fail 'parallel_attn' --model "$hf/falcon-7b-tiny.json"
 "$TRAINSIM" --platform azure-nd-a100-v4 --model "$hf/mixtral-tiny/config.json" --strategy tp=1,dp=8,ep=8,mb=1 \
     >/dev/null || fail "Mixtral (tiny) with ep=8 in trainsim run"
-expect_fail 'GPT-style MoE layers only' moe --platform azure-nd-a100-v4 --model "$hf/mixtral-tiny/config.json"
+"$TRAINSIM" moe --platform azure-nd-a100-v4 --model "$hf/mixtral-tiny/config.json" --strategy ep=8,mb=1,steps=2 \
+    > "$tmp/moe" || fail "Mixtral (tiny) in trainsim moe"
+grep -q "mixtral" "$tmp/moe" && grep -qE '^ +1 \|' "$tmp/moe" || { cat "$tmp/moe" >&2; fail "trainsim moe output"; }
 expect_fail 'does not divide the 2 K/V heads' --platform azure-nd-a100-v4 --model "$hf/llama3-gqa.json" \
     --strategy tp=4,dp=2
 echo ok

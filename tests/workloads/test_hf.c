@@ -94,8 +94,8 @@ static void test_small(void)
     CHECK(wl_model_params(&f) == 2 * layer + 1024.0 * 128 + 256);
 }
 
-/* Mixtral: the experts become the "moe" object; `run` refuses the model
- * with the reason, and so does `trainsim moe` (GPT-style MoE only). */
+/* Mixtral: the experts become the "moe" object; `run` and `trainsim moe`
+ * both take it (one generator). */
 static void test_mixtral(void)
 {
     wl_model m;
@@ -113,11 +113,20 @@ static void test_mixtral(void)
     wl_strategy s;
     wl_strategy_default(&s);
     CHECK(wl_gpt_check(&m, &s, mach, NULL, &err) == 0); /* MoE through the main generator (issue 15) */
+    /* trainsim moe's steps are the same generator's: a routed step of it */
     wl_moe_strategy ms;
     wl_moe_strategy_default(&ms);
-    CHECK(wl_moe_resolve(&m, &moe, &ms, mach, &err) == -1);
-    CHECK_HAS(err.msg, "GPT-style MoE layers only");
-    CHECK_HAS(err.msg, "kv_heads");
+    CHECK(wl_moe_strategy_parse("ep=1,mb=1,gb=1,dtype=bf16,steps=1", &ms, &err) == 0);
+    CHECK(wl_moe_resolve(&m, &moe, &ms, mach, &err) == 0);
+    wl_routing_cfg rc;
+    wl_routing_cfg_default(&rc);
+    wl_routing *r = wl_routing_new(&rc, 1, 2, 8, 1, (int64_t)m.seq * 2, &err);
+    CHECK(r != NULL);
+    sim_schedule *sch = r ? wl_moe_generate(&m, &moe, &ms, mach, r, 0, NULL, &err) : NULL;
+    CHECK(sch != NULL);
+    CHECK(sch && strstr(sch->meta.name, "moe step 0"));
+    sim_sched_free(sch);
+    wl_routing_free(r);
     sim_machine_free(mach);
 }
 
