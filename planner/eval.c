@@ -184,7 +184,7 @@ done:
  * servers with replica 0; dp when the reduction does not apply. */
 static int coupled_replicas(const sim_machine *m, int tp, int pp, int dp)
 {
-    if (!plan_single_switch(m))
+    if (!sim_fold_fabric(m))
         return dp; /* unknown or oversubscribed fabric: replicas may meet there */
     int *comp = malloc(sizeof(int) * (size_t)dp);
     if (!comp)
@@ -252,12 +252,12 @@ static int run_folded(const sim_schedule *s, const sim_machine *mach, sim_option
                       int **rep, int *folded, sim_err *err)
 {
     const char *env = getenv("TRAINSIM_PLAN_FOLD");
-    plan_fold f;
+    sim_fold f;
     *folded = 0;
     if (rep)
         *rep = NULL;
     if (fold && !(env && !strcmp(env, "0")) &&
-        (*folded = plan_fold_schedule(s, mach, &f, err)) < 0)
+        (*folded = sim_fold_schedule(s, mach, &f, err)) < 0)
         return -1;
     if (!*folded)
         return sim_run_isolated(s, mach, opt, r, err);
@@ -266,7 +266,7 @@ static int run_folded(const sim_schedule *s, const sim_machine *mach, sim_option
         *rep = f.rep;
         f.rep = NULL;
     }
-    plan_fold_free(&f);
+    sim_fold_free(&f);
     return rc;
 }
 

@@ -23,6 +23,7 @@
 #include <stdio.h>
 
 #include "sim/error.h"
+#include "sim/fold.h"
 #include "sim/outfile.h"
 #include "sim/machine.h"
 #include "sim/schedule.h"
@@ -109,21 +110,6 @@ int plan_prune_classify(const char *msg);
  * fork (every simulation runs in its own child).  Never fails as a call:
  * a failed evaluation has status -1 and the error. */
 void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out);
-
-/* ---- fold.c ---- */
-/* A generated single-switch cluster: all servers alike, a non-blocking fabric,
- * no NVLink domain spanning servers. */
-int plan_single_switch(const sim_machine *m);
-/* A schedule whose communicators over three or more whole servers are
- * simulated on two servers of each (fold.c explains when that holds). */
-typedef struct plan_fold {
-    sim_schedule *sched; /* the kept ranks' operations */
-    sim_machine *mach;   /* the kept ranks' hosts */
-    int *rep;            /* per rank of the original schedule: the folded rank that stands for it */
-} plan_fold;
-/* 1: folded into *f (free with plan_fold_free); 0: s does not fold; -1: error. */
-int plan_fold_schedule(const sim_schedule *s, const sim_machine *m, plan_fold *f, sim_err *err);
-void plan_fold_free(plan_fold *f);
 
 /* ---- pool.c ---- */
 typedef void (*plan_job_fn)(void *arg, int job, plan_result *out);

@@ -1150,6 +1150,8 @@ static sim_machine *build(jctx *c, const cJSON *root)
     snprintf(m->name, sizeof m->name, "%s", name ? name->valuestring : c->src);
     m->nnodes = nnodes;
     m->fabric = fb.fat_tree ? SIM_FABRIC_FAT_TREE : SIM_FABRIC_SWITCH;
+    m->nodes_per_leaf = fb.fat_tree ? fb.per_leaf : 0;
+    m->fabric_blocking = fb.fat_tree && fb.oversub > 1;
     for (int g = 0; g < ngroups; g++)
         m->gpus[model_of[g]] = ns[g].gpu;
     for (int k = 0, r = 0, g = 0, left = group_nodes[0]; k < nnodes; k++, left--) {

@@ -26,6 +26,7 @@
 #include "sim/alloc.h"
 #include "sim/embedded.h"
 #include "sim/engine.h"
+#include "sim/fold.h"
 #include "sim/json.h"
 #include "sim/outfile.h"
 #include "sim/schedule.h"
@@ -62,6 +63,8 @@ typedef struct args {
     const char *recorded;                   /* --recorded RANK:TRACE */
     int trace_detail;
     int quiet;         /* --quiet: no progress line */
+    int exact;         /* --exact: every rank simulated (no fold: sim/fold.h) */
+    int reduced;       /* ranks the run simulated when folded (0: all) */
     int platform_gpus; /* the platform's GPUs, before --gpus */
 } args;
 
@@ -113,6 +116,8 @@ static void usage(FILE *f)
             "  --degrade LINK:F  a slow NIC or link: F times less bandwidth on the SimGrid links named LINK\n"
             "                    (a shell pattern: n3-nic0, n*-nic0; `trainsim platform -o F.xml` lists them)\n"
             "  --quiet           no progress line (printed on a terminal's stderr for runs over ~2 s)\n"
+            "  --exact           simulate every GPU (by default data-parallel replicas that repeat others exactly are\n"
+            "                    simulated once: sim/fold.c)\n"
             "  -o F              output file (schedule, platform)\n"
             "  --version, --help\n",
             DEFAULT_PLATFORM, DEFAULT_MODEL, DEFAULT_STRATEGY);
@@ -163,6 +168,9 @@ static int parse_args(int argc, char **argv, args *a)
             slot = &a->trace_window;
         } else if (!strcmp(o, "--recorded")) {
             slot = &a->recorded;
+        } else if (!strcmp(o, "--exact")) {
+            a->exact = 1;
+            continue;
         } else if (!strcmp(o, "--quiet")) {
             a->quiet = 1;
             continue;
@@ -399,6 +407,9 @@ static void print_text(const args *a, const sim_machine *m, const sim_schedule *
     printf(")\n");
     printf("simulated             %llu operations, %llu flows, %llu kernel executions in %.2f s wall\n",
            (unsigned long long)r->ops, (unsigned long long)r->flows, (unsigned long long)r->execs, r->wall_s);
+    if (a->reduced)
+        printf("reduced               %d of the %d GPUs simulated: the others repeat them exactly (data-parallel "
+               "replicas on a non-blocking fabric, sim/fold.c); --exact simulates every GPU\n", a->reduced, s->nranks);
     if (a->trace)
         printf("trace                 %s (open in https://ui.perfetto.dev)\n", a->trace);
 }
@@ -414,7 +425,7 @@ static void add_num(cJSON *o, const char *key, double v)
 }
 
 static void print_json(const sim_machine *m, int platform_gpus, const sim_schedule *s, const sim_result *r,
-                       const sim_result *base, const char *strategy, const wl_model *wm)
+                       const sim_result *base, const char *strategy, const wl_model *wm, int reduced)
 {
     const char *model = wm ? wm->name : "";
     const sim_gpu *g = sim_machine_gpu(m, r->peak_mem_rank);
@@ -491,6 +502,8 @@ static void print_json(const sim_machine *m, int platform_gpus, const sim_schedu
     }
     add_num(o, "operations", (double)r->ops);
     add_num(o, "flows", (double)r->flows);
+    if (reduced) /* the operations and flows above are the reduced simulation's */
+        add_num(o, "simulated_gpus", reduced);
     print_doc(o);
 }
 
@@ -874,6 +887,38 @@ static int cmd_jobs(const args *a, sim_machine *m)
     return rc;
 }
 
+/* sim_run, on the ranks sim/fold.c keeps where that is exact and asked for:
+ * not with --exact, and not where every rank's own output is wanted (a
+ * trace, the memory timeline, perturbed ranks or links, a recorded rank). */
+static int run_reduced(args *a, const sim_schedule *s, const sim_machine *m, const sim_options *opt, sim_result *r,
+                       sim_err *err)
+{
+    sim_fold f;
+    int folded = 0;
+    if (!a->exact && !a->trace && !a->memory && !a->nslow && !a->ndegrade && !a->recorded &&
+        (folded = sim_fold_schedule(s, m, &f, err)) < 0)
+        return -1;
+    if (!folded)
+        return sim_run(s, m, opt, r, err);
+    int rc = sim_run(f.sched, f.mach, opt, r, err);
+    if (rc == 0 && r->folded_trees > 0) {
+        /* a tree all-reduce over the folded servers was taken at its
+         * predicted time, not simulated with the others' traffic: the
+         * reduced result is not exact, so every GPU runs */
+        if (getenv("TRAINSIM_FOLD_DEBUG"))
+            fprintf(stderr, "fold: %llu folded trees: exact run\n", (unsigned long long)r->folded_trees);
+        sim_result_free(r);
+        sim_fold_free(&f);
+        return sim_run(s, m, opt, r, err);
+    }
+    if (rc == 0 && (rc = sim_fold_expand(&f, r, err)) < 0)
+        sim_result_free(r);
+    if (rc == 0)
+        a->reduced = f.sched->nranks;
+    sim_fold_free(&f);
+    return rc;
+}
+
 static int cmd_run(args *a, int only_schedule)
 {
     sim_err err = {{0}};
@@ -928,13 +973,13 @@ static int cmd_run(args *a, int only_schedule)
         } else if (progress_options(a, m, s, st_text, &opt), 0) {
         } else if ((a->nslow || a->ndegrade) && unperturbed_run(s, m, &a->opt, &base, &err) < 0) {
             rc = fail(err.msg);
-        } else if (basep = a->nslow || a->ndegrade ? &base : NULL, sim_run(s, m, &opt, &r, &err) < 0) {
+        } else if (basep = a->nslow || a->ndegrade ? &base : NULL, run_reduced(a, s, m, &opt, &r, &err) < 0) {
             progress_done(&opt);
             rc = fail(err.msg);
         } else {
             progress_done(&opt);
             if (a->json)
-                print_json(m, a->platform_gpus, s, &r, basep, st_text, a->schedule ? NULL : &model);
+                print_json(m, a->platform_gpus, s, &r, basep, st_text, a->schedule ? NULL : &model, a->reduced);
             else
                 print_text(a, m, s, &r, basep, st_text);
             sim_result_free(&r);

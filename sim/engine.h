@@ -77,6 +77,10 @@ typedef struct sim_result {
     double peak_mem;        /* max over ranks */
     int peak_mem_rank;
     uint64_t ops, flows, execs;
+    /* tree all-reduces of folded communicators (sim/fold.h), each taken at
+     * its predicted uncontended time rather than simulated: a folded
+     * result is exact only without them */
+    uint64_t folded_trees;
     double wall_s;
 } sim_result;
 

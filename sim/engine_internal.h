@@ -48,6 +48,7 @@ typedef struct sim_engine {
     char **qname;           /* per string id: the name as a quoted JSON string */
     uint32_t nqname;
     uint64_t flows, execs;
+    uint64_t folded_trees; /* tree all-reduces of folded communicators, taken at their predicted time */
     sg_link_t *degraded;    /* links --degrade slowed, and their bandwidths before */
     double *degraded_bw;
     size_t ndegraded;

@@ -121,6 +121,8 @@ sim_machine *sim_machine_subset(const sim_machine *m, const int *ranks, int n)
     snprintf(v->name, sizeof v->name, "%s", m->name);
     v->nnodes = m->nnodes;
     v->fabric = m->fabric;
+    v->nodes_per_leaf = m->nodes_per_leaf;
+    v->fabric_blocking = m->fabric_blocking;
     memcpy(v->gpus, m->gpus, sizeof *m->gpus * (size_t)(m->nmodels > 0 ? m->nmodels : 1));
     v->platform_xml = m->platform_xml ? strdup(m->platform_xml) : NULL;
     int ok = !m->platform_xml || v->platform_xml;

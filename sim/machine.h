@@ -170,6 +170,9 @@ typedef struct sim_machine {
     sim_gpu *gpus;        /* [nmodels] */
     int nnodes;
     sim_fabric fabric;    /* set by platforms/ where the platform is built or loaded */
+    int nodes_per_leaf;   /* fat tree built by platforms/: server k hangs off leaf k / nodes_per_leaf
+                             (0: not known) */
+    int fabric_blocking;  /* 1: oversubscribed, traffic of different servers may meet in the fabric */
     /* How NCCL's topology search lays rings out inside a node (NULL / 0 /
      * none when the platform does not say: rank order, one direction, no
      * cache).  Filled by platforms/ from the node's links. */

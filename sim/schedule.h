@@ -180,7 +180,7 @@ typedef struct sim_comm {
     int32_t name;  /* string id, -1 = none */
     int nranks;
     int *ranks;    /* member ranks; member index = position */
-    /* A communicator cut from a larger ring (planner/fold.c) stands for
+    /* A communicator cut from a larger ring (sim/fold.c) stands for
      * whole_ranks GPUs over whole_nodes servers: its collectives are sized
      * and priced for that ring (collectives.c).  0 = it is the whole ring.
      * JSON "whole": {"ranks", "nodes"} (absent = 0). */

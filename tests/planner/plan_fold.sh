@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fast fidelity folds communicators that span three or more whole servers
-# onto two servers of each (planner/fold.c): tensor-parallel groups in the
+# onto two servers of each (sim/fold.c): tensor-parallel groups in the
 # pipeline simulations, a stage's data-parallel groups in the gradient
 # synchronisation.  Against the same
 # reduced simulations unfolded (TRAINSIM_PLAN_FOLD=0), on 64 RTX 3090

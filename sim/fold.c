@@ -22,20 +22,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "planner/plan.h"
-#include "sim/engine.h"
+#include "sim/fold.h"
 
 /* Also no NVLink domain spanning servers (GB200 NVL72): there a ring
- * between servers of a domain runs over NVLink, not through the NICs. */
-int plan_single_switch(const sim_machine *m)
+ * between servers of a domain runs over NVLink, not through the NICs.  A
+ * fat tree without oversubscription: each leaf's uplink carries at most
+ * what its servers' NICs do, so only the NICs limit a flow, as under one
+ * switch; a folded group stays within a leaf (its hops then have the
+ * latency of the kept ones). */
+int sim_fold_fabric(const sim_machine *m)
 {
     for (int r = 1; r < m->ngpus; r++)
         if (m->nvswitch[r] >= 0 && m->nvswitch[r] == m->nvswitch[r - 1] && m->node[r] != m->node[r - 1])
             return 0;
-    return m->platform_xml && (m->nnodes <= 1 || m->fabric == SIM_FABRIC_SWITCH);
+    return m->platform_xml && (m->nnodes <= 1 || m->fabric == SIM_FABRIC_SWITCH ||
+                               (m->fabric == SIM_FABRIC_FAT_TREE && m->nodes_per_leaf > 0 && !m->fabric_blocking));
 }
 
-void plan_fold_free(plan_fold *f)
+/* Whether servers nodes[0 .. n) hang off one leaf (always under one switch). */
+static int one_leaf(const sim_machine *m, const int *nodes, int n)
+{
+    if (m->fabric != SIM_FABRIC_FAT_TREE)
+        return 1;
+    for (int j = 1; j < n; j++)
+        if (nodes[j] / m->nodes_per_leaf != nodes[0] / m->nodes_per_leaf)
+            return 0;
+    return 1;
+}
+
+void sim_fold_free(sim_fold *f)
 {
     sim_sched_free(f->sched);
     sim_machine_free(f->mach);
@@ -98,10 +113,10 @@ static int same_work(const sim_schedule *s, const int *rank_streams, const int *
     return 1;
 }
 
-int plan_fold_schedule(const sim_schedule *s, const sim_machine *m, plan_fold *f, sim_err *err)
+int sim_fold_schedule(const sim_schedule *s, const sim_machine *m, sim_fold *f, sim_err *err)
 {
     memset(f, 0, sizeof *f);
-    int R = s->nranks, nnodes = 0, ok = plan_single_switch(m);
+    int R = s->nranks, nnodes = 0, ok = sim_fold_fabric(m);
     for (int r = 0; r < R && ok; r++) {
         ok = m->gpu_model[r] == m->gpu_model[0];
         if (m->node[r] + 1 > nnodes)
@@ -175,7 +190,7 @@ int plan_fold_schedule(const sim_schedule *s, const sim_machine *m, plan_fold *f
             for (int r = 0; r < R; r++)
                 for (int j = 0; j < nn; j++)
                     on_nodes += m->node[r] == nodes[j];
-            int agrees = 1;
+            int agrees = one_leaf(m, nodes, nn);
             for (int j = 0; j < nn && agrees; j++)
                 agrees = j < 2 ? !dropped_node[nodes[j]] : !kept_node[nodes[j]];
             if (union_size == on_nodes && agrees) { /* no other ranks share these servers */
@@ -386,10 +401,11 @@ int plan_fold_schedule(const sim_schedule *s, const sim_machine *m, plan_fold *f
         rc = sim_errf(err, "out of memory folding a schedule");
         goto out;
     }
+    f->nranks = R;
     rc = 1;
 out:
     if (rc != 1)
-        plan_fold_free(f);
+        sim_fold_free(f);
     free(dropped_node);
     free(nodes);
     free(foldable);
@@ -404,4 +420,32 @@ out:
     free(deps);
     free(kept_rank);
     return rc;
+}
+
+int sim_fold_expand(const sim_fold *f, sim_result *r, sim_err *err)
+{
+    int n = f->nranks;
+    sim_rank_result *all = malloc(sizeof *all * (size_t)(n > 0 ? n : 1));
+    if (!all)
+        return sim_errf(err, "out of memory expanding a folded result");
+    sim_result x = *r;
+    x.nranks = n;
+    x.rank = all;
+    x.compute_s = x.comm_s = x.exposed_comm_s = x.idle_s = x.peak_mem = 0;
+    x.peak_mem_rank = 0;
+    for (int i = 0; i < n; i++) {
+        const sim_rank_result *R = &r->rank[f->rep[i]];
+        all[i] = *R;
+        x.compute_s += R->compute_s / n;
+        x.comm_s += R->comm_s / n;
+        x.exposed_comm_s += R->exposed_comm_s / n;
+        x.idle_s += R->idle_s / n;
+        if (R->peak_mem > x.peak_mem) {
+            x.peak_mem = R->peak_mem;
+            x.peak_mem_rank = i;
+        }
+    }
+    free(r->rank);
+    *r = x;
+    return 0;
 }

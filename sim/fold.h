@@ -1,0 +1,34 @@
+/* fold.h — exact reductions of a schedule: data-parallel replicas (and any
+ * communicator over three or more whole servers) simulated on two servers,
+ * the others standing in (sim/fold.c says when that is exact).  `trainsim
+ * run` uses it unless --exact; the planner's fast fidelity too. */
+#ifndef SIM_FOLD_H
+#define SIM_FOLD_H
+
+#include "sim/engine.h"
+#include "sim/error.h"
+#include "sim/machine.h"
+#include "sim/schedule.h"
+
+/* A generated cluster whose servers only meet at non-blocking switches:
+ * one switch, or a fat tree without oversubscription (groups then fold
+ * within a leaf); all servers alike, no NVLink domain spanning servers. */
+int sim_fold_fabric(const sim_machine *m);
+
+typedef struct sim_fold {
+    sim_schedule *sched; /* the kept ranks' operations */
+    sim_machine *mach;   /* the kept ranks' hosts */
+    int *rep;            /* per rank of the original schedule: the folded rank that stands for it */
+    int nranks;          /* ranks of the original schedule */
+} sim_fold;
+
+/* 1: folded into *f (free with sim_fold_free); 0: s does not fold; -1: error. */
+int sim_fold_schedule(const sim_schedule *s, const sim_machine *m, sim_fold *f, sim_err *err);
+void sim_fold_free(sim_fold *f);
+
+/* The folded simulation's result r (of f->sched) as the whole schedule's:
+ * every rank takes its stand-in's figures, the means are over all ranks.
+ * -1 when out of memory (r unchanged). */
+int sim_fold_expand(const sim_fold *f, sim_result *r, sim_err *err);
+
+#endif
