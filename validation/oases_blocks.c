@@ -9,9 +9,10 @@
  * kernels, as the workloads generator emits them (workloads/layer_megatron.c, the
  * Megatron 1-D layer: attention = ln1, qkv, attention core, proj, post_attn
  * (bias, dropout, residual, LN2); MLP = fc1, gelu, fc2, post_mlp; backward
- * the matching dgrad/wgrad and element-wise backward kernels), copied onto
- * one RTX 3090 of oases-3090 and simulated alone (subsets attn_fwd,
- * attn_bwd, mlp_fwd, mlp_bwd).
+ * the matching dgrad/wgrad and element-wise backward kernels: the generator's
+ * schedule of a one-layer model, layer 0 of rank 0), copied onto one RTX
+ * 3090 of oases-3090 and simulated alone (subsets attn_fwd, attn_bwd,
+ * mlp_fwd, mlp_bwd).
  *
  * world32_allreduce_ms is the profiler's `comm`: an all-reduce of the fp32
  * block output [1024, b, h] over the whole 32-GPU world (§1.6 quirk), so it
@@ -31,7 +32,7 @@
 #include "val_groups.h"
 #include "val_sim.h"
 #include "fit.h"
-#include "workloads/layer.h"
+#include "workloads/gpt.h"
 
 #define OASES_PLATFORM "oases-3090"
 
@@ -53,7 +54,9 @@ static int block_of(const char *name)
 }
 
 /* The four blocks of one layer at (h, tp, b): one schedule each, its
- * kernels in order on rank 0 (fit.h). */
+ * kernels in order on rank 0 (fit.h).  The layer is the workload
+ * generator's (wl_gpt_generate, as `trainsim run` builds it) for a model of
+ * one layer on tp GPUs: rank 0's kernels of layer 0, by block. */
 int val_oases_blocks_build(int h, int tp, int b, sim_schedule *blk[4], sim_err *err)
 {
     wl_model md;
@@ -63,46 +66,37 @@ int val_oases_blocks_build(int h, int tp, int b, sim_schedule *blk[4], sim_err *
     wl_strategy st;
     wl_strategy_default(&st);
     st.tp = tp, st.dp = 1, st.mb = b, st.gb = b, st.dtype = SIM_DTYPE_TF32, st.recompute = WL_RECOMPUTE_NONE;
-    sim_schedule *scratch = sim_sched_new(tp);
-    wl_layer *L = wl_layer_new(scratch, &md, &st, err);
-    if (!L) {
-        sim_sched_free(scratch);
-        return -1;
-    }
-    int *ranks = malloc((size_t)tp * sizeof *ranks);
-    if (!ranks) {
-        wl_layer_free(L);
-        sim_sched_free(scratch);
+    /* tp GPUs without a memory limit: the profile timed the blocks, not
+     * whether a whole model fits */
+    sim_machine *mach = sim_machine_new(tp, 1);
+    if (!mach)
         return sim_errf(err, "out of memory");
-    }
-    for (int i = 0; i < tp; i++)
-        ranks[i] = i;
-    int tp_comm = tp > 1 ? sim_sched_comm(scratch, "tp", ranks, tp) : -1;
-    free(ranks);
-    /* rank 0 of the TP group, through the same entry points as the generator */
-    wl_cursor c;
-    wl_cursor_init(&c, scratch, 0, tp_comm);
-    wl_layer_forward(L, &c, 0, 1, 0, 0);
-    wl_layer_backward(L, &c, 0, 1, 0, 0);
+    for (int r = 0; r < tp; r++)
+        mach->node[r] = 0;
+    mach->nnodes = 1;
+    sim_schedule *whole = wl_gpt_generate(&md, &st, mach, err);
+    sim_machine_free(mach);
+    if (!whole)
+        return -1;
     int nk[4] = {0};
     for (int k = 0; k < 4; k++) {
         blk[k] = sim_sched_new(1);
         sim_sched_stream(blk[k], 0, "compute");
     }
-    const sim_stream *S = &scratch->streams[c.sc];
-    for (uint32_t i = 0; i < S->nops; i++) {
-        const sim_op *o = &scratch->ops[S->ops[i]];
-        const sim_payload *p = &scratch->payloads[o->payload];
-        if (p->kind != SIM_OP_COMPUTE || p->name < 0)
+    for (uint32_t i = 0; i < whole->nops; i++) {
+        const sim_op *o = &whole->ops[i];
+        const sim_stream *S = &whole->streams[o->stream];
+        const sim_payload *p = &whole->payloads[o->payload];
+        if (S->rank != 0 || S->role != SIM_ROLE_COMPUTE || o->layer != 0 || p->kind != SIM_OP_COMPUTE ||
+            p->name < 0)
             continue;
-        int k = block_of(sim_sched_strname(scratch, p->name));
+        int k = block_of(sim_sched_strname(whole, p->name));
         if (k < 0)
             continue;
-        sim_sched_add(blk[k], 0, sim_sched_copy_payload(blk[k], scratch, o->payload), -1, SIM_NO_TAGS, NULL, 0);
+        sim_sched_add(blk[k], 0, sim_sched_copy_payload(blk[k], whole, o->payload), -1, SIM_NO_TAGS, NULL, 0);
         nk[k]++;
     }
-    wl_layer_free(L);
-    sim_sched_free(scratch);
+    sim_sched_free(whole);
     for (int k = 0; k < 4; k++)
         if (nk[k] == 0) {
             for (int j = 0; j < 4; j++)
