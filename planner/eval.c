@@ -352,14 +352,29 @@ static int layers_additive(const wl_strategy *res)
 
 void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out)
 {
+    wl_strategy st;
+    wl_strategy_default(&st);
+    sim_err err = {{0}};
+    if (wl_strategy_parse(strategy, &st, &err) < 0) {
+        memset(out, 0, sizeof *out);
+        snprintf(out->strategy, sizeof out->strategy, "%s", strategy);
+        out->status = -1;
+        plan_copy(out->error, sizeof out->error, err.msg);
+        return;
+    }
+    plan_evaluate_st(ctx, &st, out);
+    snprintf(out->strategy, sizeof out->strategy, "%s", strategy); /* as the space and the cache spell it */
+}
+
+void plan_evaluate_st(const plan_ctx *ctx, const wl_strategy *given, plan_result *out)
+{
     double t0 = wall_now();
     memset(out, 0, sizeof *out);
-    snprintf(out->strategy, sizeof out->strategy, "%s", strategy);
+    wl_strategy_format(given, out->strategy, sizeof out->strategy);
     out->status = -1;
     sim_err err = {{0}};
-    wl_strategy st, res;
-    wl_strategy_default(&st);
-    if (wl_strategy_parse(strategy, &st, &err) < 0 || wl_gpt_resolve(&ctx->model, &st, ctx->mach, &res, &err) < 0) {
+    wl_strategy st = *given, res;
+    if (wl_gpt_resolve(&ctx->model, &st, ctx->mach, &res, &err) < 0) {
         plan_copy(out->error, sizeof out->error, err.msg);
         return;
     }

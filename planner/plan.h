@@ -110,6 +110,9 @@ int plan_prune_classify(const char *msg);
  * fork (every simulation runs in its own child).  Never fails as a call:
  * a failed evaluation has status -1 and the error. */
 void plan_evaluate(const plan_ctx *ctx, const char *strategy, plan_result *out);
+/* The same for a strategy already parsed (out->strategy: it formatted,
+ * wl_strategy_format). */
+void plan_evaluate_st(const plan_ctx *ctx, const wl_strategy *st, plan_result *out);
 
 /* ---- pool.c ---- */
 typedef void (*plan_job_fn)(void *arg, int job, plan_result *out);

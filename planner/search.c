@@ -31,6 +31,7 @@
 #include "planner/search.h"
 
 #include <float.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,7 +58,7 @@ typedef struct sctx {
 
 /* The plan's time per level: per layer of a stage and the intercept. */
 typedef struct layerwise {
-    char base[BASE_MAX];                 /* without osdp= */
+    wl_strategy base;                    /* without osdp= */
     int pp, n, nl, lv[MAXLV];            /* stages, layers per stage, levels (lv[0] = 0) */
     double c[MAXLV], m[MAXLV];           /* per layer: seconds, bytes */
     double t0[MAXLV], m0[MAXLV];         /* intercepts: the stage without layers */
@@ -72,20 +73,16 @@ static double wall_now(void)
 
 /* The peak memory (largest stage) of `strategy` on the model cut to
  * `layers` layers: the generator's memory replay, no capacity check. */
-static int peak_of(sctx *sc, const char *strategy, int layers, double *peak, sim_err *err)
+static int peak_of(sctx *sc, const wl_strategy *st, int layers, double *peak, sim_err *err)
 {
     wl_model m = sc->model;
     m.layers = layers;
-    wl_strategy st;
-    wl_strategy_default(&st);
-    if (wl_strategy_parse(strategy, &st, err) < 0)
-        return -1;
-    wl_memory *ps = calloc((size_t)(st.pp > 0 ? st.pp : 1), sizeof *ps);
+    wl_memory *ps = calloc((size_t)(st->pp > 0 ? st->pp : 1), sizeof *ps);
     if (!ps)
         return sim_errf(err, "out of memory");
-    int rc = wl_gpt_memory(&m, &st, sc->ctx->mach, ps, err);
+    int rc = wl_gpt_memory(&m, st, sc->ctx->mach, ps, err);
     *peak = 0;
-    for (int i = 0; rc == 0 && i < st.pp; i++)
+    for (int i = 0; rc == 0 && i < st->pp; i++)
         *peak = fmax(*peak, ps[i].total);
     free(ps);
     sc->r->checks++;
@@ -95,7 +92,7 @@ static int peak_of(sctx *sc, const char *strategy, int layers, double *peak, sim
 /* One fragment's iteration time: the model cut to `layers` layers,
  * simulated.  Whether it fits is not the fragment's question (the whole
  * plan is checked), so the GPUs' capacity is lifted while it is priced. */
-static int time_of(sctx *sc, const char *strategy, int layers, double *t, sim_err *err)
+static int time_of(sctx *sc, const wl_strategy *st, int layers, double *t, sim_err *err)
 {
     plan_ctx c = *sc->ctx;
     c.model = sc->model;
@@ -109,24 +106,39 @@ static int time_of(sctx *sc, const char *strategy, int layers, double *t, sim_er
         mach->gpus[i].mem_capacity = 0; /* 0: no capacity to check against */
     }
     plan_result res;
-    plan_evaluate(&c, strategy, &res);
+    plan_evaluate_st(&c, st, &res);
     for (int i = 0; i < nm; i++)
         mach->gpus[i].mem_capacity = cap[i];
     sc->r->fragments++;
     sc->r->sims += res.sims;
     if (res.status != 0)
-        return sim_errf(err, "fragment %s on %d layers: %s", strategy, layers, res.error);
+        return sim_errf(err, "fragment %s on %d layers: %s", res.strategy, layers, res.error);
     *t = res.iteration_s;
     return 0;
 }
 
-/* base + ",osdp=L" (nothing at level 0). */
-static void with_level(char *buf, size_t n, const char *base, int level)
+/* base with every layer at OSDP level L (none at level 0). */
+static wl_strategy with_level(const wl_strategy *base, int level)
 {
+    wl_strategy st = *base;
     if (level)
-        snprintf(buf, n, "%s,osdp=%d", base, level);
-    else
-        snprintf(buf, n, "%s", base);
+        snprintf(st.osdp, sizeof st.osdp, "%d", level);
+    return st;
+}
+
+/* A base strategy of the search, parsed once from the keys the seed sets
+ * (the parser's own rules: schedule=oases sets its recompute mode); the
+ * search then sets per-layer keys on the struct. */
+static int base_of(wl_strategy *st, sim_err *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int base_of(wl_strategy *st, sim_err *err, const char *fmt, ...)
+{
+    char text[BASE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    wl_strategy_default(st);
+    return wl_strategy_parse(text, st, err);
 }
 
 /* Prices every level of lw from two fragments each: 2 and 4 layers per
@@ -147,11 +159,10 @@ static int price_levels(sctx *sc, layerwise *lw, sim_err *err)
      * 48 of GPT-2 at osdp=3 with recompute came out 10.4 GB for 8.3) */
     int hi = lw->n > 1 ? lw->n : 2, lo = hi > 2 ? hi - 2 : 1;
     for (int i = 0; i < lw->nl; i++) {
-        char s[BASE_MAX + 16];
-        with_level(s, sizeof s, lw->base, lw->lv[i]);
+        wl_strategy s = with_level(&lw->base, lw->lv[i]);
         double t1, t2, m1, m2;
-        if (time_of(sc, s, a * lw->pp, &t1, err) < 0 || time_of(sc, s, b * lw->pp, &t2, err) < 0 ||
-            peak_of(sc, s, lo * lw->pp, &m1, err) < 0 || peak_of(sc, s, hi * lw->pp, &m2, err) < 0)
+        if (time_of(sc, &s, a * lw->pp, &t1, err) < 0 || time_of(sc, &s, b * lw->pp, &t2, err) < 0 ||
+            peak_of(sc, &s, lo * lw->pp, &m1, err) < 0 || peak_of(sc, &s, hi * lw->pp, &m2, err) < 0)
             return -1;
         lw->c[i] = (t2 - t1) / (b - a);
         lw->m[i] = (m2 - m1) / (hi - lo);
@@ -162,22 +173,20 @@ static int price_levels(sctx *sc, layerwise *lw, sim_err *err)
 }
 
 /* The strategy of counts k[] per stage: each stage's layers take the levels
- * highest first; "" osdp when every layer is at level 0. */
-static void mask_strategy(const layerwise *lw, const int *k, char *buf, size_t n)
+ * highest first; no osdp when every layer is at level 0. */
+static wl_strategy mask_strategy(const layerwise *lw, const int *k)
 {
+    wl_strategy st = lw->base;
     int any = 0;
     for (int i = 1; i < lw->nl; i++)
         any |= k[i] > 0;
-    if (!any) {
-        snprintf(buf, n, "%s", lw->base);
-        return;
-    }
-    size_t w = (size_t)snprintf(buf, n, "%s,osdp=", lw->base);
-    for (int s = 0; s < lw->pp; s++)
+    size_t w = 0, n = sizeof st.osdp;
+    for (int s = 0; any && s < lw->pp; s++)
         for (int i = lw->nl - 1; i >= 0; i--)
             for (int j = 0; j < k[i] && w + 1 < n; j++)
-                buf[w++] = (char)('0' + lw->lv[i]);
-    buf[w < n ? w : n - 1] = 0;
+                st.osdp[w++] = (char)('0' + lw->lv[i]);
+    st.osdp[w] = 0;
+    return st;
 }
 
 /* The fastest counts under a memory bound on the additive model (every
@@ -226,8 +235,9 @@ static int solve_layerwise(sctx *sc, layerwise *lw, search_row *row, sim_err *er
         double est, peak;
         if (!best_counts(lw, bound, k, &est))
             break;
-        mask_strategy(lw, k, row->strategy, sizeof row->strategy);
-        if (peak_of(sc, row->strategy, sc->L, &peak, err) < 0)
+        wl_strategy plan = mask_strategy(lw, k);
+        wl_strategy_format(&plan, row->strategy, sizeof row->strategy);
+        if (peak_of(sc, &plan, sc->L, &peak, err) < 0)
             return -1;
         if (peak <= sc->budget) {
             row->ok = 1;
@@ -242,10 +252,11 @@ static int solve_layerwise(sctx *sc, layerwise *lw, search_row *row, sim_err *er
     }
     /* the least memory: every layer at the highest level (on its own line:
      * taken when the additive memory missed it) */
-    char s[BASE_MAX + 16];
     double least;
-    with_level(s, sizeof s, lw->base, lw->lv[lw->nl - 1]);
-    if (peak_of(sc, s, sc->L, &least, err) < 0)
+    wl_strategy most = with_level(&lw->base, lw->lv[lw->nl - 1]);
+    char s[PLAN_SEARCH_STRATEGY_MAX];
+    wl_strategy_format(&most, s, sizeof s);
+    if (peak_of(sc, &most, sc->L, &least, err) < 0)
         return -1;
     if (least <= sc->budget) {
         int top = lw->nl - 1;
@@ -276,14 +287,16 @@ static const char *dtype_of(const sctx *sc) { return sim_dtype_name(sc->ctx->dty
  * replay): combinations that cannot fit are pruned before any simulation. */
 static int least_fits(sctx *sc, const layerwise *lw, int *fits, sim_err *err)
 {
-    char s[BASE_MAX + 16];
     double least;
-    with_level(s, sizeof s, lw->base, lw->lv[lw->nl - 1]);
-    if (peak_of(sc, s, sc->L, &least, err) < 0)
+    wl_strategy most = with_level(&lw->base, lw->lv[lw->nl - 1]);
+    if (peak_of(sc, &most, sc->L, &least, err) < 0)
         return -1;
     *fits = least <= sc->budget;
-    if (!*fits)
+    if (!*fits) {
+        char s[PLAN_SEARCH_STRATEGY_MAX];
+        wl_strategy_format(&most, s, sizeof s);
         note(sc->r, s, least, sc->budget);
+    }
     return 0;
 }
 
@@ -333,8 +346,9 @@ static int galvatron_combo(sctx *sc, const search_opts *o, int pp, int tp, int B
     int dp = sc->G / (pp * tp), mb = B / (m * dp);
     layerwise lw;
     memset(&lw, 0, sizeof lw);
-    snprintf(lw.base, sizeof lw.base, "tp=%d,pp=%d,dp=%d,mb=%d,gb=%d,dtype=%s,pipeline=%s", tp, pp, dp, mb, B,
-             dtype_of(sc), o->one_f_one_b ? "1f1b" : "gpipe");
+    if (base_of(&lw.base, err, "tp=%d,pp=%d,dp=%d,mb=%d,gb=%d,dtype=%s,pipeline=%s", tp, pp, dp, mb, B,
+                dtype_of(sc), o->one_f_one_b ? "1f1b" : "gpipe") < 0)
+        return -1;
     lw.pp = pp;
     lw.n = sc->L / pp;
     lw.nl = dp > 1 ? 2 : 1; /* SDP shards nothing without data parallelism */
@@ -402,8 +416,9 @@ static int osdp(sctx *sc, sim_err *err)
     for (int i = 0; i < 2; i++) {
         layerwise lw;
         memset(&lw, 0, sizeof lw);
-        snprintf(lw.base, sizeof lw.base, "tp=1,pp=1,dp=%d,mb=%d,gb=%d,dtype=%s,recompute=%s", sc->G, B / sc->G, B,
-                 dtype_of(sc), RC[i]);
+        if (base_of(&lw.base, err, "tp=1,pp=1,dp=%d,mb=%d,gb=%d,dtype=%s,recompute=%s", sc->G, B / sc->G, B,
+                    dtype_of(sc), RC[i]) < 0)
+            return -1;
         lw.pp = 1;
         lw.n = sc->L;
         lw.nl = 4;
@@ -453,27 +468,28 @@ static int oases_pair(sctx *sc, int B, int tp, int t2, search_row *row, sim_err 
         return 0;
     }
     row->micro = B / (mb * dp);
-    char base[BASE_MAX], s[BASE_MAX + 32];
-    snprintf(base, sizeof base, "tp=%d,pp=1,dp=%d,mb=%d,gb=%d,dtype=%s,schedule=oases", tp, dp, mb, B, dtype_of(sc));
+    wl_strategy base, s;
+    if (base_of(&base, err, "tp=%d,pp=1,dp=%d,mb=%d,gb=%d,dtype=%s,schedule=oases", tp, dp, mb, B, dtype_of(sc)) < 0)
+        return -1;
     double f1, f2, c12 = 0, c23 = 0, peak;
-    if (time_of(sc, base, 1, &f1, err) < 0 || time_of(sc, base, 2, &f2, err) < 0)
+    if (time_of(sc, &base, 1, &f1, err) < 0 || time_of(sc, &base, 2, &f2, err) < 0)
         return -1;
     if (t2 && L >= 3) {
-        snprintf(s, sizeof s, "%s,tp_cut=1:%d", base, t2);
-        if (time_of(sc, s, 2, &c12, err) < 0)
+        s = base;
+        s.tp_cut_layers = 1, s.tp_cut_tp = t2;
+        if (time_of(sc, &s, 2, &c12, err) < 0)
             return -1;
-        snprintf(s, sizeof s, "%s,tp_cut=2:%d", base, t2);
-        if (time_of(sc, s, 3, &c23, err) < 0)
+        s.tp_cut_layers = 2;
+        if (time_of(sc, &s, 3, &c23, err) < 0)
             return -1;
     }
     double hi = f2 - f1, lo = c23 - c12, least = DBL_MAX;
     int first = t2 ? 1 : 0, last = t2 ? (L >= 3 ? L - 1 : 0) : 0;
     for (int cut = first; cut <= last; cut++) {
+        s = base;
         if (cut)
-            snprintf(s, sizeof s, "%s,tp_cut=%d:%d", base, cut, t2);
-        else
-            snprintf(s, sizeof s, "%s", base);
-        if (peak_of(sc, s, L, &peak, err) < 0)
+            s.tp_cut_layers = cut, s.tp_cut_tp = t2;
+        if (peak_of(sc, &s, L, &peak, err) < 0)
             return -1;
         least = fmin(least, peak);
         double est = cut ? c12 + (cut - 1) * lo + (L - cut - 1) * hi : f1 + (L - 1) * hi;
@@ -482,7 +498,7 @@ static int oases_pair(sctx *sc, int B, int tp, int t2, search_row *row, sim_err 
             row->est_s = est;
             row->peak_bytes = peak;
             row->sharded = cut;
-            snprintf(row->strategy, sizeof row->strategy, "%s", s);
+            wl_strategy_format(&s, row->strategy, sizeof row->strategy);
         }
     }
     if (!row->ok && last >= first)
