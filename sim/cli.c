@@ -256,8 +256,10 @@ static int parse_args(int argc, char **argv, args *a)
 /* Builds the schedule the arguments ask for: read from a file, or generated
  * from model + strategy on the machine. */
 static sim_schedule *make_schedule(const args *a, const sim_machine *m, wl_model *model, wl_strategy *st,
-                                   char *st_text, size_t st_len, sim_err *err)
+                                   char *st_text, size_t st_len, sim_fold *fold, sim_err *err)
 {
+    if (fold)
+        memset(fold, 0, sizeof *fold);
     if (a->schedule)
         return sim_sched_load(a->schedule, err);
     if (wl_model_load(a->model, model, err) < 0)
@@ -273,7 +275,7 @@ static sim_schedule *make_schedule(const args *a, const sim_machine *m, wl_model
     if (wl_gpt_resolve(model, &given, m, st, err))
         return NULL;
     wl_strategy_format(st, st_text, (int)st_len);
-    return wl_gpt_generate(model, st, m, err);
+    return fold ? wl_gpt_generate_folded(model, st, m, fold, err) : wl_gpt_generate(model, st, m, err);
 }
 
 static const char *gb(double bytes, char *buf, size_t n)
@@ -887,17 +889,41 @@ static int cmd_jobs(const args *a, sim_machine *m)
     return rc;
 }
 
+typedef struct regen_ctx {
+    const wl_model *model;
+    const wl_strategy *st;
+    const sim_machine *m;
+} regen_ctx;
+
+static sim_schedule *regenerate(void *ctx, sim_err *err)
+{
+    const regen_ctx *c = ctx;
+    return wl_gpt_generate(c->model, c->st, c->m, err);
+}
+
 /* sim_run, on the ranks sim/fold.c keeps where that is exact and asked for:
  * not with --exact, and not where every rank's own output is wanted (a
  * trace, the memory timeline, perturbed ranks or links, a recorded rank). */
+static int reducible(const args *a)
+{
+    return !a->exact && !a->trace && !a->memory && !a->nslow && !a->ndegrade && !a->recorded;
+}
+
+/* pre: the generator's fold (only the kept ranks generated, s their shell),
+ * or NULL to fold s here (a schedule file).  whole: makes the whole
+ * schedule again when a folded run turns out not to be exact. */
 static int run_reduced(args *a, const sim_schedule *s, const sim_machine *m, const sim_options *opt, sim_result *r,
-                       sim_err *err)
+                       sim_fold *pre, sim_schedule *(*whole)(void *ctx, sim_err *err), void *ctx, sim_err *err)
 {
     sim_fold f;
     int folded = 0;
-    if (!a->exact && !a->trace && !a->memory && !a->nslow && !a->ndegrade && !a->recorded &&
-        (folded = sim_fold_schedule(s, m, &f, err)) < 0)
+    if (pre && pre->sched) {
+        f = *pre;
+        memset(pre, 0, sizeof *pre);
+        folded = 1;
+    } else if (reducible(a) && (folded = sim_fold_schedule(s, m, &f, err)) < 0) {
         return -1;
+    }
     if (!folded)
         return sim_run(s, m, opt, r, err);
     int rc = sim_run(f.sched, f.mach, opt, r, err);
@@ -909,7 +935,14 @@ static int run_reduced(args *a, const sim_schedule *s, const sim_machine *m, con
             fprintf(stderr, "fold: %llu folded trees: exact run\n", (unsigned long long)r->folded_trees);
         sim_result_free(r);
         sim_fold_free(&f);
-        return sim_run(s, m, opt, r, err);
+        if (!whole) /* s is whole */
+            return sim_run(s, m, opt, r, err);
+        sim_schedule *all = whole(ctx, err);
+        if (!all)
+            return -1;
+        rc = sim_run(all, m, opt, r, err);
+        sim_sched_free(all);
+        return rc;
     }
     if (rc == 0 && (rc = sim_fold_expand(&f, r, err)) < 0)
         sim_result_free(r);
@@ -949,7 +982,10 @@ static int cmd_run(args *a, int only_schedule)
     memset(&model, 0, sizeof model);
     wl_strategy st;
     char st_text[256] = "";
-    sim_schedule *s = make_schedule(a, m, &model, &st, st_text, sizeof st_text, &err);
+    /* a run that may be reduced gets only the kept ranks from the generator */
+    sim_fold pre = {0};
+    int gen_fold = !only_schedule && !a->save_schedule && !a->schedule && reducible(a);
+    sim_schedule *s = make_schedule(a, m, &model, &st, st_text, sizeof st_text, gen_fold ? &pre : NULL, &err);
     if (!s) {
         sim_machine_free(m);
         return fail(err.msg);
@@ -970,10 +1006,11 @@ static int cmd_run(args *a, int only_schedule)
             rc = report(2, "%s", err.msg);
         } else if ((rc = recorded_options(a, s, &opt, &recorded, &err)) < 0) {
             rc = rc == -1 ? report(2, "%s", err.msg) : fail(err.msg);
-        } else if (progress_options(a, m, s, st_text, &opt), 0) {
+        } else if (progress_options(a, m, pre.sched ? pre.sched : s, st_text, &opt), 0) {
         } else if ((a->nslow || a->ndegrade) && unperturbed_run(s, m, &a->opt, &base, &err) < 0) {
             rc = fail(err.msg);
-        } else if (basep = a->nslow || a->ndegrade ? &base : NULL, run_reduced(a, s, m, &opt, &r, &err) < 0) {
+        } else if (basep = a->nslow || a->ndegrade ? &base : NULL, run_reduced(a, s, m, &opt, &r, &pre, pre.sched ? regenerate : NULL,
+                                   &(regen_ctx){&model, &st, m}, &err) < 0) {
             progress_done(&opt);
             rc = fail(err.msg);
         } else {
@@ -991,6 +1028,7 @@ static int cmd_run(args *a, int only_schedule)
     } else if (sim_sched_check(s, &err) < 0) {
         rc = fail(err.msg);
     }
+    sim_fold_free(&pre);
     sim_sched_free(s);
     sim_machine_free(m);
     return rc;

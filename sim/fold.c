@@ -113,7 +113,15 @@ static int same_work(const sim_schedule *s, const int *rank_streams, const int *
     return 1;
 }
 
-int sim_fold_schedule(const sim_schedule *s, const sim_machine *m, sim_fold *f, sim_err *err)
+/* Folds s (see the header).  present: which ranks' operations s holds
+ * (NULL: all); a dropped rank that is absent is taken to do its stand-in's
+ * work (the generator made it so; a sample of them is present and
+ * checked).  select: when not NULL, stops once the servers are chosen and
+ * sets select[r] to 1 for a kept rank, 2 for a dropped one to check (those
+ * on the last server of each folded group) and 0 for the others; returns 1
+ * when something folds. */
+static int fold(const sim_schedule *s, const sim_machine *m, const unsigned char *present, unsigned char *select,
+                sim_fold *f, sim_err *err)
 {
     memset(f, 0, sizeof *f);
     int R = s->nranks, nnodes = 0, ok = sim_fold_fabric(m);
@@ -223,6 +231,19 @@ int sim_fold_schedule(const sim_schedule *s, const sim_machine *m, sim_fold *f, 
         }
     if (!ok || !any)
         goto out;
+    if (select) {
+        for (int r = 0; r < R; r++)
+            select[r] = !dropped_node[m->node[r]];
+        for (int c = 0; c < s->ncomms; c++)
+            if (foldable[c]) {
+                int even, nn = comm_nodes(s, m, c, nodes, nnodes, &even);
+                for (int i = 0; i < s->comms[c].nranks; i++)
+                    if (m->node[s->comms[c].ranks[i]] == nodes[nn - 1])
+                        select[s->comms[c].ranks[i]] = 2;
+            }
+        rc = 1;
+        goto out;
+    }
     /* the stand-in of a dropped rank: the member of the same communicator in
      * its first server with the same place among its server's members */
     for (int r = 0; r < R; r++)
@@ -296,8 +317,10 @@ int sim_fold_schedule(const sim_schedule *s, const sim_machine *m, sim_fold *f, 
     for (int r = 0; r < R; r++) {
         int drop = dropped_node[m->node[r]];
         newrank[r] = drop ? -1 : nk++;
-        if (drop && (rep[r] == r || !same_work(s, rank_streams, first, r, rep[r], rep)))
+        if (drop && (rep[r] == r || ((!present || present[r]) && !same_work(s, rank_streams, first, r, rep[r], rep))))
             goto out; /* not a member of a folded group, or not doing its stand-in's work */
+        if (!drop && present && !present[r])
+            goto out; /* a kept rank must be there */
     }
     /* what crosses between kept and dropped ranks would be lost */
     for (uint32_t i = 0; i < s->nops; i++) {
@@ -404,7 +427,7 @@ int sim_fold_schedule(const sim_schedule *s, const sim_machine *m, sim_fold *f, 
     f->nranks = R;
     rc = 1;
 out:
-    if (rc != 1)
+    if (rc != 1 || select)
         sim_fold_free(f);
     free(dropped_node);
     free(nodes);
@@ -448,4 +471,21 @@ int sim_fold_expand(const sim_fold *f, sim_result *r, sim_err *err)
     free(r->rank);
     *r = x;
     return 0;
+}
+
+int sim_fold_schedule(const sim_schedule *s, const sim_machine *m, sim_fold *f, sim_err *err)
+{
+    return fold(s, m, NULL, NULL, f, err);
+}
+
+int sim_fold_select(const sim_schedule *s, const sim_machine *m, unsigned char *select, sim_err *err)
+{
+    sim_fold f;
+    return fold(s, m, NULL, select, &f, err);
+}
+
+int sim_fold_partial(const sim_schedule *s, const sim_machine *m, const unsigned char *present, sim_fold *f,
+                     sim_err *err)
+{
+    return fold(s, m, present, NULL, f, err);
 }

@@ -26,6 +26,20 @@ typedef struct sim_fold {
 int sim_fold_schedule(const sim_schedule *s, const sim_machine *m, sim_fold *f, sim_err *err);
 void sim_fold_free(sim_fold *f);
 
+/* For a generator that builds only what the fold keeps: from s's
+ * communicators alone (no operations needed yet), select[r] = 1 for a rank
+ * the fold keeps, 2 for a dropped rank to generate all the same and check
+ * against its stand-in (those on the last server of each folded group), 0
+ * for a rank not to generate.  1: something folds; 0: nothing does (select
+ * untouched); -1: error. */
+int sim_fold_select(const sim_schedule *s, const sim_machine *m, unsigned char *select, sim_err *err);
+/* sim_fold_schedule of a schedule holding the operations of the ranks with
+ * present[r] != 0 only (sim_fold_select's choice): the absent dropped ranks
+ * stand as their stand-ins.  0 when a present dropped rank does not do its
+ * stand-in's work (generate every rank then). */
+int sim_fold_partial(const sim_schedule *s, const sim_machine *m, const unsigned char *present, sim_fold *f,
+                     sim_err *err);
+
 /* The folded simulation's result r (of f->sched) as the whole schedule's:
  * every rank takes its stand-in's figures, the means are over all ranks.
  * -1 when out of memory (r unchanged). */

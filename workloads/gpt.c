@@ -2260,32 +2260,40 @@ int wl_gpt_cut(const wl_model *m, const wl_strategy *st, int k, wl_model *mo, wl
     return mo->layers;
 }
 
-sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const sim_machine *mach, sim_err *err)
+/* Refused before memory is spent: a generated rank holds about 41
+ * operations per layer and micro-batch (GPT-3 175B on 1,024 GPUs: 48.2 M
+ * operations, 2.1 GB), so this many take about 13 GB. */
+static int too_many_ops(const plan *pl, int ranks, sim_err *err)
 {
-    return wl_gpt_generate_routed(m, st, mach, NULL, err);
+    double ops = (double)ranks * pl->nmb * (pl->lp_max + 2) * 41;
+    if (ops <= WL_MAX_SCHEDULE_OPS)
+        return 0;
+    return sim_errf(err, "strategy: the %sschedule would hold about %.0f M operations (%d GPUs x %d micro-batches "
+                    "x %d layers per stage), more than the %.0f M that fit in about 13 GB; use fewer micro-batches "
+                    "(a larger mb or a smaller gb), or the planner's fast fidelity (trainsim plan --strategies ...), "
+                    "which simulates a few",
+                    ranks < pl->t * pl->p * pl->d ? "reduced " : "whole ", ops / 1e6, ranks, pl->nmb, pl->lp_max,
+                    WL_MAX_SCHEDULE_OPS / 1e6);
 }
 
-sim_schedule *wl_gpt_generate_routed(const wl_model *m, const wl_strategy *st, const sim_machine *mach,
-                                     const wl_moe_route *route, sim_err *err)
+/* The schedule; with fold (not NULL), only the ranks the fold keeps and a
+ * sample of the others when the replicas fold (see wl_gpt_generate_folded). */
+static sim_schedule *generate(const wl_model *m, const wl_strategy *st, const sim_machine *mach,
+                              const wl_moe_route *route, sim_fold *fold, sim_err *err)
 {
     plan pl;
+    if (fold)
+        memset(fold, 0, sizeof *fold);
     if (resolve(m, st, mach, &pl, err) || check_plan(m, &pl, mach, NULL, err))
         return NULL;
     int n = pl.t * pl.p * pl.d;
-    /* refused before memory is spent: a generated rank holds about 41
-     * operations per layer and micro-batch (GPT-3 175B on 1,024 GPUs: 48.2 M
-     * operations, 2.1 GB), so this many take about 13 GB */
-    double ops = (double)n * pl.nmb * (pl.lp_max + 2) * 41;
-    if (ops > WL_MAX_SCHEDULE_OPS) {
-        sim_errf(err, "strategy: the whole schedule would hold about %.0f M operations (%d GPUs x %d micro-batches "
-                 "x %d layers per stage), more than the %.0f M that fit in about 13 GB; use fewer micro-batches "
-                 "(a larger mb or a smaller gb), or the planner's fast fidelity (trainsim plan --strategies ...), "
-                 "which simulates a few",
-                 ops / 1e6, n, pl.nmb, pl.lp_max, WL_MAX_SCHEDULE_OPS / 1e6);
+    if (!fold && too_many_ops(&pl, n, err))
         return NULL;
-    }
     sim_schedule *s = sim_sched_new(n);
-    if (!s) {
+    unsigned char *want = fold ? calloc((size_t)n, 1) : NULL;
+    if (!s || (fold && !want)) {
+        sim_sched_free(s);
+        free(want);
         sim_errf(err, "out of memory creating a schedule for %d ranks", n);
         return NULL;
     }
@@ -2304,19 +2312,55 @@ sim_schedule *wl_gpt_generate_routed(const wl_model *m, const wl_strategy *st, c
     comms C;
     gen g;
     memset(&g, 0, sizeof g);
-    int rc = make_comms(s, &pl, &C, err);
+    int rc = make_comms(s, &pl, &C, err), folds = 0;
+    if (rc == 0 && fold && (folds = sim_fold_select(s, mach, want, err)) < 0)
+        rc = -1;
+    if (rc == 0 && fold && !folds) { /* nothing folds: the whole schedule, as without fold */
+        free(want);
+        want = NULL;
+    }
+    int ngen = 0;
+    for (int r = 0; r < n; r++)
+        ngen += !want || want[r];
+    if (rc == 0 && too_many_ops(&pl, ngen, err))
+        rc = -1;
     if (rc == 0)
         rc = gen_init(&g, s, m, &pl, err);
     if (rc == 0 && route)
         rc = route_init(&g, route, err);
     for (int r = 0; rc == 0 && r < n; r++)
-        if (generate_rank(&g, r, &C))
+        if ((!want || want[r]) && generate_rank(&g, r, &C))
             rc = sim_errf(err, "out of memory");
     gen_free(&g);
     free_comms(&C);
-    if (rc) {
+    if (rc == 0 && want && (rc = sim_fold_partial(s, mach, want, fold, err)) == 0) {
+        /* a sampled replica does not repeat its stand-in: every rank, made
+         * afresh (the operations in the order a whole generation gives) */
+        free(want);
+        sim_sched_free(s);
+        return generate(m, st, mach, route, NULL, err);
+    }
+    free(want);
+    if (rc < 0) {
         sim_sched_free(s);
         return NULL;
     }
     return s;
+}
+
+sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const sim_machine *mach, sim_err *err)
+{
+    return generate(m, st, mach, NULL, NULL, err);
+}
+
+sim_schedule *wl_gpt_generate_routed(const wl_model *m, const wl_strategy *st, const sim_machine *mach,
+                                     const wl_moe_route *route, sim_err *err)
+{
+    return generate(m, st, mach, route, NULL, err);
+}
+
+sim_schedule *wl_gpt_generate_folded(const wl_model *m, const wl_strategy *st, const sim_machine *mach, sim_fold *f,
+                                     sim_err *err)
+{
+    return generate(m, st, mach, NULL, f, err);
 }

@@ -5,6 +5,7 @@
 #ifndef WL_GPT_H
 #define WL_GPT_H
 
+#include "sim/fold.h"
 #include "sim/schedule.h"
 #include "workloads/layer.h"
 #include "workloads/model.h"
@@ -64,6 +65,15 @@ sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const si
  * parallelism or Merak's pipelines. */
 sim_schedule *wl_gpt_generate_routed(const wl_model *m, const wl_strategy *st, const sim_machine *mach,
                                      const wl_moe_route *route, sim_err *err);
+/* wl_gpt_generate for `trainsim run`'s exact reductions (sim/fold.h): when
+ * data-parallel replicas fold, only the ranks the fold keeps are generated
+ * (and the replicas on the last server of each folded group, checked
+ * operation by operation against their stand-ins), *f holds the folded
+ * schedule, and the schedule returned carries the whole job's name,
+ * figures and ranks without every rank's operations (for reporting only).
+ * Otherwise f->sched is NULL and the whole schedule is returned. */
+sim_schedule *wl_gpt_generate_folded(const wl_model *m, const wl_strategy *st, const sim_machine *mach, sim_fold *f,
+                                     sim_err *err);
 
 /* Bytes of one data-parallel gradient bucket of model chunk `chunk` on
  * pipeline stage `stage`, for gradients of grad_bytes bytes each: the
