@@ -257,7 +257,7 @@ static int run_folded(const sim_schedule *s, const sim_machine *mach, sim_option
     if (rep)
         *rep = NULL;
     if (fold && !(env && !strcmp(env, "0")) &&
-        (*folded = sim_fold_schedule(s, mach, &f, err)) < 0)
+        (*folded = sim_fold_schedule(s, mach, SIM_FOLD_ALL, &f, err)) < 0)
         return -1;
     if (!*folded)
         return sim_run_isolated(s, mach, opt, r, err);

@@ -1165,6 +1165,8 @@ static sim_machine *build(jctx *c, const cJSON *root)
             m->node[r] = k;
             m->nic[r] = nk->nnics ? nic_of(nk, x) : 0;
             m->nvswitch[r] = nk->gpu_nvl[x] >= 0 ? k / nk->domain_nodes : -1;
+            /* nic_path: GPUDirect RDMA on its own switch takes the GPU's link and the NIC's */
+            m->nic_direct[r] = nk->nnics && nk->p2p && nk->gpu_sw[x] >= 0 && nk->nic_sw[nic_of(nk, x)] == nk->gpu_sw[x];
             m->gpu_model[r] = model_of[g];
         }
     }

@@ -275,7 +275,7 @@ static sim_schedule *make_schedule(const args *a, const sim_machine *m, wl_model
     if (wl_gpt_resolve(model, &given, m, st, err))
         return NULL;
     wl_strategy_format(st, st_text, (int)st_len);
-    return fold ? wl_gpt_generate_folded(model, st, m, fold, err) : wl_gpt_generate(model, st, m, err);
+    return fold ? wl_gpt_generate_folded(model, st, m, SIM_FOLD_ALL, fold, err) : wl_gpt_generate(model, st, m, err);
 }
 
 static const char *gb(double bytes, char *buf, size_t n)
@@ -411,7 +411,8 @@ static void print_text(const args *a, const sim_machine *m, const sim_schedule *
            (unsigned long long)r->ops, (unsigned long long)r->flows, (unsigned long long)r->execs, r->wall_s);
     if (a->reduced)
         printf("reduced               %d of the %d GPUs simulated: the others repeat them exactly (data-parallel "
-               "replicas on a non-blocking fabric, sim/fold.c); --exact simulates every GPU\n", a->reduced, s->nranks);
+               "replicas on a non-blocking fabric, tensor-parallel peers on an NVSwitch: sim/fold.c); --exact "
+               "simulates every GPU\n", a->reduced, s->nranks);
     if (a->trace)
         printf("trace                 %s (open in https://ui.perfetto.dev)\n", a->trace);
 }
@@ -895,10 +896,11 @@ typedef struct regen_ctx {
     const sim_machine *m;
 } regen_ctx;
 
-static sim_schedule *regenerate(void *ctx, sim_err *err)
+/* The generated schedule again: folded as `what` says (0: whole). */
+static sim_schedule *regenerate(void *ctx, int what, sim_fold *f, sim_err *err)
 {
     const regen_ctx *c = ctx;
-    return wl_gpt_generate(c->model, c->st, c->m, err);
+    return what ? wl_gpt_generate_folded(c->model, c->st, c->m, what, f, err) : wl_gpt_generate(c->model, c->st, c->m, err);
 }
 
 /* sim_run, on the ranks sim/fold.c keeps where that is exact and asked for:
@@ -909,46 +911,60 @@ static int reducible(const args *a)
     return !a->exact && !a->trace && !a->memory && !a->nslow && !a->ndegrade && !a->recorded;
 }
 
-/* pre: the generator's fold (only the kept ranks generated, s their shell),
- * or NULL to fold s here (a schedule file).  whole: makes the whole
- * schedule again when a folded run turns out not to be exact. */
+/* pre: the generator's fold (only the kept ranks generated, s their
+ * shell), or NULL to fold s here (a whole schedule, as read from a file).
+ * regen: the generator again, for the next try.  A folded run that met a
+ * tree all-reduce over folded servers is not exact (sim/fold.c): it runs
+ * again with the servers whole (TP peers still folded), then whole. */
 static int run_reduced(args *a, const sim_schedule *s, const sim_machine *m, const sim_options *opt, sim_result *r,
-                       sim_fold *pre, sim_schedule *(*whole)(void *ctx, sim_err *err), void *ctx, sim_err *err)
+                       sim_fold *pre, sim_schedule *(*regen)(void *ctx, int what, sim_fold *f, sim_err *err),
+                       void *ctx, sim_err *err)
 {
-    sim_fold f;
-    int folded = 0;
-    if (pre && pre->sched) {
-        f = *pre;
-        memset(pre, 0, sizeof *pre);
-        folded = 1;
-    } else if (reducible(a) && (folded = sim_fold_schedule(s, m, &f, err)) < 0) {
-        return -1;
-    }
-    if (!folded)
-        return sim_run(s, m, opt, r, err);
-    int rc = sim_run(f.sched, f.mach, opt, r, err);
-    if (rc == 0 && r->folded_trees > 0) {
-        /* a tree all-reduce over the folded servers was taken at its
-         * predicted time, not simulated with the others' traffic: the
-         * reduced result is not exact, so every GPU runs */
-        if (getenv("TRAINSIM_FOLD_DEBUG"))
-            fprintf(stderr, "fold: %llu folded trees: exact run\n", (unsigned long long)r->folded_trees);
-        sim_result_free(r);
-        sim_fold_free(&f);
-        if (!whole) /* s is whole */
-            return sim_run(s, m, opt, r, err);
-        sim_schedule *all = whole(ctx, err);
-        if (!all)
+    static const int tries[] = {SIM_FOLD_ALL, SIM_FOLD_PEERS, 0};
+    for (int t = 0; reducible(a) && tries[t]; t++) {
+        sim_fold f;
+        sim_schedule *own = NULL;
+        int folded;
+        if (t == 0 && pre && pre->sched) {
+            f = *pre;
+            memset(pre, 0, sizeof *pre);
+            folded = 1;
+        } else if (regen) {
+            own = regen(ctx, tries[t], &f, err);
+            if (!own)
+                return -1;
+            folded = f.sched != NULL;
+        } else if ((folded = sim_fold_schedule(s, m, tries[t], &f, err)) < 0) {
             return -1;
-        rc = sim_run(all, m, opt, r, err);
-        sim_sched_free(all);
+        }
+        sim_sched_free(own);
+        if (!folded)
+            continue;
+        /* in a child: SimGrid runs once per process, and another try may
+         * have to run here after it */
+        int rc = sim_run_isolated(f.sched, f.mach, opt, r, err);
+        if (rc == 0 && r->folded_trees > 0) {
+            if (getenv("TRAINSIM_FOLD_DEBUG"))
+                fprintf(stderr, "fold: %llu tree all-reduces over folded servers: not exact\n",
+                        (unsigned long long)r->folded_trees);
+            sim_result_free(r);
+            sim_fold_free(&f);
+            continue;
+        }
+        if (rc == 0 && (rc = sim_fold_expand(&f, r, err)) < 0)
+            sim_result_free(r);
+        if (rc == 0)
+            a->reduced = f.sched->nranks;
+        sim_fold_free(&f);
         return rc;
     }
-    if (rc == 0 && (rc = sim_fold_expand(&f, r, err)) < 0)
-        sim_result_free(r);
-    if (rc == 0)
-        a->reduced = f.sched->nranks;
-    sim_fold_free(&f);
+    if (!regen) /* s is whole */
+        return sim_run(s, m, opt, r, err);
+    sim_schedule *all = regen(ctx, 0, NULL, err);
+    if (!all)
+        return -1;
+    int rc = sim_run(all, m, opt, r, err);
+    sim_sched_free(all);
     return rc;
 }
 

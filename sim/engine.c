@@ -760,10 +760,10 @@ static int check_fold(const sim_schedule *s, sim_err *err)
         const sim_payload *p = &s->payloads[op->payload];
         if (p->kind != SIM_OP_COLLECTIVE || s->comms[op->arg].whole_ranks <= s->comms[op->arg].nranks)
             continue;
-        if (!sim_coll_foldable(p) || s->comms[op->arg].whole_nodes < 2) {
+        if (!sim_coll_foldable(p) || s->comms[op->arg].whole_nodes < 1) {
             char d[320];
             sim_sched_describe(s, i, d, sizeof d);
-            return sim_errf(err, "%s: a communicator that stands for a larger ring (\"whole\" over 2 or more "
+            return sim_errf(err, "%s: a communicator that stands for a larger ring (\"whole\" over 1 or more "
                                  "servers) runs only ring all-reduce, all-gather and reduce-scatter", d);
         }
     }

@@ -1,23 +1,28 @@
 /* fold.c — a schedule whose communicators span several whole servers,
- * simulated on two servers of each.
+ * simulated on two servers of each; and tensor-parallel peers on one
+ * NVSwitch, simulated as two of them.
  *
- * On a generated single-switch cluster every server is alike and the fabric
- * does not block.  A ring over s whole servers (members in server order, as
- * sim/collectives.c builds rings) gives every server the same traffic: its
- * GPUs pass the ring on over PCIe, one flow leaves through its NIC and one
- * arrives.  Two of those servers closed into a ring of their own see exactly
- * that: one flow out and one in through each NIC.  So when the GPUs of the
- * other servers do what the first server's GPUs do (checked below, operation
- * by operation) and talk only among themselves (point-to-point peers and the
- * other communicators stay on the kept or on the dropped side), the two
- * servers give every GPU's times, provided their collectives are sized and
- * priced for the whole ring (sim_comm.whole_ranks, collectives.c).  A
- * pipeline keeps two servers of every stage; the traffic between stages runs
- * between the same positions.  Not exact: an NCCL tree (the small loss
- * all-reduce) is taken at its uncontended time.  The planner's fast fidelity
- * uses it (eval.c) for tensor- and data-parallel groups of three servers or
- * more; the error against the unfolded simulation is measured in
- * tests/planner/plan_fold.sh. */
+ * On a generated cluster whose servers meet only at non-blocking switches
+ * every server is alike.  A ring over s whole servers (members in server
+ * order, as sim/collectives.c builds rings) gives every server the same
+ * traffic: its GPUs pass the ring on inside the server, one flow leaves
+ * through its NIC and one arrives.  Two of those servers closed into a ring
+ * of their own see exactly that: one flow out and one in through each NIC.
+ * So when the GPUs of the other servers do what the first server's GPUs do
+ * (checked below, operation by operation) and talk only among themselves
+ * (point-to-point peers and the other communicators stay on the kept or on
+ * the dropped side), the two servers give every GPU's times, provided their
+ * collectives are sized and priced for the whole ring (sim_comm.whole_ranks,
+ * collectives.c).  A pipeline keeps two servers of every stage; the traffic
+ * between stages runs between the same positions.  Inside a kept server the
+ * same holds for a TP group over all its GPUs on one NVSwitch (tp_fold
+ * below): each GPU's ring traffic goes through its own switch port.  Not
+ * exact: an NCCL tree over folded servers is taken at its uncontended time
+ * (sim_result.folded_trees counts them; `trainsim run` then runs every GPU).
+ * `trainsim run` folds by default (cli.c: run_reduced; the generator builds
+ * only the kept ranks and a sample of the others, gpt.c); the planner's fast
+ * fidelity too (eval.c); tests/sim/run_reduced.sh and
+ * tests/planner/plan_fold.sh compare with unfolded simulation. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +33,7 @@
  * between servers of a domain runs over NVLink, not through the NICs.  A
  * fat tree without oversubscription: each leaf's uplink carries at most
  * what its servers' NICs do, so only the NICs limit a flow, as under one
- * switch; a folded group stays within a leaf (its hops then have the
- * latency of the kept ones). */
+ * switch (second_kept says which servers a group keeps there). */
 int sim_fold_fabric(const sim_machine *m)
 {
     for (int r = 1; r < m->ngpus; r++)
@@ -39,14 +43,20 @@ int sim_fold_fabric(const sim_machine *m)
                                (m->fabric == SIM_FABRIC_FAT_TREE && m->nodes_per_leaf > 0 && !m->fabric_blocking));
 }
 
-/* Whether servers nodes[0 .. n) hang off one leaf (always under one switch). */
-static int one_leaf(const sim_machine *m, const int *nodes, int n)
+/* The index in nodes[0 .. n) of the second server a group keeps beside
+ * nodes[0]: the next one, or in a fat tree whose leaves the group spans the
+ * first on another leaf.  A ring step takes its slowest hop's time (each
+ * member waits for its predecessor's chunk, step after step), and a ring
+ * over several leaves has hops between leaves (two more links' latency):
+ * two servers on different leaves closed into a ring have only such hops,
+ * so they step as the whole ring does. */
+static int second_kept(const sim_machine *m, const int *nodes, int n)
 {
     if (m->fabric != SIM_FABRIC_FAT_TREE)
         return 1;
     for (int j = 1; j < n; j++)
         if (nodes[j] / m->nodes_per_leaf != nodes[0] / m->nodes_per_leaf)
-            return 0;
+            return j;
     return 1;
 }
 
@@ -113,6 +123,68 @@ static int same_work(const sim_schedule *s, const int *rank_streams, const int *
     return 1;
 }
 
+/* Tensor-parallel peers inside a server: a communicator over all of a
+ * kept server's GPUs (three or more), every one on the same NVSwitch, runs
+ * its rings on the switch, each GPU through its own port; two of them
+ * closed into a ring see what each sees in the whole one, as servers do
+ * over NICs.  They stand for the others when every GPU of the server
+ * reaches its NIC alone (GPUDirect RDMA under its own PCIe switch,
+ * nic_direct) and the two keep NICs no dropped peer uses, there is no host
+ * staging, and NCCL would not use NVLS there (the GPU has no NVLS figures:
+ * a folded ring cannot stand for the switch's reductions).  Marks the
+ * communicators foldable (over one server), the dropped peers and their
+ * stand-in (the lowest rank); returns how many fold. */
+static int tp_fold(const sim_schedule *s, const sim_machine *m, const int *dropped_node, int *foldable, int *drop_pos,
+                   int *tp_rep)
+{
+    int R = s->nranks, n_fold = 0;
+    for (int r = 0; r < R; r++)
+        tp_rep[r] = r;
+    if (m->nstage > 0 || R < 3)
+        return 0;
+    int nnodes = 0;
+    for (int r = 0; r < R; r++)
+        nnodes = m->node[r] + 1 > nnodes ? m->node[r] + 1 : nnodes;
+    int *on_node = calloc((size_t)nnodes, sizeof(int));
+    if (!on_node)
+        return 0;
+    for (int r = 0; r < R; r++)
+        on_node[m->node[r]]++;
+    for (int c = 0; c < s->ncomms; c++) {
+        const sim_comm *cm = &s->comms[c];
+        int n = cm->nranks, nd = m->node[cm->ranks[0]], a = -1, b = -1, ok = n >= 3 && !foldable[c];
+        ok = ok && !dropped_node[nd] && on_node[nd] == n && m->nvswitch[cm->ranks[0]] >= 0 &&
+             m->gpus[m->gpu_model[cm->ranks[0]]].coll.nvls_eff <= 0;
+        for (int i = 0; i < n && ok; i++) {
+            int r = cm->ranks[i];
+            ok = m->node[r] == nd && m->nvswitch[r] == m->nvswitch[cm->ranks[0]] && m->nic_direct[r] && !drop_pos[r];
+            if (a < 0 || r < a) {
+                b = a;
+                a = r;
+            } else if (b < 0 || r < b) {
+                b = r;
+            }
+        }
+        for (int i = 0; i < n && ok; i++) { /* the kept two's NICs are theirs */
+            int r = cm->ranks[i];
+            ok = r == a || r == b || (m->nic[r] != m->nic[a] && m->nic[r] != m->nic[b]);
+        }
+        if (!ok)
+            continue;
+        foldable[c] = 1;
+        for (int i = 0; i < n; i++) {
+            int r = cm->ranks[i];
+            if (r != a && r != b) {
+                drop_pos[r] = 1;
+                tp_rep[r] = a;
+            }
+        }
+        n_fold++;
+    }
+    free(on_node);
+    return n_fold;
+}
+
 /* Folds s (see the header).  present: which ranks' operations s holds
  * (NULL: all); a dropped rank that is absent is taken to do its stand-in's
  * work (the generator made it so; a sample of them is present and
@@ -120,8 +192,8 @@ static int same_work(const sim_schedule *s, const int *rank_streams, const int *
  * sets select[r] to 1 for a kept rank, 2 for a dropped one to check (those
  * on the last server of each folded group) and 0 for the others; returns 1
  * when something folds. */
-static int fold(const sim_schedule *s, const sim_machine *m, const unsigned char *present, unsigned char *select,
-                sim_fold *f, sim_err *err)
+static int fold(const sim_schedule *s, const sim_machine *m, int what, const unsigned char *present,
+                unsigned char *select, sim_fold *f, sim_err *err)
 {
     memset(f, 0, sizeof *f);
     int R = s->nranks, nnodes = 0, ok = sim_fold_fabric(m);
@@ -130,7 +202,7 @@ static int fold(const sim_schedule *s, const sim_machine *m, const unsigned char
         if (m->node[r] + 1 > nnodes)
             nnodes = m->node[r] + 1;
     }
-    if (!ok || nnodes < 3)
+    if (!ok)
         return 0;
     int *dropped_node = calloc((size_t)nnodes, sizeof(int));
     int *nodes = malloc(sizeof(int) * (size_t)nnodes), *foldable = calloc((size_t)s->ncomms + 1, sizeof(int));
@@ -138,6 +210,7 @@ static int fold(const sim_schedule *s, const sim_machine *m, const unsigned char
     int *first = calloc((size_t)R + 1, sizeof(int)), *rank_streams = malloc(sizeof(int) * (s->nstreams + 1));
     uint32_t *map = NULL, *pmap = NULL, *deps = NULL;
     int *kept_rank = NULL; /* per folded rank: its rank in s */
+    int *drop_pos = NULL, *tp_rep = NULL; /* a tensor-parallel peer dropped; its stand-in in its server */
     int *cmap = malloc(sizeof(int) * ((size_t)s->ncomms + 1)), *smap = malloc(sizeof(int) * (s->nstreams + 1));
     int rc = 0;
     if (!dropped_node || !nodes || !foldable || !rep || !newrank || !first || !rank_streams || !cmap ||
@@ -176,7 +249,7 @@ static int fold(const sim_schedule *s, const sim_machine *m, const unsigned char
             }
         for (int oi = 0; oi < s->ncomms; oi++) {
             int c = order[oi], even, nn = span[c];
-            if (nn < 3 || seen[c])
+            if (nn < 3 || seen[c] || !(what & SIM_FOLD_SERVERS))
                 continue;
             comm_nodes(s, m, c, nodes, nnodes, &even);
             /* the communicators with this server set, and their members */
@@ -198,15 +271,15 @@ static int fold(const sim_schedule *s, const sim_machine *m, const unsigned char
             for (int r = 0; r < R; r++)
                 for (int j = 0; j < nn; j++)
                     on_nodes += m->node[r] == nodes[j];
-            int agrees = one_leaf(m, nodes, nn);
+            int agrees = 1, k2 = second_kept(m, nodes, nn);
             for (int j = 0; j < nn && agrees; j++)
-                agrees = j < 2 ? !dropped_node[nodes[j]] : !kept_node[nodes[j]];
+                agrees = j == 0 || j == k2 ? !dropped_node[nodes[j]] : !kept_node[nodes[j]];
             if (union_size == on_nodes && agrees) { /* no other ranks share these servers */
                 for (int d = 0; d < s->ncomms; d++)
                     if (group[d])
                         foldable[d] = nn;
                 for (int j = 0; j < nn; j++)
-                    (j < 2 ? kept_node : dropped_node)[nodes[j]] = 1;
+                    (j == 0 || j == k2 ? kept_node : dropped_node)[nodes[j]] = 1;
             }
         }
     grouped:
@@ -220,30 +293,30 @@ static int fold(const sim_schedule *s, const sim_machine *m, const unsigned char
         if (rc < 0)
             goto out;
     }
-    /* every foldable communicator keeps exactly its first two servers */
+    /* every foldable communicator keeps exactly its first server and the
+     * second second_kept names */
     int any = 0;
     for (int c = 0; c < s->ncomms; c++)
         if (foldable[c]) {
             int even, nn = comm_nodes(s, m, c, nodes, nnodes, &even);
             for (int j = 0; j < nn && ok; j++)
-                ok = dropped_node[nodes[j]] == (j >= 2);
+                ok = dropped_node[nodes[j]] == !(j == 0 || j == second_kept(m, nodes, nn));
             any = 1;
         }
-    if (!ok || !any)
+    if (!ok)
         goto out;
-    if (select) {
-        for (int r = 0; r < R; r++)
-            select[r] = !dropped_node[m->node[r]];
-        for (int c = 0; c < s->ncomms; c++)
-            if (foldable[c]) {
-                int even, nn = comm_nodes(s, m, c, nodes, nnodes, &even);
-                for (int i = 0; i < s->comms[c].nranks; i++)
-                    if (m->node[s->comms[c].ranks[i]] == nodes[nn - 1])
-                        select[s->comms[c].ranks[i]] = 2;
-            }
-        rc = 1;
+    drop_pos = calloc((size_t)R, sizeof(int));
+    tp_rep = malloc(sizeof(int) * (size_t)R);
+    if (!drop_pos || !tp_rep) {
+        rc = sim_errf(err, "out of memory folding a schedule");
         goto out;
     }
+    for (int r = 0; r < R; r++)
+        tp_rep[r] = r;
+    if ((what & SIM_FOLD_PEERS) && (any += tp_fold(s, m, dropped_node, foldable, drop_pos, tp_rep)) == 0)
+        goto out;
+    if (!any)
+        goto out;
     /* the stand-in of a dropped rank: the member of the same communicator in
      * its first server with the same place among its server's members */
     for (int r = 0; r < R; r++)
@@ -288,7 +361,7 @@ static int fold(const sim_schedule *s, const sim_machine *m, const unsigned char
             int r = sorted[i], j = 0;
             while (nodes[j] != m->node[r])
                 j++;
-            if (j >= 2)
+            if (dropped_node[nodes[j]])
                 rep[r] = base[local[j]];
             local[j]++;
         }
@@ -313,9 +386,47 @@ static int fold(const sim_schedule *s, const sim_machine *m, const unsigned char
         }
         free(fill);
     }
+    for (int r = 0; r < R; r++) /* then the peer's stand-in inside its server */
+        if (drop_pos[rep[r]])
+            rep[r] = tp_rep[rep[r]];
+    if (select) {
+        /* the kept ranks; to check: a dropped server's peers that stand where
+         * kept ones do (the last server of a group over servers), and the
+         * last peer of a group inside a server */
+        int *pos = calloc((size_t)nnodes, sizeof(int)), *at = malloc(sizeof(int) * (size_t)R);
+        if (!pos || !at) {
+            free(pos);
+            free(at);
+            rc = sim_errf(err, "out of memory folding a schedule");
+            goto out;
+        }
+        for (int r = 0; r < R; r++) {
+            at[r] = pos[m->node[r]]++;
+            select[r] = !dropped_node[m->node[r]] && !drop_pos[r];
+        }
+        for (int c = 0; c < s->ncomms; c++)
+            if (foldable[c]) {
+                const sim_comm *cm = &s->comms[c];
+                int even, nn = comm_nodes(s, m, c, nodes, nnodes, &even), last = cm->ranks[0], jd = nn - 1;
+                while (jd > 0 && !dropped_node[nodes[jd]])
+                    jd--;
+                for (int i = 0; i < cm->nranks; i++) {
+                    int r = cm->ranks[i];
+                    if (nn > 1 && m->node[r] == nodes[jd] && dropped_node[nodes[jd]] && at[r] == at[rep[r]])
+                        select[r] = 2;
+                    last = r > last ? r : last;
+                }
+                if (nn == 1)
+                    select[last] = 2;
+            }
+        free(pos);
+        free(at);
+        rc = 1;
+        goto out;
+    }
     int nk = 0;
     for (int r = 0; r < R; r++) {
-        int drop = dropped_node[m->node[r]];
+        int drop = dropped_node[m->node[r]] || drop_pos[r];
         newrank[r] = drop ? -1 : nk++;
         if (drop && (rep[r] == r || ((!present || present[r]) && !same_work(s, rank_streams, first, r, rep[r], rep))))
             goto out; /* not a member of a folded group, or not doing its stand-in's work */
@@ -442,6 +553,8 @@ out:
     free(pmap);
     free(deps);
     free(kept_rank);
+    free(drop_pos);
+    free(tp_rep);
     return rc;
 }
 
@@ -473,19 +586,19 @@ int sim_fold_expand(const sim_fold *f, sim_result *r, sim_err *err)
     return 0;
 }
 
-int sim_fold_schedule(const sim_schedule *s, const sim_machine *m, sim_fold *f, sim_err *err)
+int sim_fold_schedule(const sim_schedule *s, const sim_machine *m, int what, sim_fold *f, sim_err *err)
 {
-    return fold(s, m, NULL, NULL, f, err);
+    return fold(s, m, what, NULL, NULL, f, err);
 }
 
-int sim_fold_select(const sim_schedule *s, const sim_machine *m, unsigned char *select, sim_err *err)
+int sim_fold_select(const sim_schedule *s, const sim_machine *m, int what, unsigned char *select, sim_err *err)
 {
     sim_fold f;
-    return fold(s, m, NULL, select, &f, err);
+    return fold(s, m, what, NULL, select, &f, err);
 }
 
-int sim_fold_partial(const sim_schedule *s, const sim_machine *m, const unsigned char *present, sim_fold *f,
-                     sim_err *err)
+int sim_fold_partial(const sim_schedule *s, const sim_machine *m, int what, const unsigned char *present,
+                     sim_fold *f, sim_err *err)
 {
-    return fold(s, m, present, NULL, f, err);
+    return fold(s, m, what, present, NULL, f, err);
 }

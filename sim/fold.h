@@ -15,6 +15,10 @@
  * within a leaf); all servers alike, no NVLink domain spanning servers. */
 int sim_fold_fabric(const sim_machine *m);
 
+/* What may fold: data-parallel groups over servers, tensor-parallel peers
+ * inside an NVSwitch server, or both. */
+enum { SIM_FOLD_SERVERS = 1, SIM_FOLD_PEERS = 2, SIM_FOLD_ALL = 3 };
+
 typedef struct sim_fold {
     sim_schedule *sched; /* the kept ranks' operations */
     sim_machine *mach;   /* the kept ranks' hosts */
@@ -22,8 +26,9 @@ typedef struct sim_fold {
     int nranks;          /* ranks of the original schedule */
 } sim_fold;
 
-/* 1: folded into *f (free with sim_fold_free); 0: s does not fold; -1: error. */
-int sim_fold_schedule(const sim_schedule *s, const sim_machine *m, sim_fold *f, sim_err *err);
+/* what: SIM_FOLD_*.  1: folded into *f (free with sim_fold_free); 0: s
+ * does not fold; -1: error. */
+int sim_fold_schedule(const sim_schedule *s, const sim_machine *m, int what, sim_fold *f, sim_err *err);
 void sim_fold_free(sim_fold *f);
 
 /* For a generator that builds only what the fold keeps: from s's
@@ -32,13 +37,13 @@ void sim_fold_free(sim_fold *f);
  * against its stand-in (those on the last server of each folded group), 0
  * for a rank not to generate.  1: something folds; 0: nothing does (select
  * untouched); -1: error. */
-int sim_fold_select(const sim_schedule *s, const sim_machine *m, unsigned char *select, sim_err *err);
+int sim_fold_select(const sim_schedule *s, const sim_machine *m, int what, unsigned char *select, sim_err *err);
 /* sim_fold_schedule of a schedule holding the operations of the ranks with
  * present[r] != 0 only (sim_fold_select's choice): the absent dropped ranks
  * stand as their stand-ins.  0 when a present dropped rank does not do its
  * stand-in's work (generate every rank then). */
-int sim_fold_partial(const sim_schedule *s, const sim_machine *m, const unsigned char *present, sim_fold *f,
-                     sim_err *err);
+int sim_fold_partial(const sim_schedule *s, const sim_machine *m, int what, const unsigned char *present,
+                     sim_fold *f, sim_err *err);
 
 /* The folded simulation's result r (of f->sched) as the whole schedule's:
  * every rank takes its stand-in's figures, the means are over all ranks.

@@ -75,8 +75,9 @@ sim_machine *sim_machine_new(int ngpus, int nmodels)
     m->gpu_model = calloc((size_t)ngpus, sizeof *m->gpu_model);
     m->nic = calloc((size_t)ngpus, sizeof *m->nic);
     m->nvswitch = malloc((size_t)(ngpus > 0 ? ngpus : 1) * sizeof *m->nvswitch);
+    m->nic_direct = calloc((size_t)(ngpus > 0 ? ngpus : 1), 1);
     m->gpus = calloc((size_t)(nmodels > 0 ? nmodels : 1), sizeof *m->gpus);
-    if (!m->host || !m->node || !m->gpu_model || !m->nic || !m->nvswitch || !m->gpus) {
+    if (!m->host || !m->node || !m->gpu_model || !m->nic || !m->nvswitch || !m->nic_direct || !m->gpus) {
         sim_machine_free(m);
         return NULL;
     }
@@ -99,6 +100,7 @@ void sim_machine_free(sim_machine *m)
     free(m->gpu_model);
     free(m->nic);
     free(m->nvswitch);
+    free(m->nic_direct);
     free(m->gpus);
     free(m->ring_pos);
     free(m->stage);
@@ -153,6 +155,7 @@ sim_machine *sim_machine_subset(const sim_machine *m, const int *ranks, int n)
         v->gpu_model[i] = m->gpu_model[ranks[i]];
         v->nic[i] = m->nic[ranks[i]];
         v->nvswitch[i] = m->nvswitch[ranks[i]];
+        v->nic_direct[i] = m->nic_direct[ranks[i]];
         if (v->ring_pos)
             v->ring_pos[i] = m->ring_pos[ranks[i]];
         ok = v->host[i] != NULL;

@@ -165,6 +165,10 @@ typedef struct sim_machine {
                              traffic; GPUs of a node on k NICs give its collectives k channels */
     int *nvswitch;        /* [ngpus] the NVSwitch fabric the rank is on (GPUs with the same value
                              reach each other through one NVSwitch: NVLS), -1 = none */
+    unsigned char *nic_direct; /* [ngpus] 1: the rank reaches its NIC through its own PCIe link and the
+                             NIC's alone (GPUDirect RDMA under one PCIe switch), so no other GPU's
+                             traffic to its NIC meets its own there unless they share the NIC;
+                             0: through host memory or links not known (a hand-written platform) */
     int *gpu_model;       /* [ngpus] index into gpus[] */
     int nmodels;
     sim_gpu *gpus;        /* [nmodels] */

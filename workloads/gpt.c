@@ -2279,7 +2279,7 @@ static int too_many_ops(const plan *pl, int ranks, sim_err *err)
 /* The schedule; with fold (not NULL), only the ranks the fold keeps and a
  * sample of the others when the replicas fold (see wl_gpt_generate_folded). */
 static sim_schedule *generate(const wl_model *m, const wl_strategy *st, const sim_machine *mach,
-                              const wl_moe_route *route, sim_fold *fold, sim_err *err)
+                              const wl_moe_route *route, int what, sim_fold *fold, sim_err *err)
 {
     plan pl;
     if (fold)
@@ -2313,7 +2313,7 @@ static sim_schedule *generate(const wl_model *m, const wl_strategy *st, const si
     gen g;
     memset(&g, 0, sizeof g);
     int rc = make_comms(s, &pl, &C, err), folds = 0;
-    if (rc == 0 && fold && (folds = sim_fold_select(s, mach, want, err)) < 0)
+    if (rc == 0 && fold && (folds = sim_fold_select(s, mach, what, want, err)) < 0)
         rc = -1;
     if (rc == 0 && fold && !folds) { /* nothing folds: the whole schedule, as without fold */
         free(want);
@@ -2333,12 +2333,12 @@ static sim_schedule *generate(const wl_model *m, const wl_strategy *st, const si
             rc = sim_errf(err, "out of memory");
     gen_free(&g);
     free_comms(&C);
-    if (rc == 0 && want && (rc = sim_fold_partial(s, mach, want, fold, err)) == 0) {
+    if (rc == 0 && want && (rc = sim_fold_partial(s, mach, what, want, fold, err)) == 0) {
         /* a sampled replica does not repeat its stand-in: every rank, made
          * afresh (the operations in the order a whole generation gives) */
         free(want);
         sim_sched_free(s);
-        return generate(m, st, mach, route, NULL, err);
+        return generate(m, st, mach, route, 0, NULL, err);
     }
     free(want);
     if (rc < 0) {
@@ -2350,17 +2350,17 @@ static sim_schedule *generate(const wl_model *m, const wl_strategy *st, const si
 
 sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const sim_machine *mach, sim_err *err)
 {
-    return generate(m, st, mach, NULL, NULL, err);
+    return generate(m, st, mach, NULL, 0, NULL, err);
 }
 
 sim_schedule *wl_gpt_generate_routed(const wl_model *m, const wl_strategy *st, const sim_machine *mach,
                                      const wl_moe_route *route, sim_err *err)
 {
-    return generate(m, st, mach, route, NULL, err);
+    return generate(m, st, mach, route, 0, NULL, err);
 }
 
-sim_schedule *wl_gpt_generate_folded(const wl_model *m, const wl_strategy *st, const sim_machine *mach, sim_fold *f,
-                                     sim_err *err)
+sim_schedule *wl_gpt_generate_folded(const wl_model *m, const wl_strategy *st, const sim_machine *mach, int what,
+                                     sim_fold *f, sim_err *err)
 {
-    return generate(m, st, mach, NULL, f, err);
+    return generate(m, st, mach, NULL, what, f, err);
 }

@@ -71,9 +71,10 @@ sim_schedule *wl_gpt_generate_routed(const wl_model *m, const wl_strategy *st, c
  * operation by operation against their stand-ins), *f holds the folded
  * schedule, and the schedule returned carries the whole job's name,
  * figures and ranks without every rank's operations (for reporting only).
- * Otherwise f->sched is NULL and the whole schedule is returned. */
-sim_schedule *wl_gpt_generate_folded(const wl_model *m, const wl_strategy *st, const sim_machine *mach, sim_fold *f,
-                                     sim_err *err);
+ * what: SIM_FOLD_*.  Otherwise f->sched is NULL and the whole schedule is
+ * returned. */
+sim_schedule *wl_gpt_generate_folded(const wl_model *m, const wl_strategy *st, const sim_machine *mach, int what,
+                                     sim_fold *f, sim_err *err);
 
 /* Bytes of one data-parallel gradient bucket of model chunk `chunk` on
  * pipeline stage `stage`, for gradients of grad_bytes bytes each: the
