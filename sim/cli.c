@@ -61,6 +61,7 @@ typedef struct args {
     int gpus;          /* --gpus N: the first N GPUs of the platform (0 = all) */
     const char *trace_ranks, *trace_window; /* --trace-ranks LIST, --trace-window FROM:TO */
     const char *recorded;                   /* --recorded RANK:TRACE */
+    const char *routing;                    /* --routing SPEC: an MoE model's skewed routing (one step) */
     int trace_detail;
     int quiet;         /* --quiet: no progress line */
     int exact;         /* --exact: every rank simulated (no fold: sim/fold.h) */
@@ -116,6 +117,8 @@ static void usage(FILE *f)
             "  --degrade LINK:F  a slow NIC or link: F times less bandwidth on the SimGrid links named LINK\n"
             "                    (a shell pattern: n3-nic0, n*-nic0; `trainsim platform -o F.xml` lists them)\n"
             "  --quiet           no progress line (printed on a terminal's stderr for runs over ~2 s)\n"
+            "  --routing SPEC    an MoE model's routing for one step instead of uniform: zipf[:S], dirichlet[:A] or\n"
+            "                    trace:FILE (as trainsim moe's routing=, seed 1; uneven all-to-alls, per-GPU expert work)\n"
             "  --exact           simulate every GPU (by default data-parallel replicas that repeat others exactly are\n"
             "                    simulated once: sim/fold.c)\n"
             "  -o F              output file (schedule, platform)\n"
@@ -168,6 +171,8 @@ static int parse_args(int argc, char **argv, args *a)
             slot = &a->trace_window;
         } else if (!strcmp(o, "--recorded")) {
             slot = &a->recorded;
+        } else if (!strcmp(o, "--routing")) {
+            slot = &a->routing;
         } else if (!strcmp(o, "--exact")) {
             a->exact = 1;
             continue;
@@ -253,6 +258,40 @@ static int parse_args(int argc, char **argv, args *a)
     return 0;
 }
 
+/* --routing: one step of an MoE model with trainsim moe's routing (seed 1,
+ * no balancing) instead of uniform routing: each EP rank's experts compute
+ * what the routing sends them, the all-to-alls uneven (workloads/moe.c). */
+static sim_schedule *routed_schedule(const char *spec, const wl_model *model, const wl_strategy *st,
+                                     const sim_machine *m, sim_err *err)
+{
+    if (!model->moe)
+        return sim_errf(err, "--routing %s: model %s has no mixture-of-experts layers (no \"moe\" object)", spec,
+                        model->name), NULL;
+    wl_moe_strategy ms;
+    wl_moe_strategy_default(&ms);
+    ms.base = *st;
+    ms.ep = wl_strategy_ep(st);
+    ms.steps = 1;
+    if (wl_routing_cfg_parse(spec, &ms.routing, err) < 0) {
+        sim_err_prefix(err, "--routing: ");
+        return NULL;
+    }
+    const wl_moe *x = &model->moe_cfg;
+    int nq = wl_moe_count(x, model->layers);
+    wl_routing *r = wl_routing_new(&ms.routing, 1, nq, x->experts, ms.ep, (int64_t)model->seq * st->mb * x->top_k, err);
+    if (!r)
+        return NULL;
+    sim_schedule *s = wl_moe_generate(model, x, &ms, m, r, 0, NULL, err);
+    wl_routing_free(r);
+    if (s) {
+        char strat[200];
+        wl_strategy_format(st, strat, sizeof strat);
+        snprintf(s->meta.name, sizeof s->meta.name, "%.40s %.120s (MoE, routing %.60s, seed 1)", model->name, strat,
+                 spec);
+    }
+    return s;
+}
+
 /* Builds the schedule the arguments ask for: read from a file, or generated
  * from model + strategy on the machine. */
 static sim_schedule *make_schedule(const args *a, const sim_machine *m, wl_model *model, wl_strategy *st,
@@ -275,6 +314,8 @@ static sim_schedule *make_schedule(const args *a, const sim_machine *m, wl_model
     if (wl_gpt_resolve(model, &given, m, st, err))
         return NULL;
     wl_strategy_format(st, st_text, (int)st_len);
+    if (a->routing)
+        return routed_schedule(a->routing, model, st, m, err);
     return fold ? wl_gpt_generate_folded(model, st, m, SIM_FOLD_ALL, fold, err) : wl_gpt_generate(model, st, m, err);
 }
 
@@ -428,7 +469,8 @@ static void add_num(cJSON *o, const char *key, double v)
 }
 
 static void print_json(const sim_machine *m, int platform_gpus, const sim_schedule *s, const sim_result *r,
-                       const sim_result *base, const char *strategy, const wl_model *wm, int reduced)
+                       const sim_result *base, const char *strategy, const wl_model *wm, int reduced,
+                       const char *routing)
 {
     const char *model = wm ? wm->name : "";
     const sim_gpu *g = sim_machine_gpu(m, r->peak_mem_rank);
@@ -444,6 +486,9 @@ static void print_json(const sim_machine *m, int platform_gpus, const sim_schedu
     cJSON_AddStringToObject(o, "model", model);
     cJSON_AddStringToObject(o, "strategy", strategy);
     cJSON *info = wm ? wl_model_describe(wm) : NULL;
+    cJSON *moe = info ? cJSON_GetObjectItemCaseSensitive(info, "moe") : NULL;
+    if (moe && routing)
+        cJSON_ReplaceItemInObjectCaseSensitive(moe, "routing", cJSON_CreateString(routing));
     if (info) /* the model's dimensions, architecture and parameter count */
         cJSON_AddItemToObject(o, "model_info", info);
     cJSON_AddStringToObject(o, "schedule", s->meta.name);
@@ -1032,7 +1077,7 @@ static int cmd_run(args *a, int only_schedule)
         } else {
             progress_done(&opt);
             if (a->json)
-                print_json(m, a->platform_gpus, s, &r, basep, st_text, a->schedule ? NULL : &model, a->reduced);
+                print_json(m, a->platform_gpus, s, &r, basep, st_text, a->schedule ? NULL : &model, a->reduced, a->routing);
             else
                 print_text(a, m, s, &r, basep, st_text);
             sim_result_free(&r);

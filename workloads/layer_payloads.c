@@ -409,7 +409,11 @@ void wl_moe_pays_build(sim_schedule *s, const wl_model *m, const wl_strategy *st
     sim_dtype gdt = st->dtype, dt = wl_elem_dtype(st);
     int64_t sb = wl_local_seq(m, st) * b, h = m->hidden, d = wl_layer_act_bytes(st), E = x->experts, T = tokens;
     int ep = wl_strategy_ep(st);
-    int64_t el = E / ep, rows = (T + el - 1) / el, ef = x->expert_ffn, fc1 = wl_model_fc1_out(m, ef);
+    /* rows per local expert, up to a multiple of 8: a grouped GEMM computes
+     * whole tiles whatever each expert's count (and Megatron-Core pads them
+     * for FP8), so a routed step's odd counts are not the cuBLAS kernels with
+     * unaligned leading dimensions that gemm_unaligned prices */
+    int64_t el = E / ep, rows = ((T + el - 1) / el + 7) / 8 * 8, ef = x->expert_ffn, fc1 = wl_model_fc1_out(m, ef);
     wl_ffn_act act = wl_ffn_act_of(m);
     /* created in the order the layer runs them (payload ids, and so the
      * schedule file, as before routing was per rank) */
