@@ -497,9 +497,12 @@ static int fold(const sim_schedule *s, const sim_machine *m, int what, const uns
         smap[i] = -1;
     for (uint32_t i = 0; i < s->npayloads; i++)
         pmap[i] = UINT32_MAX;
+    /* the kept ops' new ids first: a schedule read from a file may depend
+     * on an op that comes later in it */
+    for (uint32_t id = 0, next = 0; id < s->nops; id++)
+        map[id] = newrank[sim_sched_rank_of(s, id)] >= 0 ? next++ : UINT32_MAX;
     for (uint32_t id = 0; id < s->nops; id++) {
         const sim_op *o = &s->ops[id];
-        map[id] = UINT32_MAX;
         int r = sim_sched_rank_of(s, id);
         if (newrank[r] < 0)
             continue;
@@ -526,7 +529,7 @@ static int fold(const sim_schedule *s, const sim_machine *m, int what, const uns
         else if (kind == SIM_OP_SEND || kind == SIM_OP_RECV)
             arg = newrank[arg];
         sim_tags t = {o->layer, o->micro, o->subbatch, o->phase};
-        map[id] = sim_sched_add(f->sched, smap[o->stream], pmap[o->payload], arg, t, o->ndeps ? deps : NULL, o->ndeps);
+        sim_sched_add(f->sched, smap[o->stream], pmap[o->payload], arg, t, o->ndeps ? deps : NULL, o->ndeps);
     }
     for (int r = 0; r < R; r++)
         if (newrank[r] >= 0)
