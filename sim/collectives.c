@@ -1322,6 +1322,7 @@ void sim_coll_run(uint32_t stream, int c, int rank, const sim_payload *p)
              * where sharing links changes little) */
             double t = predict(cp, SIM_COLL_ALLREDUCE, SIM_ALGO_TREE, n, nn, S, &P, NULL) - cp->base_s[proto];
             E.folded_trees++;
+            E.folded_tree_s += t > 0 ? t : 0;
             if (t > 0)
                 sg_actor_sleep_for(t);
         } else if (algo == SIM_ALGO_TREE && aggregated(n) && S / (2 * C->rs.nch) > 4 * tc_bytes()) {

@@ -987,6 +987,7 @@ static void collect_results(const sim_schedule *s, sim_result *out)
     out->ops = s->nops;
     out->flows = E.flows;
     out->folded_trees = E.folded_trees;
+    out->folded_tree_s = E.folded_tree_s;
     out->execs = E.execs;
 }
 

@@ -81,6 +81,7 @@ typedef struct sim_result {
      * its predicted uncontended time rather than simulated: a folded
      * result is exact only without them */
     uint64_t folded_trees;
+    double folded_tree_s; /* their predicted seconds, summed over the members' calls */
     double wall_s;
 } sim_result;
 

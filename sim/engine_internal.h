@@ -49,6 +49,7 @@ typedef struct sim_engine {
     uint32_t nqname;
     uint64_t flows, execs;
     uint64_t folded_trees; /* tree all-reduces of folded communicators, taken at their predicted time */
+    double folded_tree_s;  /* and that time, summed */
     sg_link_t *degraded;    /* links --degrade slowed, and their bandwidths before */
     double *degraded_bw;
     size_t ndegraded;

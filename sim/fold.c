@@ -18,7 +18,8 @@
  * same holds for a TP group over all its GPUs on one NVSwitch (tp_fold
  * below): each GPU's ring traffic goes through its own switch port.  Not
  * exact: an NCCL tree over folded servers is taken at its uncontended time
- * (sim_result.folded_trees counts them; `trainsim run` then runs every GPU).
+ * (sim_result.folded_trees counts them; `trainsim run` accepts them while
+ * they are under 0.02 % of a GPU's iteration, else it folds less or not).
  * `trainsim run` folds by default (cli.c: run_reduced; the generator builds
  * only the kept ranks and a sample of the others, gpt.c); the planner's fast
  * fidelity too (eval.c); tests/sim/run_reduced.sh and
