@@ -146,15 +146,22 @@ static double step_time(const wl_model *m, const wl_moe *moe, const wl_moe_strat
     return t;
 }
 
+/* The small model on four GPUs of one star, ep=4, two micro-batches of 2. */
+static sim_machine *small_case(wl_model *m, wl_moe *moe, wl_moe_strategy *st)
+{
+    *m = small_model(moe);
+    wl_moe_strategy_default(st);
+    sim_err e;
+    CHECK(wl_moe_strategy_parse("ep=4,mb=2,gb=16,dtype=fp16", st, &e) == 0, "strategy: %s", e.msg);
+    return star_machine(4, 25e9, 2e-6, 4);
+}
+
 static void balance(void)
 {
     wl_moe moe;
-    wl_model m = small_model(&moe);
-    sim_machine *mach = star_machine(4, 25e9, 2e-6, 4);
+    wl_model m;
     wl_moe_strategy st;
-    wl_moe_strategy_default(&st);
-    sim_err e;
-    CHECK(wl_moe_strategy_parse("ep=4,mb=2,gb=16,dtype=fp16", &st, &e) == 0, "strategy: %s", e.msg);
+    sim_machine *mach = small_case(&m, &moe, &st);
     int64_t per_source = 2048;
 
     /* perfect balance: every expert gets the same tokens from every source */
@@ -214,18 +221,17 @@ static void balance(void)
 }
 
 /* A routed step is the generator's schedule sized by the routing: each
- * rank's expert GEMMs have the rows its tokens give, its dispatch sends
+ * rank's expert GEMMs have the rows its tokens give (up to whole tiles of 8
+ * per local expert), its dispatch sends
  * what the assignment says (tokens x hidden x 2 bytes), the combine the
  * transpose. */
 static void routed_sizes(void)
 {
     wl_moe moe;
-    wl_model m = small_model(&moe);
-    sim_machine *mach = star_machine(4, 25e9, 2e-6, 4);
+    wl_model m;
     wl_moe_strategy st;
-    wl_moe_strategy_default(&st);
+    sim_machine *mach = small_case(&m, &moe, &st);
     sim_err e;
-    CHECK(wl_moe_strategy_parse("ep=4,mb=2,gb=16,dtype=fp16", &st, &e) == 0, "strategy: %s", e.msg);
     int64_t skew[4 * 8], compute[4], send[16];
     for (int k = 0; k < 4; k++)
         for (int x = 0; x < 8; x++)
@@ -241,8 +247,9 @@ static void routed_sizes(void)
         int g = sim_sched_rank_of(s, i); /* tp = pp = 1: the rank is its EP index */
         if (!strcmp(name, "expert_fc1")) {
             seen_gemm[g]++;
-            CHECK(p->m == (compute[g] + 1) / 2 && p->batch == 2, "rank %d: expert_fc1 %lld rows x %lld, want %lld x 2",
-                  g, (long long)p->m, (long long)p->batch, (long long)((compute[g] + 1) / 2));
+            int64_t want = ((compute[g] + 1) / 2 + 7) / 8 * 8; /* per local expert, whole tiles of 8 */
+            CHECK(p->m == want && p->batch == 2, "rank %d: expert_fc1 %lld rows x %lld, want %lld x 2", g,
+                  (long long)p->m, (long long)p->batch, (long long)want);
         }
         if (!strcmp(name, "moe_dispatch") || !strcmp(name, "moe_combine")) {
             int comb = name[4] == 'c';
