@@ -40,10 +40,27 @@ int val_fit_oases_nic(const char *data_dir, val_fitted *out, int max, FILE *logf
 int val_fit_kernels_3090(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
 /* Memory-bound curves and launch_s of A100/V100/H100/H200 (fit_memory.c). */
 int val_fit_memory(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
-/* Fused attention (FlashAttention) curves: H100 from FA3's figures, the
- * catalogue default (FA2 on Ampere) from FA2's (validation/fit_flash.c). */
+/* Fused attention (FlashAttention) curves: each measured card (H100, H200)
+ * from its own attention table, the catalogue default (FA2 on Ampere) from
+ * FA2's figures (validation/fit_flash.c). */
 int val_fit_flash(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
-/* The card's power state (h100-micro/duty.csv, fit_gemm.c): per GEMM time
+/* The cards this project measured itself with bench/gpu/measure.py: a
+ * catalogue model and its folder under validation/data (PROVENANCE.md,
+ * h100-micro/ and h200-micro/).  Each card's GEMM curve, FP8 scale,
+ * gemm_unaligned and power table (fit_gemm.c), memory curve, shortest
+ * kernel, launch gap and element-wise classes (fit_memory.c), attention
+ * curves (fit_flash.c) and overlap slowdowns (fit_overlap.c) come from its
+ * own folder; groups h100-micro and h200-micro compare it (g_micro.c). */
+typedef struct val_micro_card {
+    const char *model; /* "H100-SXM" */
+    const char *dir;   /* "h100-micro" */
+} val_micro_card;
+extern const val_micro_card val_micro_cards[];
+extern const int val_micro_ncards;
+/* The card of catalogue model `model`, or NULL. */
+const val_micro_card *val_micro_card_of(const char *model);
+
+/* The card's power state (<card>/duty.csv, fit_gemm.c): per GEMM time
  * share, its rate over the cool one and the mean SM clock. */
 #include "val_csv.h"
 typedef struct val_power {
@@ -53,7 +70,7 @@ typedef struct val_power {
 int val_power_read(val_csv *c, val_power *pt, sim_err *err);
 /* A row's power state from its recorded SM clock (the duty rows by clock). */
 double val_power_rate_at_clock(const val_power *pt, double mhz);
-/* The H100's overlap slowdowns from its measured GEMM-beside-copy rows (fit_overlap.c). */
+/* Each measured card's overlap slowdowns from its GEMM-beside-copy rows (fit_overlap.c). */
 int val_fit_overlap(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
 
 /* The four Oases blocks of one layer (attn_fwd, attn_bwd, mlp_fwd, mlp_bwd)

@@ -8,15 +8,17 @@
  * platforms/catalog/gpus.json under "flash_attention" sampled at
  * s = 2^7 ... 2^17 (keys log10 s).  The measured times lose the kernels'
  * launches first (the cost model adds them back).
- *   H100-SXM (and H100-PCIe, the same fractions of its own peak): this
- *     project's measurement on one H100 SXM5 (h100-micro/attention.csv,
+ *   H100-SXM (and H100-PCIe, the same fractions of its own peak) and H200:
+ *     this project's measurement on each card (h100-micro/attention.csv on
+ *     one H100 SXM5, h200-micro/attention.csv on one H200: val_micro_cards;
  *     bench/gpu/measure.py: PyTorch's scaled_dot_product_attention, 16k
- *     tokens, hidden 2,048, hd 128), against the 989.4 TFLOP/s dense BF16
- *     peak: the cuDNN fused-attention backend for the GPU's best kernel (the
- *     one Megatron-Core runs on Hopper through Transformer Engine, and the
- *     one PyTorch picks there by default), its FlashAttention-2 backend for
- *     attn=flash2; causal factors from its causal rows.  The FA3 paper's own
- *     FA3 and FA2 bars on H100 SXM5 (Figs. 5-6) are predictions.
+ *     tokens, hidden 2,048, hd 128), against the card's dense BF16 peak
+ *     (989.4 TFLOP/s on both): the cuDNN fused-attention backend for the
+ *     GPU's best kernel (the one Megatron-Core runs on Hopper through
+ *     Transformer Engine, and the one PyTorch picks there by default), its
+ *     FlashAttention-2 backend for attn=flash2; causal factors from its
+ *     causal rows.  The FA3 paper's own FA3 and FA2 bars on H100 SXM5 (Figs.
+ *     5-6) are predictions for the H100.
  *   defaults (FlashAttention-2 on Ampere and Ada, A100 included): no
  *     per-sequence-length A100 table is in the data, so the shape (s_half,
  *     g) is fitted on FlashAttention-2's own bars on H100 in the same
@@ -46,7 +48,6 @@
  * Calibration), so its rows are brought to that clock before use */
 #define GPU_TRAVEL_CLOCK (1200.0 / 1410.0)
 #define H100_SXM_BF16 989.4e12
-#define H100_TABLE "h100-micro/attention.csv" /* this project's H100 SXM5 measurement (bench/gpu/measure.py) */
 #define A100_BF16 312e12
 
 typedef struct flash_pt {
@@ -119,13 +120,13 @@ static int select_rows_of(val_csv *c, const char *table_gpu, const char *gpu, co
         /* the benchmark's FLOP count (sim_cost_flops' for this shape) and time */
         double f = 4 * b * h * s * s * hd * (causal ? 0.5 : 1) * (bwd ? 2.5 : 1), time = f / (t * 1e12);
         if (time <= launch)
-            return sim_errf(err, "%s: %s %s seq %.0f: %.3g s is shorter than the launches",
-                            table_gpu ? H100_TABLE : "attention/flash_attention.csv", gpu, impl, s, time);
+            return sim_errf(err, "%s: %s %s seq %.0f: %.3g s is shorter than the launches", val_csv_path(c), gpu,
+                            impl, s, time);
         d->p[d->n++] = (flash_pt){s, f / (time - launch) / peak, t};
     }
     if (d->n < min)
         return sim_errf(err, "%s: %d rows for %s %s %s causal=%d at head dim 128; expected at least %d",
-                        table_gpu ? H100_TABLE : "attention/flash_attention.csv", d->n, gpu, impl, dir, causal, min);
+                        val_csv_path(c), d->n, gpu, impl, dir, causal, min);
     return 0;
 }
 
@@ -178,14 +179,14 @@ static double causal_factor(const flash_data *d, const double *x)
  * log10 s; the benchmark's lengths fall on them) against the stored one. */
 static int emit(const char *model, int fa2, int bwd, const double *x, double scale, val_fitted *out, int max)
 {
-    static char names[8][11][64];
+    static char names[16][11][64];
     static int slot = 0;
     sim_gpu g;
     sim_err e;
     if (plat_gpu_lookup_info(model, &g, NULL, &e))
         return 0;
     const sim_curve *c = fa2 ? (bwd ? &g.flash2_bwd_eff : &g.flash2_fwd_eff) : (bwd ? &g.flash_bwd_eff : &g.flash_fwd_eff);
-    int k = 0, sl = slot++ % 8;
+    int k = 0, sl = slot++ % 16;
     for (int i = 7; i <= 17 && k < max; i++, k++) {
         double s = pow(2, i);
         snprintf(names[sl][k], sizeof names[sl][k], "%s flash%s_%s[2^%d]", model, fa2 ? "2" : "", bwd ? "bwd" : "fwd", i);
@@ -194,37 +195,87 @@ static int emit(const char *model, int fa2, int bwd, const double *x, double sca
     return k;
 }
 
+/* One measured card's curves (x of eff_of): cuDNN's fused attention (the
+ * GPU's best) and FlashAttention-2, forward and backward, and their causal
+ * factors, from its own attention.csv. */
+typedef struct card_fit {
+    double best[2][3], fa2[2][3];
+    double causal_best, causal_fa2;
+} card_fit;
+
+static const char *const DIRS[2] = {"fwd", "bwd"};
+
+static int fit_card(const char *data_dir, const val_micro_card *card, card_fit *cf, FILE *logf, sim_err *err)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s/attention.csv", data_dir, card->dir);
+    val_csv *h = val_csv_load(path, err);
+    if (!h)
+        return -1;
+    sim_gpu g;
+    if (plat_gpu_lookup_info(card->model, &g, NULL, err)) {
+        val_csv_free(h);
+        return -1;
+    }
+    const double peak = g.peak_flops[SIM_DTYPE_BF16];
+    const char *m = card->model;
+    flash_data d;
+    int rc = 0;
+    for (int b = 0; b < 2 && !rc; b++) {
+        char what[96];
+        snprintf(what, sizeof what, "%s cuDNN fused attention %s (measured)", m, DIRS[b]);
+        rc = select_rows_of(h, m, m, "cudnn", DIRS[b], 0, peak, 6, &d, err) || fit_curve(&d, cf->best[b], what, logf, err);
+        if (!rc)
+            report(&d, cf->best[b], 1, 0, what, logf);
+        snprintf(what, sizeof what, "%s FlashAttention-2 %s (measured)", m, DIRS[b]);
+        rc = rc || select_rows_of(h, m, m, "flash2", DIRS[b], 0, peak, 6, &d, err) ||
+             fit_curve(&d, cf->fa2[b], what, logf, err);
+        if (!rc)
+            report(&d, cf->fa2[b], 1, 0, what, logf);
+    }
+    char what[96];
+    rc = rc || select_rows_of(h, m, m, "cudnn", "fwd", 1, peak, 6, &d, err);
+    if (!rc) {
+        cf->causal_best = causal_factor(&d, cf->best[0]);
+        snprintf(what, sizeof what, "%s cuDNN fwd causal", m);
+        report(&d, cf->best[0], cf->causal_best, 1, what, logf);
+    }
+    rc = rc || select_rows_of(h, m, m, "flash2", "fwd", 1, peak, 6, &d, err);
+    if (!rc) {
+        cf->causal_fa2 = causal_factor(&d, cf->fa2[0]);
+        snprintf(what, sizeof what, "%s FA2 fwd causal", m);
+        report(&d, cf->fa2[0], cf->causal_fa2, 1, what, logf);
+    }
+    val_csv_free(h);
+    return rc ? -1 : 0;
+}
+
+#define FLASH_MAX_CARDS 4
+
 int val_fit_flash(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err)
 {
+    if (val_micro_ncards > FLASH_MAX_CARDS)
+        return sim_errf(err, "internal: fit_flash.c takes at most %d measured cards", FLASH_MAX_CARDS);
+    card_fit cards[FLASH_MAX_CARDS];
+    const card_fit *h100 = NULL; /* the card the FA3 paper's H100 bars are predicted with */
+    for (int i = 0; i < val_micro_ncards; i++) {
+        if (fit_card(data_dir, &val_micro_cards[i], &cards[i], logf, err))
+            return -1;
+        if (!strcmp(val_micro_cards[i].model, "H100-SXM"))
+            h100 = &cards[i];
+    }
     char path[1024];
     snprintf(path, sizeof path, "%s/attention/flash_attention.csv", data_dir);
     val_csv *c = val_csv_load(path, err);
     if (!c)
         return -1;
-    snprintf(path, sizeof path, "%s/" H100_TABLE, data_dir);
-    val_csv *h = val_csv_load(path, err);
-    if (!h) {
-        val_csv_free(c);
-        return -1;
-    }
     flash_data d;
-    double best[2][3], fa2h[2][3], fa2[2][3];
-    static const char *dirs[2] = {"fwd", "bwd"};
+    double fa2[2][3];
     int n = 0, rc = 0;
     for (int b = 0; b < 2 && !rc; b++) {
         char what[96];
-        snprintf(what, sizeof what, "H100-SXM cuDNN fused attention %s (measured)", dirs[b]);
-        rc = select_rows_of(h, "H100-SXM", "H100-SXM", "cudnn", dirs[b], 0, H100_SXM_BF16, 6, &d, err) ||
-             fit_curve(&d, best[b], what, logf, err);
-        if (!rc)
-            report(&d, best[b], 1, 0, what, logf);
-        snprintf(what, sizeof what, "H100-SXM FlashAttention-2 %s (measured)", dirs[b]);
-        rc = rc || select_rows_of(h, "H100-SXM", "H100-SXM", "flash2", dirs[b], 0, H100_SXM_BF16, 6, &d, err) ||
-             fit_curve(&d, fa2h[b], what, logf, err);
-        if (!rc)
-            report(&d, fa2h[b], 1, 0, what, logf);
-        snprintf(what, sizeof what, "FlashAttention-2 shape (FA3 paper, H100) %s", dirs[b]);
-        rc = rc || select_rows(c, "H100-SXM", "FlashAttention-2", dirs[b], 0, H100_SXM_BF16, 6, &d, err) ||
+        snprintf(what, sizeof what, "FlashAttention-2 shape (FA3 paper, H100) %s", DIRS[b]);
+        rc = select_rows(c, "H100-SXM", "FlashAttention-2", DIRS[b], 0, H100_SXM_BF16, 6, &d, err) ||
              fit_curve(&d, fa2[b], what, logf, err);
     }
     /* the FA2 paper's A100 maxima at the figures' longest sequence, then
@@ -241,23 +292,16 @@ int val_fit_flash(const char *data_dir, val_fitted *out, int max, FILE *logf, si
                 "clock)\n", level, d.n, 100 * GPU_TRAVEL_CLOCK);
     scale[0] *= level;
     scale[1] *= level;
-    double causal_best = 0, causal_fa2h = 0, causal2 = 0;
-    rc = rc || select_rows_of(h, "H100-SXM", "H100-SXM", "cudnn", "fwd", 1, H100_SXM_BF16, 6, &d, err);
-    if (!rc) {
-        causal_best = causal_factor(&d, best[0]);
-        report(&d, best[0], causal_best, 1, "H100-SXM cuDNN fwd causal", logf);
-    }
-    rc = rc || select_rows_of(h, "H100-SXM", "H100-SXM", "flash2", "fwd", 1, H100_SXM_BF16, 6, &d, err);
-    if (!rc) {
-        causal_fa2h = causal_factor(&d, fa2h[0]);
-        report(&d, fa2h[0], causal_fa2h, 1, "H100-SXM FA2 fwd causal", logf);
-    }
+    double causal2 = 0;
     rc = rc || select_rows(c, "H100-SXM", "FlashAttention-2", "fwd", 1, H100_SXM_BF16, 6, &d, err);
     if (!rc)
         causal2 = causal_factor(&d, fa2[0]);
     if (!rc && logf) {
-        fprintf(logf, "causal factor: %.3f (cuDNN, H100), %.3f (FA2, H100), %.3f (FA2 in the FA3 paper: the defaults)\n",
-                causal_best, causal_fa2h, causal2);
+        fprintf(logf, "causal factor:");
+        for (int i = 0; i < val_micro_ncards; i++)
+            fprintf(logf, " %.3f (cuDNN, %s), %.3f (FA2, %s),", cards[i].causal_best, val_micro_cards[i].model,
+                    cards[i].causal_fa2, val_micro_cards[i].model);
+        fprintf(logf, " %.3f (FA2 in the FA3 paper: the defaults)\n", causal2);
         fprintf(logf, "defaults (FlashAttention-2, A100): e_max %.3f fwd, %.3f bwd (FA2's 73 %% / 63 %% at 16k, "
                 "at gpu_travel's level, full clock)\n",
                 scale[0] / (1 + exp(-fa2[0][0])), scale[1] / (1 + exp(-fa2[1][0])));
@@ -266,39 +310,41 @@ int val_fit_flash(const char *data_dir, val_fitted *out, int max, FILE *logf, si
         fprintf(logf, "predicted (not fitted):\n");
         if (!select_rows(c, "A100-SXM-80GB", "FlashAttention-2", "fwd", 1, A100_BF16, 1, &d, err))
             report(&d, fa2[0], scale[0] * GPU_TRAVEL_CLOCK * causal2, 1, "A100 FA2 fwd causal (gpu_travel at its clock)", logf);
-        for (int b = 0; b < 2; b++) {
+        for (int b = 0; h100 && b < 2; b++) {
             char what[64];
-            snprintf(what, sizeof what, "H100 FA3 paper %s by the cuDNN curve", dirs[b]);
-            if (!select_rows(c, "H100-SXM", "FlashAttention-3", dirs[b], 0, H100_SXM_BF16, 1, &d, err))
-                report(&d, best[b], 1, 0, what, logf);
-            snprintf(what, sizeof what, "H100 FA2 paper bars %s (measured curve)", dirs[b]);
-            if (!select_rows(c, "H100-SXM", "FlashAttention-2", dirs[b], 0, H100_SXM_BF16, 1, &d, err))
-                report(&d, fa2h[b], 1, 0, what, logf);
+            snprintf(what, sizeof what, "H100 FA3 paper %s by the cuDNN curve", DIRS[b]);
+            if (!select_rows(c, "H100-SXM", "FlashAttention-3", DIRS[b], 0, H100_SXM_BF16, 1, &d, err))
+                report(&d, h100->best[b], 1, 0, what, logf);
+            snprintf(what, sizeof what, "H100 FA2 paper bars %s (measured curve)", DIRS[b]);
+            if (!select_rows(c, "H100-SXM", "FlashAttention-2", DIRS[b], 0, H100_SXM_BF16, 1, &d, err))
+                report(&d, h100->fa2[b], 1, 0, what, logf);
         }
     }
     val_csv_free(c);
-    val_csv_free(h);
     if (rc)
         return -1;
-    n += emit("H100-SXM", 0, 0, best[0], 1, out + n, max - n);
-    n += emit("H100-SXM", 0, 1, best[1], 1, out + n, max - n);
-    n += emit("H200", 0, 0, best[0], 1, out + n, max - n); /* the same GH100 die: the same kernels */
-    n += emit("H200", 0, 1, best[1], 1, out + n, max - n);
-    /* FlashAttention-2 itself on Hopper (attn=flash2), as measured */
-    n += emit("H100-SXM", 1, 0, fa2h[0], 1, out + n, max - n);
-    n += emit("H100-SXM", 1, 1, fa2h[1], 1, out + n, max - n);
+    /* each measured card: its best kernel (cuDNN), then FlashAttention-2
+     * itself on Hopper (attn=flash2), as measured */
+    for (int i = 0; i < val_micro_ncards; i++) {
+        const char *m = val_micro_cards[i].model;
+        n += emit(m, 0, 0, cards[i].best[0], 1, out + n, max - n);
+        n += emit(m, 0, 1, cards[i].best[1], 1, out + n, max - n);
+        n += emit(m, 1, 0, cards[i].fa2[0], 1, out + n, max - n);
+        n += emit(m, 1, 1, cards[i].fa2[1], 1, out + n, max - n);
+    }
     n += emit("A100-SXM-80GB", 0, 0, fa2[0], scale[0], out + n, max - n);
     n += emit("A100-SXM-80GB", 0, 1, fa2[1], scale[1], out + n, max - n);
-    const char *who[3] = {"H100-SXM", "A100-SXM-80GB", "H100-SXM"};
-    double fitted[3] = {causal_best, causal2, causal_fa2h};
-    static char names[3][64];
-    for (int i = 0; i < 3 && n < max; i++) {
+    static char names[2 * FLASH_MAX_CARDS + 1][64];
+    for (int i = 0; i <= 2 * val_micro_ncards && n < max; i++) {
+        const char *who = i < 2 * val_micro_ncards ? val_micro_cards[i / 2].model : "A100-SXM-80GB";
+        int is_fa2 = i < 2 * val_micro_ncards && i % 2;
+        double fitted = i == 2 * val_micro_ncards ? causal2 : is_fa2 ? cards[i / 2].causal_fa2 : cards[i / 2].causal_best;
         sim_gpu g;
         sim_err e;
-        if (plat_gpu_lookup_info(who[i], &g, NULL, &e))
+        if (plat_gpu_lookup_info(who, &g, NULL, &e))
             continue;
-        snprintf(names[i], sizeof names[i], "%s flash%s causal", who[i], i == 2 ? "2" : "");
-        out[n++] = (val_fitted){names[i], fitted[i], i == 2 ? g.flash2_causal : g.flash_causal, ""};
+        snprintf(names[i], sizeof names[i], "%s flash%s causal", who, is_fa2 ? "2" : "");
+        out[n++] = (val_fitted){names[i], fitted, is_fa2 ? g.flash2_causal : g.flash_causal, ""};
     }
     return n;
 }

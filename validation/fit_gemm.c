@@ -30,22 +30,25 @@
  *     is the same GA100 at the same clocks: it gets the same curve.  The
  *     A100 PCIe cards (250-300 W) get it scaled by the ratio of stas00's
  *     A100 PCIe and SXM MAMF rows (derived, not fitted).
- *   H100-SXM: this project's own table (h100-micro/gemm.csv, bench/gpu/
- *     measure.py on one H100 SXM5): the bf16 products whose edges are all
- *     multiples of 8, ordered by FLOPs, even-indexed fitted and odd-indexed
- *     predicted (random shapes, squares, and the fwd / dgrad / wgrad
- *     products of GPT and Llama layers; group h100-micro); the FP8 scale on
- *     the even-indexed FP8 rows of the same table.  The table replays CUDA
- *     graphs, so a row is the kernel's duration with no launch gap.  Rows
- *     with an edge that is not a multiple of 8 are left out: their operand
- *     rows are not 16-byte aligned and cuBLAS runs other, slower kernels (75
- *     to 145 TFLOP/s where aligned neighbours reach 400-700).  The card ran
- *     at its 700 W limit through the large products (its SM clock at 1,300
- *     to 1,600 MHz instead of 1,980: h100-micro/sustained.csv), as in a
- *     training step, so the plateau is the sustained one.  Predicted: the
- *     ND H100 v5 cuBLASLt FP8 table, stas00's H100 MAMF rows, and the ND
- *     H200 v5 FP8 table for the H200 (the same GH100 at 700 W, which gets
- *     the H100's curve) (group h100-gemm).
+ *   H100-SXM and H200: each card's own table, measured by this project
+ *     with bench/gpu/measure.py (h100-micro/gemm.csv on one H100 SXM5,
+ *     h200-micro/gemm.csv on one H200: val_micro_cards): the bf16 products
+ *     whose edges are all multiples of 8, ordered by FLOPs, even-indexed
+ *     fitted and odd-indexed predicted (random shapes, squares, and the fwd
+ *     / dgrad / wgrad products of GPT and Llama layers; groups h100-micro
+ *     and h200-micro); the FP8 scale on the even-indexed FP8 rows of the
+ *     same table.  The table replays CUDA graphs, so a row is the kernel's
+ *     duration with no launch gap.  Rows with an edge that is not a
+ *     multiple of 8 are left out: their operand rows are not 16-byte
+ *     aligned and cuBLAS runs other, slower kernels (75 to 145 TFLOP/s
+ *     where aligned neighbours reach 400-700); they give gemm_unaligned.
+ *     Both cards ran at their 700 W limit through the large products (the
+ *     SM clock at 1,300 to 1,600 MHz instead of 1,980: <card>/sustained.csv),
+ *     as in a training step; each row is taken at the power state its
+ *     recorded SM clock gives (the card's own duty.csv), so the curve is
+ *     the cool state's and the card's duty.csv is its power table.
+ *     Predicted: the ND H100 v5 / ND H200 v5 cuBLASLt FP8 tables and
+ *     stas00's H100 (bf16, FP8) and H200 (FP8) MAMF rows (group h100-gemm).
  * Nothing from the Oases profile or a training step is used. */
 #include <math.h>
 #include <stdlib.h>
@@ -383,11 +386,25 @@ static int fit_a100(const char *data_dir, gemm_data *d, val_fitted *out, int max
     return total;
 }
 
-/* The card's power state from h100-micro/duty.csv (bench/gpu/measure.py):
+const val_micro_card val_micro_cards[] = {
+    {"H100-SXM", "h100-micro"}, /* one H100 80GB HBM3 SXM5, 2026-11-27 */
+    {"H200", "h200-micro"},     /* one H200 141 GB SXM, 2026-11-27 */
+};
+const int val_micro_ncards = (int)(sizeof val_micro_cards / sizeof val_micro_cards[0]);
+
+const val_micro_card *val_micro_card_of(const char *model)
+{
+    for (int i = 0; i < val_micro_ncards; i++)
+        if (!strcmp(val_micro_cards[i].model, model))
+            return &val_micro_cards[i];
+    return NULL;
+}
+
+/* The card's power state from its duty.csv (bench/gpu/measure.py):
  * an 8,192 x 8,192 x 4,096 GEMM interleaved with copies at GEMM time
  * shares 0.2 ... 1, its rate and the mean SM clock at each.  The cool rate
  * is the mean of the shares <= 0.4 (the card below its power limit there:
- * 1.96-1.98 GHz); each share's rate over it, at most 1, is the catalogue's
+ * 1.96-1.98 GHz on the H100, 1.84-1.98 on the H200); each share's rate over it, at most 1, is the catalogue's
  * power table (tensor load = the share: the GEMM runs at its plateau); each
  * share's (clock, rate) maps a table row's recorded SM clock to its state. */
 int val_power_read(val_csv *c, val_power *pt, sim_err *err)
@@ -404,8 +421,8 @@ int val_power_read(val_csv *c, val_power *pt, sim_err *err)
             val_csv_num(c, i, cm, &mhz, err) < 0)
             rc = -1;
         else if (!(t > 0 && sh > 0 && sh <= 1) || (pt->n > 0 && !(sh > pt->share[pt->n - 1])))
-            rc = sim_errf(err, "h100-micro/duty.csv: row %d: expected increasing gemm_share in (0, 1] and a "
-                          "positive rate", i + 2);
+            rc = sim_errf(err, "%s: row %d: expected increasing gemm_share in (0, 1] and a positive rate",
+                          val_csv_path(c), i + 2);
         else {
             pt->share[pt->n] = sh, pt->mhz[pt->n] = mhz, tf[pt->n++] = t;
             if (sh <= 0.4)
@@ -413,7 +430,7 @@ int val_power_read(val_csv *c, val_power *pt, sim_err *err)
         }
     }
     if (rc == 0 && (pt->n < 2 || !ncool))
-        rc = sim_errf(err, "h100-micro/duty.csv: expected at least 2 rows, one at a share <= 0.4");
+        rc = sim_errf(err, "%s: expected at least 2 rows, one at a share <= 0.4", val_csv_path(c));
     for (int i = 0; rc == 0 && i < pt->n; i++)
         pt->rate[i] = fmin(1, tf[i] / (cool / ncool));
     return rc;
@@ -421,10 +438,12 @@ int val_power_read(val_csv *c, val_power *pt, sim_err *err)
 
 /* A table row's state from its recorded SM clock: the duty rows' rates by
  * clock, linear between them, held beyond them. */
-static int load_power(const char *data_dir, val_power *pt, sim_err *err)
+static int load_power(const char *data_dir, const val_micro_card *card, val_power *pt, sim_err *err)
 {
     val_csv *c;
-    if (load(data_dir, "h100-micro/duty.csv", &c, err))
+    char rel[256];
+    snprintf(rel, sizeof rel, "%s/duty.csv", card->dir);
+    if (load(data_dir, rel, &c, err))
         return -1;
     int rc = val_power_read(c, pt, err);
     val_csv_free(c);
@@ -497,13 +516,14 @@ static int add_micro(const char *data_dir, const char *rel, gemm_data *d, const 
  * leading dimension in that layout, ran an aligned kernel), the odd ones
  * predicted.  The cost model cannot tell leading dimensions (a payload has
  * no layout), so any odd edge counts, as it must for a weight gradient whose
- * odd edge is the output's.  For the H100 and the H200 (the same die and
- * cuBLAS). */
-static int fit_unaligned(const char *data_dir, const gemm_data *fitted, const val_power *pt, val_fitted *out,
-                         int max, FILE *logf, sim_err *err)
+ * odd edge is the output's.  Each measured card on its own table. */
+static int fit_unaligned(const char *data_dir, const val_micro_card *card, const gemm_data *fitted,
+                         const val_power *pt, val_fitted *out, int max, FILE *logf, sim_err *err)
 {
     val_csv *c;
-    if (load(data_dir, "h100-micro/gemm.csv", &c, err))
+    char rel[256];
+    snprintf(rel, sizeof rel, "%s/gemm.csv", card->dir);
+    if (load(data_dir, rel, &c, err))
         return -1;
     int cd = val_csv_col(c, "dtype", err), cm = val_csv_col(c, "m", err), cn = val_csv_col(c, "n", err);
     int ck = val_csv_col(c, "k", err), cu = val_csv_col(c, "us", err), cz = val_csv_col(c, "sm_mhz", err);
@@ -525,7 +545,7 @@ static int fit_unaligned(const char *data_dir, const gemm_data *fitted, const va
     if (rc)
         return -1;
     if (n < 4)
-        return sim_errf(err, "h100-micro/gemm.csv: %d unaligned bf16 rows; expected at least 4", n);
+        return sim_errf(err, "%s: %d unaligned bf16 rows; expected at least 4", rel, n);
     for (int i = 1; i < n; i++) /* by FLOPs */
         for (int j = i; j > 0 && pts[j].m * pts[j].n * pts[j].k < pts[j - 1].m * pts[j - 1].n * pts[j - 1].k; j--) {
             gemm_pt t = pts[j];
@@ -552,48 +572,66 @@ static int fit_unaligned(const char *data_dir, const gemm_data *fitted, const va
             epred += e;
     }
     if (logf)
-        fprintf(logf, "H100-SXM unaligned bf16 GEMMs (an edge not a multiple of 8): %.3f of the aligned rate; %d rows "
+        fprintf(logf, "%s unaligned bf16 GEMMs (an edge not a multiple of 8): %.3f of the aligned rate; %d rows "
                       "fitted (mean |error| %.1f %%), %d predicted (%.1f %%)\n",
-                scale, nf, 100 * efit / nf, n - nf, 100 * epred / (n - nf));
-    static const char *const GPUS[] = {"H100-SXM", "H200"};
-    static char names[2][48];
-    int k = 0;
-    for (int g = 0; g < 2 && k < max; g++) {
-        sim_gpu info;
-        if (plat_gpu_lookup_info(GPUS[g], &info, NULL, err))
-            return -1;
-        snprintf(names[g], sizeof names[g], "%s gemm_unaligned", GPUS[g]);
-        out[k++] = (val_fitted){names[g], scale, info.gemm_unaligned, ""};
-    }
-    return k;
+                card->model, scale, nf, 100 * efit / nf, n - nf, 100 * epred / (n - nf));
+    static char names[8][48];
+    static int slot;
+    int sl = slot++ % 8;
+    if (max < 1)
+        return 0;
+    snprintf(names[sl], sizeof names[sl], "%s gemm_unaligned", card->model);
+    out[0] = (val_fitted){names[sl], scale, fitted->g.gemm_unaligned, ""};
+    return 1;
 }
 
-/* H100: the curve on the bf16 rows of this project's table, then the FP8
- * scale on its FP8 rows with the curve held; the published tables are
- * predictions. */
-static int fit_h100(const char *data_dir, gemm_data *d, val_fitted *out, int max, FILE *logf, sim_err *err)
+/* Each measured card (val_micro_cards): the curve on the bf16 rows of its
+ * own table, then the FP8 scale on its FP8 rows with the curve held; the
+ * published tables are predictions. */
+static const struct {
+    const char *model;
+    const char *mamf;     /* stas00's accelerator name */
+    int mamf_bf16;        /* 1: its MAMF table has a bf16 row (the H200 has FP8 only) */
+    const char *azure;    /* Azure's cuBLASLt FP8 table of the card */
+} MICRO_PUBLISHED[] = {
+    {"H100-SXM", "NVIDIA H100 SXM", 1, "gemm/azure_nd_h100_v5_gemm_cublaslt_fp8.csv"},
+    {"H200", "NVIDIA H200 SXM", 0, "gemm/azure_nd_h200_v5_gemm_cublaslt_fp8.csv"},
+};
+
+static int fit_micro(const char *data_dir, const val_micro_card *card, gemm_data *d, val_fitted *out, int max,
+                     FILE *logf, sim_err *err)
 {
     memset(d, 0, sizeof *d);
     d->scaled = SIM_DTYPE_FP8;
     static val_power pt;
-    if (load_power(data_dir, &pt, err) || plat_gpu_lookup_info("H100-SXM", &d->g, NULL, err) ||
-        add_micro(data_dir, "h100-micro/gemm.csv", d, "bf16", SIM_DTYPE_BF16, &pt, err) ||
-        add_micro(data_dir, "h100-micro/gemm.csv", d, "fp8", SIM_DTYPE_FP8, &pt, err))
+    char rel[256], what[160];
+    snprintf(rel, sizeof rel, "%s/gemm.csv", card->dir);
+    if (load_power(data_dir, card, &pt, err) || plat_gpu_lookup_info(card->model, &d->g, NULL, err) ||
+        add_micro(data_dir, rel, d, "bf16", SIM_DTYPE_BF16, &pt, err) ||
+        add_micro(data_dir, rel, d, "fp8", SIM_DTYPE_FP8, &pt, err))
         return -1;
     int micro = d->n;
-    if (add_mamf(data_dir, d, "NVIDIA H100 SXM", "bf16", SIM_DTYPE_BF16, NULL, err) ||
-        add_mamf(data_dir, d, "NVIDIA H100 SXM", "fp8_e4m3fn", SIM_DTYPE_FP8, NULL, err) ||
-        add_table(data_dir, "gemm/azure_nd_h100_v5_gemm_cublaslt_fp8.csv", d, SIM_DTYPE_FP8, 0, 1, err))
-        return -1;
+    for (size_t i = 0; i < sizeof MICRO_PUBLISHED / sizeof MICRO_PUBLISHED[0]; i++) {
+        if (strcmp(MICRO_PUBLISHED[i].model, card->model))
+            continue;
+        if ((MICRO_PUBLISHED[i].mamf_bf16 &&
+             add_mamf(data_dir, d, MICRO_PUBLISHED[i].mamf, "bf16", SIM_DTYPE_BF16, NULL, err)) ||
+            add_mamf(data_dir, d, MICRO_PUBLISHED[i].mamf, "fp8_e4m3fn", SIM_DTYPE_FP8, NULL, err) ||
+            add_table(data_dir, MICRO_PUBLISHED[i].azure, d, SIM_DTYPE_FP8, 0, 1, err))
+            return -1;
+    }
     for (int i = micro; i < d->n; i++)
         d->p[i].fit = 0; /* published: predicted */
     double x0[GP_N] = {1.0, 9.5, 0.0, 0, log(0.9)};
     memcpy(d->x, x0, sizeof x0);
-    if (fit_set(d, "H100-SXM GEMM, cool state (this project's bf16 table, each row at its recorded power state)", 0,
-                3, DT(SIM_DTYPE_BF16), logf, err) ||
-        fit_set(d, "H100-SXM FP8 scale (its FP8 rows, curve held)", GP_SCALE, 1, DT(SIM_DTYPE_FP8), logf, err))
+    snprintf(what, sizeof what, "%s GEMM, cool state (this project's bf16 table, each row at its recorded power state)",
+             card->model);
+    if (fit_set(d, what, 0, 3, DT(SIM_DTYPE_BF16), logf, err))
         return -1;
-    if (logf) /* the published rows beside the model: the table's own are listed by group h100-micro */
+    snprintf(what, sizeof what, "%s FP8 scale (its FP8 rows, curve held)", card->model);
+    if (fit_set(d, what, GP_SCALE, 1, DT(SIM_DTYPE_FP8), logf, err))
+        return -1;
+    if (logf) /* the published rows beside the model: the table's own are listed by the card's micro group */
         for (int i = micro; i < d->n; i++) {
             const gemm_pt *q = &d->p[i];
             double F = 2 * q->m * q->n * q->k, mt = model_t(d->x, d, q);
@@ -601,35 +639,28 @@ static int fit_h100(const char *data_dir, gemm_data *d, val_fitted *out, int max
                     q->m, q->n, q->k, sim_dtype_name((sim_dtype)q->dtype), F / q->seconds / 1e12, F / mt / 1e12,
                     100 * (q->seconds / mt - 1));
         }
-    int k = report("H100-SXM", d, 1, out, max, err);
+    int k = report(card->model, d, 1, out, max, err);
     if (k < 0)
         return -1;
-    int k2 = report("H200", d, 1, out + k, max - k, err);
+    int k2 = fit_unaligned(data_dir, card, d, &pt, out + k, max - k, logf, err);
     if (k2 < 0)
         return -1;
-    int k3 = fit_unaligned(data_dir, d, &pt, out + k + k2, max - k - k2, logf, err);
-    if (k3 < 0)
-        return -1;
-    k += k2 + k3;
-    /* the power table (load = share, rate) for both GH100 cards */
-    static const char *const GPUS[] = {"H100-SXM", "H200"};
-    static char names[2][16][48];
+    k += k2;
+    /* the power table (load = share, rate) */
+    static char names[8][16][48];
+    static int slot;
+    int sl = slot++ % 8;
     if (logf) {
-        fprintf(logf, "H100-SXM power state (h100-micro/duty.csv): tensor load -> rate of the cool state:");
+        fprintf(logf, "%s power state (%s/duty.csv): tensor load -> rate of the cool state:", card->model, card->dir);
         for (int i = 0; i < pt.n; i++)
             fprintf(logf, " %.1f -> %.3f (%.0f MHz)", pt.share[i], pt.rate[i], pt.mhz[i]);
         fprintf(logf, "\n");
     }
-    for (int g = 0; g < 2; g++) {
-        sim_gpu info;
-        if (plat_gpu_lookup_info(GPUS[g], &info, NULL, err))
-            return -1;
-        for (int i = 0; i < pt.n && 2 * i + 1 < 16 && k + 2 <= max; i++) {
-            snprintf(names[g][2 * i], sizeof names[g][2 * i], "%s power.load[%d]", GPUS[g], i);
-            snprintf(names[g][2 * i + 1], sizeof names[g][2 * i + 1], "%s power.gemm_rate[%d]", GPUS[g], i);
-            out[k++] = (val_fitted){names[g][2 * i], pt.share[i], i < info.power_n ? info.power_load[i] : NAN, ""};
-            out[k++] = (val_fitted){names[g][2 * i + 1], pt.rate[i], i < info.power_n ? info.power_rate[i] : NAN, ""};
-        }
+    for (int i = 0; i < pt.n && 2 * i + 1 < 16 && k + 2 <= max; i++) {
+        snprintf(names[sl][2 * i], sizeof names[sl][2 * i], "%s power.load[%d]", card->model, i);
+        snprintf(names[sl][2 * i + 1], sizeof names[sl][2 * i + 1], "%s power.gemm_rate[%d]", card->model, i);
+        out[k++] = (val_fitted){names[sl][2 * i], pt.share[i], i < d->g.power_n ? d->g.power_load[i] : NAN, ""};
+        out[k++] = (val_fitted){names[sl][2 * i + 1], pt.rate[i], i < d->g.power_n ? d->g.power_rate[i] : NAN, ""};
     }
     return k;
 }
@@ -658,12 +689,19 @@ int val_fit_gemm(const char *data_dir, val_fitted *out, int max, FILE *logf, sim
     gemm_data *d = malloc(sizeof *d);
     if (!d)
         return sim_errf(err, "out of memory");
-    int k1 = fit_rtx3090(data_dir, d, out, max, logf, err), k2 = -1, k3 = -1;
-    if (k1 >= 0)
-        k2 = fit_a100(data_dir, d, out + k1, max - k1, logf, err);
-    if (k2 >= 0)
-        k3 = fit_h100(data_dir, d, out + k1 + k2, max - k1 - k2, logf, err);
-    int k4 = k3 < 0 ? -1 : fit_v100(data_dir, d, out + k1 + k2 + k3, max - k1 - k2 - k3, logf, err);
+    int n = 0, k = fit_rtx3090(data_dir, d, out, max, logf, err);
+    if (k >= 0) {
+        n += k;
+        k = fit_a100(data_dir, d, out + n, max - n, logf, err);
+    }
+    for (int c = 0; k >= 0 && c < val_micro_ncards; c++) {
+        n += k;
+        k = fit_micro(data_dir, &val_micro_cards[c], d, out + n, max - n, logf, err);
+    }
+    if (k >= 0) {
+        n += k;
+        k = fit_v100(data_dir, d, out + n, max - n, logf, err);
+    }
     free(d);
-    return k4 < 0 ? -1 : k1 + k2 + k3 + k4;
+    return k < 0 ? -1 : n + k;
 }

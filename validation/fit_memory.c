@@ -1,5 +1,5 @@
 /* fit_memory.c — memory-bound efficiency curves, the shortest kernel and
- * the launch gap of the A100 (40 and 80 GB), V100 and H100/H200 (fit.h).
+ * the launch gap of the A100 (40 and 80 GB), V100, H100 and H200 (fit.h).
  *
  * Model (sim/costmodel.c): an element-wise kernel of B bytes read + written
  * lasts max(kernel_min_s, B / (mem_bw x eff(B))), eff(B) = e_max / (1 +
@@ -27,34 +27,34 @@
  * model has no cache, and they would pull e_max above what kernels larger
  * than the cache reach.  They stay in the group, where the simulation is
  * slower than measured.
- *   - H100-SXM: the whole training step of a 350M GPT on one H100 SXM5 that
- *     this project recorded (h100-micro/trace_gpt-350m.json.gz: launch gap
- *     and pointwise kernels, as for the A100s; the other six models' traces
- *     are predictions, group kineto-elementwise), BabelStream on ND H100 v5,
- *     and the streaming kernels (copy, add, GELU, fp32->bf16 cast) of this
- *     project's element-wise table on the same card (h100-micro/memory.csv:
- *     2^10 ... 2^28 elements, CUDA-graph replays, so no launch gap in the
- *     time), whose small sizes pin the knee and the shortest kernel that the
- *     trace's large kernels cannot;
- *   - H100-SXM's element-wise classes (sim_mem_class, catalogue key
- *     memory_class): each class's fraction of the fitted curve, on the 350M
- *     trace's classed kernels (wl_kineto_classed: the launching aten op
- *     gives the class) and the table's LayerNorm and RMSNorm rows (norm),
- *     the kernels above twice the L2 only: below it a kernel's fixed cost
- *     (one CTA per row for the norms, a reduction's second pass) and the
- *     table's replays of one buffer, which the L2 holds, set the time, not
- *     the rate the class stands for.  Per class, sorted by bytes, the
- *     even-indexed rows are fitted and the odd ones predicted; the other
- *     traces are predictions (group kineto-elementwise, subset
- *     "H100-SXM classed").  The table's softmax and dropout rows are no
- *     class: no generator emits a kernel of theirs (the loss's log-softmax
- *     is counted at the traffic it makes, workloads/gpt.c);
- *   - H200: only large BabelStream kernels, so only e_max is fitted; B_half
- *     is the H100-SXM's scaled by the bandwidth ratio (Little's law: the
- *     bytes in flight needed to reach a bandwidth grow with it at a similar
- *     DRAM latency) and kernel_min_s and launch_s are the H100-SXM's (the
- *     same GH100 die; no H200 trace in the data).  Derived, not fitted:
- *     stated in the catalogue. */
+ *   - H100-SXM and H200: the whole training step of a 350M GPT on the card
+ *     that this project recorded (h100-micro/ and h200-micro/
+ *     trace_gpt-350m.json.gz: launch gap and pointwise kernels, as for the
+ *     A100s; the other models' traces are predictions, group
+ *     kineto-elementwise), BabelStream on ND H100 v5 / ND H200 v5 (kept in
+ *     the fit beside the card's own kernels, as one more source of large
+ *     kernels), and the streaming kernels (copy, add, GELU, fp32->bf16 cast)
+ *     of this project's element-wise table on the same card
+ *     (<card>/memory.csv: 2^10 ... 2^28 elements, CUDA-graph replays, so no
+ *     launch gap in the time), whose small sizes pin the knee and the
+ *     shortest kernel that the trace's large kernels cannot;
+ *   - the H100-SXM's and H200's element-wise classes (sim_mem_class, catalogue
+ *     key memory_class): each class's fraction of the fitted curve, on the
+ *     350M trace's classed kernels (wl_kineto_classed: the launching aten op
+ *     gives the class) and the table's LayerNorm and RMSNorm rows (norm), the
+ *     kernels above twice the L2 only: below it a kernel's fixed cost (one CTA
+ *     per row for the norms, a reduction's second pass) and the table's
+ *     replays of one buffer, which the L2 holds, set the time, not the rate
+ *     the class stands for.  Per class, sorted by bytes, the even-indexed rows
+ *     are fitted and the odd ones predicted; the other traces are predictions
+ *     (group kineto-elementwise, subsets "H100-SXM classed" and "H200
+ *     classed").  The table's softmax and dropout rows are no class: no
+ *     generator emits a kernel of theirs (the loss's log-softmax is counted at
+ *     the traffic it makes, workloads/gpt.c);
+ * A GPU with no trace of its own may take a traced GPU's knee (B_half
+ * scaled by the bandwidth ratio: Little's law), shortest kernel and launch
+ * gap, and fit only e_max on BabelStream (knee_from): the H200 did so until
+ * this project measured one (2026-11-27, h200-micro/). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,7 +94,7 @@ typedef struct mf_data {
 /* One GPU's data: which trace, and its L2 capacity (datasheets: A100 40 MB,
  * NVIDIA A100 Tensor Core GPU Architecture whitepaper; V100 6 MB, Tesla
  * V100 GPU Architecture whitepaper; H100 SXM5 50 MB, H100 Tensor Core GPU
- * Architecture whitepaper; H200: the same GH100 die). */
+ * Architecture whitepaper; H200: the same GH100 die and L2). */
 static const struct {
     const char *model, *trace;
     double l2_bytes;
@@ -106,7 +106,7 @@ static const struct {
     {"A100-SXM-80GB", "kineto-traces/negative_queue_length_values_check/rank0.json.gz", 40e6, NULL, NULL, 0},
     {"V100-SXM2-16GB", "kineto-traces/trace_diff/test/test.json.gz", 6e6, NULL, NULL, 0},
     {"H100-SXM", "h100-micro/trace_gpt-350m.json.gz", 50e6, NULL, "h100-micro/memory.csv", 1},
-    {"H200", NULL, 50e6, "H100-SXM", NULL, 0},
+    {"H200", "h200-micro/trace_gpt-350m.json.gz", 50e6, NULL, "h200-micro/memory.csv", 1},
 };
 #define MF_NGPUS (int)(sizeof MF_GPUS / sizeof MF_GPUS[0])
 
@@ -314,9 +314,9 @@ static double class_mape(const double *x, const mf_data *d, int par, int *n)
 }
 
 /* Each class's fraction of the GPU's fitted curve (d->g carries it). */
-static int fit_classes(mf_data *d, const char *model, val_fitted *out, int max, FILE *logf, sim_err *err)
+static int fit_classes(mf_data *d, const char *model, int slot, val_fitted *out, int max, FILE *logf, sim_err *err)
 {
-    static char names[SIM_MEMC_COUNT][48];
+    static char names[MF_NGPUS][SIM_MEMC_COUNT][48]; /* a GPU's names in its slot of MF_GPUS */
     qsort(d->c, (size_t)d->nc, sizeof d->c[0], cmp_cpt);
     int k = 0;
     for (int c = 1; c < SIM_MEMC_COUNT && k < max; c++) {
@@ -338,8 +338,8 @@ static int fit_classes(mf_data *d, const char *model, val_fitted *out, int max, 
                     "%s element-wise class %s: %.3f of the memory curve; %d kernels fitted (mean |error| %.1f %%), "
                     "%d predicted (%.1f %%)\n",
                     model, sim_mem_class_name(c), f, nf, ef, np, ep);
-        snprintf(names[c], sizeof names[c], "%s memory_class.%s", model, sim_mem_class_name(c));
-        out[k++] = (val_fitted){names[c], f, sim_cost_mem_class(&d->g, c), ""};
+        snprintf(names[slot][c], sizeof names[slot][c], "%s memory_class.%s", model, sim_mem_class_name(c));
+        out[k++] = (val_fitted){names[slot][c], f, sim_cost_mem_class(&d->g, c), ""};
     }
     return k;
 }
@@ -353,16 +353,34 @@ static double mean_abs_err(const double *x, const mf_data *d, int par)
     return k ? 100 * s / k : 0;
 }
 
-/* Fits one GPU; x gets (logit e_max, log kernel_min_us, log10 B_half). */
+/* Fits one GPU; x gets (logit e_max, log kernel_min_us, log10 B_half),
+ * from the start x holds.  A knee that settles below the data's smallest
+ * kernel is a flat direction, not a fit: every small kernel then sits at
+ * the shortest kernel and every large one at the plateau, whatever the knee
+ * (the H200 from 10^7 B: its small kernels reach the shortest kernel at
+ * 1.5 MB, where the H100's are still on the knee).  The fit then starts
+ * again from a knee at 10^8 B and keeps the better of the two. */
 static int fit_gpu(mf_data *d, const char *model, double *x, FILE *logf, sim_err *err)
 {
     qsort(d->p, (size_t)d->n, sizeof d->p[0], cmp_pt);
     int nfit = (d->n + 1) / 2, np = d->fit_knee ? 3 : 1;
-    double rms;
+    double rms, x0[3] = {x[0], x[1], x[2]};
     if (val_fit_lm(resid, d, nfit, np, x, &rms, err))
         return sim_err_prefix(err, "%s memory curve: ", model);
     double kmin, emax, half;
     params(x, d, &kmin, &emax, &half);
+    if (d->fit_knee && d->n > 0 && half < d->p[0].bytes) {
+        double x2[3] = {x0[0], x0[1], 8}, rms2;
+        if (val_fit_lm(resid, d, nfit, np, x2, &rms2, err))
+            return sim_err_prefix(err, "%s memory curve (from a knee at 10^8 B): ", model);
+        if (logf)
+            fprintf(logf, "%s memory-bound: the knee from 10^%.0f B settled at 10^%.2f B, below the smallest kernel "
+                          "(rms log error %.3f); from 10^8 B: rms %.3f\n",
+                    model, x0[2], log10(half), rms, rms2);
+        if (rms2 < rms)
+            memcpy(x, x2, sizeof x2);
+        params(x, d, &kmin, &emax, &half);
+    }
     if (logf)
         fprintf(logf,
                 "%s memory-bound: e_max %.3f (%.0f GB/s of %.0f), half at 10^%.2f B, shortest kernel %.2f us%s, "
@@ -454,7 +472,7 @@ int val_fit_memory(const char *data_dir, val_fitted *out, int max, FILE *logf, s
             /* the classes ride on the curve just fitted */
             curve_of(e, halves[gi], &d->g.mem_eff);
             d->g.kernel_min_s = kmins[gi];
-            int k = fit_classes(d, model, out + total, max - total, logf, err);
+            int k = fit_classes(d, model, gi, out + total, max - total, logf, err);
             if (k < 0) {
                 rc = -1;
                 break;

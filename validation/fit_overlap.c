@@ -1,5 +1,7 @@
-/* fit_overlap.c — the H100's overlap slowdowns (fit.h), measured on this
- * project's H100 SXM5 (h100-micro/overlap.csv, bench/gpu/measure.py).
+/* fit_overlap.c — the overlap slowdowns of the cards this project measured
+ * (fit.h, val_micro_cards): each from its own <card>/overlap.csv and
+ * overlap_priority.csv (bench/gpu/measure.py; h100-micro/ on one H100
+ * SXM5, h200-micro/ on one H200).  The ranges below are the H100's.
  *
  * Model (sim/engine.c): while a collective of a GPU is in flight, its
  * kernels run overlap.compute times slower, and a collective that starts
@@ -15,7 +17,7 @@
  * slowdowns (1.13-1.41x, from the SMs and HBM the copy holds).  No least
  * squares: the model's number is the measured ratio.
  * overlap.comm: the same GEMMs and copy with the copy launched first
- * (h100-micro/overlap_priority.csv, order copy_first, either stream
+ * (<card>/overlap_priority.csv, order copy_first, either stream
  * priority), so its CTAs are resident before the GEMMs take the SMs: the
  * median slowdown of the copy, 1.18-1.25x.  Launched after the GEMMs, the
  * copy slows 2.5-3.4x whatever its stream's priority (overlap.csv and the
@@ -83,11 +85,12 @@ static int ratio_median(const char *path, const char *col_only, const char *only
     return 0;
 }
 
-int val_fit_overlap(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err)
+static int fit_card(const char *data_dir, const val_micro_card *card, int slot, val_fitted *out, int max, FILE *logf,
+                    sim_err *err)
 {
     char p1[1024], p2[1024];
-    snprintf(p1, sizeof p1, "%s/h100-micro/overlap.csv", data_dir);
-    snprintf(p2, sizeof p2, "%s/h100-micro/overlap_priority.csv", data_dir);
+    snprintf(p1, sizeof p1, "%s/%s/overlap.csv", data_dir, card->dir);
+    snprintf(p2, sizeof p2, "%s/%s/overlap_priority.csv", data_dir, card->dir);
     double fc, fm, fd, lo[3], hi[3];
     int n[3];
     if (ratio_median(p1, NULL, NULL, "gemm_us_alone", "gemm_us_beside", &fc, &n[0], &lo[0], &hi[0], err) ||
@@ -95,21 +98,32 @@ int val_fit_overlap(const char *data_dir, val_fitted *out, int max, FILE *logf, 
         ratio_median(p2, "order", "gemms_first", "copy_us_alone", "copy_us_beside", &fd, &n[2], &lo[2], &hi[2], err))
         return -1;
     if (logf)
-        fprintf(logf, "H100-SXM overlap: GEMMs %.3fx slower beside an 8-16 CTA copy kernel (%d rows, %.2f-%.2f); "
+        fprintf(logf, "%s overlap: GEMMs %.3fx slower beside an 8-16 CTA copy kernel (%d rows, %.2f-%.2f); "
                       "the copy %.3fx slower launched first (%d rows, %.2f-%.2f), %.3fx launched after the GEMMs "
                       "(%d rows, %.2f-%.2f: a wait for SMs, reported, not stored)\n",
-                fc, n[0], lo[0], hi[0], fm, n[1], lo[1], hi[1], fd, n[2], lo[2], hi[2]);
-    static const char *const GPUS[] = {"H100-SXM", "H200"}; /* the same GH100 die and cuBLAS kernels */
-    static char names[2][2][48];
+                card->model, fc, n[0], lo[0], hi[0], fm, n[1], lo[1], hi[1], fd, n[2], lo[2], hi[2]);
+    static char names[8][2][48];
+    sim_gpu info;
+    if (max < 2)
+        return 0;
+    if (plat_gpu_lookup_info(card->model, &info, NULL, err))
+        return -1;
+    slot %= 8;
+    snprintf(names[slot][0], sizeof names[slot][0], "%s overlap.compute", card->model);
+    snprintf(names[slot][1], sizeof names[slot][1], "%s overlap.comm", card->model);
+    out[0] = (val_fitted){names[slot][0], fc, info.overlap_compute, ""};
+    out[1] = (val_fitted){names[slot][1], fm, info.overlap_comm, ""};
+    return 2;
+}
+
+int val_fit_overlap(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err)
+{
     int k = 0;
-    for (int g = 0; g < 2 && k + 2 <= max; g++) {
-        sim_gpu info;
-        if (plat_gpu_lookup_info(GPUS[g], &info, NULL, err))
+    for (int c = 0; c < val_micro_ncards; c++) {
+        int n = fit_card(data_dir, &val_micro_cards[c], c, out + k, max - k, logf, err);
+        if (n < 0)
             return -1;
-        snprintf(names[g][0], sizeof names[g][0], "%s overlap.compute", GPUS[g]);
-        snprintf(names[g][1], sizeof names[g][1], "%s overlap.comm", GPUS[g]);
-        out[k++] = (val_fitted){names[g][0], fc, info.overlap_compute, ""};
-        out[k++] = (val_fitted){names[g][1], fm, info.overlap_comm, ""};
+        k += n;
     }
     return k;
 }

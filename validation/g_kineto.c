@@ -29,16 +29,19 @@
  *   bytes that PyTorch launched in parts (the GPT logits' fill_ and copy_)
  *   is one case of its parts summed (wl_kineto_pointwise).
  *
- *   Subset "H100-SXM classed": the H100 steps' element-wise kernels of the
- *   classes slower than streaming (wl_kineto_classed: bf16 -> fp32 copies
- *   and fp32 + bf16 adds, LayerNorm and its gradients, bias-gradient sums,
- *   cat and permuted copies), each simulated with all its bytes of its
- *   class, so at the H100's fitted fraction (fit_memory.c: the 350M trace's
+ *   Subsets "H100-SXM classed" and "H200 classed": the H100 and H200 steps'
+ *   element-wise kernels of the classes slower than streaming
+ *   (wl_kineto_classed: bf16 -> fp32 copies and fp32 + bf16 adds, LayerNorm
+ *   and its gradients, bias-gradient sums, cat and permuted copies), each
+ *   simulated with all its bytes of its class, so at the card's fitted
+ *   fraction (fit_memory.c: its 350M trace's
  *   kernels above twice the L2, half of them; the rest predicted).
  *
- * Subsets of both: one per catalogue GPU.  The H100-SXM subset is this
- * project's own five single-GPU GPT steps (h100-micro/); no curve is fitted
- * on them.
+ * Subsets of both: one per catalogue GPU.  The H100-SXM and H200 subsets
+ * are this project's own single-GPU GPT steps (h100-micro/: seven models,
+ * h200-micro/: three of them); no GEMM curve is fitted on them, and only
+ * the 350M trace's element-wise kernels take part in a memory fit (half of
+ * them).
  *
  * kineto-nccl: every NCCL kernel whose args carry collective, element count,
  *   dtype and group size (PyTorch >= 2.3 traces).  A collective kernel starts
@@ -66,6 +69,12 @@
     "h100-micro/trace_gpt-125m.json.gz", "h100-micro/trace_gpt-350m.json.gz", "h100-micro/trace_gpt-760m.json.gz",     \
         "h100-micro/trace_gpt-1.3b.json.gz", "h100-micro/trace_gpt-2.7b.json.gz",                              \
         "h100-micro/trace_gpt-h4096-l8.json.gz", "h100-micro/trace_gpt-h6144-l4.json.gz"
+/* This project's own H200 steps (h200-micro/): three of the same GPTs.  The
+ * H200 curves are fitted on h200-micro's micro tables and, for the memory
+ * curve and the element-wise classes, half of the 350M trace's kernels
+ * (fit_memory.c), as the H100's. */
+#define H200_STEPS                                                                                                     \
+    "h200-micro/trace_gpt-350m.json.gz", "h200-micro/trace_gpt-1.3b.json.gz", "h200-micro/trace_gpt-h4096-l8.json.gz"
 
 /* The traces compared, with what PROVENANCE.md says they are. */
 static const char *GEMM_TRACES[] = {
@@ -73,15 +82,17 @@ static const char *GEMM_TRACES[] = {
     "kineto-traces/trace_diff/test/test.json.gz",                         /* V100-SXM2-16GB */
     "kineto-traces/negative_queue_length_values_check/rank0.json.gz",     /* A100-SXM4-80GB */
     H100_STEPS,
+    H200_STEPS,
 };
 static const char *ELEM_TRACES[] = {
     "kineto-traces/trace_diff/control/control.json.gz",               /* A100-SXM-40GB */
     "kineto-traces/negative_queue_length_values_check/rank0.json.gz", /* A100-SXM-80GB */
     "kineto-traces/trace_diff/test/test.json.gz",                     /* V100-SXM2-16GB */
     H100_STEPS,
+    H200_STEPS,
 };
-/* The traces whose classed kernels are cases too: the H100 steps, where the
- * classes are fitted (fit_memory.c).  The A100 and V100 traces' classed
+/* The traces whose classed kernels are cases too: the H100 and H200 steps,
+ * where the classes are fitted (fit_memory.c).  The A100 and V100 traces' classed
  * kernels (LayerNorm, bias-gradient sums) are small and none lies above
  * twice the L2, where a class's rate is fitted: their GPUs keep the
  * streaming rate for every class. */

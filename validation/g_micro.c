@@ -5,10 +5,10 @@
  * h100-gemm: cuBLASLt FP8 GEMMs on Azure ND H100 v5 and ND H200 v5 (time per
  *   GEMM = 2mnk / TFLOP/s; the benchmark runs them back to back, so the time
  *   includes the launch gap, as the simulator charges it) and stas00's H100
- *   SXM maximum-achievable bf16 and FP8 rows.  validation/fit_gemm.c fits the
- *   H100's FP8 plateau on the even-indexed H100 rows and the FP8 MAMF row
- *   (subset H100-SXM); the odd rows, the bf16 MAMF row and every H200 row
- *   (the H200 takes the H100's curve: subset H200) are predictions.
+ *   SXM maximum-achievable bf16 and FP8 rows.  Every row is a prediction:
+ *   validation/fit_gemm.c fits each card's curve and FP8 scale on this
+ *   project's own table of it (h100-micro/, h200-micro/; groups h100-micro
+ *   and h200-micro).  Subsets H100-SXM and H200.
  * hbm-stream: BabelStream Copy, Mul, Add and Triad on ND A100 v4, ND H100 v5
  *   and ND H200 v5 (2^25 doubles per array, BabelStream's default): an
  *   element-wise kernel of arrays x 268 MB.  validation/fit_memory.c fits
@@ -125,9 +125,11 @@ int val_group_hbm_stream(const val_ctx *ctx, val_set *out, sim_err *err)
     return rc;
 }
 
-/* h100-micro: this project's own measurement of one H100 SXM5 (h100-micro/,
- * bench/gpu/measure.py; PROVENANCE.md), each row simulated alone on one
- * H100-SXM.  Subsets:
+/* h100-micro and h200-micro: this project's own measurement of one H100
+ * SXM5 (h100-micro/) and of one H200 (h200-micro/) with bench/gpu/measure.py
+ * (PROVENANCE.md), each row simulated alone on one GPU of that catalogue
+ * model, whose curves are fitted on the card's own tables (val_micro_cards).
+ * Subsets:
  *   gemm-fitted / gemm-predicted: the bf16 products whose edges are
  *     multiples of 8, ordered by FLOPs, even-indexed (fitted by
  *     validation/fit_gemm.c) and odd-indexed (predicted); fp8: the FP8 rows
@@ -152,12 +154,15 @@ int val_group_hbm_stream(const val_ctx *ctx, val_set *out, sim_err *err)
  * GEMM row is simulated at the power state the card was in when it ran
  * (its recorded SM clock, through duty.csv: fit_gemm.c), the rest cool.
  *   duty: the power model itself: duty.csv's GEMM interleaved with copies
- *     at 20-100 % GEMM time share, ten cycles simulated on one H100 with
+ *     at 20-100 % GEMM time share, ten cycles simulated on one GPU with
  *     its power table (the engine's tensor load), the GEMM's time against
  *     the measured median. */
-static int micro_gemm_rows(const val_ctx *ctx, const sim_machine *m, val_set *out, sim_err *err)
+static int micro_gemm_rows(const val_ctx *ctx, const val_micro_card *card, const sim_machine *m, val_set *out,
+                           sim_err *err)
 {
-    val_csv *c = val_csv_load_data(ctx, "h100-micro/gemm.csv", err);
+    char rel[256];
+    snprintf(rel, sizeof rel, "%s/gemm.csv", card->dir);
+    val_csv *c = val_csv_load_data(ctx, rel, err);
     if (!c)
         return -1;
     int cs = val_csv_col(c, "set", err), cl = val_csv_col(c, "layout", err), cd = val_csv_col(c, "dtype", err);
@@ -166,7 +171,8 @@ static int micro_gemm_rows(const val_ctx *ctx, const sim_machine *m, val_set *ou
     int rc = cs < 0 || cl < 0 || cd < 0 || cm < 0 || cn < 0 || ck < 0 || cu < 0 || cz < 0 ? -1 : 0;
     int nr = val_csv_rows(c);
     val_power pt;
-    val_csv *dc = rc ? NULL : val_csv_load_data(ctx, "h100-micro/duty.csv", err);
+    snprintf(rel, sizeof rel, "%s/duty.csv", card->dir);
+    val_csv *dc = rc ? NULL : val_csv_load_data(ctx, rel, err);
     if (!dc || val_power_read(dc, &pt, err))
         rc = -1;
     val_csv_free(dc);
@@ -223,9 +229,12 @@ static int micro_gemm_rows(const val_ctx *ctx, const sim_machine *m, val_set *ou
     return rc;
 }
 
-static int micro_attention_rows(const val_ctx *ctx, const sim_machine *m, val_set *out, sim_err *err)
+static int micro_attention_rows(const val_ctx *ctx, const val_micro_card *card, const sim_machine *m, val_set *out,
+                                sim_err *err)
 {
-    val_csv *c = val_csv_load_data(ctx, "h100-micro/attention.csv", err);
+    char rel[256];
+    snprintf(rel, sizeof rel, "%s/attention.csv", card->dir);
+    val_csv *c = val_csv_load_data(ctx, rel, err);
     if (!c)
         return -1;
     int cb = val_csv_col(c, "backend", err), cd = val_csv_col(c, "direction", err), cc = val_csv_col(c, "causal", err);
@@ -243,7 +252,7 @@ static int micro_attention_rows(const val_ctx *ctx, const sim_machine *m, val_se
         const char *be = val_csv_str(c, i, cb), *dir = val_csv_str(c, i, cd);
         int cudnn = !strcmp(be, "cudnn"), bwd = !strcmp(dir, "bwd");
         if (!cudnn && strcmp(be, "flash2")) {
-            rc = sim_errf(err, "h100-micro/attention.csv: row %d: backend \"%s\"; expected cudnn or flash2", i + 2, be);
+            rc = sim_errf(err, "%s: row %d: backend \"%s\"; expected cudnn or flash2", rel, i + 2, be);
             break;
         }
         sim_payload p = {.kind = SIM_OP_COMPUTE, .sub = bwd ? SIM_KERNEL_FLASH_BWD : SIM_KERNEL_FLASH_FWD, .name = -1,
@@ -262,9 +271,12 @@ static int micro_attention_rows(const val_ctx *ctx, const sim_machine *m, val_se
     return rc;
 }
 
-static int micro_elementwise_rows(const val_ctx *ctx, const sim_machine *m, val_set *out, sim_err *err)
+static int micro_elementwise_rows(const val_ctx *ctx, const val_micro_card *card, const sim_machine *m, val_set *out,
+                                  sim_err *err)
 {
-    val_csv *c = val_csv_load_data(ctx, "h100-micro/memory.csv", err);
+    char rel[256];
+    snprintf(rel, sizeof rel, "%s/memory.csv", card->dir);
+    val_csv *c = val_csv_load_data(ctx, rel, err);
     if (!c)
         return -1;
     int ck = val_csv_col(c, "kernel", err), cb = val_csv_col(c, "bytes", err), cu = val_csv_col(c, "us", err);
@@ -296,16 +308,19 @@ static int micro_elementwise_rows(const val_ctx *ctx, const sim_machine *m, val_
     return rc;
 }
 
-static int micro_duty_rows(const val_ctx *ctx, sim_machine *m, val_set *out, sim_err *err)
+static int micro_duty_rows(const val_ctx *ctx, const val_micro_card *card, sim_machine *m, val_set *out,
+                           sim_err *err)
 {
-    val_csv *c = val_csv_load_data(ctx, "h100-micro/duty.csv", err);
+    char rel[256];
+    snprintf(rel, sizeof rel, "%s/duty.csv", card->dir);
+    val_csv *c = val_csv_load_data(ctx, rel, err);
     if (!c)
         return -1;
     int cs = val_csv_col(c, "gemm_share", err), cg = val_csv_col(c, "gemms_per_cycle", err);
     int cc = val_csv_col(c, "copies_per_cycle", err), cu = val_csv_col(c, "gemm_us_median", err);
     int rc = cs < 0 || cg < 0 || cc < 0 || cu < 0 ? -1 : 0;
     sim_gpu info; /* the catalogue's power table: the machine's GPUs are cool (val_sim_node) */
-    if (rc == 0 && plat_gpu_lookup_info("H100-SXM", &info, NULL, err))
+    if (rc == 0 && plat_gpu_lookup_info(card->model, &info, NULL, err))
         rc = -1;
     sim_gpu *g = &m->gpus[m->gpu_model[0]];
     g->power_n = info.power_n;
@@ -327,7 +342,7 @@ static int micro_duty_rows(const val_ctx *ctx, sim_machine *m, val_set *out, sim
             break;
         }
         if (!(ng >= 1 && nc >= 0 && ng + nc <= 100)) {
-            rc = sim_errf(err, "h100-micro/duty.csv: row %d: expected 1 to 100 kernels a cycle", i + 2);
+            rc = sim_errf(err, "%s: row %d: expected 1 to 100 kernels a cycle", rel, i + 2);
             break;
         }
         sim_schedule *s = sim_sched_new(1);
@@ -352,15 +367,28 @@ static int micro_duty_rows(const val_ctx *ctx, sim_machine *m, val_set *out, sim
     return rc;
 }
 
-int val_group_h100_micro(const val_ctx *ctx, val_set *out, sim_err *err)
+static int micro_group(const val_ctx *ctx, const char *model, val_set *out, sim_err *err)
 {
-    sim_machine *m = val_sim_node("H100-SXM", 1, err);
+    const val_micro_card *card = val_micro_card_of(model);
+    if (!card)
+        return sim_errf(err, "internal: %s is not a measured card (val_micro_cards)", model);
+    sim_machine *m = val_sim_node(card->model, 1, err);
     if (!m)
         return -1;
-    int rc = micro_gemm_rows(ctx, m, out, err);
-    rc = rc ? rc : micro_attention_rows(ctx, m, out, err);
-    rc = rc ? rc : micro_elementwise_rows(ctx, m, out, err);
-    rc = rc ? rc : micro_duty_rows(ctx, m, out, err);
+    int rc = micro_gemm_rows(ctx, card, m, out, err);
+    rc = rc ? rc : micro_attention_rows(ctx, card, m, out, err);
+    rc = rc ? rc : micro_elementwise_rows(ctx, card, m, out, err);
+    rc = rc ? rc : micro_duty_rows(ctx, card, m, out, err);
     sim_machine_free(m);
     return rc;
+}
+
+int val_group_h100_micro(const val_ctx *ctx, val_set *out, sim_err *err)
+{
+    return micro_group(ctx, "H100-SXM", out, err);
+}
+
+int val_group_h200_micro(const val_ctx *ctx, val_set *out, sim_err *err)
+{
+    return micro_group(ctx, "H200", out, err);
 }

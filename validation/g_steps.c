@@ -1,12 +1,13 @@
-/* g_steps.c — group e2e-h100-steps: whole single-GPU training steps of GPT
- * models measured by this project on one H100 SXM5
- * (validation/data/h100-micro/steps.csv; bench/gpu/measure.py, section_steps;
- * PROVENANCE.md, h100-micro).  Each row is mapped to what `trainsim run`
- * takes and goes through the end-to-end pipeline of g_e2e.c (e2e_run_maps:
- * the same parsers, generator and engine, the simulated breakdown, --rows,
- * --emit, --unexpressed), compared by step time: the median of the row's
- * timed steps against the simulated iteration time.  End-to-end predictions:
- * nothing is fitted on these rows.
+/* g_steps.c — groups e2e-h100-steps and e2e-h200-steps: whole single-GPU
+ * training steps of GPT models measured by this project on one H100 SXM5
+ * (validation/data/h100-micro/steps.csv) and on one H200
+ * (validation/data/h200-micro/steps.csv; bench/gpu/measure.py,
+ * section_steps; PROVENANCE.md, h100-micro and h200-micro).  Each row is
+ * mapped to what `trainsim run` takes and goes through the end-to-end
+ * pipeline of g_e2e.c (e2e_run_maps: the same parsers, generator and
+ * engine, the simulated breakdown, --rows, --emit, --unexpressed), compared
+ * by step time: the median of the row's timed steps against the simulated
+ * iteration time.  End-to-end predictions: nothing is fitted on these rows.
  *
  * From the row: the model (vocab, hidden, layers, heads, seq) and the
  * micro-batch; its params column is checked against the parameter count of
@@ -29,8 +30,10 @@
  *    F.cross_entropy on logits.float() (loss=torch: the cast up, fp32
  *    log_softmax forward and backward, the cast down); fused AdamW is what
  *    the generator emits for any step;
- *  - the card: one H100 80GB HBM3 SXM5, the first GPU of the catalogue's
- *    azure-nd-h100-v5 node (`--platform azure-nd-h100-v5 --gpus 1`). */
+ *  - the card (STEP_CARDS): one H100 80GB HBM3 SXM5, the first GPU of the
+ *    catalogue's azure-nd-h100-v5 node (`--platform azure-nd-h100-v5
+ *    --gpus 1`); one H200, a node of that one GPU (a cluster JSON: no
+ *    built-in platform has H200s, and a single-GPU step uses no link). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +43,20 @@
 #include "sim/alloc.h"
 #include "val_groups.h"
 
-#define STEPS_FILE "h100-micro/steps.csv"
-#define STEPS_PLATFORM "azure-nd-h100-v5"
+/* Where each card's steps are and what runs them. */
+typedef struct steps_card {
+    const char *gpu;      /* the catalogue model (the case label) */
+    const char *file;     /* its steps.csv, relative to the data directory */
+    const char *platform; /* a built-in platform whose first GPU runs a row, or NULL: */
+    const char *cluster;  /* the cluster JSON of a one-GPU node */
+} steps_card;
+
+static const steps_card STEP_CARDS[] = {
+    {"H100-SXM", "h100-micro/steps.csv", "azure-nd-h100-v5", NULL},
+    {"H200", "h200-micro/steps.csv", NULL,
+     "{\"name\": \"h200-1gpu\", \"nodes\": 1, \"node\": {\"gpu\": \"H200\", \"gpus_per_node\": 1, \"sockets\": 1, "
+     "\"pcie\": {\"gen\": 5, \"width\": 16}}, \"fabric\": {\"type\": \"switch\"}}"},
+};
 #define STACK "dtype=bf16", "recompute=none", "attn=flash", "kernels=eager", "autocast=1", "loss=torch"
 
 enum { S_NAME, S_VOCAB, S_HIDDEN, S_LAYERS, S_HEADS, S_SEQ, S_MB, S_PARAMS, S_STEP, S_STEPS, S_MHZ, S_WATT, S_NCOLS };
@@ -49,6 +64,7 @@ static const char *const SCOLS[S_NCOLS] = {"name", "vocab", "hidden", "layers", 
                                            "params", "step_ms_median", "steps", "sm_mhz_mean", "power_w_mean"};
 
 typedef struct srow {
+    const steps_card *card;
     const val_csv *csv;
     int i;
     int col[S_NCOLS];
@@ -123,9 +139,13 @@ static int map_step(const srow *r, e2e_map *m, sim_err *err)
         return bad(r, S_PARAMS, err, why);
     }
     snprintf(m->row, sizeof m->row, "%s", name);
-    snprintf(m->label, sizeof m->label, "1 x H100-SXM");
-    snprintf(m->platform, sizeof m->platform, "%s", STEPS_PLATFORM);
-    m->platform_gpus = m->ngpus = 1;
+    snprintf(m->label, sizeof m->label, "1 x %s", r->card->gpu);
+    if (r->card->platform) {
+        snprintf(m->platform, sizeof m->platform, "%s", r->card->platform);
+        m->platform_gpus = 1;
+    } else
+        snprintf(m->cluster, sizeof m->cluster, "%s", r->card->cluster);
+    m->ngpus = 1;
     m->measured_s = step_ms / 1e3;
     snprintf(m->measured_how, sizeof m->measured_how, "median of %d steps, SM %.0f MHz, %.0f W", steps, mhz, watt);
     snprintf(m->model, sizeof m->model,
@@ -149,18 +169,18 @@ static int map_step(const srow *r, e2e_map *m, sim_err *err)
     return 0;
 }
 
-int val_group_e2e_h100_steps(const val_ctx *ctx, val_set *out, sim_err *err)
+static int steps_group(const val_ctx *ctx, const steps_card *card, val_set *out, sim_err *err)
 {
-    val_csv *csv = val_csv_load_data(ctx, STEPS_FILE, err);
+    val_csv *csv = val_csv_load_data(ctx, card->file, err);
     if (!csv)
         return -1;
     int n = val_csv_rows(csv), rc = -1;
     e2e_map *maps = NULL;
-    srow r = {.csv = csv};
+    srow r = {.card = card, .csv = csv};
     for (int c = 0; c < S_NCOLS; c++)
         if ((r.col[c] = val_csv_col(csv, SCOLS[c], err)) < 0)
             goto done;
-    maps = sim_xcalloc(n > 0 ? (size_t)n : 1, sizeof *maps, "the H100 steps");
+    maps = sim_xcalloc(n > 0 ? (size_t)n : 1, sizeof *maps, "the single-GPU steps");
     for (r.i = 0; r.i < n; r.i++)
         if (map_step(&r, &maps[r.i], err) < 0)
             goto done;
@@ -177,4 +197,14 @@ done:
     free(maps);
     val_csv_free(csv);
     return rc;
+}
+
+int val_group_e2e_h100_steps(const val_ctx *ctx, val_set *out, sim_err *err)
+{
+    return steps_group(ctx, &STEP_CARDS[0], out, err);
+}
+
+int val_group_e2e_h200_steps(const val_ctx *ctx, val_set *out, sim_err *err)
+{
+    return steps_group(ctx, &STEP_CARDS[1], out, err);
 }

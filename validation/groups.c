@@ -19,10 +19,10 @@ static const val_group GROUPS[] = {
      "collectives inside a Megatron MoE run on 8 A100 (aicb): median time per (type, group size, size bucket)",
      "message bytes", val_group_aicb_a100},
     {"kineto-gemm",
-     "GEMM kernels of PyTorch-profiler traces (A100 40/80 GB, V100, H100): median time per (GPU, shape, dtype)",
+     "GEMM kernels of PyTorch-profiler traces (A100 40/80 GB, V100, H100, H200): median time per (GPU, shape, dtype)",
      "FLOPs", val_group_kineto_gemm},
     {"kineto-elementwise",
-     "element-wise kernels of PyTorch-profiler traces (A100 40/80 GB, V100, H100): median time + launch gap per "
+     "element-wise kernels of PyTorch-profiler traces (A100 40/80 GB, V100, H100, H200): median time + launch gap per "
      "(GPU, op, size)",
      "bytes", val_group_kineto_elementwise},
     {"kineto-nccl",
@@ -36,6 +36,9 @@ static const val_group GROUPS[] = {
     {"h100-micro",
      "this project's H100 SXM5 measurement: bf16/FP8 GEMMs, SDPA cuDNN and FlashAttention-2, element-wise kernels: time per kernel",
      "FLOPs, sequence or bytes", val_group_h100_micro},
+    {"h200-micro",
+     "this project's H200 measurement: bf16/FP8 GEMMs, SDPA cuDNN and FlashAttention-2, element-wise kernels: time per kernel",
+     "FLOPs, sequence or bytes", val_group_h200_micro},
     {"oases-3090-blocks", "Oases RTX 3090 per-block profile: attention/MLP fwd/bwd kernels (no TP comm) and the 32-GPU world all-reduce", "message bytes", val_group_oases_blocks},
     /* end-to-end: one published training run per row, iteration time (g_e2e.c) */
     {"e2e-mosaicml-a100", "MosaicML llm-foundry MPT on A100 40/80 GB (PyTorch FSDP): iteration time per run", NULL,
@@ -59,6 +62,10 @@ static const val_group GROUPS[] = {
      "this project's H100 SXM5: whole single-GPU GPT training steps (125M-2.7B and two wide GEMM-dense ones, bf16 autocast, PyTorch eager): "
      "median step time per model",
      NULL, val_group_e2e_h100_steps},
+    {"e2e-h200-steps",
+     "this project's H200: whole single-GPU GPT training steps (350M, 1.3B and the wide GEMM-dense h4096-l8, bf16 autocast, "
+     "PyTorch eager): median step time per model",
+     NULL, val_group_e2e_h200_steps},
 };
 
 const val_group *val_groups(int *n)

@@ -15,6 +15,7 @@ int val_group_kineto_nccl(const val_ctx *ctx, val_set *out, sim_err *err);
 int val_group_h100_gemm(const val_ctx *ctx, val_set *out, sim_err *err);  /* g_micro.c */
 int val_group_hbm_stream(const val_ctx *ctx, val_set *out, sim_err *err); /* g_micro.c */
 int val_group_h100_micro(const val_ctx *ctx, val_set *out, sim_err *err); /* g_micro.c */
+int val_group_h200_micro(const val_ctx *ctx, val_set *out, sim_err *err); /* g_micro.c */
 int val_group_oases_blocks(const val_ctx *ctx, val_set *out, sim_err *err); /* oases_blocks.c (fid) */
 /* g_e2e.c: published whole-iteration measurements, one group per family */
 int val_group_e2e_mosaicml_a100(const val_ctx *ctx, val_set *out, sim_err *err);
@@ -26,7 +27,8 @@ int val_group_e2e_bloom(const val_ctx *ctx, val_set *out, sim_err *err);
 int val_group_e2e_ibm_fsdp(const val_ctx *ctx, val_set *out, sim_err *err);
 int val_group_e2e_commodity(const val_ctx *ctx, val_set *out, sim_err *err);
 int val_group_e2e_large(const val_ctx *ctx, val_set *out, sim_err *err);
-/* g_steps.c: this project's own single-GPU H100 training steps, through the same pipeline */
+/* g_steps.c: this project's own single-GPU H100 and H200 training steps, through the same pipeline */
 int val_group_e2e_h100_steps(const val_ctx *ctx, val_set *out, sim_err *err);
+int val_group_e2e_h200_steps(const val_ctx *ctx, val_set *out, sim_err *err);
 
 #endif

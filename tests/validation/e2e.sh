@@ -6,11 +6,13 @@ set -u
 D="$SRC/validation/data"
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-# the groups of data/end-to-end/ (e2e-h100-steps reads this project's own
-# h100-micro/steps.csv through the same pipeline: e2e_h100_steps.sh)
-G=$("$TRAINSIM" validate --list | awk '/^e2e-/ && $1 != "e2e-h100-steps" {print $1}' | paste -sd, -)
+# the groups of data/end-to-end/ (e2e-h100-steps and e2e-h200-steps read this
+# project's own h100-micro/ and h200-micro/steps.csv through the same
+# pipeline: e2e_h100_steps.sh, e2e_h200_steps.sh)
+G=$("$TRAINSIM" validate --list | awk '/^e2e-/ && $1 != "e2e-h100-steps" && $1 != "e2e-h200-steps" {print $1}' | paste -sd, -)
 [ "$(echo "$G" | tr , '\n' | wc -l)" -eq 9 ] || fail "expected 9 e2e groups, got: $G"
 "$TRAINSIM" validate --list | grep -q '^e2e-h100-steps ' || fail "e2e-h100-steps not listed"
+"$TRAINSIM" validate --list | grep -q '^e2e-h200-steps ' || fail "e2e-h200-steps not listed"
 
 "$TRAINSIM" validate --group "$G" --data "$D" --unexpressed > "$T/u.txt" || fail "--unexpressed run"
 "$TRAINSIM" validate --group "$G" --data "$D" --unexpressed > "$T/u2.txt" || fail "second --unexpressed run"
