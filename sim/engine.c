@@ -918,6 +918,39 @@ static int check_stack_room(uint32_t actors, sim_err *err)
                     (double)rl.rlim_cur / 1048576.0, room / 1048576.0, need / 1048576.0, ACTOR_STACK_KIB, actors);
 }
 
+/* Each actor's stack is a mapping and its guard page another: past the
+ * system's count of mappings per process (vm.max_map_count, 65,530 by
+ * default) SimGrid aborts ("Failed to protect stack").  Say so first.
+ * TRAINSIM_MAX_MAP_COUNT stands for the system's value (tests). */
+static int check_map_room(uint32_t actors, sim_err *err)
+{
+    const char *forced = getenv("TRAINSIM_MAX_MAP_COUNT");
+    long max = forced ? atol(forced) : 0, used = 0;
+    if (!forced) {
+        FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+        if (!f)
+            return 0;
+        if (fscanf(f, "%ld", &max) != 1)
+            max = 0;
+        fclose(f);
+    }
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (f) {
+        int c;
+        while ((c = fgetc(f)) != EOF)
+            used += c == '\n';
+        fclose(f);
+    }
+    long need = 2 * (long)actors + 1000; /* stack + guard per actor, and room for the rest */
+    if (max <= 0 || used + need <= max)
+        return 0;
+    return sim_errf(err,
+                    "the simulation needs %u actors (one per stream with operations), about %ld memory mappings "
+                    "with their stacks, and this system allows %ld per process (vm.max_map_count; %ld in use): "
+                    "simulate fewer GPUs, or raise it (sysctl -w vm.max_map_count=%ld)",
+                    actors, need, max, used, 2 * (used + need));
+}
+
 static int engine_setup(const sim_schedule *s, const sim_machine *m, sim_err *err)
 {
     int nr = s->nranks;
@@ -947,7 +980,7 @@ static int engine_setup(const sim_schedule *s, const sim_machine *m, sim_err *er
     uint32_t actors = 0;
     for (uint32_t i = 0; i < s->nstreams; i++)
         actors += s->streams[i].nops > 0;
-    if (check_stack_room(actors, err) < 0)
+    if (check_stack_room(actors, err) < 0 || check_map_room(actors, err) < 0)
         return -1;
     for (uint32_t i = 0; i < s->nstreams; i++) {
         if (s->streams[i].nops == 0)
