@@ -5,13 +5,7 @@
 # starts.  TRAINSIM_MAX_MAP_COUNT stands for the system's limit.
 set -uo pipefail
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-python3 - "$T/s.json" <<'PY'
-import json, sys
-streams = [{"name": f"s{i}", "ops": [{"id": i, "op": "compute", "kernel": "fixed", "name": "k", "seconds": 0.001}]}
-           for i in range(600)]
-json.dump({"format": "trainsim-schedule", "version": 1, "meta": {"name": "many-streams"}, "nranks": 1,
-           "communicators": [], "ranks": [{"rank": 0, "streams": streams}]}, open(sys.argv[1], "w"))
-PY
+python3 "$(dirname "$0")/many_streams.py" 600 "$T/s.json"
 TRAINSIM_MAX_MAP_COUNT=100000 "$TRAINSIM" run --schedule "$T/s.json" --platform oases-3090 --quiet > "$T/out" \
     || { echo "FAIL: a run within the limit"; exit 1; }
 # 600 actors want 2,200 mappings with the margin

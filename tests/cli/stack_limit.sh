@@ -5,13 +5,7 @@ set -uo pipefail
 # AddressSanitizer reserves terabytes of shadow address space: no ulimit -v there
 if [[ $(ldd "$TRAINSIM" 2>/dev/null) == *libasan* ]]; then echo "skipped: sanitizer build"; exit 0; fi
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-python3 - "$T/s.json" <<'PY'
-import json, sys
-streams = [{"name": f"s{i}", "ops": [{"id": i, "op": "compute", "kernel": "fixed", "name": "k", "seconds": 0.001}]}
-           for i in range(200)]
-json.dump({"format": "trainsim-schedule", "version": 1, "meta": {"name": "many-streams"}, "nranks": 1,
-           "communicators": [], "ranks": [{"rank": 0, "streams": streams}]}, open(sys.argv[1], "w"))
-PY
+python3 "$(dirname "$0")/many_streams.py" 200 "$T/s.json"
 # unlimited: it runs (200 streams of 1 ms side by side on one GPU)
 "$TRAINSIM" run --schedule "$T/s.json" --platform oases-3090 --quiet > "$T/out" || { echo "FAIL: unlimited run"; exit 1; }
 # 200 stacks of 8 MiB need 1.6 GB of address space: 1 GB is not enough
