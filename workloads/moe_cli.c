@@ -159,7 +159,7 @@ int wl_moe_cli_main(int argc, char **argv)
             printf("usage: trainsim moe [--platform P] [--model M] [--strategy S] [--json] [--trace F]\n"
                    "  simulates MoE training steps with skewed, drifting routing and compares load balancing:\n"
                    "  none (DeepSpeed-MoE), fastermoe (dynamic shadowing) and prophet (Pro-Prophet).\n"
-                   "  strategy keys: tp, pp, dp, mb, gb, dtype (as for run), ep, steps, seed, drift,\n"
+                   "  strategy keys: every key of run (tp, pp, dp, mb, gb, dtype, recompute, zero, sp, ...), ep, steps, seed, drift,\n"
                    "    routing=uniform|zipf[:S]|dirichlet[:ALPHA]|trace:FILE, balance=none|fastermoe|prophet|all\n"
                    "  --trace F: Chrome trace of the last step under the last balance mode\n"
                    "  defaults: --platform %s --model %s --strategy %s\n",
