@@ -134,18 +134,14 @@ static int same_work(const sim_schedule *s, const int *rank_streams, const int *
  * staging, and NCCL would not use NVLS there (the GPU has no NVLS figures:
  * a folded ring cannot stand for the switch's reductions).  Marks the
  * communicators foldable (over one server), the dropped peers and their
- * stand-in (the lowest rank); returns how many fold. */
-static int tp_fold(const sim_schedule *s, const sim_machine *m, const int *dropped_node, int *foldable, int *drop_pos,
-                   int *tp_rep)
+ * stand-in (the lowest rank; tp_rep holds each rank itself on entry);
+ * returns how many fold. */
+static int tp_fold(const sim_schedule *s, const sim_machine *m, int nnodes, const int *dropped_node, int *foldable,
+                   int *drop_pos, int *tp_rep)
 {
     int R = s->nranks, n_fold = 0;
-    for (int r = 0; r < R; r++)
-        tp_rep[r] = r;
     if (m->nstage > 0 || R < 3)
         return 0;
-    int nnodes = 0;
-    for (int r = 0; r < R; r++)
-        nnodes = m->node[r] + 1 > nnodes ? m->node[r] + 1 : nnodes;
     int *on_node = calloc((size_t)nnodes, sizeof(int));
     if (!on_node)
         return 0;
@@ -314,8 +310,8 @@ static int fold(const sim_schedule *s, const sim_machine *m, int what, const uns
     }
     for (int r = 0; r < R; r++)
         tp_rep[r] = r;
-    if ((what & SIM_FOLD_PEERS) && (any += tp_fold(s, m, dropped_node, foldable, drop_pos, tp_rep)) == 0)
-        goto out;
+    if (what & SIM_FOLD_PEERS)
+        any += tp_fold(s, m, nnodes, dropped_node, foldable, drop_pos, tp_rep);
     if (!any)
         goto out;
     /* the stand-in of a dropped rank: the member of the same communicator in
@@ -370,23 +366,6 @@ static int fold(const sim_schedule *s, const sim_machine *m, int what, const uns
         free(local);
         free(base);
     }
-    /* streams per rank, in creation order */
-    for (uint32_t i = 0; i < s->nstreams; i++)
-        first[s->streams[i].rank + 1]++;
-    for (int r = 0; r < R; r++)
-        first[r + 1] += first[r];
-    {
-        int *fill = calloc((size_t)R, sizeof(int));
-        if (!fill) {
-            rc = sim_errf(err, "out of memory folding a schedule");
-            goto out;
-        }
-        for (uint32_t i = 0; i < s->nstreams; i++) {
-            int r = s->streams[i].rank;
-            rank_streams[first[r] + fill[r]++] = (int)i;
-        }
-        free(fill);
-    }
     for (int r = 0; r < R; r++) /* then the peer's stand-in inside its server */
         if (drop_pos[rep[r]])
             rep[r] = tp_rep[rep[r]];
@@ -424,6 +403,23 @@ static int fold(const sim_schedule *s, const sim_machine *m, int what, const uns
         free(at);
         rc = 1;
         goto out;
+    }
+    /* streams per rank, in creation order */
+    for (uint32_t i = 0; i < s->nstreams; i++)
+        first[s->streams[i].rank + 1]++;
+    for (int r = 0; r < R; r++)
+        first[r + 1] += first[r];
+    {
+        int *fill = calloc((size_t)R, sizeof(int));
+        if (!fill) {
+            rc = sim_errf(err, "out of memory folding a schedule");
+            goto out;
+        }
+        for (uint32_t i = 0; i < s->nstreams; i++) {
+            int r = s->streams[i].rank;
+            rank_streams[first[r] + fill[r]++] = (int)i;
+        }
+        free(fill);
     }
     int nk = 0;
     for (int r = 0; r < R; r++) {
