@@ -962,35 +962,40 @@ static int reducible(const args *a)
     return !a->exact && !a->trace && !a->memory && !a->nslow && !a->ndegrade && !a->recorded;
 }
 
-/* pre: the generator's fold (only the kept ranks generated, s their
- * shell), or NULL to fold s here (a whole schedule, as read from a file).
- * regen: the generator again, for the next try.  A folded run that met a
- * tree all-reduce over folded servers is not exact (sim/fold.c): it runs
+/* pre: NULL to fold s here (a whole schedule, as read from a file); else
+ * the generator's fold of s (pre->sched NULL: nothing folded, s is whole;
+ * else s is the kept ranks' shell, and regen makes the schedule again for
+ * the next try).  A folded run whose tree all-reduces over folded servers
+ * are more than a trace of the iteration is not exact (sim/fold.c): it runs
  * again with the servers whole (TP peers still folded), then whole. */
 static int run_reduced(args *a, const sim_schedule *s, const sim_machine *m, const sim_options *opt, sim_result *r,
                        sim_fold *pre, sim_schedule *(*regen)(void *ctx, int what, sim_fold *f, sim_err *err),
                        void *ctx, sim_err *err)
 {
-    static const int tries[] = {SIM_FOLD_ALL, SIM_FOLD_PEERS, 0};
-    for (int t = 0; reducible(a) && tries[t]; t++) {
+    static const int tries[] = {SIM_FOLD_ALL, SIM_FOLD_PEERS};
+    if (pre && !pre->sched)
+        return sim_run(s, m, opt, r, err);
+    for (int t = 0; reducible(a) && t < 2; t++) {
         sim_fold f;
-        sim_schedule *own = NULL;
-        int folded;
-        if (t == 0 && pre && pre->sched) {
+        int folded = 1;
+        if (t == 0 && pre) {
             f = *pre;
             memset(pre, 0, sizeof *pre);
-            folded = 1;
-        } else if (regen) {
-            own = regen(ctx, tries[t], &f, err);
+        } else if (pre) {
+            sim_schedule *own = regen(ctx, tries[t], &f, err);
             if (!own)
                 return -1;
-            folded = f.sched != NULL;
+            if (!f.sched) { /* whole: run it */
+                int rc = sim_run(own, m, opt, r, err);
+                sim_sched_free(own);
+                return rc;
+            }
+            sim_sched_free(own);
         } else if ((folded = sim_fold_schedule(s, m, tries[t], &f, err)) < 0) {
             return -1;
         }
-        sim_sched_free(own);
         if (!folded)
-            continue;
+            break;
         /* in a child: SimGrid runs once per process, and another try may
          * have to run here after it */
         int rc = sim_run_isolated(f.sched, f.mach, opt, r, err);
@@ -999,9 +1004,6 @@ static int run_reduced(args *a, const sim_schedule *s, const sim_machine *m, con
          * in them (five times slower under contention would still be within
          * 0.1 %), else the next try */
         if (rc == 0 && r->folded_trees > 0 && r->folded_tree_s / f.sched->nranks > 2e-4 * r->iteration_s) {
-            if (getenv("TRAINSIM_FOLD_DEBUG"))
-                fprintf(stderr, "fold: %llu tree all-reduces over folded servers: not exact\n",
-                        (unsigned long long)r->folded_trees);
             sim_result_free(r);
             sim_fold_free(&f);
             continue;
@@ -1015,7 +1017,7 @@ static int run_reduced(args *a, const sim_schedule *s, const sim_machine *m, con
         sim_fold_free(&f);
         return rc;
     }
-    if (!regen) /* s is whole */
+    if (!pre) /* s is whole */
         return sim_run(s, m, opt, r, err);
     sim_schedule *all = regen(ctx, 0, NULL, err);
     if (!all)
@@ -1057,7 +1059,8 @@ static int cmd_run(args *a, int only_schedule)
     char st_text[256] = "";
     /* a run that may be reduced gets only the kept ranks from the generator */
     sim_fold pre = {0};
-    int gen_fold = !only_schedule && !a->save_schedule && !a->schedule && reducible(a);
+    /* routed steps fold as a whole schedule (the generator's retries do not route) */
+    int gen_fold = !only_schedule && !a->save_schedule && !a->schedule && !a->routing && reducible(a);
     sim_schedule *s = make_schedule(a, m, &model, &st, st_text, sizeof st_text, gen_fold ? &pre : NULL, &err);
     if (!s) {
         sim_machine_free(m);
@@ -1082,7 +1085,7 @@ static int cmd_run(args *a, int only_schedule)
         } else if (progress_options(a, m, pre.sched ? pre.sched : s, st_text, &opt), 0) {
         } else if ((a->nslow || a->ndegrade) && unperturbed_run(s, m, &a->opt, &base, &err) < 0) {
             rc = fail(err.msg);
-        } else if (basep = a->nslow || a->ndegrade ? &base : NULL, run_reduced(a, s, m, &opt, &r, &pre, pre.sched ? regenerate : NULL,
+        } else if (basep = a->nslow || a->ndegrade ? &base : NULL, run_reduced(a, s, m, &opt, &r, gen_fold ? &pre : NULL, regenerate,
                                    &(regen_ctx){&model, &st, m}, &err) < 0) {
             progress_done(&opt);
             rc = fail(err.msg);
