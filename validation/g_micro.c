@@ -125,6 +125,14 @@ int val_group_hbm_stream(const val_ctx *ctx, val_set *out, sim_err *err)
     return rc;
 }
 
+/* One of the card's tables (rel: its path under the data, for messages; 256 bytes). */
+static val_csv *card_csv(const val_ctx *ctx, const val_micro_card *card, const char *file, char rel[256],
+                         sim_err *err)
+{
+    snprintf(rel, 256, "%s/%s", card->dir, file);
+    return val_csv_load_data(ctx, rel, err);
+}
+
 /* h100-micro and h200-micro: this project's own measurement of one H100
  * SXM5 (h100-micro/) and of one H200 (h200-micro/) with bench/gpu/measure.py
  * (PROVENANCE.md), each row simulated alone on one GPU of that catalogue
@@ -161,8 +169,7 @@ static int micro_gemm_rows(const val_ctx *ctx, const val_micro_card *card, const
                            sim_err *err)
 {
     char rel[256];
-    snprintf(rel, sizeof rel, "%s/gemm.csv", card->dir);
-    val_csv *c = val_csv_load_data(ctx, rel, err);
+    val_csv *c = card_csv(ctx, card, "gemm.csv", rel, err);
     if (!c)
         return -1;
     int cs = val_csv_col(c, "set", err), cl = val_csv_col(c, "layout", err), cd = val_csv_col(c, "dtype", err);
@@ -171,8 +178,7 @@ static int micro_gemm_rows(const val_ctx *ctx, const val_micro_card *card, const
     int rc = cs < 0 || cl < 0 || cd < 0 || cm < 0 || cn < 0 || ck < 0 || cu < 0 || cz < 0 ? -1 : 0;
     int nr = val_csv_rows(c);
     val_power pt;
-    snprintf(rel, sizeof rel, "%s/duty.csv", card->dir);
-    val_csv *dc = rc ? NULL : val_csv_load_data(ctx, rel, err);
+    val_csv *dc = rc ? NULL : card_csv(ctx, card, "duty.csv", rel, err);
     if (!dc || val_power_read(dc, &pt, err))
         rc = -1;
     val_csv_free(dc);
@@ -233,8 +239,7 @@ static int micro_attention_rows(const val_ctx *ctx, const val_micro_card *card, 
                                 sim_err *err)
 {
     char rel[256];
-    snprintf(rel, sizeof rel, "%s/attention.csv", card->dir);
-    val_csv *c = val_csv_load_data(ctx, rel, err);
+    val_csv *c = card_csv(ctx, card, "attention.csv", rel, err);
     if (!c)
         return -1;
     int cb = val_csv_col(c, "backend", err), cd = val_csv_col(c, "direction", err), cc = val_csv_col(c, "causal", err);
@@ -275,8 +280,7 @@ static int micro_elementwise_rows(const val_ctx *ctx, const val_micro_card *card
                                   sim_err *err)
 {
     char rel[256];
-    snprintf(rel, sizeof rel, "%s/memory.csv", card->dir);
-    val_csv *c = val_csv_load_data(ctx, rel, err);
+    val_csv *c = card_csv(ctx, card, "memory.csv", rel, err);
     if (!c)
         return -1;
     int ck = val_csv_col(c, "kernel", err), cb = val_csv_col(c, "bytes", err), cu = val_csv_col(c, "us", err);
@@ -312,8 +316,7 @@ static int micro_duty_rows(const val_ctx *ctx, const val_micro_card *card, sim_m
                            sim_err *err)
 {
     char rel[256];
-    snprintf(rel, sizeof rel, "%s/duty.csv", card->dir);
-    val_csv *c = val_csv_load_data(ctx, rel, err);
+    val_csv *c = card_csv(ctx, card, "duty.csv", rel, err);
     if (!c)
         return -1;
     int cs = val_csv_col(c, "gemm_share", err), cg = val_csv_col(c, "gemms_per_cycle", err);
