@@ -1653,7 +1653,7 @@ static int route_init(gen *g, const wl_moe_route *r, sim_err *err)
     int64_t one = 0;
     for (int l = 0; l < m->layers && !one; l++)
         one = wl_layer_expert_params(m, &pl->st, l) / (E / pl->ep);
-    g->bal = (wl_moe_bal){.layers = nq, .last_micro = pl->nmb - 1, .first = g->bal_first, .comm = g->bal_comm,
+    g->bal = (wl_moe_bal){.last_micro = pl->nmb - 1, .first = g->bal_first, .comm = g->bal_comm,
                           .expert_bytes = one * pl->wbytes, .expert_grad_bytes = one * pl->gbytes,
                           .ready = g->bal_ready, .end = g->bal_end};
     g->bal_overlap = malloc((size_t)nq + 1);

@@ -96,7 +96,7 @@ typedef struct wl_moe_route {
  * on the critical path).  The rest is the emitters' state (caller zeroes it,
  * sets sprophet to -1 and ready/end to UINT32_MAX). */
 typedef struct wl_moe_bal {
-    int layers, last_micro;
+    int last_micro;
     const int *first, *comm;
     const unsigned char *overlap;
     int64_t expert_bytes, expert_grad_bytes;

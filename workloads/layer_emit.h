@@ -30,7 +30,7 @@ typedef struct wl_moe_pays {
 
 /* trainsim moe's step: per MoE layer q and EP index g, p[q * ep + g]. */
 struct wl_moe_routed {
-    int layers, ep;
+    int ep;
     wl_moe_pays *p;
 };
 

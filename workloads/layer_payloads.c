@@ -487,7 +487,6 @@ wl_moe_routed *wl_moe_routed_new(const wl_layer *L, sim_schedule *s, const wl_mo
         wl_moe_routed_free(x);
         return NULL;
     }
-    x->layers = r->layers;
     x->ep = ep;
     int64_t per_token = (int64_t)L->m.hidden * wl_layer_act_bytes(&L->st);
     for (int q = 0; q < r->layers; q++)
