@@ -236,7 +236,8 @@ static const char *const GPU_KEYS[] = {"model",        "aliases",    "tflops",  
                                        "pcie_gen",     "p2p",        "nvlink",         "power_W",   "price_USD",
                                        "source",       "gemm",       "attention",      "memory",    "launch_s",
                                        "kernel_min_s", "gemm_scale", "gemm_unaligned", "power",     "flash_attention",
-                                       "memory_class", "nccl",       "overlap",        "note",      NULL};
+                                       "memory_class", "nccl",       "overlap",        "note",      "calibrated_like",
+                                       NULL};
 
 /* A number field of obj within [lo, hi] (or absent: dflt); -1 with a message naming where.key. */
 static int field(const cJSON *obj, const char *key, double dflt, double lo, double hi, const char *where,
@@ -319,7 +320,7 @@ static int check_gpu_keys(const cJSON *e, const char *where, const char *model, 
                             "%s: %s: unknown field \"%s\"; known: model, aliases, tflops, memory_GB, memory_GBps, "
                             "pcie_gen, p2p, nvlink, power_W, price_USD, source, gemm, attention, memory, launch_s, "
                             "kernel_min_s, gemm_scale, gemm_unaligned, power, flash_attention, memory_class, nccl, "
-                            "overlap, note, *_source",
+                            "overlap, calibrated_like, note, *_source",
                             where, model, it->string);
     }
     return 0;
@@ -443,6 +444,75 @@ static int fill_gpu(const cJSON *e, const cJSON *defaults, const char *where, si
     return 0;
 }
 
+/* The device fields a card without measurements of its own takes from a
+ * measured one ("calibrated_like"): how its kernels behave as fractions of
+ * its own peaks, bandwidth and clock, not its peaks or links. */
+static const char *const LIKE_KEYS[] = {"gemm",     "gemm_scale",   "gemm_unaligned", "power",           "launch_s",
+                                        "kernel_min_s", "memory",   "memory_class",   "flash_attention", "overlap",
+                                        NULL};
+
+/* "calibrated_like": {"model": M, "gemm": r}: e with M's measured device
+ * fields wherever e has none of its own, M's GEMM curve times r (a ratio of
+ * published best-case GEMM rates, each as a fraction of its card's peak).
+ * Returns a new object (the caller deletes it), or NULL with err set. */
+static cJSON *with_like(const cJSON *root, const cJSON *e, const char *where, sim_err *err)
+{
+    const cJSON *like = cJSON_GetObjectItemCaseSensitive(e, "calibrated_like");
+    const char *model = str(e, "model") ? str(e, "model") : "(no model)";
+    const cJSON *ratio = cJSON_GetObjectItemCaseSensitive(like, "gemm");
+    if (!cJSON_IsObject(like) || !str(like, "model") || (ratio && !cJSON_IsNumber(ratio))) {
+        sim_errf(err, "%s: %s: calibrated_like: expected {\"model\": a catalogue GPU, \"gemm\": a ratio in (0, 2]}",
+                 where, model);
+        return NULL;
+    }
+    double r = ratio ? ratio->valuedouble : 1;
+    if (!(r > 0 && r <= 2)) {
+        sim_errf(err, "%s: %s: calibrated_like.gemm: expected a ratio in (0, 2], got %g", where, model, r);
+        return NULL;
+    }
+    const cJSON *src = NULL, *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(root, "gpus"))
+        if (entry_matches(it, str(like, "model")))
+            src = it;
+    if (!src || cJSON_GetObjectItemCaseSensitive(src, "calibrated_like")) {
+        sim_errf(err, "%s: %s: calibrated_like.model: \"%s\" is not a catalogue GPU with measurements of its own",
+                 where, model, str(like, "model"));
+        return NULL;
+    }
+    cJSON *m = cJSON_Duplicate(e, 1);
+    for (int i = 0; m && LIKE_KEYS[i]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, LIKE_KEYS[i]);
+        if (!v || cJSON_GetObjectItemCaseSensitive(m, LIKE_KEYS[i]))
+            continue;
+        cJSON *copy = cJSON_Duplicate(v, 1);
+        if (copy && !strcmp(LIKE_KEYS[i], "gemm"))
+            for (cJSON *p = copy->child; p; p = p->next)
+                if (cJSON_IsNumber(p))
+                    cJSON_SetNumberValue(p, p->valuedouble * r);
+        if (!copy || !cJSON_AddItemToObject(m, LIKE_KEYS[i], copy)) {
+            cJSON_Delete(copy);
+            cJSON_Delete(m);
+            m = NULL;
+        }
+    }
+    if (!m)
+        sim_errf(err, "%s: %s: out of memory", where, model);
+    return m;
+}
+
+/* fill_gpu on an entry, its calibrated_like resolved against the catalogue root. */
+static int fill_gpu_in(const cJSON *root, const cJSON *e, const char *where, sim_gpu *g, plat_gpu_info *info,
+                       sim_err *err)
+{
+    const cJSON *defaults = cJSON_GetObjectItemCaseSensitive(root, "defaults");
+    if (!cJSON_IsObject(e) || !cJSON_GetObjectItemCaseSensitive(e, "calibrated_like"))
+        return fill_gpu(e, defaults, where, g, info, err);
+    cJSON *m = with_like(root, e, where, err);
+    int rc = m ? fill_gpu(m, defaults, where, g, info, err) : -1;
+    cJSON_Delete(m);
+    return rc;
+}
+
 /* model in a parsed gpus.json. */
 static int lookup_gpu(const cJSON *root, const char *model, sim_gpu *out, plat_gpu_info *info, sim_err *err)
 {
@@ -450,7 +520,7 @@ static int lookup_gpu(const cJSON *root, const char *model, sim_gpu *out, plat_g
     const cJSON *e;
     cJSON_ArrayForEach(e, gpus)
         if (model && entry_matches(e, model))
-            return fill_gpu(e, cJSON_GetObjectItemCaseSensitive(root, "defaults"), GPUS_JSON, out, info, err);
+            return fill_gpu_in(root, e, GPUS_JSON, out, info, err);
     char known[1024];
     known_list(gpus, known, sizeof known);
     return sim_errf(err, "unknown GPU model \"%s\"; known: %s", model ? model : "(null)", known);
@@ -485,7 +555,7 @@ int plat_gpu_from_json(const cJSON *entry, const char *where, sim_gpu *out, plat
         cJSON_Delete(root);
         return sim_errf(err, "%s: expected a GPU object with the catalogue's fields", where);
     }
-    int rc = fill_gpu(entry, cJSON_GetObjectItemCaseSensitive(root, "defaults"), where, out, info, err);
+    int rc = fill_gpu_in(root, entry, where, out, info, err);
     cJSON_Delete(root);
     return rc;
 }

@@ -190,6 +190,35 @@ static int add_mamf(const char *data_dir, gemm_data *d, const char *accel, const
     return rc;
 }
 
+/* stas00's MAMF row as a fraction of the peak it states (-1 with err if absent). */
+static int mamf_fraction(const char *data_dir, const char *accel, const char *dtname, double *frac, double *m,
+                         double *n, double *k, sim_err *err)
+{
+    val_csv *c;
+    if (load(data_dir, "gemm/stas00_mamf_bf16_fp8.csv", &c, err))
+        return -1;
+    int ca = val_csv_col(c, "accelerator", err), cd = val_csv_col(c, "dtype", err);
+    int cmf = val_csv_col(c, "mamf_tflops", err), cth = val_csv_col(c, "theory_tflops", err);
+    int cs = val_csv_col(c, "best_shape_MxNxK", err);
+    int rc = ca < 0 || cd < 0 || cmf < 0 || cth < 0 || cs < 0 ? -1 : 1;
+    for (int i = 0; rc == 1 && i < val_csv_rows(c); i++) {
+        double t, th;
+        if (strcmp(val_csv_str(c, i, ca), accel) || strcmp(val_csv_str(c, i, cd), dtname))
+            continue;
+        if (val_csv_num(c, i, cmf, &t, err) < 0 || val_csv_num(c, i, cth, &th, err) < 0 || !(th > 0) ||
+            sscanf(val_csv_str(c, i, cs), "%lfx%lfx%lf", m, n, k) != 3) {
+            rc = sim_errf(err, "stas00_mamf_bf16_fp8.csv: %s %s row: expected numbers and an MxNxK shape", accel, dtname);
+            break;
+        }
+        *frac = t / th;
+        rc = 0;
+    }
+    val_csv_free(c);
+    if (rc == 1)
+        return sim_errf(err, "stas00_mamf_bf16_fp8.csv: no %s %s row", accel, dtname);
+    return rc;
+}
+
 /* The aligned GEMM shapes of a Kineto trace as busy-stream costs: even
  * indices by FLOPs fitted, odd predicted; shapes with a dimension that is
  * not a multiple of 4 are left out (cuBLAS runs align1 kernels for them). */
@@ -585,6 +614,49 @@ static int fit_unaligned(const char *data_dir, const val_micro_card *card, const
     return 1;
 }
 
+/* The cards with no measurement of their own that take the H100's
+ * (catalogue key calibrated_like): its curve times the ratio of their MAMF
+ * bf16 fraction of peak to the H100 SXM's, derived here and checked against
+ * the catalogue; their MAMF FP8 rows are predicted (logged). */
+static const struct {
+    const char *model;
+    const char *mamf; /* stas00's accelerator whose rows stand for it */
+} LIKE_H100[] = {{"B200", "NVIDIA B200 SXM"}, {"GB200", "NVIDIA GB200 SXM"}, {"GB300", "NVIDIA B300 SXM"}};
+
+static int report_like_h100(const char *data_dir, const gemm_data *d, val_fitted *out, int max, FILE *logf,
+                            sim_err *err)
+{
+    double h100, m, n, k;
+    if (mamf_fraction(data_dir, "NVIDIA H100 SXM", "bf16", &h100, &m, &n, &k, err))
+        return -1;
+    int total = 0;
+    for (size_t i = 0; i < sizeof LIKE_H100 / sizeof LIKE_H100[0]; i++) {
+        double own, ratio;
+        sim_gpu g;
+        if (mamf_fraction(data_dir, LIKE_H100[i].mamf, "bf16", &own, &m, &n, &k, err) ||
+            plat_gpu_lookup_info(LIKE_H100[i].model, &g, NULL, err))
+            return -1;
+        ratio = own / h100;
+        int r = report(LIKE_H100[i].model, d, ratio, out + total, max - total, err);
+        if (r < 0)
+            return -1;
+        total += r;
+        if (!logf)
+            continue;
+        fprintf(logf, "%s: the H100-SXM curve x %.4f (stas00 MAMF bf16: %s %.1f %% of peak / H100 SXM %.1f %%)\n",
+                LIKE_H100[i].model, ratio, LIKE_H100[i].mamf, 100 * own, 100 * h100);
+        double f8;
+        if (mamf_fraction(data_dir, LIKE_H100[i].mamf, "fp8_e4m3fn", &f8, &m, &n, &k, err) == 0) {
+            gemm_pt q = {m, n, k, 1, 0, g.peak_flops[SIM_DTYPE_FP8] * ratio, 0, 0, SIM_DTYPE_FP8, 0, 0};
+            double F = 2 * m * n * k, mt = model_t(d->x, d, &q);
+            fprintf(logf, "  %6.0f x %6.0f x %6.0f fp8  MAMF %7.1f TFLOP/s  model %7.1f  %+6.1f %%  (published, predicted)\n",
+                    m, n, k, f8 * g.peak_flops[SIM_DTYPE_FP8] / 1e12, F / mt / 1e12,
+                    100 * (F / mt / (f8 * g.peak_flops[SIM_DTYPE_FP8]) - 1));
+        }
+    }
+    return total;
+}
+
 /* Each measured card (val_micro_cards): the curve on the bf16 rows of its
  * own table, then the FP8 scale on its FP8 rows with the curve held; the
  * published tables are predictions. */
@@ -642,6 +714,12 @@ static int fit_micro(const char *data_dir, const val_micro_card *card, gemm_data
     int k = report(card->model, d, 1, out, max, err);
     if (k < 0)
         return -1;
+    if (!strcmp(card->model, "H100-SXM")) {
+        int kl = report_like_h100(data_dir, d, out + k, max - k, logf, err);
+        if (kl < 0)
+            return -1;
+        k += kl;
+    }
     int k2 = fit_unaligned(data_dir, card, d, &pt, out + k, max - k, logf, err);
     if (k2 < 0)
         return -1;

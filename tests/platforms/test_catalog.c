@@ -6,8 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "platforms/catalog.h"
 #include "platforms/platform.h"
+#include "sim/costmodel.h"
 
 static int failures;
 #define CHECK(cond, ...)                                                    \
@@ -106,6 +109,60 @@ static void test_inline_gpu(void)
               memcmp(&g->coll, &d.coll, sizeof d.coll) == 0 && g->overlap_compute == d.overlap_compute,
           "inline GPU takes the catalogue defaults for what it does not give");
     sim_machine_free(m);
+}
+
+static int gpu_entry(const char *text, sim_gpu *g, sim_err *err)
+{
+    cJSON *e = cJSON_Parse(text);
+    int rc = plat_gpu_from_json(e, "mine.json", g, NULL, err);
+    cJSON_Delete(e);
+    return rc;
+}
+
+/* calibrated_like: a card without measurements takes a measured card's
+ * device fields (its GEMM curve times a ratio), keeps its own peaks, and
+ * overrides what it gives itself; bad references are explained. */
+static void test_calibrated_like(void)
+{
+    sim_gpu h, b;
+    sim_err err = {{0}};
+    CHECK(plat_gpu_lookup("H100-SXM", &h, &err) == 0 && plat_gpu_lookup("B200", &b, &err) == 0, "%s", err.msg);
+    double w = 1e12, r = sim_curve_eval(&b.gemm_eff, w) / sim_curve_eval(&h.gemm_eff, w);
+    CHECK(r > 0.95 && r < 0.98, "B200 GEMM curve = H100's x its MAMF ratio (0.965): %g", r);
+    CHECK(b.power_n == h.power_n && b.power_n > 0 && b.power_rate[b.power_n - 1] == h.power_rate[h.power_n - 1] &&
+              b.gemm_scale[SIM_DTYPE_FP8] == h.gemm_scale[SIM_DTYPE_FP8] && b.launch_s == h.launch_s &&
+              b.kernel_min_s == h.kernel_min_s && b.overlap_compute == h.overlap_compute &&
+              memcmp(&b.mem_eff, &h.mem_eff, sizeof h.mem_eff) == 0 &&
+              memcmp(b.mem_class, h.mem_class, sizeof h.mem_class) == 0 &&
+              memcmp(&b.flash_fwd_eff, &h.flash_fwd_eff, sizeof h.flash_fwd_eff) == 0,
+          "B200 takes the H100's power table, FP8 scale, launch gap, kernel floor, overlap, memory and attention");
+    CHECK(near(b.peak_flops[SIM_DTYPE_BF16], 2250e12) && near(b.mem_bw, 8000e9), "B200 keeps its own peaks");
+
+    const char *mine = "{\"model\": \"X1\", \"tflops\": {\"fp32\": 50, \"bf16\": 500}, \"memory_GB\": 64, "
+                       "\"memory_GBps\": 2000, \"launch_s\": 3e-6, "
+                       "\"calibrated_like\": {\"model\": \"h100\", \"gemm\": 0.5}}";
+    sim_gpu x;
+    CHECK(gpu_entry(mine, &x, &err) == 0, "inline calibrated_like: %s", err.msg);
+    CHECK(near(sim_curve_eval(&x.gemm_eff, w), 0.5 * sim_curve_eval(&h.gemm_eff, w)) && x.launch_s == 3e-6 &&
+              x.power_n == h.power_n,
+          "inline: the curve halved, its own launch gap kept, the power table taken");
+    static const struct {
+        const char *like, *msg;
+    } BAD[] = {{"{\"model\": \"RTX9090\"}", "RTX9090"},
+               {"{\"model\": \"B200\"}", "measurements of its own"},
+               {"{\"model\": \"H100-SXM\", \"gemm\": 3}", "(0, 2]"},
+               {"\"H100-SXM\"", "calibrated_like: expected"}};
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "{\"model\": \"X1\", \"tflops\": {\"fp32\": 50}, \"memory_GB\": 64, \"memory_GBps\": 2000, "
+                 "\"calibrated_like\": %s}",
+                 BAD[i].like);
+        err.msg[0] = 0;
+        CHECK(gpu_entry(text, &x, &err) == -1 && strstr(err.msg, BAD[i].msg) &&
+                  strstr(err.msg, "calibrated_like"),
+              "bad calibrated_like %s: %s", BAD[i].like, err.msg);
+    }
 }
 
 static void test_gpus(void)
@@ -281,6 +338,7 @@ int main(void)
 {
     test_gpus();
     test_inline_gpu();
+    test_calibrated_like();
     test_nics();
     test_clusters();
     test_example_xml();
