@@ -380,6 +380,47 @@ static int fit_rtx3090(const char *data_dir, gemm_data *d, val_fitted *out, int 
     return k2 < 0 ? -1 : k + k2;
 }
 
+/* The SXM A100s' power limit (400 W): no duty measurement of an A100 in
+ * the data.  The H100's measured table gives the shape (the tensor load at
+ * which the rate starts to fall), scaled so that a fully loaded A100 runs at
+ * the clock NVIDIA sustains at that limit under HPL, 1,305 of 1,410 MHz (the
+ * clock of its A100 Rpeak figures: glennklockwood.com/garden/peak-FLOPS).
+ * The A100 curve is the cool state's: stas00's A100 MAMF row reaches 86.9 %
+ * of the 1,410 MHz peak, 94 % of a 1,305 MHz one, above any card's MAMF.
+ * The PCIe cards (250-300 W) would throttle more; nothing says how much. */
+#define A100_HPL_CLOCK (1305.0 / 1410.0)
+
+static int a100_power(val_fitted *out, int max, FILE *logf, sim_err *err)
+{
+    static const char *const MODELS[] = {"A100-SXM-80GB", "A100-SXM-40GB"};
+    static char names[2][8][48];
+    sim_gpu h;
+    if (plat_gpu_lookup_info("H100-SXM", &h, NULL, err))
+        return -1;
+    if (h.power_n < 2 || !(h.power_rate[h.power_n - 1] < 1))
+        return sim_errf(err, "the H100-SXM's power table has no throttled point to scale");
+    double drop = (1 - A100_HPL_CLOCK) / (1 - h.power_rate[h.power_n - 1]);
+    int k = 0;
+    for (int mi = 0; mi < 2; mi++) {
+        sim_gpu a;
+        if (plat_gpu_lookup_info(MODELS[mi], &a, NULL, err))
+            return -1;
+        if (logf && mi == 0) {
+            fprintf(logf, "A100 SXM power state (the H100's table, its drop x %.3f: full load at %.0f of 1410 MHz):",
+                    drop, 1410 * A100_HPL_CLOCK);
+            for (int i = 0; i < h.power_n; i++)
+                fprintf(logf, " %.1f -> %.4f", h.power_load[i], 1 - (1 - h.power_rate[i]) * drop);
+            fprintf(logf, "\n");
+        }
+        for (int i = 0; i < h.power_n && i < 8 && k < max; i++) {
+            snprintf(names[mi][i], sizeof names[mi][i], "%s power.gemm_rate[%d]", MODELS[mi], i);
+            double stored = i < a.power_n && a.power_load[i] == h.power_load[i] ? a.power_rate[i] : NAN;
+            out[k++] = (val_fitted){names[mi][i], 1 - (1 - h.power_rate[i]) * drop, stored, ""};
+        }
+    }
+    return k;
+}
+
 static int fit_a100(const char *data_dir, gemm_data *d, val_fitted *out, int max, FILE *logf, sim_err *err)
 {
     memset(d, 0, sizeof *d);
@@ -412,7 +453,8 @@ static int fit_a100(const char *data_dir, gemm_data *d, val_fitted *out, int max
             return -1;
         total += k;
     }
-    return total;
+    int k = a100_power(out + total, max - total, logf, err);
+    return k < 0 ? -1 : total + k;
 }
 
 const val_micro_card val_micro_cards[] = {
