@@ -159,40 +159,10 @@ static int add_table(const char *data_dir, const char *rel, gemm_data *d, int dt
     return rc;
 }
 
-/* stas00's MAMF row of an accelerator and dtype (best shape), fitted. */
-static int add_mamf(const char *data_dir, gemm_data *d, const char *accel, const char *dtname, int dtype, double *tf,
-                    sim_err *err)
-{
-    val_csv *c;
-    if (load(data_dir, "gemm/stas00_mamf_bf16_fp8.csv", &c, err))
-        return -1;
-    int ca = val_csv_col(c, "accelerator", err), cd = val_csv_col(c, "dtype", err);
-    int cmf = val_csv_col(c, "mamf_tflops", err), cs = val_csv_col(c, "best_shape_MxNxK", err);
-    int rc = ca < 0 || cd < 0 || cmf < 0 || cs < 0 ? -1 : 1;
-    for (int i = 0; rc == 1 && i < val_csv_rows(c); i++) {
-        double t, m, n, k;
-        if (strcmp(val_csv_str(c, i, ca), accel) || strcmp(val_csv_str(c, i, cd), dtname))
-            continue;
-        if (val_csv_num(c, i, cmf, &t, err) < 0 || sscanf(val_csv_str(c, i, cs), "%lfx%lfx%lf", &m, &n, &k) != 3) {
-            rc = sim_errf(err, "stas00_mamf_bf16_fp8.csv: %s %s row: expected a number and an MxNxK shape", accel,
-                          dtname);
-            break;
-        }
-        if (d)
-            add_pt(d, m, n, k, 1, 2 * m * n * k / (t * 1e12), d->g.peak_flops[dtype], dtype, 1);
-        if (tf)
-            *tf = t;
-        rc = 0;
-    }
-    val_csv_free(c);
-    if (rc == 1)
-        return sim_errf(err, "stas00_mamf_bf16_fp8.csv: no %s %s row", accel, dtname);
-    return rc;
-}
-
-/* stas00's MAMF row as a fraction of the peak it states (-1 with err if absent). */
-static int mamf_fraction(const char *data_dir, const char *accel, const char *dtname, double *frac, double *m,
-                         double *n, double *k, sim_err *err)
+/* stas00's MAMF row of an accelerator and dtype: its rate and the peak it
+ * states (TFLOP/s), and its best shape. */
+static int mamf_row(const char *data_dir, const char *accel, const char *dtname, double *tflops, double *theory,
+                    double *m, double *n, double *k, sim_err *err)
 {
     val_csv *c;
     if (load(data_dir, "gemm/stas00_mamf_bf16_fp8.csv", &c, err))
@@ -202,21 +172,44 @@ static int mamf_fraction(const char *data_dir, const char *accel, const char *dt
     int cs = val_csv_col(c, "best_shape_MxNxK", err);
     int rc = ca < 0 || cd < 0 || cmf < 0 || cth < 0 || cs < 0 ? -1 : 1;
     for (int i = 0; rc == 1 && i < val_csv_rows(c); i++) {
-        double t, th;
         if (strcmp(val_csv_str(c, i, ca), accel) || strcmp(val_csv_str(c, i, cd), dtname))
             continue;
-        if (val_csv_num(c, i, cmf, &t, err) < 0 || val_csv_num(c, i, cth, &th, err) < 0 || !(th > 0) ||
+        if (val_csv_num(c, i, cmf, tflops, err) < 0 || val_csv_num(c, i, cth, theory, err) < 0 || !(*theory > 0) ||
             sscanf(val_csv_str(c, i, cs), "%lfx%lfx%lf", m, n, k) != 3) {
             rc = sim_errf(err, "stas00_mamf_bf16_fp8.csv: %s %s row: expected numbers and an MxNxK shape", accel, dtname);
             break;
         }
-        *frac = t / th;
         rc = 0;
     }
     val_csv_free(c);
     if (rc == 1)
         return sim_errf(err, "stas00_mamf_bf16_fp8.csv: no %s %s row", accel, dtname);
     return rc;
+}
+
+/* stas00's MAMF row of an accelerator and dtype (best shape), fitted. */
+static int add_mamf(const char *data_dir, gemm_data *d, const char *accel, const char *dtname, int dtype, double *tf,
+                    sim_err *err)
+{
+    double t, th, m, n, k;
+    if (mamf_row(data_dir, accel, dtname, &t, &th, &m, &n, &k, err))
+        return -1;
+    if (d)
+        add_pt(d, m, n, k, 1, 2 * m * n * k / (t * 1e12), d->g.peak_flops[dtype], dtype, 1);
+    if (tf)
+        *tf = t;
+    return 0;
+}
+
+/* stas00's MAMF row as a fraction of the peak it states. */
+static int mamf_fraction(const char *data_dir, const char *accel, const char *dtname, double *frac, double *m,
+                         double *n, double *k, sim_err *err)
+{
+    double t, th;
+    if (mamf_row(data_dir, accel, dtname, &t, &th, m, n, k, err))
+        return -1;
+    *frac = t / th;
+    return 0;
 }
 
 /* The aligned GEMM shapes of a Kineto trace as busy-stream costs: even
