@@ -678,6 +678,14 @@ cJSON *plat_catalogue_doc(void)
         add_str(o, "nvlink", str(nv, "kind") ? str(nv, "kind") : "none");
         cJSON_AddNumberToObject(o, "power_W", num(e, "power_W", 0));
         cJSON_AddNumberToObject(o, "price_USD", num(e, "price_USD", 0));
+        /* where its kernel costs come from: a buyer should see which cards rest on priors */
+        const cJSON *like = cJSON_GetObjectItemCaseSensitive(e, "calibrated_like");
+        char kern[96];
+        if (like)
+            snprintf(kern, sizeof kern, "like %s", str(like, "model") ? str(like, "model") : "?");
+        else
+            snprintf(kern, sizeof kern, "%s", cJSON_GetObjectItemCaseSensitive(e, "gemm") ? "calibrated" : "priors");
+        add_str(o, "gemm_curve", kern);
         cJSON_AddItemToArray(list, o);
     }
     cJSON_Delete(root);

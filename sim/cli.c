@@ -1183,14 +1183,15 @@ static int cmd_list(const args *a)
     printf("Built-in clusters (trainsim --platform NAME):\n");
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "clusters"))
         printf("  %-22s %4d x %-16s %s\n", S(e, "name"), (int)N(e, "gpus"), S(e, "gpu"), S(e, "description"));
-    printf("\nGPUs (dense TFLOP/s fp32/tf32/fp16/bf16/fp8, memory, bandwidth, PCIe, P2P, NVLink, power, price):\n");
+    printf("\nGPUs (dense TFLOP/s fp32/tf32/fp16/bf16/fp8, memory, bandwidth, PCIe, P2P, NVLink, power, price, and where\n"
+           "its GEMM costs come from: calibrated on measurements, like a measured card, or the catalogue's priors):\n");
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "gpus"))
     {
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "dense_tflops");
-        printf("  %-16s %6.1f %6.1f %6.1f %6.1f %7.1f  %3.0f GB %6.0f GB/s  gen%d %-3s %-8s %4.0f W  $%.0f\n",
+        printf("  %-16s %6.1f %6.1f %6.1f %6.1f %7.1f  %3.0f GB %6.0f GB/s  gen%d %-3s %-8s %4.0f W  $%-6.0f %s\n",
                S(e, "model"), N(t, "fp32"), N(t, "tf32"), N(t, "fp16"), N(t, "bf16"), N(t, "fp8"), N(e, "memory_GB"),
                N(e, "memory_GBps"), (int)N(e, "pcie_gen"), cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "p2p")) ? "yes" : "no",
-               S(e, "nvlink"), N(e, "power_W"), N(e, "price_USD"));
+               S(e, "nvlink"), N(e, "power_W"), N(e, "price_USD"), S(e, "gemm_curve"));
     }
     printf("\nNICs:\n");
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "nics"))

@@ -15,6 +15,8 @@ assert any(c["name"] == "oases-3090" and c["gpus"] == 32 for c in d["clusters"])
 assert any(g["model"] == "A100-SXM-80GB" for g in d["gpus"]), "A100"
 assert any(m["name"] == "gpt3-175b" for m in d["models"]), "gpt3-175b"
 assert d["nics"], "no NICs"
+curve = {g["model"]: g["gemm_curve"] for g in d["gpus"]}
+assert curve["H100-SXM"] == "calibrated" and curve["B200"] == "like H100-SXM" and curve["RTX4090"] == "priors", curve
 ' || fail "trainsim list --json"
 v=$("$TRAINSIM" --version) || fail "trainsim --version exited non-zero"
 grep -Eq '[0-9]+\.[0-9]+\.[0-9]+' <<< "$v" || fail "trainsim --version printed \"$v\", no version number"
