@@ -1688,7 +1688,9 @@ static int generate_rank(gen *g, int rank, const comms *C)
     g->cur.ep_comm = pl->ep > 1 ? C->ep[(stage * pl->t + tpi) * pl->edp + dpi / pl->ep] : -1;
     if (g->route)
         route_rank(g, stage, dpi, tpi);
-    g->edp_comm = pl->edp < pl->d && pl->edp > 1 ? C->edp[(stage * pl->t + tpi) * pl->ep + dpi % pl->ep] : -1;
+    /* the replicas of this rank's experts: with ep = 1 every member of the
+     * gradient group holds all of them, so the group itself */
+    g->edp_comm = pl->edp < 2 ? -1 : pl->edp < pl->d ? C->edp[(stage * pl->t + tpi) * pl->ep + dpi % pl->ep] : g->dp_comm;
     /* the CP ring's neighbours: the same stage, DP and TP index, CP index ±1 */
     int cpi = dpi % pl->c, cp0 = rank - cpi * pl->t;
     g->cur.cp_next = cp0 + (cpi + 1) % pl->c * pl->t;

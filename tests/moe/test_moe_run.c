@@ -107,6 +107,20 @@ static void test_alltoall_and_flops(void)
         sim_sched_free(again);
         sim_sched_free(s);
     }
+    /* ep=1: every rank holds all experts; their gradients are reduced over
+     * the whole gradient group (they were left unreduced once) */
+    {
+        wl_strategy st1 = wl_test_strategy("tp=1,dp=16,ep=1,mb=2,gb=32,dtype=bf16");
+        sim_schedule *s1 = wl_gpt_generate(&m, &st1, mach, &err);
+        int found = 0;
+        for (uint32_t i = 0; s1 && i < s1->nops; i++)
+            if (!strcmp(pname(s1, &s1->ops[i]), "expert_dp_allreduce")) {
+                CHECK(s1->comms[s1->ops[i].arg].nranks == 16);
+                found++;
+            }
+        CHECK(s1 && found == 16);
+        sim_sched_free(s1);
+    }
     /* capacity factor 0.5: half the assignments dropped, half the bytes */
     wl_model c = toy("{\"experts\": 8, \"top_k\": 2, \"every\": 1, \"first\": 0, \"capacity_factor\": 0.5}");
     wl_strategy st = wl_test_strategy("tp=1,dp=16,ep=4,mb=2,gb=32,dtype=bf16");
