@@ -255,8 +255,11 @@ static int resolve_attn(const wl_strategy *st, const sim_machine *mach, int *fla
  * expert tensor parallelism = tp: ep must divide dp·cp), each expert's
  * gradients are reduced over the d/ep ranks holding it.  Expert gradients
  * are reduced once after the flush (all-reduce, or reduce-scatter and
- * all-gather under the distributed optimizer); ZeRO-2/3, FSDP and OSDP are
- * not modelled for the experts. */
+ * all-gather under the distributed optimizer); under ZeRO-3 / FSDP they are
+ * sharded over those replicas like the dense layers over the data-parallel
+ * group (torchtitan's FSDP2 on the experts' own mesh): gathered before each
+ * layer runs, reduce-scattered after its backward.  ZeRO-2, OSDP and HSDP
+ * are not modelled for the experts. */
 static int resolve_moe(const wl_model *m, plan *pl, sim_err *err)
 {
     const wl_strategy *st = &pl->st;
@@ -271,9 +274,11 @@ static int resolve_moe(const wl_model *m, plan *pl, sim_err *err)
                         "data-parallel ranks (Megatron-Core requires expert_model_parallel_size to divide "
                         "data_parallel_size%s)", pl->ep, pl->c > 1 ? "·cp" : "", pl->d,
                         pl->c > 1 ? " × context_parallel_size" : "");
-    if (pl->zero >= 2 || pl->osdp || st->fsdp)
-        return sim_errf(err, "model %s: MoE layers are modelled with zero=0 or zero=1 (Megatron's distributed "
-                        "optimizer); ZeRO-2/3, FSDP and OSDP are not modelled for expert parameters", m->name);
+    if (pl->zero == 2 || pl->osdp || (pl->zero == 3 && pl->ds < pl->d))
+        return sim_errf(err, "model %s: MoE layers are modelled with zero=0, zero=1 (Megatron's distributed optimizer), "
+                        "zero=3 or fsdp=full|grad_op (the experts sharded over their replicas); %s is not modelled "
+                        "for expert parameters", m->name,
+                        pl->zero == 2 ? "ZeRO-2" : pl->osdp ? "OSDP" : "fsdp=hybrid");
     return 0;
 }
 
@@ -672,7 +677,7 @@ static int64_t optimizer_params(const wl_model *m, const plan *pl, int stage)
 {
     stage_params_split sp = split_params(m, pl, stage);
     int64_t ex = stage_expert_params(m, pl, stage);
-    ex = pl->zero == 1 ? shard(ex, pl->edp) : ex;
+    ex = pl->zero == 1 || pl->zero == 3 ? shard(ex, pl->edp) : ex;
     if (pl->zero == 1 || pl->zero == 2)
         return shard(sp.all, pl->d) + ex;
     return sp.replicated + sp.owned + ex;
@@ -748,11 +753,20 @@ static void persistent_memory(const wl_model *m, const plan *pl, int stage, wl_m
         mem->optimizer = (double)(sp.replicated * pl->obytes + sp.owned * pl->so);
     }
     /* the routed experts: weights and gradients whole, the optimizer state
-     * sharded over the expert's replicas under the distributed optimizer */
+     * sharded over the expert's replicas under the distributed optimizer;
+     * all three sharded at rest under ZeRO-3 (the gathered copies are in the
+     * schedule) */
     int64_t ex = stage_expert_params(m, pl, stage);
-    mem->weights += (double)(ex * pl->wbytes);
-    mem->gradients += (double)(ex * pl->gbytes);
-    mem->optimizer += (double)((pl->zero == 1 ? shard(ex, pl->edp) : ex) * pl->obytes);
+    if (pl->zero == 3) { /* one replica: the shard is the whole, kept as the shards are */
+        int64_t own = shard(ex, pl->edp);
+        mem->weights += (double)(own * pl->sw);
+        mem->gradients += (double)(own * pl->sg);
+        mem->optimizer += (double)(own * pl->so);
+    } else {
+        mem->weights += (double)(ex * pl->wbytes);
+        mem->gradients += (double)(ex * pl->gbytes);
+        mem->optimizer += (double)((pl->zero == 1 ? shard(ex, pl->edp) : ex) * pl->obytes);
+    }
     /* pipeline receive buffers, one per neighbour (both neighbours on every
      * stage when interleaved chunks wrap around) */
     int nbuf = pl->p == 1 ? 0 : pl->v > 1 ? 2 : (stage > 0) + !last;
@@ -826,6 +840,7 @@ typedef struct payloads {
 typedef struct comms {
     int *tp, *dp, *emb, *ag, *rs, *ar;
     int *ep, *edp; /* MoE: per (stage, tp, EP group) and per (stage, tp, EP index) */
+    int *edp_rs;   /* MoE under ZeRO-3: the expert-data-parallel groups again, for the reduce-scatter stream */
 } comms;
 
 /* The data-parallel buckets of one model chunk (see buckets_build). */
@@ -849,6 +864,7 @@ typedef struct gen {
     int sdp, s_send_next, s_recv_prev, s_send_prev, s_recv_next, s_ag, s_rs, s_ar;
     int dp_comm, emb_comm, ag_comm, rs_comm, ar_comm;
     int edp_comm;         /* MoE: the replicas of this rank's experts, -1 if none */
+    int edp_ag, edp_rs;   /* MoE under ZeRO-3: their all-gather and reduce-scatter communicators, -1 if none */
     int nrec;             /* layers of this stage (local index < nrec) recomputed */
     int pre_recompute;    /* Merak: recompute before waiting for the gradient */
     wl_pipe_step *steps;  /* this stage's pipeline order */
@@ -1041,20 +1057,31 @@ static wl_layer *layer_of(gen *g, int chunk, int j)
     return local_first(g->pl, g->stage, chunk) + j < g->nrec ? g->layer : g->layer_nr;
 }
 
+/* ZeRO-3: a MoE layer's experts on this rank, sharded over their replicas
+ * (0 where they have none or are not sharded). */
+static int64_t expert_sharded(const gen *g, int layer)
+{
+    return g->edp_ag >= 0 ? wl_layer_expert_params(g->m, &g->pl->st, layer) : 0;
+}
+
 /* ZeRO-3 / OSDP: before a layer's parameters are needed, allocate their full
  * copy and all-gather it (FSDP's unshard, issued one layer ahead so that it
- * overlaps the layer before: forward and backward prefetch). */
+ * overlaps the layer before: forward and backward prefetch).  A MoE layer's
+ * experts follow on the same stream over their own replicas. */
 static void gather(gen *g, int layer, int micro, sim_phase ph)
 {
-    int64_t x = layer_sharded(g->m, g->pl, layer);
+    int64_t x = layer_sharded(g->m, g->pl, layer), e = expert_sharded(g, layer), wb = g->pl->wbytes;
     if (x == 0 || g->pl->st.osdp_split > 1)
         return;
     sim_tags t = tags(layer, micro, ph);
-    uint32_t mem = sim_sched_add(g->s, g->cur.sc,
-                                 wl_pay_mem(g->s, "gathered_weights", SIM_MEM_WEIGHTS, x * g->pl->wbytes), -1, t, NULL, 0);
-    g->ag_of[layer] = sim_sched_add(g->s, g->s_ag, wl_pay_coll(g->s, "fsdp_allgather", SIM_COLL_ALLGATHER,
-                                                                x * g->pl->wbytes),
+    uint32_t mem = sim_sched_add(g->s, g->cur.sc, wl_pay_mem(g->s, "gathered_weights", SIM_MEM_WEIGHTS, (x + e) * wb),
+                                 -1, t, NULL, 0);
+    g->ag_of[layer] = sim_sched_add(g->s, g->s_ag, wl_pay_coll(g->s, "fsdp_allgather", SIM_COLL_ALLGATHER, x * wb),
                                     g->ag_comm, t, &mem, 1);
+    if (e > 0) /* the layer is ready when the later of the two, on one stream, is */
+        g->ag_of[layer] = sim_sched_add(g->s, g->s_ag,
+                                        wl_pay_coll(g->s, "fsdp_expert_allgather", SIM_COLL_ALLGATHER, e * wb),
+                                        g->edp_ag, t, &mem, 1);
 }
 
 /* The next kernel waits for the layer's gathered parameters. */
@@ -1067,9 +1094,9 @@ static void use_gathered(gen *g, int layer)
 /* FSDP's reshard: the full copy is freed after the layer ran. */
 static void release(gen *g, int layer, int micro, sim_phase ph)
 {
-    int64_t x = layer_sharded(g->m, g->pl, layer);
+    int64_t x = layer_sharded(g->m, g->pl, layer), e = expert_sharded(g, layer);
     if (x > 0 && g->pl->st.osdp_split == 1)
-        wl_cursor_mem(&g->cur, wl_pay_mem(g->s, "gathered_weights", SIM_MEM_WEIGHTS, -x * g->pl->wbytes),
+        wl_cursor_mem(&g->cur, wl_pay_mem(g->s, "gathered_weights", SIM_MEM_WEIGHTS, -(x + e) * g->pl->wbytes),
                       tags(layer, micro, ph));
 }
 
@@ -1499,7 +1526,7 @@ static void backward(gen *g, int micro, int chunk, int step)
     if (sharded || sync) {
         for (int j = nl - 1; j >= 0; j--) {
             int l = first + j;
-            int64_t x = layer_sharded(g->m, pl, l);
+            int64_t x = layer_sharded(g->m, pl, l), e = expert_sharded(g, l);
             sim_tags t = tags(l, micro, SIM_PHASE_BACKWARD);
             if (sharded && pl->reshard) { /* gathered again, the next one prefetched (BACKWARD_PRE) */
                 if (j == nl - 1)
@@ -1510,16 +1537,22 @@ static void backward(gen *g, int micro, int chunk, int step)
             }
             if (sharded) {
                 if (x > 0)
-                    wl_cursor_mem(c, wl_pay_mem(g->s, "gathered_gradients", SIM_MEM_GRADIENTS, x * pl->gbytes), t);
+                    wl_cursor_mem(c, wl_pay_mem(g->s, "gathered_gradients", SIM_MEM_GRADIENTS, (x + e) * pl->gbytes),
+                                  t);
             }
             wl_layer_backward(layer_of(g, chunk, j), c, l, 1, micro, j < nrc ? flags : 0);
             if (sharded) {
                 uint32_t rs = x > 0 ? reduce_shard(g, x, c->last_comp, t) : UINT32_MAX;
+                if (x > 0 && e > 0) /* the experts' after the layer's, on the same stream */
+                    g->last_rs = rs = sim_sched_add(g->s, g->s_rs,
+                                                    wl_pay_coll(g->s, "fsdp_expert_reducescatter",
+                                                                SIM_COLL_REDUCESCATTER, e * pl->gbytes),
+                                                    g->edp_rs, t, &c->last_comp, 1);
                 release(g, l, micro, SIM_PHASE_BACKWARD);
                 free_gradients(g);
                 if (x > 0) {
                     g->gfree = 1;
-                    g->gfree_pay = wl_pay_mem(g->s, "gathered_gradients", SIM_MEM_GRADIENTS, -x * pl->gbytes);
+                    g->gfree_pay = wl_pay_mem(g->s, "gathered_gradients", SIM_MEM_GRADIENTS, -(x + e) * pl->gbytes);
                     g->gfree_dep = rs;
                 }
             }
@@ -1635,6 +1668,9 @@ static int route_init(gen *g, const wl_moe_route *r, sim_err *err)
     if (pl->v > 1 || pl->c > 1 || g->layer_nr != g->layer)
         return sim_errf(err, "routed MoE step: interleaved stages, context parallelism and Merak's pipelines are not "
                         "modelled with skewed routing");
+    if (pl->zero == 3)
+        return sim_errf(err, "routed MoE step: experts under ZeRO-3 / FSDP are not modelled with skewed routing (the "
+                        "balancing copies move whole experts); use zero=0 or zero=1");
     int E = m->moe_cfg.experts;
     for (int q = 0; r->places && q < nq; q++)
         if (r->places[q] && (r->places[q]->experts != E || r->places[q]->ep != pl->ep))
@@ -1691,6 +1727,14 @@ static int generate_rank(gen *g, int rank, const comms *C)
     /* the replicas of this rank's experts: with ep = 1 every member of the
      * gradient group holds all of them, so the group itself */
     g->edp_comm = pl->edp < 2 ? -1 : pl->edp < pl->d ? C->edp[(stage * pl->t + tpi) * pl->ep + dpi % pl->ep] : g->dp_comm;
+    /* ZeRO-3: the experts' all-gathers and reduce-scatters on the FSDP
+     * streams, each with a communicator of its own (one per stream, as NCCL
+     * needs); with ep = 1 the shard group's own */
+    g->edp_ag = g->edp_rs = -1;
+    if (pl->zero == 3 && pl->edp > 1) {
+        g->edp_ag = pl->edp < pl->d ? g->edp_comm : g->ag_comm;
+        g->edp_rs = pl->edp < pl->d ? C->edp_rs[(stage * pl->t + tpi) * pl->ep + dpi % pl->ep] : g->rs_comm;
+    }
     /* the CP ring's neighbours: the same stage, DP and TP index, CP index ±1 */
     int cpi = dpi % pl->c, cp0 = rank - cpi * pl->t;
     g->cur.cp_next = cp0 + (cpi + 1) % pl->c * pl->t;
@@ -1800,8 +1844,9 @@ static int generate_rank(gen *g, int rank, const comms *C)
             for (int i = 0; i < g->bk[c].n; i++)
                 reduce_bucket(g, c, i, last_bwd, bt);
     int64_t ex = stage_expert_params(m, pl, stage);
-    if (g->edp_comm >= 0 && ex > 0) {
-        /* the experts' gradients over their replicas, after the flush */
+    if (g->edp_comm >= 0 && ex > 0 && g->edp_ag < 0) {
+        /* the experts' gradients over their replicas, after the flush (under
+         * ZeRO-3 each layer's were reduce-scattered after its backward) */
         sim_coll k = pl->zero == 1 && pl->grad_rs ? SIM_COLL_REDUCESCATTER : SIM_COLL_ALLREDUCE;
         uint32_t p = wl_pay_coll(s, k == SIM_COLL_REDUCESCATTER ? "expert_dp_reducescatter" : "expert_dp_allreduce", k,
                                  ex * pl->gbytes);
@@ -1876,6 +1921,7 @@ static void free_comms(comms *C)
     free(C->ar);
     free(C->ep);
     free(C->edp);
+    free(C->edp_rs);
     memset(C, 0, sizeof *C);
 }
 
@@ -1932,6 +1978,8 @@ static void expert_comms(sim_schedule *s, const plan *pl, comms *C, int *ranks)
                     ranks[g] = p * td + (g * pl->ep + j) * pl->t + t;
                 snprintf(name, sizeof name, "edp.p%d.t%d.e%d", p, t, j);
                 C->edp[at * pl->ep + j] = ng > 1 ? sim_sched_comm(s, name, ranks, ng) : -1;
+                snprintf(name, sizeof name, "edp-rs.p%d.t%d.e%d", p, t, j);
+                C->edp_rs[at * pl->ep + j] = ng > 1 && pl->zero == 3 ? sim_sched_comm(s, name, ranks, ng) : -1;
             }
         }
 }
@@ -1951,8 +1999,9 @@ static int make_comms(sim_schedule *s, const plan *pl, comms *C, sim_err *err)
     C->emb = malloc(sizeof(int) * (size_t)td);
     C->ep = malloc(sizeof(int) * (size_t)(pl->p * td));
     C->edp = malloc(sizeof(int) * (size_t)(pl->p * td));
+    C->edp_rs = malloc(sizeof(int) * (size_t)(pl->p * td));
     int *ranks = malloc(sizeof(int) * (size_t)(n > 2 ? n : 2));
-    if (!C->tp || !C->dp || !C->ag || !C->rs || !C->ar || !C->emb || !C->ep || !C->edp || !ranks) {
+    if (!C->tp || !C->dp || !C->ag || !C->rs || !C->ar || !C->emb || !C->ep || !C->edp || !C->edp_rs || !ranks) {
         free_comms(C);
         free(ranks);
         return sim_errf(err, "out of memory");
