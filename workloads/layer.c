@@ -145,7 +145,7 @@ void wl_layer_moe_tokens(const wl_model *m, const wl_strategy *st, int64_t *toke
     double sb = (double)wl_local_seq(m, st) * st->mb, per = sb * x->top_k / x->experts; /* per (source, expert) */
     if (x->capacity_factor > 0) {
         double cap = ceil(x->capacity_factor * sb * x->top_k / x->experts);
-        per = per < cap ? per : cap;
+        per = per < cap && !x->pad_to_capacity ? per : cap;
     }
     /* each of the ep sources sends per to each of this rank's experts/ep */
     if (tokens)

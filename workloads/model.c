@@ -167,7 +167,8 @@ static int moe_int(const cJSON *o, const char *key, int def, int min, int *out, 
  * dense fields (expert_ffn defaults to ffn, the MoE layers must exist). */
 static int read_moe(const cJSON *o, wl_model *m, const char *src, sim_err *err)
 {
-    static const char *keys[] = {"experts", "top_k", "capacity_factor", "expert_ffn", "shared_ffn", "every", "first"};
+    static const char *keys[] = {"experts",    "top_k", "capacity_factor", "pad_to_capacity",
+                                 "expert_ffn", "shared_ffn", "every", "first"};
     wl_moe x;
     memset(&x, 0, sizeof x);
     if (!cJSON_IsObject(o))
@@ -178,8 +179,8 @@ static int read_moe(const cJSON *o, wl_model *m, const char *src, sim_err *err)
         for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
             known |= it->string && !strcmp(it->string, keys[i]);
         if (!known)
-            return sim_errf(err, "%s: moe: unknown field \"%s\" (known: experts, top_k, capacity_factor, expert_ffn, "
-                            "shared_ffn, every, first)", src, it->string ? it->string : "?");
+            return sim_errf(err, "%s: moe: unknown field \"%s\" (known: experts, top_k, capacity_factor, "
+                            "pad_to_capacity, expert_ffn, shared_ffn, every, first)", src, it->string ? it->string : "?");
     }
     if (!cJSON_GetObjectItemCaseSensitive(o, "experts"))
         return sim_errf(err, "%s: moe.experts: missing (expected the number of experts per MoE layer)", src);
@@ -194,6 +195,12 @@ static int read_moe(const cJSON *o, wl_model *m, const char *src, sim_err *err)
     if (cf && (!cJSON_IsNumber(cf) || cf->valuedouble < 0 || !isfinite(cf->valuedouble)))
         return sim_errf(err, "%s: moe.capacity_factor: expected a number >= 0 (0 = no capacity limit)", src);
     x.capacity_factor = cf ? cf->valuedouble : 0;
+    const cJSON *pad = cJSON_GetObjectItemCaseSensitive(o, "pad_to_capacity");
+    if (pad && !cJSON_IsBool(pad))
+        return sim_errf(err, "%s: moe.pad_to_capacity: expected true or false", src);
+    x.pad_to_capacity = cJSON_IsTrue(pad);
+    if (x.pad_to_capacity && !(x.capacity_factor > 0))
+        return sim_errf(err, "%s: moe.pad_to_capacity: padding needs a capacity: give capacity_factor > 0", src);
     m->moe_cfg = x;
     int n = 0;
     for (int l = 0; l < m->layers; l++)
@@ -487,6 +494,7 @@ cJSON *wl_model_describe(const wl_model *m)
         cJSON *e = cJSON_AddObjectToObject(o, "moe");
         for (size_t i = 0; i < sizeof f / sizeof *f; i++)
             cJSON_AddNumberToObject(e, f[i].key, f[i].v);
+        cJSON_AddBoolToObject(e, "pad_to_capacity", x->pad_to_capacity);
         cJSON_AddStringToObject(e, "routing", "uniform");
     }
     return o;

@@ -27,11 +27,15 @@ typedef enum wl_position { WL_POS_LEARNED, WL_POS_ROPE, WL_POS_ALIBI, WL_POS_COU
  * experts of inner size expert_ffn (fine-grained when smaller than ffn), each
  * token sent to top_k of them, and shared_ffn > 0 adds an always-on dense
  * shared expert beside them (DeepSeek-MoE).  capacity_factor > 0 drops the
- * tokens an expert receives beyond its GShard capacity. */
+ * tokens an expert receives beyond its GShard capacity; pad_to_capacity
+ * also pads what it receives below it, so every expert computes and every
+ * all-to-all moves the capacity whatever the routing. */
 typedef struct wl_moe {
     int experts;            /* experts per MoE layer */
     int top_k;              /* experts per token */
     double capacity_factor; /* GShard capacity per (source GPU, expert); 0 = no limit (dropless) */
+    int pad_to_capacity;    /* 1: every (source, expert) slot padded up to the capacity (Megatron-Core's
+                               --moe-pad-expert-input-to-capacity, GShard's drop-and-pad) */
     int expert_ffn;         /* FFN inner size of one expert (default: the model's ffn) */
     int shared_ffn;         /* inner size of the shared expert(s), 0 = none */
     int every, first;       /* MoE layers: first, first+every, ... (default every 2 from layer 1) */

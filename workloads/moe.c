@@ -207,6 +207,8 @@ int64_t wl_moe_assign(const wl_moe *moe, int ep, const int64_t *counts, const wl
                 dropped += c - cap;
                 c = cap;
             }
+            if (moe->pad_to_capacity && cap < INT64_MAX) /* padded slots are computed and moved too */
+                c = cap;
             int local = 0;
             for (int i = 0; i < nh && !local; i++)
                 local = h[i] == k;

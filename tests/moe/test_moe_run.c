@@ -128,6 +128,20 @@ static void test_alltoall_and_flops(void)
     int n;
     CHECK(s && sum_of(s, 0, "moe_dispatch", 0, &n) == 4 * 256.0 * 2 * 256 * 2 / 2);
     sim_sched_free(s);
+    /* padded to a capacity of 1.5: every slot moves and computes 1.5x the
+     * uniform share; padding changes nothing at or below the drop */
+    wl_model pad = toy("{\"experts\": 8, \"top_k\": 2, \"every\": 1, \"first\": 0, \"capacity_factor\": 1.5, "
+                       "\"pad_to_capacity\": true}");
+    s = wl_gpt_generate(&pad, &st, mach, &err);
+    int nf;
+    CHECK(s && sum_of(s, 0, "moe_dispatch", 0, &n) == 4 * 256.0 * 2 * 256 * 2 * 1.5);
+    CHECK(s && fabs(sum_of(s, 0, "expert_fc1", 1, &nf) - 1.5 * 4 * 2 * 256.0 * 2 * 256 * 1024) < 1);
+    sim_sched_free(s);
+    wl_model half = toy("{\"experts\": 8, \"top_k\": 2, \"every\": 1, \"first\": 0, \"capacity_factor\": 0.5, "
+                        "\"pad_to_capacity\": true}");
+    s = wl_gpt_generate(&half, &st, mach, &err);
+    CHECK(s && sum_of(s, 0, "moe_dispatch", 0, &n) == 4 * 256.0 * 2 * 256 * 2 / 2);
+    sim_sched_free(s);
     /* a shared expert of 512 on all tokens beside the routed ones, in MoE
      * layers 1 and 3 (one micro-batch) */
     wl_model sh = toy("{\"experts\": 8, \"top_k\": 2, \"every\": 2, \"first\": 1, \"expert_ffn\": 256, "
@@ -253,6 +267,13 @@ static void test_errors(void)
     CHECK(wl_model_from_json("{\"layers\": 2, \"hidden\": 64, \"heads\": 2, \"seq\": 8, \"vocab\": 10, \"moe\": "
                              "{\"experts\": 4, \"shared\": 1}}", "bad.json", &dense, &err) == -1);
     CHECK_HAS(err.msg, "bad.json: moe: unknown field \"shared\"");
+    CHECK(wl_model_from_json("{\"layers\": 2, \"hidden\": 64, \"heads\": 2, \"seq\": 8, \"vocab\": 10, \"moe\": "
+                             "{\"experts\": 4, \"pad_to_capacity\": true}}", "bad.json", &dense, &err) == -1);
+    CHECK_HAS(err.msg, "bad.json: moe.pad_to_capacity: padding needs a capacity");
+    CHECK(wl_model_from_json("{\"layers\": 2, \"hidden\": 64, \"heads\": 2, \"seq\": 8, \"vocab\": 10, \"moe\": "
+                             "{\"experts\": 4, \"capacity_factor\": 1, \"pad_to_capacity\": 1}}", "bad.json", &dense,
+                             &err) == -1);
+    CHECK_HAS(err.msg, "bad.json: moe.pad_to_capacity: expected true or false");
     sim_machine_free(mach);
 }
 
