@@ -757,7 +757,7 @@ static void persistent_memory(const wl_model *m, const plan *pl, int stage, wl_m
      * all three sharded at rest under ZeRO-3 (the gathered copies are in the
      * schedule) */
     int64_t ex = stage_expert_params(m, pl, stage);
-    if (pl->zero == 3) { /* one replica: the shard is the whole, kept as the shards are */
+    if (pl->zero == 3) { /* shards at rest; with one replica the shard is every expert, kept as shards are */
         int64_t own = shard(ex, pl->edp);
         mem->weights += (double)(own * pl->sw);
         mem->gradients += (double)(own * pl->sg);
