@@ -386,6 +386,9 @@ void plan_evaluate_st(const plan_ctx *ctx, const wl_strategy *given, plan_result
     /* MoE layers on some layers only: a model cut to fewer layers changes
      * their mix, so only all-MoE models are interpolated in the layers */
     int uniform = !ctx->model.moe || (ctx->model.moe_cfg.every == 1 && ctx->model.moe_cfg.first == 0);
+    /* a routed step (routing=) draws each MoE layer's routing in turn: a cut
+     * model would keep the first layers' only */
+    uniform = uniform && !st.routing[0];
     /* A deep pipeline (4 stages or more) of few layers per stage (8 or
      * fewer) is sampled in its steady state, at p and 2p micro-batches,
      * with every layer: at 1 and 3 micro-batches its stages never all send

@@ -118,8 +118,10 @@ static void usage(FILE *f)
             "  --degrade LINK:F  a slow NIC or link: F times less bandwidth on the SimGrid links named LINK\n"
             "                    (a shell pattern: n3-nic0, n*-nic0; `trainsim platform -o F.xml` lists them)\n"
             "  --quiet           no progress line (printed on a terminal's stderr for runs over ~2 s)\n"
-            "  --routing SPEC    an MoE model's routing for one step instead of uniform: zipf[:S], dirichlet[:A] or\n"
-            "                    trace:FILE (as trainsim moe's routing=, seed 1; uneven all-to-alls, per-GPU expert work)\n"
+            "  --routing SPEC    the strategy key routing=SPEC: an MoE model's routing for one step instead of\n"
+            "                    the even split: zipf[:S], dirichlet[:A], uniform (a draw) or trace:FILE (as trainsim\n"
+            "                    moe's, seed 1, its second step; uneven all-to-alls, per-GPU expert work); with\n"
+            "                    balance=none|fastermoe|prophet in the strategy, the experts' copies that mode places\n"
             "  --exact           simulate every GPU (by default data-parallel replicas that repeat others exactly are\n"
             "                    simulated once: sim/fold.c)\n"
             "  -o F              output file (schedule, platform)\n"
@@ -259,38 +261,19 @@ static int parse_args(int argc, char **argv, args *a)
     return 0;
 }
 
-/* --routing: one step of an MoE model with trainsim moe's routing (seed 1,
- * no balancing) instead of uniform routing: each EP rank's experts compute
- * what the routing sends them, the all-to-alls uneven (workloads/moe.c). */
-static sim_schedule *routed_schedule(const char *spec, const wl_model *model, const wl_strategy *st,
-                                     const sim_machine *m, sim_err *err)
+/* --routing SPEC: the strategy's routing= key (an MoE model's routing for
+ * one step instead of the even split: workloads/moe_balance.c). */
+static int routing_option(const char *spec, wl_strategy *st, sim_err *err)
 {
-    if (!model->moe)
-        return sim_errf(err, "--routing %s: model %s has no mixture-of-experts layers (no \"moe\" object)", spec,
-                        model->name), NULL;
-    wl_moe_strategy ms;
-    wl_moe_strategy_default(&ms);
-    ms.base = *st;
-    ms.ep = wl_strategy_ep(st);
-    ms.steps = 1;
-    if (wl_routing_cfg_parse(spec, &ms.routing, err) < 0) {
-        sim_err_prefix(err, "--routing: ");
-        return NULL;
-    }
-    const wl_moe *x = &model->moe_cfg;
-    int nq = wl_moe_count(x, model->layers);
-    wl_routing *r = wl_routing_new(&ms.routing, 1, nq, x->experts, ms.ep, (int64_t)model->seq * st->mb * x->top_k, err);
-    if (!r)
-        return NULL;
-    sim_schedule *s = wl_moe_generate(model, x, &ms, m, r, 0, NULL, err);
-    wl_routing_free(r);
-    if (s) {
-        char strat[200];
-        wl_strategy_format(st, strat, sizeof strat);
-        snprintf(s->meta.name, sizeof s->meta.name, "%.40s %.120s (MoE, routing %.60s, seed 1)", model->name, strat,
-                 spec);
-    }
-    return s;
+    wl_routing_cfg c;
+    wl_routing_cfg_default(&c);
+    if (strlen(spec) > WL_ROUTING_SPEC_MAX)
+        return sim_errf(err, "--routing: at most %d characters, got %zu", WL_ROUTING_SPEC_MAX, strlen(spec));
+    if (wl_routing_cfg_parse(spec, &c, err) < 0)
+        return sim_err_prefix(err, "--routing: ");
+    memset(st->routing, 0, sizeof st->routing);
+    memcpy(st->routing, spec, strlen(spec) + 1);
+    return 0;
 }
 
 /* Builds the schedule the arguments ask for: read from a file, or generated
@@ -311,12 +294,14 @@ static sim_schedule *make_schedule(const args *a, const sim_machine *m, wl_model
         text = "";
     if (wl_strategy_parse(text, st, err) < 0)
         return NULL;
+    if (a->routing && routing_option(a->routing, st, err) < 0)
+        return NULL;
     wl_strategy given = *st; /* dp and gb on auto filled in (tp*pp*cp*dp = GPUs) */
     if (wl_gpt_resolve(model, &given, m, st, err))
         return NULL;
     wl_strategy_format(st, st_text, (int)st_len);
-    if (a->routing)
-        return routed_schedule(a->routing, model, st, m, err);
+    if (st->routing[0]) /* a routed step (workloads/moe_balance.c): folded whole if at all */
+        return wl_gpt_generate(model, st, m, err);
     return fold ? wl_gpt_generate_folded(model, st, m, SIM_FOLD_ALL, fold, err) : wl_gpt_generate(model, st, m, err);
 }
 
@@ -1060,8 +1045,11 @@ static int cmd_run(args *a, int only_schedule)
     /* a run that may be reduced gets only the kept ranks from the generator */
     sim_fold pre = {0};
     /* routed steps fold as a whole schedule (the generator's retries do not route) */
-    int gen_fold = !only_schedule && !a->save_schedule && !a->schedule && !a->routing && reducible(a);
+    int gen_fold = !only_schedule && !a->save_schedule && !a->schedule && reducible(a);
+    memset(&st, 0, sizeof st);
     sim_schedule *s = make_schedule(a, m, &model, &st, st_text, sizeof st_text, gen_fold ? &pre : NULL, &err);
+    if (st.routing[0])
+        gen_fold = 0;
     if (!s) {
         sim_machine_free(m);
         return fail(err.msg);
@@ -1092,7 +1080,8 @@ static int cmd_run(args *a, int only_schedule)
         } else {
             progress_done(&opt);
             if (a->json)
-                print_json(m, a->platform_gpus, s, &r, basep, st_text, a->schedule ? NULL : &model, a->reduced, a->reduced_tree_s, a->routing);
+                print_json(m, a->platform_gpus, s, &r, basep, st_text, a->schedule ? NULL : &model, a->reduced, a->reduced_tree_s,
+                           st.routing[0] ? st.routing : NULL);
             else
                 print_text(a, m, s, &r, basep, st_text);
             sim_result_free(&r);

@@ -50,6 +50,7 @@
  * the check and the simulated peak agree by construction.  Formulas in
  * workloads/README.md. */
 #include "workloads/gpt.h"
+#include "workloads/moe.h"
 #include "workloads/layer.h"
 #include "workloads/pipeline.h"
 
@@ -267,8 +268,25 @@ static int resolve_moe(const wl_model *m, plan *pl, sim_err *err)
     pl->edp = pl->d / pl->ep;
     if (wl_layer_check_moe(m, st, err))
         return -1;
+    if ((st->routing[0] || st->balance) && !m->moe)
+        return sim_errf(err, "strategy: %s=%s: model %s has no mixture-of-experts layers (no \"moe\" object)",
+                        st->routing[0] ? "routing" : "balance",
+                        st->routing[0] ? st->routing : wl_balance_name(st->balance), m->name);
     if (!m->moe)
         return 0;
+    if (st->balance && !st->routing[0])
+        return sim_errf(err, "strategy: balance=%s balances skewed routing: give routing=zipf[:s], dirichlet[:a], "
+                        "uniform or trace:FILE too (without it every rank sends every expert the same share)",
+                        wl_balance_name(st->balance));
+    if (st->balance && pl->ep == 1)
+        return sim_errf(err, "strategy: balance=%s needs ep > 1: at ep=1 every rank holds every expert, and there is "
+                        "no load to move", wl_balance_name(st->balance));
+    if (st->routing[0] && (pl->v > 1 || pl->c > 1 || wl_pipe_is_merak(st->pipeline) || pl->zero == 3 || st->fsdp != WL_FSDP_NONE))
+        return sim_errf(err, "strategy: routing=%s: a routed MoE step is modelled with 1F1B, GPipe or eager "
+                        "pipelines without interleaving, without context parallelism and with zero=0 or zero=1; "
+                        "%s is not modelled with skewed routing", st->routing,
+                        pl->v > 1 ? "vstages > 1" : pl->c > 1 ? "cp > 1" : wl_pipe_is_merak(st->pipeline) ?
+                        "a Merak pipeline" : "ZeRO-3 / FSDP");
     if (pl->d % pl->ep)
         return sim_errf(err, "strategy: ep=%d does not divide dp%s = %d: expert-parallel groups are carved from the "
                         "data-parallel ranks (Megatron-Core requires expert_model_parallel_size to divide "
@@ -2401,6 +2419,8 @@ static sim_schedule *generate(const wl_model *m, const wl_strategy *st, const si
 
 sim_schedule *wl_gpt_generate(const wl_model *m, const wl_strategy *st, const sim_machine *mach, sim_err *err)
 {
+    if (st->routing[0])
+        return wl_moe_routed_step(m, st, mach, err);
     return generate(m, st, mach, NULL, 0, NULL, err);
 }
 
@@ -2413,5 +2433,9 @@ sim_schedule *wl_gpt_generate_routed(const wl_model *m, const wl_strategy *st, c
 sim_schedule *wl_gpt_generate_folded(const wl_model *m, const wl_strategy *st, const sim_machine *mach, int what,
                                      sim_fold *f, sim_err *err)
 {
+    if (st->routing[0]) { /* a routed step's EP groups differ: nothing folds */
+        memset(f, 0, sizeof *f);
+        return wl_moe_routed_step(m, st, mach, err);
+    }
     return generate(m, st, mach, NULL, what, f, err);
 }

@@ -20,6 +20,7 @@
 #include "sim/fileio.h"
 #include "sim/schedule.h"
 #include "sim/json.h"
+#include "workloads/routing.h"
 
 /* ---- models ------------------------------------------------------------ */
 
@@ -534,7 +535,7 @@ void wl_strategy_default(wl_strategy *s)
 #define KNOWN_KEYS                                                                                            \
     "tp, pp, cp, ep, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, " \
     "grad_reduce, zero, fsdp, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn, kernels, " \
-    "autocast, stage_split, pp_layers, grad_collective, loss"
+    "autocast, stage_split, pp_layers, grad_collective, loss, routing, balance"
 
 static const char *const tp_schedule_names[WL_TP_SCHEDULE_COUNT] = {
     "megatron", "default_checkpoint", "optim_comm_checkpoint", "overlap_checkpoint", "oases", "merak", "tesseract"};
@@ -542,6 +543,12 @@ static const char *const recompute_names[] = {"none", "full", "selective", "oase
 static const char *const fsdp_names[WL_FSDP_COUNT] = {"none", "full", "grad_op", "hybrid"};
 static const char *const split_names[WL_SPLIT_COUNT] = {"uniform", "embedding_as_layer", "list"};
 static const char *const grad_coll_names[WL_GRAD_COUNT] = {"auto", "allreduce", "reducescatter"};
+static const char *const balance_names[WL_BAL_COUNT] = {"none", "fastermoe", "prophet"};
+
+const char *wl_balance_name(int b)
+{
+    return (unsigned)b < WL_BAL_COUNT ? balance_names[b] : "?";
+}
 
 const char *wl_stage_split_name(wl_stage_split k)
 {
@@ -849,6 +856,26 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
                         "(PyTorch's cross_entropy on 16-bit logits cast up: 48) or fused (flash-attn's Triton "
                         "cross-entropy: 3 x the logits' size), got \"%s\"", val);
     }
+    if (strcmp(key, "routing") == 0) {
+        wl_routing_cfg c;
+        wl_routing_cfg_default(&c);
+        if (strlen(val) > WL_ROUTING_SPEC_MAX)
+            return sim_errf(err, "strategy: routing: at most %d characters, got %zu", WL_ROUTING_SPEC_MAX, strlen(val));
+        if (wl_routing_cfg_parse(val, &c, err) < 0)
+            return sim_err_prefix(err, "strategy: routing: ");
+        memset(s->routing, 0, sizeof s->routing); /* whole, so that equal strategies compare equal */
+        memcpy(s->routing, val, strlen(val) + 1);
+        return 0;
+    }
+    if (strcmp(key, "balance") == 0) {
+        for (int i = 0; i < WL_BAL_COUNT; i++)
+            if (strcmp(val, balance_names[i]) == 0) {
+                s->balance = (wl_balance)i;
+                return 0;
+            }
+        return sim_errf(err, "strategy: balance: expected none (DeepSpeed-MoE), fastermoe (FasterMoE's dynamic "
+                        "shadowing) or prophet (Pro-Prophet's planned replication), got \"%s\"", val);
+    }
     if (strcmp(key, "autocast") == 0)
         return parse_bool("autocast", val,
                           " (1: torch.autocast over fp32 parameters, casting the weights in every forward; "
@@ -1145,5 +1172,9 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         APPEND(",autocast=1");
     if (s->loss != WL_LOSS_MEGATRON)
         APPEND(",loss=%s", loss_names[s->loss]);
+    if (s->routing[0])
+        APPEND(",routing=%s", s->routing);
+    if (s->balance != WL_BAL_NONE)
+        APPEND(",balance=%s", balance_names[s->balance]);
 #undef APPEND
 }

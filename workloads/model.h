@@ -205,6 +205,14 @@ typedef enum wl_loss {
     WL_LOSS_COUNT
 } wl_loss;
 
+/* How an MoE step balances the experts' load under skewed routing
+ * (workloads/moe_balance.c): none (DeepSpeed-MoE), FasterMoE's dynamic
+ * shadowing, Pro-Prophet's planned replication. */
+typedef enum wl_balance { WL_BAL_NONE, WL_BAL_FASTERMOE, WL_BAL_PROPHET, WL_BAL_COUNT } wl_balance;
+const char *wl_balance_name(int b);
+
+#define WL_ROUTING_SPEC_MAX 95
+
 typedef struct wl_strategy {
     int tp, pp, dp;
     int ep;             /* expert parallelism (Megatron's --expert-model-parallel-size) for MoE
@@ -252,6 +260,12 @@ typedef struct wl_strategy {
                             FSDP mixed precision) */
     wl_loss loss;        /* how the cross-entropy runs (loss=megatron|torch|fused) */
     int flash;           /* resolved by wl_gpt_resolve: 1 = fused FlashAttention kernels, 0 = unfused */
+    /* an MoE step under skewed routing (workloads/moe_balance.c): trainsim moe's
+     * routing spec (zipf[:s], dirichlet[:a], uniform: a uniform draw,
+     * trace:FILE), "" for the even split every rank sends under uniform
+     * routing; and how the step balances the experts' load */
+    char routing[WL_ROUTING_SPEC_MAX + 1];
+    wl_balance balance;
 } wl_strategy;
 
 /* The context-parallel degree of a strategy (1 for a struct with cp left 0). */

@@ -67,12 +67,6 @@ int wl_moe_count(const wl_moe *moe, int layers)
 
 /* ---- strategy ----------------------------------------------------------- */
 
-const char *wl_balance_name(int b)
-{
-    static const char *n[] = {"none", "fastermoe", "prophet"};
-    return (unsigned)b < WL_BAL_COUNT ? n[b] : "?";
-}
-
 void wl_moe_strategy_default(wl_moe_strategy *s)
 {
     memset(s, 0, sizeof *s);

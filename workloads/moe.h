@@ -27,8 +27,7 @@ double wl_moe_total_params(const char *spec, const wl_model *m);
 double wl_moe_active_params(const char *spec, const wl_model *m);
 int wl_moe_count(const wl_moe *moe, int layers); /* MoE layers among the first `layers` */
 
-typedef enum wl_balance { WL_BAL_NONE, WL_BAL_FASTERMOE, WL_BAL_PROPHET, WL_BAL_COUNT } wl_balance;
-const char *wl_balance_name(int b);
+/* wl_balance and wl_balance_name are in workloads/model.h (a strategy key). */
 
 typedef struct wl_moe_strategy {
     wl_strategy base;   /* tp, pp, dp, mb, gb, dtype */
@@ -64,6 +63,13 @@ double wl_moe_imbalance(const int64_t *compute, int ep);
 sim_schedule *wl_moe_generate(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st,
                               const sim_machine *mach, const wl_routing *r, int step, wl_moe_place *const *places,
                               sim_err *err);
+
+/* One training step of a strategy with routing= (and balance=) set: the
+ * second step of trainsim moe's routing (the first is what Pro-Prophet
+ * predicts from; a one-step routing trace's only step), its experts placed
+ * as the balance mode says, on the routed generator.  wl_gpt_generate calls
+ * it for such strategies. */
+sim_schedule *wl_moe_routed_step(const wl_model *m, const wl_strategy *st, const sim_machine *mach, sim_err *err);
 
 /* Checks divisibility, the GPU count and what the routed generator models;
  * fills dp=auto, gb=auto and steps=auto.  The memory check is the

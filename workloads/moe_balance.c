@@ -266,6 +266,103 @@ static int prophet_plan(planner *P, int q, const int64_t *pred, int64_t per_sour
     return 0;
 }
 
+/* The planner of a resolved strategy st (kept by pointer) for nq MoE
+ * layers: its fragment is a dense and an MoE layer on the first tp·ep GPUs,
+ * with the micro-batches of a pipeline. */
+static void planner_init(planner *P, const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st,
+                         const sim_machine *mach, int nq)
+{
+    memset(P, 0, sizeof *P);
+    P->m = m;
+    P->moe = moe;
+    P->st = st;
+    P->ep = st->ep;
+    P->E = moe->experts;
+    P->frag_mach = *mach;
+    P->frag_mach.ngpus = st->base.tp * st->ep;
+    P->frag_model = *m;
+    P->frag_model.layers = 2;
+    P->frag_moe = *moe;
+    P->frag_moe.first = 1;
+    P->frag_moe.every = 2;
+    P->frag_st = *st;
+    P->frag_st.base.pp = 1;
+    P->frag_st.base.dp = st->ep;
+    P->frag_st.base.gb = st->base.gb / st->base.dp * st->ep; /* the same micro-batches per pipeline */
+    P->last_dist = sim_xcalloc((size_t)nq + 1, sizeof *P->last_dist, "Pro-Prophet's planner");
+    P->last = sim_xcalloc((size_t)nq + 1, sizeof *P->last, "Pro-Prophet's planner");
+}
+
+static void planner_free(planner *P, int nq)
+{
+    for (int q = 0; q < nq; q++) {
+        free(P->last_dist[q]);
+        place_free(P->last[q]);
+    }
+    free(P->last_dist);
+    free(P->last);
+}
+
+/* ---- one routed step (`trainsim run` and `plan`: strategy keys routing= and balance=) ---- */
+
+sim_schedule *wl_moe_routed_step(const wl_model *m, const wl_strategy *st, const sim_machine *mach, sim_err *err)
+{
+    if (!m->moe)
+        return sim_errf(err, "strategy: routing=%s: model %s has no mixture-of-experts layers (no \"moe\" object)",
+                        st->routing, m->name), NULL;
+    const wl_moe *moe = &m->moe_cfg;
+    wl_moe_strategy ms;
+    wl_moe_strategy_default(&ms);
+    ms.base = *st;
+    ms.ep = wl_strategy_ep(st);
+    ms.balance_mask = 1 << st->balance;
+    if (wl_routing_cfg_parse(st->routing, &ms.routing, err) < 0) {
+        sim_err_prefix(err, "strategy: routing: ");
+        return NULL;
+    }
+    /* two steps of the drifting routing, the second simulated: the first
+     * is the statistics Pro-Prophet predicts from (every mode sees the same
+     * step); a routing trace of one step is simulated as it is */
+    int trace = ms.routing.dist == WL_ROUTE_TRACE;
+    ms.steps = trace ? -1 : 2;
+    if (wl_moe_resolve(m, moe, &ms, mach, err) < 0)
+        return NULL;
+    int ep = ms.ep, nq = wl_moe_count(moe, m->layers);
+    int64_t per_source = (int64_t)m->seq * ms.base.mb * moe->top_k;
+    wl_routing *r = wl_routing_new(&ms.routing, ms.steps, nq, moe->experts, ep, per_source, err);
+    if (!r)
+        return NULL;
+    int step = wl_routing_steps(r) > 1 ? 1 : 0;
+    if (st->balance == WL_BAL_PROPHET && step == 0) {
+        wl_routing_free(r);
+        return sim_errf(err, "strategy: balance=prophet plans a step from the previous step's routing, and the "
+                        "routing trace %s has one step", ms.routing.trace), NULL;
+    }
+    wl_moe_place **places = sim_xcalloc((size_t)nq + 1, sizeof *places, "the experts' copies");
+    planner P;
+    planner_init(&P, m, moe, &ms, mach, nq);
+    int rc = 0;
+    for (int q = 0; q < nq && !rc; q++) {
+        if (st->balance == WL_BAL_FASTERMOE)
+            places[q] = fastermoe_plan(m, moe, ep, wl_routing_counts(r, step, q));
+        else if (st->balance == WL_BAL_PROPHET)
+            rc = prophet_plan(&P, q, wl_routing_counts(r, step - 1, q), per_source, &places[q], err);
+    }
+    sim_schedule *s = rc ? NULL : wl_moe_generate(m, moe, &ms, mach, r, step, places, err);
+    planner_free(&P, nq);
+    for (int q = 0; q < nq; q++)
+        place_free(places[q]);
+    free(places);
+    wl_routing_free(r);
+    if (s) {
+        char text[512]; /* it names routing and balance; the name adds which step */
+        wl_strategy_format(st, text, sizeof text);
+        snprintf(s->meta.name, sizeof s->meta.name, "%.40s %.160s (MoE routed step %d, seed %lu)", m->name, text,
+                 step, ms.routing.seed);
+    }
+    return s;
+}
+
 /* ---- the run ------------------------------------------------------------ */
 
 void wl_moe_report_free(wl_moe_report *r)
@@ -304,25 +401,7 @@ int wl_moe_run(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st_i
     out->sims = sim_xcalloc((size_t)steps, sizeof *out->sims, "the MoE report");
     out->dropped = sim_xcalloc((size_t)steps, sizeof *out->dropped, "the MoE report");
     planner P;
-    memset(&P, 0, sizeof P);
-    P.m = m;
-    P.moe = moe;
-    P.st = &st;
-    P.ep = ep;
-    P.E = E;
-    P.frag_mach = *mach;
-    P.frag_mach.ngpus = st.base.tp * ep;
-    P.frag_model = *m;
-    P.frag_model.layers = 2;
-    P.frag_moe = *moe;
-    P.frag_moe.first = 1;
-    P.frag_moe.every = 2;
-    P.frag_st = st;
-    P.frag_st.base.pp = 1;
-    P.frag_st.base.dp = ep;
-    P.frag_st.base.gb = st.base.gb / st.base.dp * ep; /* the same micro-batches per pipeline */
-    P.last_dist = calloc((size_t)nq, sizeof *P.last_dist);
-    P.last = calloc((size_t)nq, sizeof *P.last);
+    planner_init(&P, m, moe, &st, mach, nq);
 
     double *imb = calloc((size_t)nq * WL_BAL_COUNT, sizeof *imb);
     int64_t *compute = malloc((size_t)ep * sizeof *compute), *send = malloc((size_t)ep * ep * sizeof *send);
@@ -388,12 +467,7 @@ int wl_moe_run(const wl_model *m, const wl_moe *moe, const wl_moe_strategy *st_i
         if (on_step)
             on_step(ctx, out);
     }
-    for (int q = 0; q < nq; q++) {
-        free(P.last_dist[q]);
-        place_free(P.last[q]);
-    }
-    free(P.last_dist);
-    free(P.last);
+    planner_free(&P, nq);
     free(places);
     free(imb);
     free(compute);

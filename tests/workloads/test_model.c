@@ -128,12 +128,24 @@ static void test_strategy(void)
     wl_strategy_default(&s2);
     CHECK(wl_strategy_parse(buf, &s2, &err) == 0);
     CHECK(memcmp(&s, &s2, sizeof s) == 0);
+    /* MoE routing and balance read back, and a longer routing given first leaves nothing behind */
+    CHECK(wl_strategy_parse("routing=dirichlet:0.25,routing=zipf:1.5,balance=prophet", &s2, &err) == 0);
+    wl_strategy_format(&s2, buf, sizeof buf);
+    CHECK_STR(buf, "tp=4,pp=2,dp=4,mb=2,gb=64,dtype=bf16,recompute=full,bucket=40,routing=zipf:1.5,balance=prophet");
+    wl_strategy s3;
+    wl_strategy_default(&s3);
+    CHECK(wl_strategy_parse(buf, &s3, &err) == 0);
+    CHECK(memcmp(&s2, &s3, sizeof s2) == 0);
+    CHECK(wl_strategy_parse("routing=zipf:-1", &s3, &err) == -1);
+    CHECK_HAS(err.msg, "strategy: routing: ");
+    CHECK(wl_strategy_parse("balance=even", &s3, &err) == -1);
+    CHECK_HAS(err.msg, "strategy: balance: expected none (DeepSpeed-MoE), fastermoe");
     CHECK(wl_strategy_parse("micro_batch=3,bucket=0.5,dp=auto", &s, &err) == 0);
     CHECK(s.mb == 3 && s.dp == 0 && s.dp_bucket_bytes == 1 << 19);
 
     wl_strategy before = s;
     CHECK(wl_strategy_parse("tp=2,foo=1", &s, &err) == -1);
-    CHECK_STR(err.msg, "strategy: unknown key \"foo\" (known: tp, pp, cp, ep, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, grad_reduce, zero, fsdp, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn, kernels, autocast, stage_split, pp_layers, grad_collective, loss)");
+    CHECK_STR(err.msg, "strategy: unknown key \"foo\" (known: tp, pp, cp, ep, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, grad_reduce, zero, fsdp, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn, kernels, autocast, stage_split, pp_layers, grad_collective, loss, routing, balance)");
     CHECK(memcmp(&s, &before, sizeof s) == 0); /* unchanged on error */
     CHECK(wl_strategy_parse("tp=x", &s, &err) == -1);
     CHECK_STR(err.msg, "strategy: tp: expected a positive integer, got \"x\"");
