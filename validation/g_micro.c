@@ -9,6 +9,14 @@
  *   validation/fit_gemm.c fits each card's curve and FP8 scale on this
  *   project's own table of it (h100-micro/, h200-micro/; groups h100-micro
  *   and h200-micro).  Subsets H100-SXM and H200.
+ * v100-gemm: DeepBench's tensor-core GEMMs (fp16 inputs, fp32 accumulation)
+ *   on an NVIDIA DGX-1 V100 (gemm/deepbench_v100_fp16_mixed.csv), the rows
+ *   whose edges are multiples of 8: subset wide (both output edges at least
+ *   one 128-wide tile, the shapes of training) and narrow (batch-sized
+ *   edges of 16-64, which cuBLAS runs with other kernels).  Every row is a
+ *   prediction: the V100's GEMM curve is still the catalogue's prior (its
+ *   fp32 scale, fitted on a trace's small SIMT GEMMs, is defined against
+ *   that curve: fit_gemm.c), so this group says how far the prior is.
  * hbm-stream: BabelStream Copy, Mul, Add and Triad on ND A100 v4, ND H100 v5
  *   and ND H200 v5 (2^25 doubles per array, BabelStream's default): an
  *   element-wise kernel of arrays x 268 MB.  validation/fit_memory.c fits
@@ -93,6 +101,40 @@ int val_group_h100_gemm(const val_ctx *ctx, val_set *out, sim_err *err)
             return -1;
     }
     return 0;
+}
+
+int val_group_v100_gemm(const val_ctx *ctx, val_set *out, sim_err *err)
+{
+    sim_machine *m = val_sim_node("V100-SXM2-32GB", 1, err);
+    val_csv *c = m ? val_csv_load_data(ctx, "gemm/deepbench_v100_fp16_mixed.csv", err) : NULL;
+    int rc = c ? 0 : -1;
+    int cm = rc ? -1 : val_csv_col(c, "m", err), cn = rc ? -1 : val_csv_col(c, "n", err);
+    int ck = rc ? -1 : val_csv_col(c, "k", err), ct = rc ? -1 : val_csv_col(c, "ms", err);
+    int ca = rc ? -1 : val_csv_col(c, "a_t", err), cb = rc ? -1 : val_csv_col(c, "b_t", err);
+    if (cm < 0 || cn < 0 || ck < 0 || ct < 0 || ca < 0 || cb < 0)
+        rc = -1;
+    for (int i = 0; rc == 0 && i < val_csv_rows(c); i++) {
+        double mm, nn, kk, ms, sim;
+        if (val_csv_num(c, i, cm, &mm, err) < 0 || val_csv_num(c, i, cn, &nn, err) < 0 ||
+            val_csv_num(c, i, ck, &kk, err) < 0 || val_csv_num(c, i, ct, &ms, err) < 0 || !(ms > 0)) {
+            rc = rc ? rc : sim_errf(err, "deepbench_v100_fp16_mixed.csv: row %d: expected m, n, k and ms > 0", i + 1);
+            break;
+        }
+        if (fmod(mm, 8) != 0 || fmod(nn, 8) != 0 || fmod(kk, 8) != 0)
+            continue;
+        sim_payload p = {.kind = SIM_OP_COMPUTE, .sub = SIM_KERNEL_GEMM, .dtype = SIM_DTYPE_FP16, .name = -1,
+                         .m = (int64_t)mm, .n = (int64_t)nn, .k = (int64_t)kk, .batch = 1};
+        if ((rc = val_sim_kernel(ctx, m, 0, &p, &sim, err)) < 0)
+            break;
+        double F = 2 * mm * nn * kk;
+        char name[128];
+        snprintf(name, sizeof name, "V100 fp16 %.0fx%.0fx%.0f %s%s (%.1f TFLOP/s)", mm, nn, kk, val_csv_str(c, i, ca),
+                 val_csv_str(c, i, cb), F / (ms * 1e-3) / 1e12);
+        rc = val_add(out, mm >= 128 && nn >= 128 ? "wide" : "narrow", name, ms * 1e-3, sim, "s", F, err);
+    }
+    val_csv_free(c);
+    sim_machine_free(m);
+    return rc;
 }
 
 int val_group_hbm_stream(const val_ctx *ctx, val_set *out, sim_err *err)

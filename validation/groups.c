@@ -31,6 +31,8 @@ static const val_group GROUPS[] = {
     {"h100-gemm",
      "cuBLASLt FP8 GEMMs on Azure ND H100 v5 / ND H200 v5 and stas00's H100 bf16/FP8 maxima: time per GEMM",
      "FLOPs", val_group_h100_gemm},
+    {"v100-gemm", "DeepBench's fp16 tensor-core GEMMs on a DGX-1 V100 (predicted by the V100's prior curve): time per GEMM",
+     "FLOPs", val_group_v100_gemm},
     {"hbm-stream", "BabelStream Copy/Mul/Add/Triad on Azure ND A100 v4, ND H100 v5, ND H200 v5: time per kernel",
      "bytes", val_group_hbm_stream},
     {"h100-micro",

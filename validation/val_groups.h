@@ -13,6 +13,7 @@ int val_group_kineto_gemm(const val_ctx *ctx, val_set *out, sim_err *err);
 int val_group_kineto_elementwise(const val_ctx *ctx, val_set *out, sim_err *err);
 int val_group_kineto_nccl(const val_ctx *ctx, val_set *out, sim_err *err);
 int val_group_h100_gemm(const val_ctx *ctx, val_set *out, sim_err *err);  /* g_micro.c */
+int val_group_v100_gemm(const val_ctx *ctx, val_set *out, sim_err *err);  /* g_micro.c */
 int val_group_hbm_stream(const val_ctx *ctx, val_set *out, sim_err *err); /* g_micro.c */
 int val_group_h100_micro(const val_ctx *ctx, val_set *out, sim_err *err); /* g_micro.c */
 int val_group_h200_micro(const val_ctx *ctx, val_set *out, sim_err *err); /* g_micro.c */
