@@ -330,8 +330,10 @@ sim_schedule *wl_moe_routed_step(const wl_model *m, const wl_strategy *st, const
     int ep = ms.ep, nq = wl_moe_count(moe, m->layers);
     int64_t per_source = (int64_t)m->seq * ms.base.mb * moe->top_k;
     wl_routing *r = wl_routing_new(&ms.routing, ms.steps, nq, moe->experts, ep, per_source, err);
-    if (!r)
+    if (!r) {
+        sim_err_prefix(err, "strategy: routing=%s: ", st->routing);
         return NULL;
+    }
     int step = wl_routing_steps(r) > 1 ? 1 : 0;
     if (st->balance == WL_BAL_PROPHET && step == 0) {
         wl_routing_free(r);
