@@ -759,7 +759,7 @@ static int read_op(reader *R, sim_schedule *s, int stream, const cJSON *j, idmap
     p.kind = (uint8_t)kind;
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
     if (name) {
-        const char *nm;
+        const char *nm = NULL;
         char what[300];
         snprintf(what, sizeof what, "%s.name", R->path);
         if (get_name(R, name, what, &nm) < 0)

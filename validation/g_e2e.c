@@ -136,7 +136,7 @@ static int accepted(int model, const char *base, const char *const *texts, int n
  * "model: " / "strategy: " source and list of known keys). */
 static void item_reason(const e2e_item *it, sim_err *e, char *kind, size_t nk, char *reason, size_t nr)
 {
-    char k[64], why[300] = "";
+    char k[sizeof it->text], why[300] = "";
     kind_of_item(it->text, k, sizeof k);
     trim_known(e->msg);
     append(why, sizeof why, it->text);

@@ -117,8 +117,8 @@ static int map_step(const srow *r, e2e_map *m, sim_err *err)
     const char *name = val_csv_str(r->csv, r->i, r->col[S_NAME]);
     if (!name[0] || strlen(name) >= sizeof m->row || strpbrk(name, " /\\\"'"))
         return bad(r, S_NAME, err, "expected a model name of 1-31 characters, no spaces, slashes or quotes");
-    int V, h, L, a, seq, mb, steps;
-    double params, step_ms, mhz, watt;
+    int V = 0, h = 0, L = 0, a = 0, seq = 0, mb = 0, steps = 0; /* set by whole(); zero for -O3's flow analysis */
+    double params = 0, step_ms = 0, mhz = 0, watt = 0;
     if (whole(r, S_VOCAB, &V, err) < 0 || whole(r, S_HIDDEN, &h, err) < 0 || whole(r, S_LAYERS, &L, err) < 0 ||
         whole(r, S_HEADS, &a, err) < 0 || whole(r, S_SEQ, &seq, err) < 0 || whole(r, S_MB, &mb, err) < 0 ||
         whole(r, S_STEPS, &steps, err) < 0 || positive(r, S_PARAMS, &params, err) < 0 ||

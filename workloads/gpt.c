@@ -561,7 +561,7 @@ static int64_t root_params(const wl_model *m, const plan *pl, int stage)
 {
     int64_t h = m->hidden, t = pl->t, n = 0, np = wl_model_norm_params(m);
     if (stage == 0)
-        n += pl->vp / t * h + (m->position == WL_POS_LEARNED ? (int64_t)m->seq * h : 0) + (m->embed_norm ? np : 0);
+        n += pl->vp / t * h + wl_model_pos_rows(m) * h + (m->embed_norm ? np : 0);
     if (stage == pl->p - 1)
         n += np + (pl->p > 1 || m->untied ? pl->vp / t * h : 0);
     return n;
@@ -1299,7 +1299,7 @@ static int64_t piece_params(const gen *g, int c, int k, int *alone)
     }
     if (k >= n + 2) {
         *alone = k == n + 3 && own;
-        return !first_v ? 0 : k == n + 2 ? (int64_t)g->m->seq * h : vt * h;
+        return !first_v ? 0 : k == n + 2 ? wl_model_pos_rows(g->m) * h : vt * h; /* positions, words */
     }
     int l = layer_index(pl, g->stage, c, n + 1 - k);
     return wl_layer_params(g->m, &pl->st, l) - layer_sharded(g->m, pl, l);

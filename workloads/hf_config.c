@@ -5,7 +5,7 @@
  * trainsim's own model object (workloads/README.md, "Hugging Face configs"),
  * which model.c then reads as it reads any model file.  One function per
  * family maps its field names (Llama, Mistral, Mixtral and Qwen2 share one;
- * GPT-2, GPT-NeoX, MPT, Falcon and BLOOM have their own); Mixtral's experts
+ * GPT-2, GPT-NeoX, MPT, Falcon, BLOOM and OPT have their own); Mixtral's experts
  * become the "moe" object that workloads/moe.c reads.
  *
  * Strict, as the native reader is: every field of a config is either mapped,
@@ -404,6 +404,47 @@ static void bloom(hf *x)
     add_bool(x, "tie_embeddings", get_flag(x, in, "tie_word_embeddings", 1));
 }
 
+/* ---- OPT (modeling_opt.py): learned positions offset by 2, ReLU, tied --- */
+static void opt(hf *x)
+{
+    static const char *const known[] = {"num_hidden_layers", "hidden_size", "num_attention_heads", "ffn_dim",
+                                        "max_position_embeddings", "vocab_size", "activation_function",
+                                        "do_layer_norm_before", "word_embed_proj_dim", "enable_bias",
+                                        "layer_norm_elementwise_affine", "_remove_final_layer_norm", "dropout",
+                                        "activation_dropout", "layerdrop", "init_std", "prefix",
+                                        "tie_word_embeddings", NULL};
+    const cJSON *in = x->in;
+    if (check_fields(x, in, known, ""))
+        return;
+    map_int(x, in, KEYS("num_hidden_layers"), "layers", 0);
+    int h = map_int(x, in, KEYS("hidden_size"), "hidden", 0);
+    map_int(x, in, KEYS("num_attention_heads"), "heads", 0);
+    map_int(x, in, KEYS("ffn_dim"), "ffn", ffn_default(h));
+    map_int(x, in, KEYS("vocab_size"), "vocab", 0);
+    int seq = map_int(x, in, KEYS("max_position_embeddings"), "seq", 2048);
+    if (x->rc)
+        return;
+    /* OPTLearnedPositionalEmbedding: ids offset by 2, so 2 more rows */
+    cJSON_AddNumberToObject(x->out, "position_table", seq + 2);
+    if (get(in, "word_embed_proj_dim") && map_int(x, in, KEYS("word_embed_proj_dim"), NULL, h) != h)
+        fail(x, "word_embed_proj_dim differs from hidden_size: the project_in / project_out layers (OPT-350m) are "
+             "not modelled%s%s", "", "");
+    if (get_flag(x, in, "_remove_final_layer_norm", 0))
+        fail(x, "_remove_final_layer_norm: true: a model without its final norm is not modelled%s%s", "", "");
+    if (!get_flag(x, in, "layer_norm_elementwise_affine", 1))
+        fail(x, "layer_norm_elementwise_affine: false: norms without weights are not modelled%s%s", "", "");
+    /* do_layer_norm_before: false (OPT-350m) moves the norms after the
+     * residual adds: the same parameters, FLOPs and activations */
+    get_flag(x, in, "do_layer_norm_before", 1);
+    const char *act = get_str(x, in, "activation_function", "relu");
+    if (!strcmp(act, "relu"))
+        add_str(x, "ffn_type", "relu");
+    else if (!is_gelu(act))
+        fail(x, "activation_function: \"%s\": relu and gelu variants are modelled for OPT%s", act, "");
+    add_bool(x, "tie_embeddings", get_flag(x, in, "tie_word_embeddings", 1));
+    add_bool(x, "bias", get_flag(x, in, "enable_bias", 1));
+}
+
 /* model_type, the class names of "architectures", and the translation. */
 typedef struct family {
     const char *type;
@@ -423,9 +464,10 @@ static const family families[] = {
     {"RefinedWeb", {NULL}, falcon},
     {"RefinedWebModel", {NULL}, falcon},
     {"bloom", {"BloomForCausalLM", "BloomModel"}, bloom},
+    {"opt", {"OPTForCausalLM", "OPTModel"}, opt},
 };
 #define NFAMILIES ((int)(sizeof families / sizeof families[0]))
-#define SUPPORTED "llama, mistral, mixtral, qwen2, gpt2, gpt_neox, mpt, falcon, bloom"
+#define SUPPORTED "llama, mistral, mixtral, qwen2, gpt2, gpt_neox, mpt, falcon, bloom, opt"
 
 static const family *find_family(const cJSON *config, const char *src, sim_err *err)
 {

@@ -13,7 +13,7 @@
 #include <string.h>
 
 /* The FFN activation's element-wise kernels, in elements of s·b·ffn/t read
- * plus written: gelu and squared-relu read fc1's output and write fc2's input
+ * plus written: gelu, squared-relu and relu read fc1's output and write fc2's input
  * (2), their backward reads the input and the gradient and writes the
  * gradient (3); swiglu reads gate and up and writes their product (3), its
  * backward reads gate, up and the gradient and writes both gradients (5). */
@@ -23,6 +23,7 @@ wl_ffn_act wl_ffn_act_of(const wl_model *m)
         [WL_FFN_GELU] = {"gelu", "gelu_bwd", 2, 3},
         [WL_FFN_SWIGLU] = {"swiglu", "swiglu_bwd", 3, 5},
         [WL_FFN_SQRELU] = {"squared_relu", "squared_relu_bwd", 2, 3},
+        [WL_FFN_RELU] = {"relu", "relu_bwd", 2, 3},
     };
     return acts[(unsigned)m->ffn_type < WL_FFN_COUNT ? m->ffn_type : WL_FFN_GELU];
 }

@@ -27,13 +27,14 @@
 static const char *const model_keys[] = {"name",     "layers",    "hidden",   "heads",          "ffn",
                                          "seq",      "vocab",     "description", "source",       "moe",
                                          "kv_heads", "ffn_type",  "norm",     "norm_bias",      "position",
-                                         "tie_embeddings", "bias", "embedding_norm", "qkv_bias"};
+                                         "tie_embeddings", "bias", "embedding_norm", "qkv_bias",
+                                         "position_table"};
 #define NMODEL_KEYS ((int)(sizeof model_keys / sizeof model_keys[0]))
 #define MODEL_KEYS_TEXT                                                                                        \
     "name, layers, hidden, heads, ffn, seq, vocab, description, source, moe, kv_heads, ffn_type, norm, "         \
-    "norm_bias, position, tie_embeddings, bias, embedding_norm, qkv_bias"
+    "norm_bias, position, tie_embeddings, bias, embedding_norm, qkv_bias, position_table"
 
-static const char *const ffn_type_names[WL_FFN_COUNT] = {"gelu", "swiglu", "squared-relu"};
+static const char *const ffn_type_names[WL_FFN_COUNT] = {"gelu", "swiglu", "squared-relu", "relu"};
 static const char *const norm_names[WL_NORM_COUNT] = {"layernorm", "rmsnorm"};
 static const char *const position_names[WL_POS_COUNT] = {"learned", "rope", "alibi"};
 
@@ -353,6 +354,10 @@ int wl_model_from_json(const char *text, const char *source, wl_model *out, sim_
     rc = rc ? rc : get_posint(root, "ffn", 0, &m.ffn, source, err);
     rc = rc ? rc : get_posint(root, "seq", 0, &m.seq, source, err);
     rc = rc ? rc : get_posint(root, "vocab", 0, &m.vocab, source, err);
+    rc = rc ? rc : get_posint(root, "position_table", 0, &m.pos_table, source, err);
+    if (!rc && m.pos_table && m.pos_table < m.seq)
+        rc = sim_errf(err, "%s: position_table: %d rows cannot place seq %d tokens (expected at least seq)", source,
+                      m.pos_table, m.seq);
     m.moe = cJSON_GetObjectItemCaseSensitive(root, "moe") != NULL;
     if (!rc && m.hidden % m.heads)
         rc = sim_errf(err, "%s: hidden: %d is not divisible by heads (%d)", source, m.hidden, m.heads);
@@ -407,6 +412,11 @@ int wl_model_load(const char *spec, wl_model *out, sim_err *err)
 
 /* ---- shapes and parameters ----------------------------------------------- */
 
+int64_t wl_model_pos_rows(const wl_model *m)
+{
+    return m->position != WL_POS_LEARNED ? 0 : m->pos_table ? m->pos_table : m->seq;
+}
+
 int wl_model_kv_heads(const wl_model *m)
 {
     return m->kv_heads > 0 ? m->kv_heads : m->heads;
@@ -460,7 +470,7 @@ double wl_model_params(const wl_model *m)
     int64_t h = m->hidden, np = wl_model_norm_params(m);
     int64_t layer = p.attn_split + p.attn_rep + p.mlp_split + p.mlp_rep;
     int64_t emb = (int64_t)m->vocab * h * (m->untied ? 2 : 1);
-    int64_t pos = m->position == WL_POS_LEARNED ? (int64_t)m->seq * h : 0;
+    int64_t pos = wl_model_pos_rows(m) * h;
     return (double)m->layers * (double)layer + (double)(emb + pos + np + (m->embed_norm ? np : 0));
 }
 
@@ -482,6 +492,8 @@ cJSON *wl_model_describe(const wl_model *m)
     cJSON_AddBoolToObject(o, "bias", !m->no_bias);
     cJSON_AddBoolToObject(o, "qkv_bias", !m->no_bias || m->qkv_bias);
     cJSON_AddNumberToObject(o, "seq", m->seq);
+    if (m->pos_table)
+        cJSON_AddNumberToObject(o, "position_table", m->pos_table);
     cJSON_AddNumberToObject(o, "vocab", m->vocab);
     cJSON_AddNumberToObject(o, "parameters", wl_model_params(m));
     if (m->moe) {

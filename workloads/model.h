@@ -14,8 +14,9 @@ struct cJSON;
 /* The FFN's activation: gelu (GPT-2/3: fc1 -> GeLU -> fc2), swiglu (Llama:
  * gate and up projections, SiLU(gate)*up -> down; ffn is the intermediate
  * size, fc1 carries gate and up fused as Megatron-Core's linear_fc1 does),
- * squared-relu (Primer / Nemotron: relu(x)^2, shaped as gelu). */
-typedef enum wl_ffn_type { WL_FFN_GELU, WL_FFN_SWIGLU, WL_FFN_SQRELU, WL_FFN_COUNT } wl_ffn_type;
+ * squared-relu (Primer / Nemotron: relu(x)^2, shaped as gelu), relu (OPT,
+ * shaped as gelu). */
+typedef enum wl_ffn_type { WL_FFN_GELU, WL_FFN_SWIGLU, WL_FFN_SQRELU, WL_FFN_RELU, WL_FFN_COUNT } wl_ffn_type;
 typedef enum wl_norm { WL_NORM_LAYERNORM, WL_NORM_RMSNORM, WL_NORM_COUNT } wl_norm;
 /* learned: a position-embedding table of seq x hidden (GPT-2/3); rope:
  * rotary embeddings applied to Q and K in every layer (Llama); alibi: a
@@ -53,6 +54,7 @@ typedef struct wl_model {
     int heads;
     int ffn;   /* FFN inner size; 4*hidden when absent */
     int seq;
+    int pos_table; /* rows of a learned position table; 0 = seq (wl_model_pos_rows): OPT's is seq + 2 */
     int vocab;
     int moe;   /* the file has a "moe" object: mixture-of-experts FFN layers, described by moe_cfg */
     wl_moe moe_cfg;
@@ -88,6 +90,8 @@ double wl_model_params(const wl_model *m);
 struct cJSON *wl_model_describe(const wl_model *m);
 
 /* Shape helpers, the one place the architecture fields turn into sizes. */
+/* Rows of a learned position table (pos_table, else seq); 0 for other positions. */
+int64_t wl_model_pos_rows(const wl_model *m);
 int wl_model_kv_heads(const wl_model *m);
 /* Output width of the fused QKV projection: hidden + 2 * kv_heads * head_dim. */
 int64_t wl_model_qkv_out(const wl_model *m);

@@ -57,8 +57,10 @@ static void test_errors(void)
          "arch.json: kv_heads: 3 does not divide heads (4) (expected a divisor"},
         {"{\"layers\":1,\"hidden\":64,\"heads\":4,\"kv_heads\":0}",
          "arch.json: kv_heads: expected a positive integer, got 0"},
-        {"{\"layers\":1,\"hidden\":64,\"heads\":4,\"ffn_type\":\"relu\"}",
-         "arch.json: ffn_type: expected \"gelu\", \"swiglu\" or \"squared-relu\", got \"relu\""},
+        {"{\"layers\":1,\"hidden\":64,\"heads\":4,\"ffn_type\":\"silu\"}",
+         "arch.json: ffn_type: expected \"gelu\", \"swiglu\", \"squared-relu\" or \"relu\", got \"silu\""},
+        {"{\"layers\":1,\"hidden\":64,\"heads\":4,\"seq\":128,\"position_table\":100}",
+         "arch.json: position_table: 100 rows cannot place seq 128 tokens (expected at least seq)"},
         {"{\"layers\":1,\"hidden\":64,\"heads\":4,\"norm\":1}",
          "arch.json: norm: expected \"layernorm\" or \"rmsnorm\", got 1"},
         {"{\"layers\":1,\"hidden\":64,\"heads\":4,\"position\":\"sinusoidal\"}",
@@ -137,6 +139,10 @@ static void test_params(void)
     wl_model bloom = load("{\"layers\":2,\"hidden\":64,\"heads\":4,\"ffn\":256,\"seq\":32,\"vocab\":1024,"
                           "\"position\":\"alibi\",\"embedding_norm\":true}");
     CHECK(wl_model_params(&bloom) == 2 * sum(gpt_layer, 10) + 1024 * 64 + 128 + 128);
+    /* relu is gelu-shaped; a position table of its own size */
+    wl_model re = load("{\"layers\":3,\"hidden\":64,\"heads\":4,\"ffn\":256,\"seq\":32,\"vocab\":1024,"
+                       "\"ffn_type\":\"relu\",\"position_table\":34}");
+    CHECK(wl_model_params(&re) == wl_model_params(&g) + 2 * 64);
     /* squared-relu is gelu-shaped */
     wl_model sq = load("{\"layers\":3,\"hidden\":64,\"heads\":4,\"ffn\":256,\"seq\":32,\"vocab\":1024,"
                        "\"ffn_type\":\"squared-relu\"}");

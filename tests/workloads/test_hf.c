@@ -60,6 +60,14 @@ static void test_published(void)
     CHECK(p.untied && p.position == WL_POS_ROPE && p.ffn_type == WL_FFN_GELU && !p.no_bias && p.seq == 2048);
     CHECK(wl_model_params(&p) == 162322944.0);
 
+    /* OPT-125m (facebook/opt-125m's config.json): ReLU, tied, biases, and a
+     * learned position table of max_position_embeddings + 2 rows (ids offset
+     * by 2): 125,239,296 tensor by tensor, as num_parameters() gives */
+    wl_model o = must("opt-125m.json");
+    CHECK(o.ffn_type == WL_FFN_RELU && o.position == WL_POS_LEARNED && !o.untied && !o.no_bias);
+    CHECK(o.seq == 2048 && o.pos_table == 2050 && o.ffn == 3072 && o.vocab == 50272);
+    CHECK(wl_model_params(&o) == 125239296.0);
+
     wl_model b = must("bloom-560m.json");
     CHECK(b.position == WL_POS_ALIBI && b.embed_norm && !b.untied && b.ffn == 4096 && b.seq == 2048);
     CHECK(wl_model_params(&b) == 559214592.0);
@@ -167,6 +175,12 @@ static void test_errors(void)
         {"{\"model_type\":\"gpt2\",\"n_layer\":2,\"n_embd\":64,\"n_head\":4,\"vocab_size\":100,"
          "\"activation_function\":\"relu\"}",
          "activation_function: \"relu\""},
+        {"{\"model_type\":\"opt\",\"num_hidden_layers\":2,\"hidden_size\":64,\"num_attention_heads\":4,"
+         "\"ffn_dim\":256,\"vocab_size\":100,\"word_embed_proj_dim\":32}",
+         "cfg.json (a Hugging Face opt config): word_embed_proj_dim differs from hidden_size"},
+        {"{\"model_type\":\"opt\",\"num_hidden_layers\":2,\"hidden_size\":64,\"num_attention_heads\":4,"
+         "\"ffn_dim\":256,\"vocab_size\":100,\"activation_function\":\"silu\"}",
+         "activation_function: \"silu\": relu and gelu variants are modelled for OPT"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK(wl_model_from_json(bad[i].json, "cfg.json", &m, &err) == -1);
