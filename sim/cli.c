@@ -261,21 +261,6 @@ static int parse_args(int argc, char **argv, args *a)
     return 0;
 }
 
-/* --routing SPEC: the strategy's routing= key (an MoE model's routing for
- * one step instead of the even split: workloads/moe_balance.c). */
-static int routing_option(const char *spec, wl_strategy *st, sim_err *err)
-{
-    wl_routing_cfg c;
-    wl_routing_cfg_default(&c);
-    if (strlen(spec) > WL_ROUTING_SPEC_MAX)
-        return sim_errf(err, "--routing: at most %d characters, got %zu", WL_ROUTING_SPEC_MAX, strlen(spec));
-    if (wl_routing_cfg_parse(spec, &c, err) < 0)
-        return sim_err_prefix(err, "--routing: ");
-    memset(st->routing, 0, sizeof st->routing);
-    memcpy(st->routing, spec, strlen(spec) + 1);
-    return 0;
-}
-
 /* Builds the schedule the arguments ask for: read from a file, or generated
  * from model + strategy on the machine. */
 static sim_schedule *make_schedule(const args *a, const sim_machine *m, wl_model *model, wl_strategy *st,
@@ -294,8 +279,10 @@ static sim_schedule *make_schedule(const args *a, const sim_machine *m, wl_model
         text = "";
     if (wl_strategy_parse(text, st, err) < 0)
         return NULL;
-    if (a->routing && routing_option(a->routing, st, err) < 0)
+    if (a->routing && wl_strategy_set_routing(st, a->routing, err) < 0) { /* --routing is the key routing= */
+        sim_err_prefix(err, "--routing: ");
         return NULL;
+    }
     wl_strategy given = *st; /* dp and gb on auto filled in (tp*pp*cp*dp = GPUs) */
     if (wl_gpt_resolve(model, &given, m, st, err))
         return NULL;
@@ -1044,11 +1031,10 @@ static int cmd_run(args *a, int only_schedule)
     char st_text[256] = "";
     /* a run that may be reduced gets only the kept ranks from the generator */
     sim_fold pre = {0};
-    /* routed steps fold as a whole schedule (the generator's retries do not route) */
     int gen_fold = !only_schedule && !a->save_schedule && !a->schedule && reducible(a);
     memset(&st, 0, sizeof st);
     sim_schedule *s = make_schedule(a, m, &model, &st, st_text, sizeof st_text, gen_fold ? &pre : NULL, &err);
-    if (st.routing[0])
+    if (st.routing[0]) /* routed steps fold as a whole schedule (the generator's retries do not route) */
         gen_fold = 0;
     if (!s) {
         sim_machine_free(m);

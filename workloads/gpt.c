@@ -261,6 +261,19 @@ static int resolve_attn(const wl_strategy *st, const sim_machine *mach, int *fla
  * group (torchtitan's FSDP2 on the experts' own mesh): gathered before each
  * layer runs, reduce-scattered after its backward.  ZeRO-2, OSDP and HSDP
  * are not modelled for the experts. */
+/* What a routed MoE step (one step's skewed routing and its expert copies)
+ * does not model, as a phrase, or NULL: the generator's routed payloads
+ * assume one layer kind per stage, one chunk, whole sequences and whole
+ * experts (the balancing copies move whole experts). */
+static const char *routed_unsupported(const plan *pl)
+{
+    return pl->v > 1                              ? "vstages > 1"
+           : pl->c > 1                            ? "cp > 1"
+           : wl_pipe_is_merak(pl->st.pipeline)    ? "a Merak pipeline"
+           : pl->zero == 3 || pl->st.fsdp != WL_FSDP_NONE ? "ZeRO-3 / FSDP"
+                                                  : NULL;
+}
+
 static int resolve_moe(const wl_model *m, plan *pl, sim_err *err)
 {
     const wl_strategy *st = &pl->st;
@@ -281,12 +294,11 @@ static int resolve_moe(const wl_model *m, plan *pl, sim_err *err)
     if (st->balance && pl->ep == 1)
         return sim_errf(err, "strategy: balance=%s needs ep > 1: at ep=1 every rank holds every expert, and there is "
                         "no load to move", wl_balance_name(st->balance));
-    if (st->routing[0] && (pl->v > 1 || pl->c > 1 || wl_pipe_is_merak(st->pipeline) || pl->zero == 3 || st->fsdp != WL_FSDP_NONE))
+    const char *no = st->routing[0] ? routed_unsupported(pl) : NULL;
+    if (no)
         return sim_errf(err, "strategy: routing=%s: a routed MoE step is modelled with 1F1B, GPipe or eager "
                         "pipelines without interleaving, without context parallelism and with zero=0 or zero=1; "
-                        "%s is not modelled with skewed routing", st->routing,
-                        pl->v > 1 ? "vstages > 1" : pl->c > 1 ? "cp > 1" : wl_pipe_is_merak(st->pipeline) ?
-                        "a Merak pipeline" : "ZeRO-3 / FSDP");
+                        "%s is not modelled with skewed routing", st->routing, no);
     if (pl->d % pl->ep)
         return sim_errf(err, "strategy: ep=%d does not divide dp%s = %d: expert-parallel groups are carved from the "
                         "data-parallel ranks (Megatron-Core requires expert_model_parallel_size to divide "
@@ -1683,12 +1695,10 @@ static int route_init(gen *g, const wl_moe_route *r, sim_err *err)
     if (!m->moe || r->ep != pl->ep || r->layers != nq)
         return sim_errf(err, "routed MoE step: %d MoE layers at ep=%d given, the plan has %d at ep=%d", r->layers,
                         r->ep, nq, pl->ep);
-    if (pl->v > 1 || pl->c > 1 || g->layer_nr != g->layer)
-        return sim_errf(err, "routed MoE step: interleaved stages, context parallelism and Merak's pipelines are not "
-                        "modelled with skewed routing");
-    if (pl->zero == 3)
-        return sim_errf(err, "routed MoE step: experts under ZeRO-3 / FSDP are not modelled with skewed routing (the "
-                        "balancing copies move whole experts); use zero=0 or zero=1");
+    const char *no = routed_unsupported(pl); /* trainsim moe's steps come here unchecked by resolve_moe */
+    if (no)
+        return sim_errf(err, "routed MoE step: %s is not modelled with skewed routing (1F1B, GPipe or eager "
+                        "pipelines without interleaving, no context parallelism, zero=0 or zero=1)", no);
     int E = m->moe_cfg.experts;
     for (int q = 0; r->places && q < nq; q++)
         if (r->places[q] && (r->places[q]->experts != E || r->places[q]->ep != pl->ep))

@@ -562,6 +562,20 @@ const char *wl_balance_name(int b)
     return (unsigned)b < WL_BAL_COUNT ? balance_names[b] : "?";
 }
 
+int wl_strategy_set_routing(wl_strategy *s, const char *spec, sim_err *err)
+{
+    wl_routing_cfg c;
+    wl_routing_cfg_default(&c);
+    size_t n = strlen(spec);
+    if (n > WL_ROUTING_SPEC_MAX)
+        return sim_errf(err, "at most %d characters, got %zu", WL_ROUTING_SPEC_MAX, n);
+    if (wl_routing_cfg_parse(spec, &c, err) < 0)
+        return -1;
+    memset(s->routing, 0, sizeof s->routing); /* whole, so that equal strategies compare equal */
+    memcpy(s->routing, spec, n + 1);
+    return 0;
+}
+
 const char *wl_stage_split_name(wl_stage_split k)
 {
     return k >= 0 && k < WL_SPLIT_COUNT ? split_names[k] : "?";
@@ -868,17 +882,8 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
                         "(PyTorch's cross_entropy on 16-bit logits cast up: 48) or fused (flash-attn's Triton "
                         "cross-entropy: 3 x the logits' size), got \"%s\"", val);
     }
-    if (strcmp(key, "routing") == 0) {
-        wl_routing_cfg c;
-        wl_routing_cfg_default(&c);
-        if (strlen(val) > WL_ROUTING_SPEC_MAX)
-            return sim_errf(err, "strategy: routing: at most %d characters, got %zu", WL_ROUTING_SPEC_MAX, strlen(val));
-        if (wl_routing_cfg_parse(val, &c, err) < 0)
-            return sim_err_prefix(err, "strategy: routing: ");
-        memset(s->routing, 0, sizeof s->routing); /* whole, so that equal strategies compare equal */
-        memcpy(s->routing, val, strlen(val) + 1);
-        return 0;
-    }
+    if (strcmp(key, "routing") == 0)
+        return wl_strategy_set_routing(s, val, err) < 0 ? sim_err_prefix(err, "strategy: routing: ") : 0;
     if (strcmp(key, "balance") == 0) {
         for (int i = 0; i < WL_BAL_COUNT; i++)
             if (strcmp(val, balance_names[i]) == 0) {

@@ -298,6 +298,9 @@ void wl_strategy_default(wl_strategy *s);
 /* Parses "tp=4,pp=2,dp=4,mb=2,gb=64,dtype=bf16,recompute=full" on top of *s.
  * Unknown keys and bad values are errors naming the key and what is expected. */
 int wl_strategy_parse(const char *text, wl_strategy *s, sim_err *err);
+/* Sets the routing= key (validated as trainsim moe's routing spec); -1 with
+ * err's message unprefixed (the caller names the key or option). */
+int wl_strategy_set_routing(wl_strategy *s, const char *spec, sim_err *err);
 /* Formats a strategy back into the same syntax. */
 void wl_strategy_format(const wl_strategy *s, char *buf, int len);
 

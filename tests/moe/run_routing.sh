@@ -6,7 +6,8 @@
 # most tokens) is slower, the output names the routing, --routing is the
 # key; under each balance mode the step is trainsim moe's second step to the
 # last digit (Pro-Prophet plans it from the first); a dense model, balance
-# without routing and balance at ep=1 are refused with the reason.
+# without routing, balance at ep=1 and routing under ZeRO-3 are refused with
+# the reason.
 set -euo pipefail
 : "${TRAINSIM:?path of the trainsim binary}"
 tmp=$(mktemp -d)
@@ -58,6 +59,12 @@ echo "$out" | grep -q 'balance=fastermoe balances skewed routing: give routing='
 out=$("$TRAINSIM" "${run[@]}" --strategy tp=1,dp=16,ep=1,mb=1,gb=64,routing=zipf,balance=prophet 2>&1) &&
     fail "balance at ep=1"
 echo "$out" | grep -q 'balance=prophet needs ep > 1' || fail "ep=1 message: $out"
+# what a routed step does not model: refused by run (before generating) and by trainsim moe (by the generator)
+out=$("$TRAINSIM" "${run[@]}" --strategy $strat,routing=zipf,zero=3 2>&1) && fail "routing with zero=3 accepted"
+echo "$out" | grep -q 'routing=zipf: a routed MoE step .*ZeRO-3 / FSDP is not modelled' || fail "run zero=3 message: $out"
+out=$("$TRAINSIM" moe --platform h100-pcie-2x8 --model gpt-moe-350m --strategy $strat,zero=3,steps=1 2>&1) &&
+    fail "trainsim moe with zero=3 accepted"
+echo "$out" | grep -q 'routed MoE step: ZeRO-3 / FSDP is not modelled with skewed routing' || fail "moe zero=3 message: $out"
 out=$("$TRAINSIM" "${run[@]}" --strategy $strat,routing=zipf,balance=best 2>&1) && fail "balance=best accepted"
 echo "$out" | grep -q 'balance: expected none' || fail "bad balance message: $out"
 echo ok
