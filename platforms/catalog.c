@@ -133,30 +133,57 @@ static int parse_curve(const cJSON *obj, sim_curve *c, const char *where, const 
     return 0;
 }
 
-/* One set of fused-attention curves: {"fwd": {curve}, "bwd": {curve},
- * "causal": factor} of `fa`, named `what` in errors. */
-static int parse_flash_set(const cJSON *fa, const char *where, const char *what, sim_curve *fwd, sim_curve *bwd,
-                           double *causal, sim_err *err)
+/* One fused-attention kernel family (sim_flash): {"fwd": {curve}, "bwd":
+ * {curve}, "causal": factor, "causal_bwd": factor (default: causal),
+ * "score_share": {"fwd": x, "bwd": y} (default 0), "head_dims": [the
+ * kernel's instantiations, increasing]} of `fa`, named `what` in errors. */
+static int parse_flash_set(const cJSON *fa, const char *where, const char *what, sim_flash *f, sim_err *err)
 {
+    static const char *const DIR[2] = {"fwd", "bwd"};
     char name[128];
-    snprintf(name, sizeof name, "%s.fwd", what);
-    if (parse_curve(cJSON_GetObjectItemCaseSensitive(fa, "fwd"), fwd, where, name, err))
-        return -1;
-    snprintf(name, sizeof name, "%s.bwd", what);
-    if (parse_curve(cJSON_GetObjectItemCaseSensitive(fa, "bwd"), bwd, where, name, err))
-        return -1;
-    *causal = num(fa, "causal", 1);
-    if (!(*causal > 0 && *causal <= 1))
-        return sim_errf(err, "%s: %s.causal: expected a factor in (0, 1]", where, what);
+    memset(f, 0, sizeof *f);
+    for (int d = 0; d < 2; d++) {
+        snprintf(name, sizeof name, "%s.%s", what, DIR[d]);
+        if (parse_curve(cJSON_GetObjectItemCaseSensitive(fa, DIR[d]), &f->eff[d], where, name, err))
+            return -1;
+    }
+    f->causal[0] = num(fa, "causal", 1);
+    f->causal[1] = num(fa, "causal_bwd", f->causal[0]);
+    for (int d = 0; d < 2; d++)
+        if (!(f->causal[d] > 0 && f->causal[d] <= 2))
+            return sim_errf(err, "%s: %s.%s: expected a factor in (0, 2]", where, what, d ? "causal_bwd" : "causal");
+    const cJSON *share = cJSON_GetObjectItemCaseSensitive(fa, "score_share");
+    if (share && !cJSON_IsObject(share))
+        return sim_errf(err, "%s: %s.score_share: expected {\"fwd\": share, \"bwd\": share}", where, what);
+    for (int d = 0; share && d < 2; d++) {
+        f->score_share[d] = num(share, DIR[d], 0);
+        if (!(f->score_share[d] >= 0 && f->score_share[d] < 1))
+            return sim_errf(err, "%s: %s.score_share.%s: expected a share in [0, 1)", where, what, DIR[d]);
+    }
+    const cJSON *hd = cJSON_GetObjectItemCaseSensitive(fa, "head_dims");
+    if (hd && (!cJSON_IsArray(hd) || cJSON_GetArraySize(hd) < 1 || cJSON_GetArraySize(hd) > SIM_FLASH_MAX_HD))
+        return sim_errf(err, "%s: %s.head_dims: expected an array of 1 to %d head dimensions", where, what,
+                        SIM_FLASH_MAX_HD);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, hd)
+    {
+        double v = cJSON_IsNumber(it) ? it->valuedouble : -1;
+        int prev = f->n_head_dims ? f->head_dims[f->n_head_dims - 1] : 0;
+        if (!(v == floor(v) && v > prev && v <= 4096))
+            return sim_errf(err, "%s: %s.head_dims[%d]: expected an integer head dimension above %d (increasing, "
+                            "at most 4096)", where, what, f->n_head_dims, prev);
+        f->head_dims[f->n_head_dims++] = (int)v;
+    }
     return 0;
 }
 
-/* "flash_attention": {"fwd": {curve}, "bwd": {curve}, "causal": factor,
- * "fa2": {the same for FlashAttention-2}, "source": ...}: fused attention's
- * efficiency by log10 sequence length and the factor a causal kernel runs
- * at, the GPU's own or the defaults' (platforms/README.md, "Calibration").
- * The main set is the best kernel the GPU runs (FA2 on Ampere and Ada, FA3
- * or cuDNN on Hopper); "fa2" is FlashAttention-2 where that differs. */
+/* "flash_attention": {the best kernel's set, "fa2": {the same for
+ * FlashAttention-2}, "source": ...}: fused attention's efficiency by log10
+ * sequence length, the factors a causal kernel runs at and the head
+ * dimension's, the GPU's own or the defaults' (platforms/README.md,
+ * "Calibration").  The main set is the best kernel the GPU runs (FA2 on
+ * Ampere and Ada, FA3 or cuDNN on Hopper); "fa2" is FlashAttention-2 where
+ * that differs. */
 static int parse_flash(const cJSON *e, const cJSON *defaults, const char *where, sim_gpu *g, sim_err *err)
 {
     const cJSON *own = cJSON_GetObjectItemCaseSensitive(e, "flash_attention");
@@ -166,17 +193,15 @@ static int parse_flash(const cJSON *e, const cJSON *defaults, const char *where,
     const char *src = own ? where : GPUS_JSON;
     char what[96];
     snprintf(what, sizeof what, "%s.flash_attention", own ? g->model : "defaults");
-    if (parse_flash_set(fa, src, what, &g->flash_fwd_eff, &g->flash_bwd_eff, &g->flash_causal, err))
+    if (parse_flash_set(fa, src, what, &g->flash, err))
         return -1;
     const cJSON *fa2 = cJSON_GetObjectItemCaseSensitive(fa, "fa2");
     if (!fa2) {
-        g->flash2_fwd_eff = g->flash_fwd_eff;
-        g->flash2_bwd_eff = g->flash_bwd_eff;
-        g->flash2_causal = g->flash_causal;
+        g->flash2 = g->flash;
         return 0;
     }
     snprintf(what, sizeof what, "%s.flash_attention.fa2", own ? g->model : "defaults");
-    return parse_flash_set(fa2, src, what, &g->flash2_fwd_eff, &g->flash2_bwd_eff, &g->flash2_causal, err);
+    return parse_flash_set(fa2, src, what, &g->flash2, err);
 }
 
 /* "nccl": {"base_us": {"LL":, "LL128":, "Simple":}, "step_us": {...},

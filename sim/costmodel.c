@@ -137,6 +137,34 @@ double sim_cost_stream_bytes(const sim_gpu *g, const sim_payload *p)
     return b;
 }
 
+/* The fused-attention family a kernel runs: the GPU's best, or
+ * FlashAttention-2 itself (and the older kernels, priced from it). */
+static const sim_flash *flash_family(const sim_gpu *g, const sim_payload *p)
+{
+    return p->algo == SIM_ATTN_BEST ? &g->flash : &g->flash2;
+}
+
+/* The head dimension a kernel runs at: the next instantiation of its
+ * family (the padding's zeros are computed). */
+static double flash_padded_hd(const sim_flash *f, const sim_payload *p)
+{
+    double d = p->k > 0 ? (double)p->k : 128;
+    for (int i = 0; i < f->n_head_dims; i++)
+        if (f->head_dims[i] >= d)
+            return f->head_dims[i];
+    return d;
+}
+
+/* Time per FLOP at the kernel's head dimension against the curves' 128
+ * (sim_flash): the padding, then below 128 the per-score work's larger
+ * share. */
+static double flash_head_dim_factor(const sim_flash *f, const sim_payload *p)
+{
+    double d = p->k > 0 ? (double)p->k : 128, padded = flash_padded_hd(f, p);
+    double per_flop = padded < 128 ? 1 + f->score_share[p->sub == SIM_KERNEL_FLASH_BWD] * (128 / padded - 1) : 1;
+    return padded / d * per_flop;
+}
+
 double sim_cost_kernel(const sim_gpu *g, const sim_payload *p)
 {
     if (p->sub == SIM_KERNEL_FIXED || p->sub == SIM_KERNEL_DELAY)
@@ -157,21 +185,29 @@ double sim_cost_kernel(const sim_gpu *g, const sim_payload *p)
         /* The efficiency is read at the sequence length a query row runs
          * through (its K/V loop), the variable the FlashAttention
          * benchmarks sweep at a full grid; a causal row runs half of it on
-         * average, at the GPU's causal factor (the masked diagonal blocks
-         * and the rows' unequal work).  The backward launches three kernels (FA2: dO·O row sums,
+         * average, at the family's causal factor (the masked diagonal
+         * blocks and the rows' unequal work).  The backward launches three kernels (FA2: dO·O row sums,
          * the main kernel, dQ's conversion from its fp32 accumulator). */
-        int fwd = p->sub == SIM_KERNEL_FLASH_FWD, best = p->algo == SIM_ATTN_BEST;
-        const sim_curve *c = best ? (fwd ? &g->flash_fwd_eff : &g->flash_bwd_eff)
-                                  : (fwd ? &g->flash2_fwd_eff : &g->flash2_bwd_eff);
-        double cf = best ? g->flash_causal : g->flash2_causal;
+        int bwd = p->sub == SIM_KERNEL_FLASH_BWD;
+        const sim_flash *f = flash_family(g, p);
         double row = p->tag == 1 ? 0.5 * (double)p->n : (double)p->n;
-        double causal = p->tag == 1 && cf > 0 ? cf : 1;
-        t_flop = flops * older_kernel_slowdown(p->algo) / (peak_for(g, p->dtype) * causal * sim_curve_eval(c, row));
-        kernels = p->sub == SIM_KERNEL_FLASH_FWD ? 1 : 3;
+        double causal = p->tag == 1 && f->causal[bwd] > 0 ? f->causal[bwd] : 1;
+        t_flop = flops * flash_head_dim_factor(f, p) * older_kernel_slowdown(p->algo) /
+                 (peak_for(g, p->dtype) * causal * sim_curve_eval(&f->eff[bwd], row));
+        kernels = bwd ? 3 : 1;
     }
     /* a kernel runs at least kernel_min (its work overlaps that fixed time),
      * then the stream waits launch_s before the next */
-    return fmax(fmax(t_flop, t_mem), kernels * g->kernel_min_s) + kernels * g->launch_s;
+    return fmax(fmax(t_flop, t_mem), kernels * g->kernel_min_s) + kernels * g->launch_s + sim_cost_flash_side(g, p);
+}
+
+double sim_cost_flash_side(const sim_gpu *g, const sim_payload *p)
+{
+    if (p->sub != SIM_KERNEL_FLASH_BWD)
+        return 0;
+    double out = 2.0 * (p->batch > 0 ? (double)p->batch : 1) * (double)p->m * (double)p->n * (double)p->k;
+    double rows = 2 * out, dq = 3 * out; /* dO and O read; dQ read in fp32, written in 16 bits */
+    return rows / (g->mem_bw * sim_curve_eval(&g->mem_eff, rows)) + dq / (g->mem_bw * sim_curve_eval(&g->mem_eff, dq));
 }
 
 int sim_cost_is_tensor(const sim_payload *p)
@@ -192,11 +228,16 @@ double sim_cost_tensor_load(const sim_gpu *g, const sim_payload *p, double t)
     double best;
     if (p->sub == SIM_KERNEL_GEMM)
         best = curve_max(&g->gemm_eff) * (g->gemm_scale[p->dtype] > 0 ? g->gemm_scale[p->dtype] : 1);
-    else if (p->sub == SIM_KERNEL_ATTENTION)
-        best = curve_max(&g->attn_eff);
     else
-        best = curve_max(p->sub == SIM_KERNEL_FLASH_FWD ? &g->flash_fwd_eff : &g->flash_bwd_eff);
-    double tbest = sim_cost_flops(p) / (peak_for(g, p->dtype) * (best > 0 ? best : 1));
+        best = curve_max(&g->attn_eff);
+    double work = sim_cost_flops(p);
+    if (p->sub == SIM_KERNEL_FLASH_FWD || p->sub == SIM_KERNEL_FLASH_BWD) {
+        /* against the best kernel's rate, whichever kernel runs; padded
+         * zeros keep the tensor cores busy too */
+        best = curve_max(&g->flash.eff[p->sub == SIM_KERNEL_FLASH_BWD]);
+        work *= flash_padded_hd(flash_family(g, p), p) / (p->k > 0 ? (double)p->k : 128);
+    }
+    double tbest = work / (peak_for(g, p->dtype) * (best > 0 ? best : 1));
     return fmin(1, tbest / t);
 }
 

@@ -29,6 +29,11 @@ double sim_cost_power_rate(const sim_gpu *g, double L);
 /* 1 for the kinds whose rate the power state sets (GEMMs, attention). */
 int sim_cost_is_tensor(const sim_payload *p);
 double sim_cost_kernel(const sim_gpu *gpu, const sim_payload *p);
+/* A fused attention backward's two memory-bound side kernels (FA2 and
+ * cuDNN: dO·O's row sums before the main kernel, dQ's conversion from its
+ * fp32 accumulator after it), in seconds; 0 for other kernels.  Part of
+ * sim_cost_kernel; the attention fits take it off measured times. */
+double sim_cost_flash_side(const sim_gpu *gpu, const sim_payload *p);
 /* The fraction of the memory curve an element-wise class runs at on g (1 for
  * streaming, and for a class the GPU's catalogue entry does not give). */
 double sim_cost_mem_class(const sim_gpu *g, int c);

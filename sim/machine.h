@@ -71,6 +71,23 @@ typedef struct sim_curve {
     double efficiency[SIM_CURVE_MAX];
 } sim_curve;
 
+/* One fused-attention kernel family (FlashAttention; sim/costmodel.c).  A
+ * kernel runs its FLOPs at eff(s) of the fp16/bf16 peak, s the K/V length a
+ * query row runs through (s/2 when causal, then x causal[dir]).  Its head
+ * dimension d runs as the next of head_dims (the kernel's instantiations:
+ * the padded work is computed), and below 128 each FLOP takes
+ * (1 - score_share) + score_share x 128/d of its time at 128: the share of
+ * a hd-128 kernel's time spent per score (exponentials, row statistics),
+ * whose count per FLOP grows as 1/d. */
+#define SIM_FLASH_MAX_HD 8
+typedef struct sim_flash {
+    sim_curve eff[2];        /* [0] forward, [1] backward: fraction of peak vs log10 s */
+    double causal[2];        /* a causal kernel's factor on the curve at s/2 (0 = 1) */
+    double score_share[2];   /* 0: head-dim blind */
+    int n_head_dims;         /* 0: every head dim runs as itself */
+    int head_dims[SIM_FLASH_MAX_HD];
+} sim_flash;
+
 /* NCCL protocols.  NCCL prices every (algorithm, protocol) pair as a base
  * latency + a latency per step + bytes / (bus bandwidth x protocol
  * efficiency) and runs the cheapest (NCCL src/graph/tuning.cc: baseLat,
@@ -111,12 +128,8 @@ typedef struct sim_gpu {
     sim_curve mem_eff;                  /* memory-bound kernels: fraction of mem_bw vs log10 bytes */
     double mem_class[SIM_MEMC_COUNT];   /* an element-wise class's rate as a fraction of mem_eff's (0 or 1:
                                            as streaming; [SIM_MEMC_STREAM] unused) */
-    sim_curve flash_fwd_eff;            /* fused attention (FlashAttention) forward and backward: fraction */
-    sim_curve flash_bwd_eff;            /* of the fp16/bf16 peak vs log10 sequence length (costmodel.c) */
-    double flash_causal;                /* a causal kernel's efficiency: this x the curve at s/2 (0 = 1) */
-    sim_curve flash2_fwd_eff;           /* FlashAttention-2 itself, where the curves above are a newer */
-    sim_curve flash2_bwd_eff;           /* kernel's (Hopper: FA3 / cuDNN); else the same curves */
-    double flash2_causal;
+    sim_flash flash;                    /* fused attention: the GPU's best kernel (Hopper: cuDNN / FA3) */
+    sim_flash flash2;                   /* FlashAttention-2 itself (elsewhere the same as flash) */
     int flash_attn;                     /* FlashAttention-2 runs on it (sm80+: Ampere, Ada, Hopper) */
     sim_collparams coll;                /* NCCL protocol latencies and efficiencies */
     double overlap_compute;             /* compute slowdown (>= 1) while a collective or p2p of the

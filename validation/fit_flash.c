@@ -61,16 +61,25 @@ typedef struct flash_data {
 } flash_data;
 
 /* The kernel time the cost model charges besides FLOPs / (peak x eff): its
- * launches (1 forward, 3 backward) at the GPU's launch_s; taken off the
- * measured time so that the fitted curve and the cost model add up to the
- * measurement. */
-static double launch_of(const char *gpu, int bwd)
+ * launches (1 forward, 3 backward) at the GPU's launch_s and the
+ * backward's two memory-bound side kernels (sim_cost_flash_side); taken off
+ * the measured time so that the fitted curve and the cost model add up to
+ * the measurement. */
+static double overhead_of(const char *gpu, int bwd, double b, double heads, double seq, double hd)
 {
     sim_gpu g;
     sim_err e;
     if (plat_gpu_lookup_info(gpu, &g, NULL, &e))
         return 0;
-    return (bwd ? 3 : 1) * g.launch_s;
+    sim_payload p;
+    memset(&p, 0, sizeof p);
+    p.kind = SIM_OP_COMPUTE;
+    p.sub = bwd ? SIM_KERNEL_FLASH_BWD : SIM_KERNEL_FLASH_FWD;
+    p.batch = (int64_t)b;
+    p.m = (int64_t)heads;
+    p.n = (int64_t)seq;
+    p.k = (int64_t)hd;
+    return (bwd ? 3 : 1) * g.launch_s + sim_cost_flash_side(&g, &p);
 }
 
 static double eff_of(const double *x, double s)
@@ -104,7 +113,6 @@ static int select_rows_of(val_csv *c, const char *table_gpu, const char *gpu, co
     if (table_gpu && strcmp(table_gpu, gpu))
         return sim_errf(err, "internal: a table of %s asked for %s", table_gpu, gpu);
     int bwd = !strcmp(dir, "bwd");
-    double launch = launch_of(gpu, bwd);
     d->n = 0;
     for (int i = 0; i < val_csv_rows(c) && d->n < 16; i++) {
         double cz, s, t, b, h, hd;
@@ -119,8 +127,9 @@ static int select_rows_of(val_csv *c, const char *table_gpu, const char *gpu, co
             continue;
         /* the benchmark's FLOP count (sim_cost_flops' for this shape) and time */
         double f = 4 * b * h * s * s * hd * (causal ? 0.5 : 1) * (bwd ? 2.5 : 1), time = f / (t * 1e12);
+        double launch = overhead_of(gpu, bwd, b, h, s, hd);
         if (time <= launch)
-            return sim_errf(err, "%s: %s %s seq %.0f: %.3g s is shorter than the launches", val_csv_path(c), gpu,
+            return sim_errf(err, "%s: %s %s seq %.0f: %.3g s is shorter than the launches and side kernels", val_csv_path(c), gpu,
                             impl, s, time);
         d->p[d->n++] = (flash_pt){s, f / (time - launch) / peak, t};
     }
@@ -166,13 +175,25 @@ static void report(const flash_data *d, const double *x, double scale, int causa
     fprintf(logf, "  %-34s mean absolute error %.1f %%\n", what, 100 * sum / d->n);
 }
 
-/* The causal factor: the mean of measured / curve(s/2) over causal rows. */
-static double causal_factor(const flash_data *d, const double *x)
+/* The causal factor over causal rows: the mean of measured / curve(s/2)
+ * for the forward; the median for the backward, whose causal kernel at the
+ * shortest length departs most from the s/2 reading (a mean there pulls
+ * the factor 8 % above the rows at 2-4k, the lengths models train at). */
+static int cmp_double(const void *a, const void *b)
 {
-    double sum = 0;
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double causal_factor(const flash_data *d, const double *x, int median)
+{
+    double r[16], sum = 0;
     for (int i = 0; i < d->n; i++)
-        sum += d->p[i].eff / eff_of(x, d->p[i].seq / 2);
-    return sum / d->n;
+        sum += r[i] = d->p[i].eff / eff_of(x, d->p[i].seq / 2);
+    if (!median)
+        return sum / d->n;
+    qsort(r, (size_t)d->n, sizeof r[0], cmp_double);
+    return d->n % 2 ? r[d->n / 2] : 0.5 * (r[d->n / 2 - 1] + r[d->n / 2]);
 }
 
 /* The curve sampled at s = 2^7 ... 2^17 (its stored points, keyed by
@@ -185,7 +206,7 @@ static int emit(const char *model, int fa2, int bwd, const double *x, double sca
     sim_err e;
     if (plat_gpu_lookup_info(model, &g, NULL, &e))
         return 0;
-    const sim_curve *c = fa2 ? (bwd ? &g.flash2_bwd_eff : &g.flash2_fwd_eff) : (bwd ? &g.flash_bwd_eff : &g.flash_fwd_eff);
+    const sim_curve *c = &(fa2 ? &g.flash2 : &g.flash)->eff[bwd];
     int k = 0, sl = slot++ % 16;
     for (int i = 7; i <= 17 && k < max; i++, k++) {
         double s = pow(2, i);
@@ -195,12 +216,61 @@ static int emit(const char *model, int fa2, int bwd, const double *x, double sca
     return k;
 }
 
+/* score_share (sim_flash) of one implementation and direction: the
+ * table's non-causal rows at head dims 64 and 128 have the same FLOPs at
+ * each sequence length (twice the heads at 64), so the mean ratio of their
+ * times, minus 1, is the share of the hd-128 time that doubles at hd 64. */
+static int score_share(val_csv *c, const char *impl, const char *dir, double *share, sim_err *err)
+{
+    int ci = val_csv_col(c, "backend", err), cd = val_csv_col(c, "direction", err);
+    int cc = val_csv_col(c, "causal", err), cs = val_csv_col(c, "seq", err), cu = val_csv_col(c, "us", err);
+    int cb = val_csv_col(c, "batch", err), ch = val_csv_col(c, "heads", err), cdim = val_csv_col(c, "head_dim", err);
+    if (ci < 0 || cd < 0 || cc < 0 || cs < 0 || cu < 0 || cb < 0 || ch < 0 || cdim < 0)
+        return -1;
+    double sum = 0;
+    int n = 0;
+    for (int i = 0; i < val_csv_rows(c); i++) {
+        double cz, s, t, b, h, hd;
+        if (strcmp(val_csv_str(c, i, ci), impl) || strcmp(val_csv_str(c, i, cd), dir))
+            continue;
+        if (val_csv_num(c, i, cc, &cz, err) < 0 || val_csv_num(c, i, cs, &s, err) < 0 ||
+            val_csv_num(c, i, cu, &t, err) < 0 || val_csv_num(c, i, cb, &b, err) < 0 ||
+            val_csv_num(c, i, ch, &h, err) < 0 || val_csv_num(c, i, cdim, &hd, err) < 0)
+            return -1;
+        if (cz != 0 || hd != 64)
+            continue;
+        for (int j = 0; j < val_csv_rows(c); j++) {
+            double cz2, s2, t2, b2, h2, hd2;
+            if (strcmp(val_csv_str(c, j, ci), impl) || strcmp(val_csv_str(c, j, cd), dir) ||
+                val_csv_num(c, j, cc, &cz2, err) < 0 || val_csv_num(c, j, cs, &s2, err) < 0 ||
+                val_csv_num(c, j, cu, &t2, err) < 0 || val_csv_num(c, j, cb, &b2, err) < 0 ||
+                val_csv_num(c, j, ch, &h2, err) < 0 || val_csv_num(c, j, cdim, &hd2, err) < 0)
+                continue;
+            if (cz2 == 0 && hd2 == 128 && s2 == s && b2 * h2 * hd2 == b * h * hd && t2 > 0) {
+                sum += t / t2;
+                n++;
+                break;
+            }
+        }
+    }
+    if (n < 3)
+        return sim_errf(err, "%s: %d pairs of %s %s rows at head dims 64 and 128 with equal FLOPs; expected at least 3",
+                        val_csv_path(c), n, impl, dir);
+    *share = sum / n - 1;
+    if (!(*share >= 0 && *share < 1))
+        return sim_errf(err, "%s: %s %s: hd-64 rows take %.2f x the hd-128 time per FLOP; expected 1 to 2",
+                        val_csv_path(c), impl, dir, sum / n);
+    return 0;
+}
+
 /* One measured card's curves (x of eff_of): cuDNN's fused attention (the
  * GPU's best) and FlashAttention-2, forward and backward, and their causal
  * factors, from its own attention.csv. */
 typedef struct card_fit {
     double best[2][3], fa2[2][3];
-    double causal_best, causal_fa2;
+    double causal_best, causal_fa2;         /* forward */
+    double causal_bwd_best, causal_bwd_fa2; /* backward */
+    double share_best[2], share_fa2[2];     /* score_share, fwd and bwd */
 } card_fit;
 
 static const char *const DIRS[2] = {"fwd", "bwd"};
@@ -236,16 +306,34 @@ static int fit_card(const char *data_dir, const val_micro_card *card, card_fit *
     char what[96];
     rc = rc || select_rows_of(h, m, m, "cudnn", "fwd", 1, peak, 6, &d, err);
     if (!rc) {
-        cf->causal_best = causal_factor(&d, cf->best[0]);
+        cf->causal_best = causal_factor(&d, cf->best[0], 0);
         snprintf(what, sizeof what, "%s cuDNN fwd causal", m);
         report(&d, cf->best[0], cf->causal_best, 1, what, logf);
     }
     rc = rc || select_rows_of(h, m, m, "flash2", "fwd", 1, peak, 6, &d, err);
     if (!rc) {
-        cf->causal_fa2 = causal_factor(&d, cf->fa2[0]);
+        cf->causal_fa2 = causal_factor(&d, cf->fa2[0], 0);
         snprintf(what, sizeof what, "%s FA2 fwd causal", m);
         report(&d, cf->fa2[0], cf->causal_fa2, 1, what, logf);
     }
+    rc = rc || select_rows_of(h, m, m, "cudnn", "bwd", 1, peak, 6, &d, err);
+    if (!rc) {
+        cf->causal_bwd_best = causal_factor(&d, cf->best[1], 1);
+        snprintf(what, sizeof what, "%s cuDNN bwd causal", m);
+        report(&d, cf->best[1], cf->causal_bwd_best, 1, what, logf);
+    }
+    rc = rc || select_rows_of(h, m, m, "flash2", "bwd", 1, peak, 6, &d, err);
+    if (!rc) {
+        cf->causal_bwd_fa2 = causal_factor(&d, cf->fa2[1], 1);
+        snprintf(what, sizeof what, "%s FA2 bwd causal", m);
+        report(&d, cf->fa2[1], cf->causal_bwd_fa2, 1, what, logf);
+    }
+    for (int b = 0; b < 2 && !rc; b++)
+        rc = score_share(h, "cudnn", DIRS[b], &cf->share_best[b], err) ||
+             score_share(h, "flash2", DIRS[b], &cf->share_fa2[b], err);
+    if (!rc && logf)
+        fprintf(logf, "%s score share (hd 64 against 128, equal FLOPs): cuDNN fwd %.3f bwd %.3f, FA2 fwd %.3f bwd %.3f\n",
+                m, cf->share_best[0], cf->share_best[1], cf->share_fa2[0], cf->share_fa2[1]);
     val_csv_free(h);
     return rc ? -1 : 0;
 }
@@ -295,7 +383,7 @@ int val_fit_flash(const char *data_dir, val_fitted *out, int max, FILE *logf, si
     double causal2 = 0;
     rc = rc || select_rows(c, "H100-SXM", "FlashAttention-2", "fwd", 1, H100_SXM_BF16, 6, &d, err);
     if (!rc)
-        causal2 = causal_factor(&d, fa2[0]);
+        causal2 = causal_factor(&d, fa2[0], 0);
     if (!rc && logf) {
         fprintf(logf, "causal factor:");
         for (int i = 0; i < val_micro_ncards; i++)
@@ -334,17 +422,33 @@ int val_fit_flash(const char *data_dir, val_fitted *out, int max, FILE *logf, si
     }
     n += emit("A100-SXM-80GB", 0, 0, fa2[0], scale[0], out + n, max - n);
     n += emit("A100-SXM-80GB", 0, 1, fa2[1], scale[1], out + n, max - n);
-    static char names[2 * FLASH_MAX_CARDS + 1][64];
-    for (int i = 0; i <= 2 * val_micro_ncards && n < max; i++) {
-        const char *who = i < 2 * val_micro_ncards ? val_micro_cards[i / 2].model : "A100-SXM-80GB";
-        int is_fa2 = i < 2 * val_micro_ncards && i % 2;
-        double fitted = i == 2 * val_micro_ncards ? causal2 : is_fa2 ? cards[i / 2].causal_fa2 : cards[i / 2].causal_best;
+    /* per family: the causal factors and the score shares; the defaults
+     * (FA2 on Ampere and Ada) take the causal forward of FA2's bars in the
+     * FA3 paper and the rest from FA2 measured on the H100 (the same
+     * kernels; no other card has FA2's causal backward or hd-64 rows) */
+    static char names[2 * FLASH_MAX_CARDS + 1][4][64];
+    static const char *const KEY[4] = {"causal", "causal_bwd", "score_share.fwd", "score_share.bwd"};
+    for (int i = 0; i <= 2 * val_micro_ncards; i++) {
+        int is_default = i == 2 * val_micro_ncards;
+        const char *who = is_default ? "A100-SXM-80GB" : val_micro_cards[i / 2].model;
+        int is_fa2 = !is_default && i % 2;
+        const card_fit *cf = is_default ? h100 : &cards[i / 2];
+        if (!cf)
+            continue;
+        double fitted[4] = {is_default ? causal2 : is_fa2 ? cf->causal_fa2 : cf->causal_best,
+                            is_default || is_fa2 ? cf->causal_bwd_fa2 : cf->causal_bwd_best,
+                            is_default || is_fa2 ? cf->share_fa2[0] : cf->share_best[0],
+                            is_default || is_fa2 ? cf->share_fa2[1] : cf->share_best[1]};
         sim_gpu g;
         sim_err e;
         if (plat_gpu_lookup_info(who, &g, NULL, &e))
             continue;
-        snprintf(names[i], sizeof names[i], "%s flash%s causal", who, is_fa2 ? "2" : "");
-        out[n++] = (val_fitted){names[i], fitted, is_fa2 ? g.flash2_causal : g.flash_causal, ""};
+        const sim_flash *f = is_fa2 ? &g.flash2 : &g.flash;
+        double stored[4] = {f->causal[0], f->causal[1], f->score_share[0], f->score_share[1]};
+        for (int k = 0; k < 4 && n < max; k++) {
+            snprintf(names[i][k], sizeof names[i][k], "%s flash%s %s", who, is_fa2 ? "2" : "", KEY[k]);
+            out[n++] = (val_fitted){names[i][k], fitted[k], stored[k], ""};
+        }
     }
     return n;
 }

@@ -134,7 +134,7 @@ static void test_calibrated_like(void)
               b.kernel_min_s == h.kernel_min_s && b.overlap_compute == h.overlap_compute &&
               memcmp(&b.mem_eff, &h.mem_eff, sizeof h.mem_eff) == 0 &&
               memcmp(b.mem_class, h.mem_class, sizeof h.mem_class) == 0 &&
-              memcmp(&b.flash_fwd_eff, &h.flash_fwd_eff, sizeof h.flash_fwd_eff) == 0,
+              memcmp(&b.flash.eff[0], &h.flash.eff[0], sizeof h.flash.eff[0]) == 0,
           "B200 takes the H100's power table, FP8 scale, launch gap, kernel floor, overlap, memory and attention");
     CHECK(near(b.peak_flops[SIM_DTYPE_BF16], 2250e12) && near(b.mem_bw, 8000e9), "B200 keeps its own peaks");
 

@@ -99,15 +99,15 @@ static void test_rates(void)
     sim_gpu g;
     sim_err err;
     CHECK(plat_gpu_lookup_info("H100-SXM", &g, NULL, &err) == 0);
-    CHECK(g.flash_attn && g.flash_causal > 0.8 && g.flash_causal < 0.9);
-    CHECK(rates_of("H100-SXM", "h100-micro/attention.csv", NULL, "backend", "cudnn", 0, 0.01, 0.06, 0.09) == 18);
-    CHECK(rates_of("H100-SXM", "h100-micro/attention.csv", NULL, "backend", "flash2", 1, 0.02, 0.06, 0.10) == 18);
+    CHECK(g.flash_attn && g.flash.causal[0] > 0.8 && g.flash.causal[0] < 0.9);
+    CHECK(rates_of("H100-SXM", "h100-micro/attention.csv", NULL, "backend", "cudnn", 0, 0.01, 0.08, 0.09) == 18);
+    CHECK(rates_of("H100-SXM", "h100-micro/attention.csv", NULL, "backend", "flash2", 1, 0.02, 0.06, 0.12) == 18);
     CHECK(rates_of("H100-SXM", "attention/flash_attention.csv", "H100-SXM", "implementation", "FlashAttention-3", 0,
                    0.17, 0.17, 0.17) == 18);
     CHECK(plat_gpu_lookup_info("H200", &g, NULL, &err) == 0);
-    CHECK(g.flash_attn && g.flash_causal > 0.8 && g.flash_causal < 0.9);
-    CHECK(rates_of("H200", "h200-micro/attention.csv", NULL, "backend", "cudnn", 0, 0.01, 0.06, 0.09) == 18);
-    CHECK(rates_of("H200", "h200-micro/attention.csv", NULL, "backend", "flash2", 1, 0.02, 0.06, 0.13) == 18);
+    CHECK(g.flash_attn && g.flash.causal[0] > 0.8 && g.flash.causal[0] < 0.9);
+    CHECK(rates_of("H200", "h200-micro/attention.csv", NULL, "backend", "cudnn", 0, 0.01, 0.08, 0.09) == 18);
+    CHECK(rates_of("H200", "h200-micro/attention.csv", NULL, "backend", "flash2", 1, 0.02, 0.06, 0.16) == 18);
     /* the defaults (FA2 on Ampere): the A100 forward it was fitted on
      * (gpu_travel, taken at ~1200 of 1410 MHz, so compared at the full
      * clock) within 1 %, its causal rows (predicted) within 5 %, and the
@@ -120,6 +120,9 @@ static void test_rates(void)
     for (int i = 0; i < 4; i++) {
         sim_payload p = flash(0, a100[i].batch, 32, a100[i].seq, 128, a100[i].causal);
         double model = sim_cost_flops(&p) / sim_cost_kernel(&g, &p) / 1e12;
+        if (fabs(model / (a100[i].tflops * 1410.0 / 1200.0) - 1) >= (a100[i].causal ? 0.05 : 0.01))
+            fprintf(stderr, "A100 seq %d causal %d: %.1f TFLOP/s at full clock, model %.1f\n", a100[i].seq,
+                    a100[i].causal, a100[i].tflops * 1410.0 / 1200.0, model);
         CHECK(fabs(model / (a100[i].tflops * 1410.0 / 1200.0) - 1) < (a100[i].causal ? 0.05 : 0.01));
     }
     sim_payload f = flash(0, 1, 16, 16384, 128, 0), b = flash(1, 1, 16, 16384, 128, 0);
@@ -144,12 +147,82 @@ static void test_rates(void)
     p2.algo = SIM_ATTN_FA2;
     p1.algo = SIM_ATTN_FA1;
     pt.algo = SIM_ATTN_TRITON;
-    double t2 = sim_cost_kernel(&g, &p2), launches = 3 * g.launch_s;
+    double t2 = sim_cost_kernel(&g, &p2), launches = 3 * g.launch_s + sim_cost_flash_side(&g, &p2);
     CHECK(sim_cost_kernel(&g, &best) < 0.6 * t2); /* FA3 well ahead of FA2 on H100 */
     CHECK(fabs((sim_cost_kernel(&g, &p1) - launches) / (t2 - launches) - 2.26) < 1e-9);
     CHECK(fabs((sim_cost_kernel(&g, &pt) - launches) / (t2 - launches) - 1.80) < 1e-9);
     CHECK(plat_gpu_lookup_info("A100-SXM-80GB", &g, NULL, &err) == 0);
     CHECK(sim_cost_kernel(&g, &p2) == sim_cost_kernel(&g, &best));
+}
+
+/* The head dimension and the causal backward, predicted from the hd-128
+ * fits by the two fitted shares and the causal backward factor: every
+ * hd-64 and causal-backward row of this project's H100 table
+ * (h100-micro/attention.csv), per backend, within 8 % on average and 36 %
+ * at worst (cuDNN's causal backward at 512, 35 %: one factor on the curve
+ * at s/2 cannot follow the causal backward's shortest length).  A head dimension
+ * between instantiations runs as the next one: cuDNN's hd 80 costs its
+ * hd 128 (the 2.7B step's trace, h100-micro/trace_gpt-2.7b.json.gz, ran
+ * hd 80 on the 64x128x128 forward and 64x64x128 backward kernels: 139 and
+ * 454 us per layer with the backward's two small kernels, b 2, 32 heads,
+ * seq 2048, causal; the model's backward is 13 % short of it, 8 % of
+ * that the causal backward factor at 2k), FA2's hd 80 its hd 96. */
+static void test_head_dims(void)
+{
+    sim_gpu g;
+    sim_err err;
+    CHECK(plat_gpu_lookup_info("H100-SXM", &g, NULL, &err) == 0);
+    const char *src = getenv("SRC");
+    char path[512];
+    snprintf(path, sizeof path, "%s/validation/data/h100-micro/attention.csv", src ? src : ".");
+    val_csv *c = val_csv_load(path, &err);
+    CHECK(c != NULL);
+    if (!c)
+        return;
+    int ci = val_csv_col(c, "backend", &err), cd = val_csv_col(c, "direction", &err);
+    int cc = val_csv_col(c, "causal", &err), chd = val_csv_col(c, "head_dim", &err), cs = val_csv_col(c, "seq", &err);
+    int cb = val_csv_col(c, "batch", &err), ch = val_csv_col(c, "heads", &err), cu = val_csv_col(c, "us", &err);
+    for (int fa2 = 0; fa2 < 2; fa2++) {
+        double sum = 0, worst = 0;
+        int n = 0;
+        for (int i = 0; i < val_csv_rows(c); i++) {
+            double causal, hd, seq, b, h, us;
+            if (strcmp(val_csv_str(c, i, ci), fa2 ? "flash2" : "cudnn"))
+                continue;
+            int bwd = !strcmp(val_csv_str(c, i, cd), "bwd");
+            val_csv_num(c, i, cc, &causal, &err);
+            val_csv_num(c, i, chd, &hd, &err);
+            if (hd == 128 && !(causal && bwd))
+                continue; /* fitted (test_rates) */
+            val_csv_num(c, i, cs, &seq, &err);
+            val_csv_num(c, i, cb, &b, &err);
+            val_csv_num(c, i, ch, &h, &err);
+            val_csv_num(c, i, cu, &us, &err);
+            sim_payload p = flash(bwd, (int64_t)b, (int64_t)h, (int64_t)seq, (int64_t)hd, (int)causal);
+            p.algo = fa2 ? SIM_ATTN_FA2 : SIM_ATTN_BEST;
+            double e = fabs(sim_cost_kernel(&g, &p) / (us * 1e-6) - 1);
+            sum += e;
+            worst = fmax(worst, e);
+            n++;
+        }
+        fprintf(stderr, "%s: %d hd-64 and causal-backward rows, mean error %.1f %%, worst %.1f %%\n",
+                fa2 ? "flash2" : "cudnn", n, 100 * sum / n, 100 * worst);
+        CHECK(n == 30 && sum / n < 0.08 && worst < 0.36);
+    }
+    val_csv_free(c);
+
+    sim_payload f80 = flash(0, 2, 32, 2048, 80, 1), b80 = flash(1, 2, 32, 2048, 80, 1);
+    sim_payload f128 = flash(0, 2, 32, 2048, 128, 1);
+    CHECK(fabs(sim_cost_kernel(&g, &f80) / sim_cost_kernel(&g, &f128) - 1) < 1e-9);
+    CHECK(fabs(sim_cost_kernel(&g, &f80) / 139e-6 - 1) < 0.10);
+    fprintf(stderr, "hd 80: fwd %.0f us (trace 139), bwd %.0f us (trace 454)\n", 1e6 * sim_cost_kernel(&g, &f80),
+            1e6 * sim_cost_kernel(&g, &b80));
+    CHECK(fabs(sim_cost_kernel(&g, &b80) / 454e-6 - 1) < 0.15);
+    f80.algo = f128.algo = SIM_ATTN_FA2;
+    sim_payload f96 = flash(0, 2, 32, 2048, 96, 1);
+    f96.algo = SIM_ATTN_FA2;
+    CHECK(fabs(sim_cost_kernel(&g, &f80) / sim_cost_kernel(&g, &f96) - 1) < 1e-9);
+    CHECK(sim_cost_kernel(&g, &f80) < sim_cost_kernel(&g, &f128));
 }
 
 static int resolved_flash(const wl_model *m, const char *text, sim_machine *mach, sim_err *err)
@@ -321,6 +394,7 @@ int main(void)
 {
     test_flops();
     test_rates();
+    test_head_dims();
     test_strategy();
     test_schedule();
     test_long_sequence();
