@@ -30,7 +30,7 @@ typedef struct opts {
     const char *platform, *model, *cache, *svg, *search, *only;
     const char *axis[64];
     int naxis;
-    int gpus, gb, jobs, top, refine, json, csv, quiet, nocache, placements;
+    int gpus, gb, jobs, top, refine, verify, json, csv, quiet, nocache, placements;
     sim_dtype dtype;
     plan_fidelity fidelity;
     double mem_budget_gb;
@@ -51,6 +51,8 @@ static void usage(FILE *f)
             "  --fidelity F        fast (default: extrapolated from reduced simulations) or full\n"
             "  --top N             rows of the ranked table (default 20, 0 = all)\n"
             "  --refine K          after a fast sweep, simulate the K best whole and rank them by that\n"
+            "  --verify N          after a fast sweep, simulate N strategies drawn at random (the same each\n"
+            "                      time) whole and report the fast fidelity's error on them\n"
             "  --placements K      for the K best pipelined strategies, try their stages on every distinct\n"
             "                      arrangement of the GPU kinds (node groups of mixed GPUs) and report the fastest\n"
             "  --json, --csv       machine-readable output (all evaluated strategies)\n"
@@ -163,6 +165,7 @@ static int parse(int argc, char **argv, opts *o, search_opts *so)
         else if (!strcmp(a, "--jobs")) { if (posint(a, v, &o->jobs)) return 2; }
         else if (!strcmp(a, "--top")) { if (posint(a, v, &o->top)) return 2; }
         else if (!strcmp(a, "--refine")) { if (posint(a, v, &o->refine)) return 2; }
+        else if (!strcmp(a, "--verify")) { if (posint(a, v, &o->verify)) return 2; }
         else if (!strcmp(a, "--placements")) { if (posint(a, v, &o->placements)) return 2; }
         else if (!strcmp(a, "--layers")) { if (posint(a, v, &so->layers)) return 2; }
         else if (!strcmp(a, "--batch")) { if (posint(a, v, &so->batch)) return 2; }
@@ -204,6 +207,15 @@ static int parse(int argc, char **argv, opts *o, search_opts *so)
             sim_err_print("trainsim plan", 2, "unknown option \"%s\"", a);
             return 2;
         }
+    }
+    if (o->verify > 0 && o->fidelity == PLAN_FULL) {
+        sim_err_print("trainsim plan", 2, "--verify checks the fast fidelity against whole simulation; with "
+                      "--fidelity full every strategy is simulated whole already");
+        return 2;
+    }
+    if (o->verify > PLAN_VERIFY_MAX) {
+        sim_err_print("trainsim plan", 2, "--verify: at most %d strategies, got %d", PLAN_VERIFY_MAX, o->verify);
+        return 2;
     }
     return 0;
 }
@@ -345,8 +357,55 @@ static void print_placements(const opts *o, const plan_ctx *ctx, const plan_plac
     printf("]}\n               with trainsim run --platform %s --job FILE\n", o->platform);
 }
 
+/* --verify: the fast fidelity's error on the strategies simulated whole. */
+static void verify_summary(const plan_sweep_stats *st, double *mean, double *worst, int *iworst)
+{
+    *mean = *worst = 0;
+    *iworst = -1;
+    for (int i = 0; i < st->verified; i++) {
+        double e = st->check[i].fast_s / st->check[i].full_s - 1;
+        *mean += fabs(e) / st->verified;
+        if (*iworst < 0 || fabs(e) > *worst) {
+            *worst = fabs(e);
+            *iworst = i;
+        }
+    }
+}
+
+static void print_verify_json(const plan_sweep_stats *st)
+{
+    double mean, worst;
+    int iw;
+    verify_summary(st, &mean, &worst, &iw);
+    printf(",\n  \"verify\": {\"strategies\": %d, \"bound\": %.9g, \"mean_error\": %.9g, \"worst_error\": %.9g, "
+           "\"within_bound\": %s, \"checked\": [",
+           st->verified, PLAN_FAST_BOUND, mean, worst, worst <= PLAN_FAST_BOUND ? "true" : "false");
+    for (int i = 0; i < st->verified; i++) {
+        printf("%s\n    {\"strategy\": ", i ? "," : "");
+        sim_json_fputs(stdout, st->check[i].strategy);
+        printf(", \"fast_s\": %.9g, \"full_s\": %.9g, \"error\": %.9g}", st->check[i].fast_s, st->check[i].full_s,
+               st->check[i].fast_s / st->check[i].full_s - 1);
+    }
+    printf("]}");
+}
+
+static void print_verify_text(const plan_sweep_stats *st)
+{
+    double mean, worst;
+    int iw;
+    verify_summary(st, &mean, &worst, &iw);
+    printf("\nfast fidelity  checked on %d strateg%s drawn at random and simulated whole (--verify): mean error "
+           "%.2f %%, worst %.2f %%, %s the stated %.0f %% (docs/planning.md)\n",
+           st->verified, st->verified == 1 ? "y" : "ies", 100 * mean, 100 * worst,
+           worst <= PLAN_FAST_BOUND ? "within" : "ABOVE", 100 * PLAN_FAST_BOUND);
+    printf("%11s %11s %8s  %s\n", "fast s", "whole s", "error %", "strategy");
+    for (int i = 0; i < st->verified; i++)
+        printf("%11.4f %11.4f %+8.2f  %s\n", st->check[i].fast_s, st->check[i].full_s,
+               100 * (st->check[i].fast_s / st->check[i].full_s - 1), st->check[i].strategy);
+}
+
 static int print_report(const opts *o, const plan_ctx *ctx, const plan_space *sp, plan_result *res, int n,
-                        const plan_placement *pl, int npl)
+                        const plan_placement *pl, int npl, const plan_sweep_stats *st)
 {
     plan_result **ok = malloc(sizeof *ok * (size_t)(n ? n : 1));
     int nok = plan_result_rank(res, n, ok), nfail = 0;
@@ -400,6 +459,8 @@ static int print_report(const opts *o, const plan_ctx *ctx, const plan_space *sp
             printf("null");
         if (npl)
             print_placements(o, ctx, pl, npl);
+        if (st->verified)
+            print_verify_json(st);
         printf(",\n  \"ranking\": [\n");
         for (int i = 0; i < nok; i++) {
             printf("    {\"rank\": %d, \"strategy\": ", i + 1);
@@ -442,6 +503,8 @@ static int print_report(const opts *o, const plan_ctx *ctx, const plan_space *sp
                 printf("  ... %d more (--top 0 shows all)\n", nok - top);
             if (nrefined)
                 printf("  * simulated whole (--refine); the others from the fast fidelity\n");
+            if (st->verified)
+                print_verify_text(st);
             printf("\nbest           %s\n", ok[0]->strategy);
             char gpus[32] = "";
             if (ctx->platform_gpus > ctx->mach->ngpus)
@@ -548,8 +611,9 @@ int plan_cli_main(int argc, char **argv)
     }
     int n = plan_space_count(sp);
     plan_result *res = calloc((size_t)(n ? n : 1), sizeof *res);
-    plan_sweep_opts so_ = {jobs, o.nocache ? NULL : o.cache, o.refine, mrank == 0 && !o.quiet && isatty(2), mrank,
-                           msize, NULL, NULL};
+    plan_sweep_opts so_ = {.jobs = jobs, .cache_dir = o.nocache ? NULL : o.cache, .refine = o.refine,
+                           .verify = o.verify, .progress = mrank == 0 && !o.quiet && isatty(2), .mpi_rank = mrank,
+                           .mpi_size = msize};
     if (getenv("TRAINSIM_PLAN_TIMES") && getenv("TRAINSIM_PLAN_TIMES")[0] == '1')
         so_.on_result = print_times;
     plan_sweep_stats st;
@@ -562,12 +626,21 @@ int plan_cli_main(int argc, char **argv)
     if (rc == 0 && mrank == 0 && o.placements > 0)
         rc = find_placements(&o, &ctx, res, n, &pl, &npl, &err);
     if (rc == 0 && mrank == 0) {
-        nran = print_report(&o, &ctx, sp, res, n, pl, npl);
+        nran = print_report(&o, &ctx, sp, res, n, pl, npl, &st);
         double el = t_space + st.wall_s;
         fprintf(stderr, "trainsim plan: %d strategies: %d evaluated (%d simulations) on %d process%s x %d rank%s, "
                         "%d from the cache, in %.2f s (%.1f evaluations/s); %.2f CPU s per evaluation on rank 0\n",
                 n, st.evaluated, st.sims, jobs, jobs == 1 ? "" : "es", msize, msize == 1 ? "" : "s", st.cached, el,
                 el > 0 ? st.evaluated / el : 0, st.mine ? st.cpu_s / st.mine : 0);
+        if (st.verified) {
+            double mean, worst;
+            int iw;
+            verify_summary(&st, &mean, &worst, &iw);
+            fprintf(stderr, "trainsim plan: --verify: %d drawn at random, simulated whole in %.2f s: fast fidelity "
+                            "mean error %.2f %%, worst %.2f %% (%s), %s the stated %.0f %%\n",
+                    st.verified, st.verify_wall_s, 100 * mean, 100 * worst, iw >= 0 ? st.check[iw].strategy : "-",
+                    worst <= PLAN_FAST_BOUND ? "within" : "ABOVE", 100 * PLAN_FAST_BOUND);
+        }
         if (st.refined)
             fprintf(stderr, "trainsim plan: the %d fastest simulated whole (--refine) in %.2f s, %.2f CPU s\n",
                     st.refined, st.refine_wall_s, st.refine_cpu_s);

@@ -174,17 +174,30 @@ typedef struct plan_sweep_opts {
     int jobs;               /* forked workers on this rank (>= 1) */
     const char *cache_dir;  /* result cache directory, NULL for none */
     int refine;             /* after a fast sweep, simulate the K fastest whole (0: no) */
+    int verify;             /* after a fast sweep, simulate N drawn at random whole to check it (0: no) */
     int progress;           /* progress bar on stderr */
     int mpi_rank, mpi_size; /* 0 and 1 without MPI */
     plan_done_fn on_result; /* optional: each fresh result as it arrives */
     void *on_result_arg;
 } plan_sweep_opts;
+/* The fast fidelity's stated worst iteration-time error against whole
+ * simulation (docs/planning.md: the worst of the measured sweeps, 6.7 %). */
+#define PLAN_FAST_BOUND 0.07
+#define PLAN_VERIFY_MAX 64
+/* One strategy of --verify: its fast and whole iteration times. */
+typedef struct plan_verified {
+    char strategy[PLAN_STRATEGY_MAX];
+    double fast_s, full_s;
+} plan_verified;
 typedef struct plan_sweep_stats {
     int evaluated, cached, sims; /* of the sweep; sims: simulations it took */
     int mine;                    /* evaluated on this rank */
     int refined;                 /* simulated whole afterwards (--refine) */
     double wall_s, cpu_s;        /* the sweep's; cpu_s: this rank's evaluation processes */
     double refine_wall_s, refine_cpu_s;
+    int verified;                /* --verify: strategies drawn and simulated whole, in check[] */
+    plan_verified check[PLAN_VERIFY_MAX];
+    double verify_wall_s;
     char cache_warning[512];     /* the first cache problem, "" when none (the sweep goes on without) */
 } plan_sweep_stats;
 /* Evaluates every candidate of sp into res[0 .. plan_space_count(sp)): from

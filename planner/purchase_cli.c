@@ -890,8 +890,9 @@ int plan_compare_cli_main(int argc, char **argv)
         schedule_given |= !strncmp(o.axis[i], "schedule=", 9);
     if (!schedule_given && o.naxis < 64)
         o.axis[o.naxis++] = "schedule=megatron";
-    plan_purchase_opts po = {&model, o.dtype, {o.jobs ? o.jobs : plan_ncpus(), o.nocache ? NULL : o.cache,
-                             o.refine < 1 ? 1 : o.refine, !o.quiet && isatty(2), 0, 1, NULL, NULL},
+    plan_purchase_opts po = {&model, o.dtype, {.jobs = o.jobs ? o.jobs : plan_ncpus(), .cache_dir = o.nocache ? NULL : o.cache,
+                             .refine = o.refine < 1 ? 1 : o.refine, .progress = !o.quiet && isatty(2),
+                             .mpi_rank = 0, .mpi_size = 1},
                              o.axis, o.naxis, costs, o.costs, o.tokens, o.steps, o.pue, o.carbon};
     plan_purchase_row *rows = calloc((size_t)(n ? n : 1), sizeof *rows);
     if (!rows)

@@ -1,7 +1,7 @@
 /* sweep.c — evaluating a strategy space: what the cache holds is read back,
  * the rest is simulated in forked workers (split over MPI ranks when there
  * are several), and after a fast sweep the K fastest may be simulated whole
- * (refine).  A library function, so that `trainsim plan` and `trainsim
+ * (refine) and N drawn at random simulated whole to check it (verify).  A library function, so that `trainsim plan` and `trainsim
  * compare` (purchase.c) run the same sweep; it prints nothing but the
  * progress bar the caller asks for (stderr), and returns its figures and
  * the first cache problem in plan_sweep_stats for the caller to report. */
@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/time.h>
+
+#include <gsl/gsl_rng.h>
 
 #include "planner/plan.h"
 #include "sim/engine.h"
@@ -179,6 +181,88 @@ static int refine(sweep *w, plan_ctx *ctx, int n, int *nrefined, int *nmine, sim
     return rc;
 }
 
+/* N of a fast sweep's strategies that ran, drawn at random (a fixed seed
+ * over the candidates in space order, so the same sweep draws the same
+ * ones), simulated whole: their fast and whole iteration times go to
+ * st->check, the sweep's figures stay the fast ones.  Whole results are
+ * cached under the full-fidelity key, as --refine's. */
+static int verify(sweep *w, plan_ctx *ctx, int n, plan_sweep_stats *st, sim_err *err)
+{
+    const plan_sweep_opts *o = w->o;
+    int mrank = o->mpi_rank, k = 0;
+    int *pick = calloc((size_t)(n ? n : 1), sizeof *pick);
+    plan_result *fast = calloc((size_t)(n ? n : 1), sizeof *fast);
+    if (!pick || !fast) {
+        free(pick);
+        free(fast);
+        return sim_errf(err, "out of memory");
+    }
+    if (mrank == 0) {
+        int nok = 0;
+        for (int i = 0; i < n; i++)
+            if (w->res[i].status == 0)
+                pick[nok++] = i;
+        gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+        if (!rng) {
+            free(pick);
+            free(fast);
+            return sim_errf(err, "out of memory");
+        }
+        gsl_rng_set(rng, 1);
+        int want = o->verify < PLAN_VERIFY_MAX ? o->verify : PLAN_VERIFY_MAX;
+        for (; k < want && k < nok; k++) { /* a partial Fisher-Yates shuffle */
+            int j = k + (int)gsl_rng_uniform_int(rng, (unsigned long)(nok - k)), t = pick[k];
+            pick[k] = pick[j];
+            pick[j] = t;
+        }
+        gsl_rng_free(rng);
+    }
+    plan_mpi_bcast_ints(&k, 1);
+    plan_mpi_bcast_ints(pick, k);
+    memcpy(fast, w->res, sizeof *fast * (size_t)n);
+    plan_cache *fast_cache = w->cache;
+    ctx->fidelity = PLAN_FULL;
+    w->cache = NULL;
+    if (o->cache_dir) {
+        sim_err e;
+        w->cache = plan_cache_open(o->cache_dir, plan_inputs_hash(ctx->mach, &ctx->model, PLAN_FULL), mrank == 0, &e);
+    }
+    int *todo = calloc((size_t)(k ? k : 1), sizeof *todo), ntodo = 0, nmine = 0, rc = 0;
+    if (!todo) {
+        rc = sim_errf(err, "out of memory");
+    } else {
+        if (mrank == 0)
+            for (int j = 0; j < k; j++) {
+                plan_result full;
+                if (w->cache && plan_cache_get(w->cache, fast[pick[j]].strategy, &full))
+                    w->res[pick[j]] = full;
+                else
+                    todo[ntodo++] = pick[j];
+            }
+        plan_mpi_bcast_ints(&ntodo, 1);
+        plan_mpi_bcast_ints(todo, ntodo);
+        rc = evaluate_all(w, todo, ntodo, mrank == 0 && o->progress, n, &nmine, err);
+        st->verified = 0;
+        for (int j = 0; rc == 0 && mrank == 0 && j < k; j++) {
+            const plan_result *f = &fast[pick[j]], *whole = &w->res[pick[j]];
+            if (whole->status != 0)
+                continue; /* ran in the fast fidelity, not whole: nothing to compare */
+            plan_verified *v = &st->check[st->verified++];
+            plan_copy(v->strategy, sizeof v->strategy, f->strategy);
+            v->fast_s = f->iteration_s;
+            v->full_s = whole->iteration_s;
+        }
+    }
+    memcpy(w->res, fast, sizeof *fast * (size_t)n);
+    plan_cache_close(w->cache);
+    w->cache = fast_cache;
+    ctx->fidelity = PLAN_FAST;
+    free(pick);
+    free(fast);
+    free(todo);
+    return rc;
+}
+
 int plan_sweep_run(plan_ctx *ctx, const plan_space *sp, const plan_sweep_opts *o, plan_result *res,
                    plan_sweep_stats *st, sim_err *err)
 {
@@ -227,11 +311,17 @@ int plan_sweep_run(plan_ctx *ctx, const plan_space *sp, const plan_sweep_opts *o
     st->cpu_s = children_cpu() - cpu0;
     for (int j = 0; j < ntodo; j++)
         st->sims += res[todo[j]].sims;
+    if (rc == 0 && o->verify > 0 && ctx->fidelity == PLAN_FAST) {
+        double t1 = now();
+        rc = verify(&w, ctx, n, st, err);
+        st->verify_wall_s = now() - t1;
+    }
     if (rc == 0 && o->refine > 0 && ctx->fidelity == PLAN_FAST) {
         int refine_mine = 0;
+        double t1 = now(), c1 = children_cpu();
         rc = refine(&w, ctx, n, &st->refined, &refine_mine, err);
-        st->refine_wall_s = now() - t0 - st->wall_s;
-        st->refine_cpu_s = children_cpu() - cpu0 - st->cpu_s;
+        st->refine_wall_s = now() - t1;
+        st->refine_cpu_s = children_cpu() - c1;
     }
     free(todo);
     plan_cache_close(w.cache);
