@@ -119,18 +119,67 @@ static int evaluate_all(sweep *w, const int *todo, int ntodo, int show, int n, i
     return rc;
 }
 
-/* The K fastest of a fast sweep, simulated whole (the fast fidelity errs by
- * up to a few per cent, enough to swap close neighbours); their figures
- * replace the fast ones and they are marked refined.  Their results are
- * cached under the full-fidelity key. */
-static int refine(sweep *w, plan_ctx *ctx, int n, int *nrefined, int *nmine, sim_err *err)
+/* The candidates which[0..k) (the same on every MPI rank) simulated whole,
+ * into whole[0..k) on rank 0: from the full-fidelity cache where it holds
+ * them (marked cached), else evaluated at PLAN_FULL and cached there.  The
+ * sweep's own results, cache and fidelity are left as they were. */
+static int run_whole(sweep *w, plan_ctx *ctx, int n, const int *which, int k, plan_result *whole, int *nmine,
+                     sim_err *err)
 {
     const plan_sweep_opts *o = w->o;
     int mrank = o->mpi_rank;
-    int *best = calloc((size_t)(n ? n : 1), sizeof *best), k = 0;
-    if (!best)
+    int *todo = calloc((size_t)(k ? k : 1), sizeof *todo), ntodo = 0;
+    plan_result *sweep_res = malloc(sizeof *sweep_res * (size_t)(n ? n : 1));
+    if (!todo || !sweep_res) {
+        free(todo);
+        free(sweep_res);
         return sim_errf(err, "out of memory");
-    if (mrank == 0) {
+    }
+    memcpy(sweep_res, w->res, sizeof *sweep_res * (size_t)n);
+    memset(whole, 0, sizeof *whole * (size_t)k);
+    plan_cache *sweep_cache = w->cache;
+    ctx->fidelity = PLAN_FULL;
+    w->cache = NULL;
+    if (o->cache_dir) {
+        sim_err e;
+        w->cache = plan_cache_open(o->cache_dir, plan_inputs_hash(ctx->mach, &ctx->model, PLAN_FULL), mrank == 0, &e);
+    }
+    if (mrank == 0)
+        for (int j = 0; j < k; j++) {
+            if (w->cache && plan_cache_get(w->cache, w->res[which[j]].strategy, &whole[j]))
+                whole[j].cached = 1;
+            else
+                todo[ntodo++] = which[j];
+        }
+    plan_mpi_bcast_ints(&ntodo, 1);
+    plan_mpi_bcast_ints(todo, ntodo);
+    int rc = evaluate_all(w, todo, ntodo, mrank == 0 && o->progress, n, nmine, err);
+    for (int j = 0; rc == 0 && mrank == 0 && j < k; j++)
+        if (!whole[j].cached)
+            whole[j] = w->res[which[j]];
+    memcpy(w->res, sweep_res, sizeof *sweep_res * (size_t)n);
+    plan_cache_close(w->cache);
+    w->cache = sweep_cache;
+    ctx->fidelity = PLAN_FAST;
+    free(todo);
+    free(sweep_res);
+    return rc;
+}
+
+/* The K fastest of a fast sweep, simulated whole (the fast fidelity errs by
+ * up to a few per cent, enough to swap close neighbours); their figures
+ * replace the fast ones and they are marked refined. */
+static int refine(sweep *w, plan_ctx *ctx, int n, int *nrefined, int *nmine, sim_err *err)
+{
+    const plan_sweep_opts *o = w->o;
+    int *best = calloc((size_t)(n ? n : 1), sizeof *best), k = 0;
+    plan_result *whole = calloc((size_t)(n ? n : 1), sizeof *whole);
+    if (!best || !whole) {
+        free(best);
+        free(whole);
+        return sim_errf(err, "out of memory");
+    }
+    if (o->mpi_rank == 0) {
         plan_result **ok = malloc(sizeof *ok * (size_t)(n ? n : 1));
         int nok = ok ? plan_result_rank(w->res, n, ok) : 0;
         for (; ok && k < o->refine && k < nok; k++)
@@ -139,75 +188,40 @@ static int refine(sweep *w, plan_ctx *ctx, int n, int *nrefined, int *nmine, sim
     }
     plan_mpi_bcast_ints(&k, 1);
     plan_mpi_bcast_ints(best, k);
-    plan_cache *fast_cache = w->cache;
-    ctx->fidelity = PLAN_FULL;
-    w->cache = NULL;
-    if (o->cache_dir) {
-        sim_err e;
-        w->cache = plan_cache_open(o->cache_dir, plan_inputs_hash(ctx->mach, &ctx->model, PLAN_FULL), mrank == 0, &e);
+    int rc = run_whole(w, ctx, n, best, k, whole, nmine, err);
+    for (int j = 0; rc == 0 && o->mpi_rank == 0 && j < k; j++) {
+        w->res[best[j]] = whole[j];
+        w->res[best[j]].refined = 1;
     }
-    /* what the full-fidelity cache already holds is not simulated again */
-    int *todo = calloc((size_t)(k ? k : 1), sizeof *todo), ntodo = 0;
-    plan_result *full = calloc((size_t)(k ? k : 1), sizeof *full);
-    int rc = 0;
-    if (!todo || !full) {
-        rc = sim_errf(err, "out of memory");
-    } else {
-        if (mrank == 0)
-            for (int j = 0; j < k; j++)
-                if (!(w->cache && plan_cache_get(w->cache, w->res[best[j]].strategy, &full[j])))
-                    todo[ntodo++] = best[j];
-        plan_mpi_bcast_ints(&ntodo, 1);
-        plan_mpi_bcast_ints(todo, ntodo);
-        rc = evaluate_all(w, todo, ntodo, mrank == 0 && o->progress, n, nmine, err);
-        if (rc == 0 && mrank == 0)
-            for (int j = 0, t = 0; j < k; j++) {
-                if (t < ntodo && todo[t] == best[j]) {
-                    t++;
-                } else {
-                    full[j].cached = 1;
-                    w->res[best[j]] = full[j];
-                }
-                w->res[best[j]].refined = 1;
-            }
-    }
-    plan_cache_close(w->cache);
-    w->cache = fast_cache;
-    ctx->fidelity = PLAN_FAST;
     *nrefined = k;
     free(best);
-    free(todo);
-    free(full);
+    free(whole);
     return rc;
 }
 
 /* N of a fast sweep's strategies that ran, drawn at random (a fixed seed
  * over the candidates in space order, so the same sweep draws the same
  * ones), simulated whole: their fast and whole iteration times go to
- * st->check, the sweep's figures stay the fast ones.  Whole results are
- * cached under the full-fidelity key, as --refine's. */
+ * st->check, the sweep's figures stay the fast ones. */
 static int verify(sweep *w, plan_ctx *ctx, int n, plan_sweep_stats *st, sim_err *err)
 {
     const plan_sweep_opts *o = w->o;
-    int mrank = o->mpi_rank, k = 0;
+    int k = 0, nmine = 0;
     int *pick = calloc((size_t)(n ? n : 1), sizeof *pick);
-    plan_result *fast = calloc((size_t)(n ? n : 1), sizeof *fast);
-    if (!pick || !fast) {
+    plan_result *whole = calloc(PLAN_VERIFY_MAX, sizeof *whole);
+    gsl_rng *rng = o->mpi_rank == 0 ? gsl_rng_alloc(gsl_rng_mt19937) : NULL;
+    if (!pick || !whole || (o->mpi_rank == 0 && !rng)) {
         free(pick);
-        free(fast);
+        free(whole);
+        if (rng)
+            gsl_rng_free(rng);
         return sim_errf(err, "out of memory");
     }
-    if (mrank == 0) {
+    if (rng) {
         int nok = 0;
         for (int i = 0; i < n; i++)
             if (w->res[i].status == 0)
                 pick[nok++] = i;
-        gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-        if (!rng) {
-            free(pick);
-            free(fast);
-            return sim_errf(err, "out of memory");
-        }
         gsl_rng_set(rng, 1);
         int want = o->verify < PLAN_VERIFY_MAX ? o->verify : PLAN_VERIFY_MAX;
         for (; k < want && k < nok; k++) { /* a partial Fisher-Yates shuffle */
@@ -219,47 +233,18 @@ static int verify(sweep *w, plan_ctx *ctx, int n, plan_sweep_stats *st, sim_err 
     }
     plan_mpi_bcast_ints(&k, 1);
     plan_mpi_bcast_ints(pick, k);
-    memcpy(fast, w->res, sizeof *fast * (size_t)n);
-    plan_cache *fast_cache = w->cache;
-    ctx->fidelity = PLAN_FULL;
-    w->cache = NULL;
-    if (o->cache_dir) {
-        sim_err e;
-        w->cache = plan_cache_open(o->cache_dir, plan_inputs_hash(ctx->mach, &ctx->model, PLAN_FULL), mrank == 0, &e);
+    int rc = run_whole(w, ctx, n, pick, k, whole, &nmine, err);
+    st->verified = 0;
+    for (int j = 0; rc == 0 && o->mpi_rank == 0 && j < k; j++) {
+        if (whole[j].status != 0)
+            continue; /* ran in the fast fidelity, not whole: nothing to compare */
+        plan_verified *v = &st->check[st->verified++];
+        plan_copy(v->strategy, sizeof v->strategy, w->res[pick[j]].strategy);
+        v->fast_s = w->res[pick[j]].iteration_s;
+        v->full_s = whole[j].iteration_s;
     }
-    int *todo = calloc((size_t)(k ? k : 1), sizeof *todo), ntodo = 0, nmine = 0, rc = 0;
-    if (!todo) {
-        rc = sim_errf(err, "out of memory");
-    } else {
-        if (mrank == 0)
-            for (int j = 0; j < k; j++) {
-                plan_result full;
-                if (w->cache && plan_cache_get(w->cache, fast[pick[j]].strategy, &full))
-                    w->res[pick[j]] = full;
-                else
-                    todo[ntodo++] = pick[j];
-            }
-        plan_mpi_bcast_ints(&ntodo, 1);
-        plan_mpi_bcast_ints(todo, ntodo);
-        rc = evaluate_all(w, todo, ntodo, mrank == 0 && o->progress, n, &nmine, err);
-        st->verified = 0;
-        for (int j = 0; rc == 0 && mrank == 0 && j < k; j++) {
-            const plan_result *f = &fast[pick[j]], *whole = &w->res[pick[j]];
-            if (whole->status != 0)
-                continue; /* ran in the fast fidelity, not whole: nothing to compare */
-            plan_verified *v = &st->check[st->verified++];
-            plan_copy(v->strategy, sizeof v->strategy, f->strategy);
-            v->fast_s = f->iteration_s;
-            v->full_s = whole->iteration_s;
-        }
-    }
-    memcpy(w->res, fast, sizeof *fast * (size_t)n);
-    plan_cache_close(w->cache);
-    w->cache = fast_cache;
-    ctx->fidelity = PLAN_FAST;
     free(pick);
-    free(fast);
-    free(todo);
+    free(whole);
     return rc;
 }
 
