@@ -303,31 +303,20 @@ static int fit_card(const char *data_dir, const val_micro_card *card, card_fit *
         if (!rc)
             report(&d, cf->fa2[b], 1, 0, what, logf);
     }
-    char what[96];
-    rc = rc || select_rows_of(h, m, m, "cudnn", "fwd", 1, peak, 6, &d, err);
-    if (!rc) {
-        cf->causal_best = causal_factor(&d, cf->best[0], 0);
-        snprintf(what, sizeof what, "%s cuDNN fwd causal", m);
-        report(&d, cf->best[0], cf->causal_best, 1, what, logf);
-    }
-    rc = rc || select_rows_of(h, m, m, "flash2", "fwd", 1, peak, 6, &d, err);
-    if (!rc) {
-        cf->causal_fa2 = causal_factor(&d, cf->fa2[0], 0);
-        snprintf(what, sizeof what, "%s FA2 fwd causal", m);
-        report(&d, cf->fa2[0], cf->causal_fa2, 1, what, logf);
-    }
-    rc = rc || select_rows_of(h, m, m, "cudnn", "bwd", 1, peak, 6, &d, err);
-    if (!rc) {
-        cf->causal_bwd_best = causal_factor(&d, cf->best[1], 1);
-        snprintf(what, sizeof what, "%s cuDNN bwd causal", m);
-        report(&d, cf->best[1], cf->causal_bwd_best, 1, what, logf);
-    }
-    rc = rc || select_rows_of(h, m, m, "flash2", "bwd", 1, peak, 6, &d, err);
-    if (!rc) {
-        cf->causal_bwd_fa2 = causal_factor(&d, cf->fa2[1], 1);
-        snprintf(what, sizeof what, "%s FA2 bwd causal", m);
-        report(&d, cf->fa2[1], cf->causal_bwd_fa2, 1, what, logf);
-    }
+    /* the causal factors, forward then backward, cuDNN then FA2 */
+    static const char *const IMPL[2] = {"cudnn", "flash2"}, *const LABEL[2] = {"cuDNN", "FA2"};
+    double *factor[2][2] = {{&cf->causal_best, &cf->causal_fa2}, {&cf->causal_bwd_best, &cf->causal_bwd_fa2}};
+    for (int b = 0; b < 2 && !rc; b++)
+        for (int f = 0; f < 2 && !rc; f++) {
+            const double *x = f ? cf->fa2[b] : cf->best[b];
+            rc = select_rows_of(h, m, m, IMPL[f], DIRS[b], 1, peak, 6, &d, err);
+            if (!rc) {
+                char what[96];
+                *factor[b][f] = causal_factor(&d, x, b);
+                snprintf(what, sizeof what, "%s %s %s causal", m, LABEL[f], DIRS[b]);
+                report(&d, x, *factor[b][f], 1, what, logf);
+            }
+        }
     for (int b = 0; b < 2 && !rc; b++)
         rc = score_share(h, "cudnn", DIRS[b], &cf->share_best[b], err) ||
              score_share(h, "flash2", DIRS[b], &cf->share_fa2[b], err);
