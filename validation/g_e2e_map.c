@@ -224,6 +224,7 @@ struct e2e_family {
     double ci_budget;          /* estimated simulation cost the default (ctest) subset may use */
     int eager;                 /* the stack runs PyTorch eager (kernels=eager): one kernel per element-wise op */
     const char *loss;          /* the loss the stack computes (loss=...), NULL: the default */
+    const char *optimizer;     /* its optimizer step (optimizer=...), NULL: the default (fused) */
 };
 
 static const char *subset_mem(const row *r)
@@ -262,18 +263,20 @@ static const e2e_family FAMILIES[] = {
      * the loss is flash-attn's fused Triton cross-entropy on the bf16
      * logits (llmfoundry/models/mpt/modeling_mpt.py ComposerMPTCausalLM:
      * loss_fn 'fused_crossentropy', the default; flash_attn/ops/triton/
-     * cross_entropy.py: loss=fused).
+     * cross_entropy.py: loss=fused).  The optimizer is Composer's
+     * DecoupledAdamW (the MPT yamls' decoupled_adamw), a loop of per-tensor
+     * PyTorch ops: optimizer=foreach moves the same bytes within 10 %.
      * Platform: MosaicML's A100 clusters, 8 GPUs per node (HGX A100) and
      * the stated 1,600 Gb/s per node of RoCE (8 x 200 GbE). */
     {"e2e-mosaicml-a100", "end-to-end/mosaicml_llm_foundry.csv", "A100", subset_mem,
-     "flash", NULL, NULL, 0, 0, 0, 0, 0, NULL, 8, "GbE", {{"", "1600 Gbps node-node (RoCE)"}}, 15e6, 1, "fused"},
+     "flash", NULL, NULL, 0, 0, 0, 0, 0, NULL, 8, "GbE", {{"", "1600 Gbps node-node (RoCE)"}}, 15e6, 1, "fused", "foreach"},
     /* The same stack on H100 (bf16 and TransformerEngine fp8).  The H100
      * sections do not state the fabric: MosaicML ran its H100 benchmarks on
      * CoreWeave HGX H100 nodes with 3.2 Tb/s of InfiniBand per node
      * (MosaicML blog "Benchmarking Large Language Models on NVIDIA H100
      * GPUs with CoreWeave", 2023): 8 x NDR 400. */
     {"e2e-mosaicml-h100", "end-to-end/mosaicml_llm_foundry.csv", "H100", subset_dtype,
-     "flash", NULL, NULL, 0, 0, 0, 0, 0, NULL, 8, "IB", {{"", "3200 Gbps InfiniBand"}}, 15e6, 1, "fused"},
+     "flash", NULL, NULL, 0, 0, 0, 0, 0, NULL, 8, "IB", {{"", "3200 Gbps InfiniBand"}}, 15e6, 1, "fused", "foreach"},
     /* NeMo 24.03-24.07 and Megatron-Bridge 25.11+ performance recipes
      * (NeMo docs performance_summary.md; Megatron-Bridge
      * performance-summary-archive.md; recipes in nemo/collections/llm/
@@ -281,26 +284,29 @@ static const e2e_family FAMILIES[] = {
      * parallelism whenever tp > 1, the distributed optimizer (ZeRO-1) with
      * overlapped gradient reduce-scatter and parameter all-gather, TP
      * communication overlap, TransformerEngine fused (flash) attention, no
-     * recompute unless stated, interleaved pipeline where vp is given.
+     * recompute unless stated, interleaved pipeline where vp is given;
+     * Megatron's optimizer step (optimizer=megatron: fused Adam, the
+     * gradient norm, the buffer zeroed).
      * Platform: DGX-H100 (the rows state 8 x 400 Gb/s NDR). */
     {"e2e-nemo-h100", "end-to-end/nvidia_nemo_megatron_bridge.csv", "H100", subset_nemo,
      "flash", "none", "DDP + distributed optimizer", 1, 1, 1, 0, 0, NULL, 8, "IB",
-     {{"", "IB NDR 8x400Gb/s per node"}}, 15e6, 0, NULL},
+     {{"", "IB NDR 8x400Gb/s per node"}}, 15e6, 0, NULL, "megatron"},
     /* The same recipes on Blackwell.  Network not stated: DGX-B200 and
      * GB200 NVL72 compute trays carry one ConnectX-7 400 Gb/s NIC per GPU,
      * GB300 one ConnectX-8 800 Gb/s (NVIDIA DGX B200 / GB200 NVL72 / GB300
      * NVL72 datasheets). */
     {"e2e-nemo-blackwell", "end-to-end/nvidia_nemo_megatron_bridge.csv", "B200|GB200|GB300", subset_blackwell,
      "flash", "none", "DDP + distributed optimizer", 1, 1, 1, 0, 0, NULL, 8, "IB",
-     {{"GB300", "one 800 Gb/s InfiniBand NIC per GPU"}, {"", "one 400 Gb/s InfiniBand NIC per GPU"}}, 15e6, 0, NULL},
+     {{"GB300", "one 800 Gb/s InfiniBand NIC per GPU"}, {"", "one 400 Gb/s InfiniBand NIC per GPU"}}, 15e6, 0, NULL, "megatron"},
     /* OneFlow DLPerf's Megatron-LM runs (commit 8aa4619, NGC 20.12; the
      * run script mutil_perf_pretrain_gpt_dp_mp_pp.sh): fp16,
      * --checkpoint-activations (full recompute), the fused-softmax but
      * unfused attention of 2021, Megatron's DDP reducing gradients after
-     * the backward, 1F1B.  Platform as stated: DGX-1-like 8 x V100 hybrid
+     * the backward, 1F1B, Megatron's fp16 optimizer (optimizer=megatron:
+     * unscale and inf check, gradient norm, fused Adam).  Platform as stated: DGX-1-like 8 x V100 hybrid
      * cube-mesh, one EDR HCA per node. */
     {"e2e-dlperf-v100", "end-to-end/oneflow_dlperf_megatron_v100.csv", NULL, NULL,
-     "unfused", NULL, NULL, 0, 0, 0, 0, 0, NULL, 8, "IB", {{NULL, NULL}}, 15e6, 0, NULL},
+     "unfused", NULL, NULL, 0, 0, 0, 0, 0, NULL, 8, "IB", {{NULL, NULL}}, 15e6, 0, NULL, "megatron"},
     /* BigScience BLOOM (tr11-176B-ml README and slurm script,
      * chronicles-prequel.md; bigscience@9e64edec): Megatron-DeepSpeed, bf16
      * with DeepSpeed's BF16_Optimizer run as ZeRO stage 0 ("bf16 must use
@@ -314,21 +320,25 @@ static const e2e_family FAMILIES[] = {
      * the first and the last stage, (L + 2) / pp units per stage ("pp rank 0:
      * [embed | 5 transformer blocks] ... pp rank 11: [5 transformer blocks |
      * embed]"; the prequel's "Rebalancing layers" chose L so that L + 2
-     * divides).  Platform: Jean Zay gpu_p5, 8 x A100 80 GB per node, 4
+     * divides); DeepSpeed's BF16_Optimizer steps as Megatron's does
+     * (optimizer=megatron: gradient norm, fused Adam on the fp32 shard, the
+     * bf16 copy).  Platform: Jean Zay gpu_p5, 8 x A100 80 GB per node, 4
      * Omni-Path 100 Gb/s links per node (as stated). */
     {"e2e-bloom", "end-to-end/bigscience_bloom.csv", NULL, NULL,
      "unfused", NULL, NULL, 0, 0, 0, 0, 0, "embedding_as_layer",
-     8, "OPA", {{NULL, NULL}}, 15e6, 0, NULL},
+     8, "OPA", {{NULL, NULL}}, 15e6, 0, NULL, "megatron"},
     /* IBM's fms-fsdp (PyTorch blogs 2024-03 "Maximizing training
      * throughput using PyTorch FSDP" and its torch.compile follow-up;
      * fms-fsdp README): PyTorch FSDP, HSDP for the 7B/13B models and FSDP
      * for 34B/70B (README), SDPA flash attention, bf16; its "selective"
      * checkpointing wraps every n-th block (fms-fsdp's
      * selective_checkpointing fraction), not Megatron's attention-only
-     * recompute.  Platform: 8 GPUs per node; the blog's A100 cluster has
+     * recompute; torch.optim.AdamW as fms-fsdp's main_training creates it
+     * (foreach, PyTorch's default: optimizer=foreach).  Platform: 8 GPUs
+     * per node; the blog's A100 cluster has
      * 400 Gb/s per node (RoCE assumed: IBM's Vela is an Ethernet cluster). */
     {"e2e-ibm-fsdp", "end-to-end/ibm_pytorch_fsdp_llama2.csv", NULL, subset_gpu,
-     "flash", NULL, NULL, 0, 0, 0, 1, 20e9, NULL, 8, "GbE", {{"", "400 Gbps inter-node"}}, 15e6, 0, NULL},
+     "flash", NULL, NULL, 0, 0, 0, 1, 20e9, NULL, 8, "GbE", {{"", "400 Gbps inter-node"}}, 15e6, 0, NULL, "foreach"},
     /* Consumer and workstation GPUs: Infinigence's Megatron-LM r0.10 on
      * RTX 4090, modded-nanogpt (PyTorch DDP) on 2 RTX 4090, TinyLlama's HF
      * Trainer tables.  PyTorch DDP (nanoGPT, HF Trainer via accelerate)
@@ -336,12 +346,13 @@ static const e2e_family FAMILIES[] = {
      * --overlap-grad-reduce (off by default).  Nothing else is common to
      * these stacks: what a row does not state stays unstated. */
     {"e2e-commodity", "end-to-end/commodity_consumer_workstation_gpus.csv", NULL, subset_commodity,
-     NULL, NULL, NULL, 0, -1, 0, 0, 0, NULL, 8, "GbE", {{NULL, NULL}}, 15e6, 0, NULL},
+     NULL, NULL, NULL, 0, -1, 0, 0, 0, NULL, 8, "GbE", {{NULL, NULL}}, 15e6, 0, NULL, NULL},
     /* MT-NLG 530B (Smith et al. 2022 Sec. 2.4) on Selene's DGX A100 (8 HDR
      * 200 Gb/s compute NICs per node, DGX A100 user guide) and OPT-175B's
-     * throughput statement.  The attention of 2021 was unfused. */
+     * throughput statement.  The attention of 2021 was unfused; Megatron-
+     * DeepSpeed's optimizer step as Megatron's (optimizer=megatron). */
     {"e2e-large", "end-to-end/large_public_runs.csv", NULL, NULL,
-     "unfused", NULL, NULL, 0, 0, 0, 0, 0, NULL, 8, "IB", {{"", "8 x 200 Gb/s HDR InfiniBand"}}, 15e6, 0, NULL},
+     "unfused", NULL, NULL, 0, 0, 0, 0, 0, NULL, 8, "IB", {{"", "8 x 200 Gb/s HDR InfiniBand"}}, 15e6, 0, NULL, "megatron"},
 };
 #define NFAMILIES ((int)(sizeof FAMILIES / sizeof FAMILIES[0]))
 
@@ -928,6 +939,8 @@ static void map_strategy(const e2e_family *f, row *r, double params)
         STRAT("kernels=eager");
     if (f->loss)
         STRAT("loss=%s", f->loss);
+    if (f->optimizer)
+        STRAT("optimizer=%s", f->optimizer);
     if (opt_int(r, C_EP) > 1)
         gap(m, "expert parallelism", "ep=%d: mixture of experts is not in the dense generator", opt_int(r, C_EP));
 }

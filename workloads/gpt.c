@@ -1896,11 +1896,16 @@ static int generate_rank(gen *g, int rank, const comms *C)
         sim_sched_add(s, g->cur.sc, wl_pay_mem(s, "gathered_gradients", SIM_MEM_GRADIENTS, -root_full * pl->gbytes), -1,
                       bt, &rs, 1);
     }
-    /* Adam over the parameters this rank updates: reads p, g, m, v and
+    /* Adam over the parameters this rank updates, as the strategy's
+     * optimizer runs it (wl_optimizer): the fused pass reads p, g, m, v and
      * writes p, m, v (28 bytes/param in fp32; mixed precision reads a 2-byte
      * gradient and writes a 2-byte weight copy besides: also 28) */
-    int64_t np = optimizer_params(m, pl, stage);
-    uint32_t opt = wl_pay_kernel(s, "optimizer", SIM_KERNEL_OPTIMIZER, np, 0, 0, 0, 28 * np, SIM_DTYPE_FP32);
+    int64_t np = optimizer_params(m, pl, stage), per = 28;
+    if (pl->st.optimizer == WL_OPT_FOREACH)
+        per = 80;
+    else if (pl->st.optimizer == WL_OPT_MEGATRON)
+        per = 28 + (pl->st.dtype == SIM_DTYPE_FP16 ? 4 : 2) * pl->gbytes;
+    uint32_t opt = wl_pay_kernel(s, "optimizer", SIM_KERNEL_OPTIMIZER, np, 0, 0, 0, per * np, SIM_DTYPE_FP32);
     uint32_t deps[5];
     int nd = 0;
     if (tp_sync != UINT32_MAX)

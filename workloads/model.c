@@ -547,7 +547,7 @@ void wl_strategy_default(wl_strategy *s)
 #define KNOWN_KEYS                                                                                            \
     "tp, pp, cp, ep, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, " \
     "grad_reduce, zero, fsdp, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn, kernels, " \
-    "autocast, stage_split, pp_layers, grad_collective, loss, routing, balance"
+    "autocast, stage_split, pp_layers, grad_collective, loss, optimizer, routing, balance"
 
 static const char *const tp_schedule_names[WL_TP_SCHEDULE_COUNT] = {
     "megatron", "default_checkpoint", "optim_comm_checkpoint", "overlap_checkpoint", "oases", "merak", "tesseract"};
@@ -556,6 +556,7 @@ static const char *const fsdp_names[WL_FSDP_COUNT] = {"none", "full", "grad_op",
 static const char *const split_names[WL_SPLIT_COUNT] = {"uniform", "embedding_as_layer", "list"};
 static const char *const grad_coll_names[WL_GRAD_COUNT] = {"auto", "allreduce", "reducescatter"};
 static const char *const balance_names[WL_BAL_COUNT] = {"none", "fastermoe", "prophet"};
+static const char *const optimizer_names[WL_OPT_COUNT] = {"fused", "foreach", "megatron"};
 
 const char *wl_balance_name(int b)
 {
@@ -882,6 +883,16 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
                         "(PyTorch's cross_entropy on 16-bit logits cast up: 48) or fused (flash-attn's Triton "
                         "cross-entropy: 3 x the logits' size), got \"%s\"", val);
     }
+    if (strcmp(key, "optimizer") == 0) {
+        for (int i = 0; i < WL_OPT_COUNT; i++)
+            if (strcmp(val, optimizer_names[i]) == 0) {
+                s->optimizer = (wl_optimizer)i;
+                return 0;
+            }
+        return sim_errf(err, "strategy: optimizer: expected fused (one fused AdamW pass, 28 bytes per parameter), "
+                        "foreach (PyTorch's multi-tensor AdamW: 80) or megatron (Megatron's step: fused Adam, the "
+                        "gradient norm, the buffer zeroed, fp16's unscale), got \"%s\"", val);
+    }
     if (strcmp(key, "routing") == 0)
         return wl_strategy_set_routing(s, val, err) < 0 ? sim_err_prefix(err, "strategy: routing: ") : 0;
     if (strcmp(key, "balance") == 0) {
@@ -1189,6 +1200,8 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         APPEND(",autocast=1");
     if (s->loss != WL_LOSS_MEGATRON)
         APPEND(",loss=%s", loss_names[s->loss]);
+    if (s->optimizer != WL_OPT_FUSED)
+        APPEND(",optimizer=%s", optimizer_names[s->optimizer]);
     if (s->routing[0])
         APPEND(",routing=%s", s->routing);
     if (s->balance != WL_BAL_NONE)

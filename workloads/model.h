@@ -209,6 +209,22 @@ typedef enum wl_loss {
     WL_LOSS_COUNT
 } wl_loss;
 
+/* The optimizer step's passes over the parameters it updates (gpt.c, bytes
+ * per parameter; the Adam state is fp32):
+ *   fused     the default: one fused AdamW kernel (torch.optim.AdamW(fused=
+ *             True), apex / Transformer Engine FusedAdam) reads p, g, m, v
+ *             and writes p, m, v: 28;
+ *   foreach   PyTorch's multi-tensor AdamW (its default when fused is not
+ *             asked for): a kernel per operation over every tensor, weight
+ *             decay 8, m's lerp 12, v's mul 8 and addcmul 12, sqrt 8, bias
+ *             correction 8, eps 8, the addcdiv update 16: 80;
+ *   megatron  Megatron's mixed-precision optimizer step: the fused Adam (28),
+ *             the gradient norm for clipping (one read of the gradients),
+ *             the gradient buffer zeroed for the next step (one write), and
+ *             under fp16 the loss-scale unscale with its inf check (a read
+ *             and a write): 28 + 2 or 4 gradient sizes. */
+typedef enum wl_optimizer { WL_OPT_FUSED, WL_OPT_FOREACH, WL_OPT_MEGATRON, WL_OPT_COUNT } wl_optimizer;
+
 /* How an MoE step balances the experts' load under skewed routing
  * (workloads/moe_balance.c): none (DeepSpeed-MoE), FasterMoE's dynamic
  * shadowing, Pro-Prophet's planned replication. */
@@ -263,6 +279,7 @@ typedef struct wl_strategy {
                             fp32 .grad; 0: the framework keeps a 16-bit copy (Megatron, DeepSpeed,
                             FSDP mixed precision) */
     wl_loss loss;        /* how the cross-entropy runs (loss=megatron|torch|fused) */
+    wl_optimizer optimizer; /* the optimizer step's passes (optimizer=fused|foreach|megatron) */
     int flash;           /* resolved by wl_gpt_resolve: 1 = fused FlashAttention kernels, 0 = unfused */
     /* an MoE step under skewed routing (workloads/moe_balance.c): trainsim moe's
      * routing spec (zipf[:s], dirichlet[:a], uniform: a uniform draw,

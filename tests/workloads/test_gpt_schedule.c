@@ -479,6 +479,46 @@ static void test_autocast(void)
     }
 }
 
+/* optimizer=: the step's bytes per parameter (wl_optimizer): fused 28,
+ * foreach 80, megatron 28 + a read and a write of the gradients (+ fp16's
+ * unscale, a read and a write more), with fp32 gradients (4 bytes) unless
+ * grad_reduce keeps them in 16 bits (fp16 keeps 2-byte gradients); the key round-trips through the
+ * strategy's text and a bad value names the choices. */
+static void test_optimizer(void)
+{
+    wl_model m = tiny(2);
+    static const struct {
+        const char *text;
+        int64_t per;
+    } want[] = {{"mb=2,gb=2,dtype=bf16", 28},
+                {"mb=2,gb=2,dtype=bf16,optimizer=fused", 28},
+                {"mb=2,gb=2,dtype=bf16,optimizer=foreach", 80},
+                {"mb=2,gb=2,dtype=bf16,optimizer=megatron", 28 + 2 * 4},
+                {"mb=2,gb=2,dtype=fp16,optimizer=megatron", 28 + 4 * 2}, /* fp16 gradients: 2 bytes */
+                {"mb=2,gb=2,dtype=bf16,grad_reduce=bf16,optimizer=megatron", 28 + 2 * 2}};
+    int64_t base = 0;
+    for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+        sim_schedule *s = gen(&m, want[w].text, 1, NULL);
+        int n;
+        int64_t b = named_bytes(s, "optimizer", SIM_PHASE_OPTIMIZER, -1, &n);
+        CHECK(n == 1);
+        if (w == 0)
+            base = b / 28; /* the parameters the step updates */
+        if (b != want[w].per * base)
+            fprintf(stderr, "%s: %lld bytes per parameter, expected %lld\n", want[w].text, (long long)(b / base), (long long)want[w].per);
+        CHECK(b == want[w].per * base);
+        sim_sched_free(s);
+    }
+    wl_strategy st;
+    sim_err err;
+    char text[256];
+    wl_strategy_default(&st);
+    CHECK(wl_strategy_parse("optimizer=foreach", &st, &err) == 0 && st.optimizer == WL_OPT_FOREACH);
+    wl_strategy_format(&st, text, sizeof text);
+    CHECK(strstr(text, ",optimizer=foreach") != NULL);
+    CHECK(wl_strategy_parse("optimizer=adam", &st, &err) < 0 && strstr(err.msg, "expected fused") != NULL);
+}
+
 int main(void)
 {
     test_tp_allreduces();
@@ -488,5 +528,6 @@ int main(void)
     test_groups();
     test_eager_kernels();
     test_autocast();
+    test_optimizer();
     return wl_test_done();
 }
