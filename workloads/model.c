@@ -558,6 +558,15 @@ static const char *const grad_coll_names[WL_GRAD_COUNT] = {"auto", "allreduce", 
 static const char *const balance_names[WL_BAL_COUNT] = {"none", "fastermoe", "prophet"};
 static const char *const optimizer_names[WL_OPT_COUNT] = {"fused", "foreach", "megatron"};
 
+/* The index of val in names[0..n), -1 when it is none of them. */
+static int name_index(const char *val, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(val, names[i]) == 0)
+            return i;
+    return -1;
+}
+
 const char *wl_balance_name(int b)
 {
     return (unsigned)b < WL_BAL_COUNT ? balance_names[b] : "?";
@@ -856,11 +865,11 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         return parse_int("tess_depth", val, 0, &s->tess_depth, err);
     if (strcmp(key, "attn") == 0 || strcmp(key, "attention") == 0 || strcmp(key, "attention-backend") == 0 ||
         strcmp(key, "attention_backend") == 0) {
-        for (int i = 0; i < WL_ATTN_COUNT; i++)
-            if (strcmp(val, attn_names[i]) == 0) {
-                s->attn = (wl_attn)i;
-                return 0;
-            }
+        int i = name_index(val, attn_names, WL_ATTN_COUNT);
+        if (i >= 0) {
+            s->attn = (wl_attn)i;
+            return 0;
+        }
         return sim_errf(err, "strategy: attn: expected auto (fused FlashAttention in fp16/bf16/fp8 on sm80+ GPUs, "
                         "unfused otherwise), flash (the GPU's best fused kernel), flash2, flash1, flash-triton or "
                         "unfused, got \"%s\"", val);
@@ -874,21 +883,21 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         return 0;
     }
     if (strcmp(key, "loss") == 0) {
-        for (int i = 0; i < WL_LOSS_COUNT; i++)
-            if (strcmp(val, loss_names[i]) == 0) {
-                s->loss = (wl_loss)i;
-                return 0;
-            }
+        int i = name_index(val, loss_names, WL_LOSS_COUNT);
+        if (i >= 0) {
+            s->loss = (wl_loss)i;
+            return 0;
+        }
         return sim_errf(err, "strategy: loss: expected megatron (an fp32 pass each way, 8 + 8 bytes per logit), torch "
                         "(PyTorch's cross_entropy on 16-bit logits cast up: 48) or fused (flash-attn's Triton "
                         "cross-entropy: 3 x the logits' size), got \"%s\"", val);
     }
     if (strcmp(key, "optimizer") == 0) {
-        for (int i = 0; i < WL_OPT_COUNT; i++)
-            if (strcmp(val, optimizer_names[i]) == 0) {
-                s->optimizer = (wl_optimizer)i;
-                return 0;
-            }
+        int i = name_index(val, optimizer_names, WL_OPT_COUNT);
+        if (i >= 0) {
+            s->optimizer = (wl_optimizer)i;
+            return 0;
+        }
         return sim_errf(err, "strategy: optimizer: expected fused (one fused AdamW pass, 28 bytes per parameter), "
                         "foreach (PyTorch's multi-tensor AdamW: 80) or megatron (Megatron's step: fused Adam, the "
                         "gradient norm, the buffer zeroed, fp16's unscale), got \"%s\"", val);
@@ -896,11 +905,11 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
     if (strcmp(key, "routing") == 0)
         return wl_strategy_set_routing(s, val, err) < 0 ? sim_err_prefix(err, "strategy: routing: ") : 0;
     if (strcmp(key, "balance") == 0) {
-        for (int i = 0; i < WL_BAL_COUNT; i++)
-            if (strcmp(val, balance_names[i]) == 0) {
-                s->balance = (wl_balance)i;
-                return 0;
-            }
+        int i = name_index(val, balance_names, WL_BAL_COUNT);
+        if (i >= 0) {
+            s->balance = (wl_balance)i;
+            return 0;
+        }
         return sim_errf(err, "strategy: balance: expected none (DeepSpeed-MoE), fastermoe (FasterMoE's dynamic "
                         "shadowing) or prophet (Pro-Prophet's planned replication), got \"%s\"", val);
     }
@@ -1049,11 +1058,11 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
     if (strcmp(key, "pp_layers") == 0)
         return parse_pp_layers(val, s, err);
     if (strcmp(key, "grad_collective") == 0) {
-        for (int i = 0; i < WL_GRAD_COUNT; i++)
-            if (strcmp(val, grad_coll_names[i]) == 0) {
-                s->grad_coll = (wl_grad_coll)i;
-                return 0;
-            }
+        int i = name_index(val, grad_coll_names, WL_GRAD_COUNT);
+        if (i >= 0) {
+            s->grad_coll = (wl_grad_coll)i;
+            return 0;
+        }
         return sim_errf(err, "strategy: grad_collective: expected auto, allreduce (zero=1: the whole gradient "
                         "all-reduced, each rank updating its shard, as DeepSpeed's BF16_Optimizer) or reducescatter "
                         "(Megatron's distributed optimizer), got \"%s\"", val);
