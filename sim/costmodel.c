@@ -144,15 +144,22 @@ static const sim_flash *flash_family(const sim_gpu *g, const sim_payload *p)
     return p->algo == SIM_ATTN_BEST ? &g->flash : &g->flash2;
 }
 
-/* The head dimension a kernel runs at: the next instantiation of its
- * family (the padding's zeros are computed). */
-static double flash_padded_hd(const sim_flash *f, const sim_payload *p)
+/* A fused-attention payload's head dimension (k; 128, the curves', when
+ * unset). */
+static double flash_hd(const sim_payload *p)
 {
-    double d = p->k > 0 ? (double)p->k : 128;
+    return p->k > 0 ? (double)p->k : 128;
+}
+
+/* The work a kernel computes over its model FLOPs: its head dimension runs
+ * as the next instantiation of its family, the padding's zeros computed. */
+static double flash_padding(const sim_flash *f, const sim_payload *p)
+{
+    double d = flash_hd(p);
     for (int i = 0; i < f->n_head_dims; i++)
         if (f->head_dims[i] >= d)
-            return f->head_dims[i];
-    return d;
+            return f->head_dims[i] / d;
+    return 1;
 }
 
 /* Time per FLOP at the kernel's head dimension against the curves' 128
@@ -160,9 +167,8 @@ static double flash_padded_hd(const sim_flash *f, const sim_payload *p)
  * share. */
 static double flash_head_dim_factor(const sim_flash *f, const sim_payload *p)
 {
-    double d = p->k > 0 ? (double)p->k : 128, padded = flash_padded_hd(f, p);
-    double per_flop = padded < 128 ? 1 + f->score_share[p->sub == SIM_KERNEL_FLASH_BWD] * (128 / padded - 1) : 1;
-    return padded / d * per_flop;
+    double pad = flash_padding(f, p), padded = pad * flash_hd(p);
+    return pad * (padded < 128 ? 1 + f->score_share[p->sub == SIM_KERNEL_FLASH_BWD] * (128 / padded - 1) : 1);
 }
 
 double sim_cost_kernel(const sim_gpu *g, const sim_payload *p)
@@ -171,7 +177,7 @@ double sim_cost_kernel(const sim_gpu *g, const sim_payload *p)
         return p->seconds;
     double flops = sim_cost_flops(p), bytes = sim_cost_bytes(p);
     double t_mem = bytes > 0 ? sim_cost_stream_bytes(g, p) / (g->mem_bw * sim_curve_eval(&g->mem_eff, bytes)) : 0;
-    double t_flop = 0;
+    double t_flop = 0, side = 0; /* side: the fused backward's small kernels */
     int kernels = 1;
     if (p->sub == SIM_KERNEL_GEMM) {
         double sc = g->gemm_scale[p->dtype] > 0 ? g->gemm_scale[p->dtype] : 1; /* dtype checked on load */
@@ -195,10 +201,11 @@ double sim_cost_kernel(const sim_gpu *g, const sim_payload *p)
         t_flop = flops * flash_head_dim_factor(f, p) * older_kernel_slowdown(p->algo) /
                  (peak_for(g, p->dtype) * causal * sim_curve_eval(&f->eff[bwd], row));
         kernels = bwd ? 3 : 1;
+        side = sim_cost_flash_side(g, p);
     }
     /* a kernel runs at least kernel_min (its work overlaps that fixed time),
      * then the stream waits launch_s before the next */
-    return fmax(fmax(t_flop, t_mem), kernels * g->kernel_min_s) + kernels * g->launch_s + sim_cost_flash_side(g, p);
+    return fmax(fmax(t_flop, t_mem), kernels * g->kernel_min_s) + kernels * g->launch_s + side;
 }
 
 double sim_cost_flash_side(const sim_gpu *g, const sim_payload *p)
@@ -225,17 +232,16 @@ double sim_cost_tensor_load(const sim_gpu *g, const sim_payload *p, double t)
 {
     if (!sim_cost_is_tensor(p) || t <= 0)
         return 0;
-    double best;
-    if (p->sub == SIM_KERNEL_GEMM)
+    double best, work = sim_cost_flops(p);
+    if (p->sub == SIM_KERNEL_GEMM) {
         best = curve_max(&g->gemm_eff) * (g->gemm_scale[p->dtype] > 0 ? g->gemm_scale[p->dtype] : 1);
-    else
+    } else if (p->sub == SIM_KERNEL_ATTENTION) {
         best = curve_max(&g->attn_eff);
-    double work = sim_cost_flops(p);
-    if (p->sub == SIM_KERNEL_FLASH_FWD || p->sub == SIM_KERNEL_FLASH_BWD) {
+    } else {
         /* against the best kernel's rate, whichever kernel runs; padded
          * zeros keep the tensor cores busy too */
         best = curve_max(&g->flash.eff[p->sub == SIM_KERNEL_FLASH_BWD]);
-        work *= flash_padded_hd(flash_family(g, p), p) / (p->k > 0 ? (double)p->k : 128);
+        work *= flash_padding(flash_family(g, p), p);
     }
     double tbest = work / (peak_for(g, p->dtype) * (best > 0 ? best : 1));
     return fmin(1, tbest / t);
