@@ -2,8 +2,8 @@
  *
  * One actor per (GPU rank, stream) walks its operations in order.  A
  * dependency on another stream's operation is a wait until that stream's
- * position passes it (a condition variable per stream: CUDA events without a
- * per-event object, since "op done" is just "stream position > op.seq").
+ * position passes it (CUDA events without a per-event object, since "op
+ * done" is just "stream position > op.seq"): wait_deps, finish_op.
  * Compute kernels execute on the GPU host (speed 1e9, so 1e9 flops = 1 s of
  * kernel time; concurrent kernels on one GPU share it).  Messages and
  * collectives are SimGrid communications between GPU hosts, so contention
@@ -17,7 +17,10 @@
  * the GPU's overlap_compute); a collective or send that starts while a
  * kernel of its GPU runs moves overlap_comm times the bytes (its NCCL kernel
  * gets fewer SMs and less memory bandwidth).  Receives are not counted: the
- * sender's GPU stands for the transfer.
+ * sender's GPU stands for the transfer.  Both rules give the same result
+ * whatever order SimGrid runs the events of one instant in: the background
+ * load is a rate, and a transfer looks at the kernels once every event of
+ * its starting instant has run (sim_engine_comm_factor).
  *
  * Power (sim_gpu.power_*, H100/H200): before the run each GPU's tensor
  * load over the whole schedule sets the rate of its GEMM and attention
@@ -52,13 +55,12 @@
 
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
-#include <simgrid/cond.h>
 #include <simgrid/engine.h>
 #include <simgrid/exec.h>
 #include <simgrid/host.h>
 #include <simgrid/link.h>
 #include <simgrid/mailbox.h>
-#include <simgrid/mutex.h>
+#include <simgrid/semaphore.h>
 #include <xbt/dynar.h>
 
 #include "costmodel.h"
@@ -171,25 +173,42 @@ static void comm_end(int rank)
     }
 }
 
+/* Whether a kernel is in flight when a transfer starts must not depend on
+ * the order in which SimGrid runs the actors of one instant (a kernel that
+ * starts or ends at that very instant, seen or not by who runs first).  So
+ * the transfer waits one timing quantum, after every event of its instant:
+ * a kernel starting now counts, one ending now does not, whatever the
+ * order. */
+#define SETTLE_S 1e-9 /* SimGrid's timing precision: a shorter sleep is rounded up to it */
+
 double sim_engine_comm_factor(int rank)
 {
-    return E.kern_busy[rank] > 0 ? E.m->gpus[E.m->gpu_model[rank]].overlap_comm : 1.0;
+    double f = E.m->gpus[E.m->gpu_model[rank]].overlap_comm;
+    if (f == 1)
+        return 1;
+    sg_actor_sleep_for(SETTLE_S);
+    return E.kern_busy[rank] > 0 ? f : 1.0;
 }
 
 /* ---- the stream actor -------------------------------------------------- */
 
-static void wait_deps(const sim_op *o)
+/* A dependency is a wait until the other stream's position passes the
+ * operation (a CUDA event without an object).  The waiter files itself on
+ * that stream's list and sleeps on its own semaphore; finish_op wakes
+ * exactly the waiters it satisfies.  Actors switch only at SimGrid calls,
+ * so the list needs no lock. */
+#define NO_WAITER UINT32_MAX
+
+static void wait_deps(uint32_t self, const sim_op *o)
 {
     for (uint32_t k = 0; k < o->ndeps; k++) {
         const sim_op *d = &E.s->ops[E.s->deps[o->dep_first + k]];
         if (E.pos[d->stream] > d->seq)
             continue;
-        sg_mutex_lock(E.mutex);
-        while (E.pos[d->stream] <= d->seq) {
-            E.has_waiters[d->stream] = 1;
-            sg_cond_wait(E.cond[d->stream], E.mutex);
-        }
-        sg_mutex_unlock(E.mutex);
+        E.wait_seq[self] = d->seq;
+        E.wait_next[self] = E.wait_head[d->stream];
+        E.wait_head[d->stream] = self;
+        sg_sem_acquire(E.sem[self]);
     }
 }
 
@@ -211,10 +230,15 @@ static void progress_tick(void)
 static void finish_op(uint32_t stream)
 {
     progress_tick();
-    E.pos[stream]++;
-    if (E.has_waiters[stream]) {
-        E.has_waiters[stream] = 0;
-        sg_cond_notify_all(E.cond[stream]);
+    uint32_t pos = ++E.pos[stream];
+    for (uint32_t *link = &E.wait_head[stream]; *link != NO_WAITER;) {
+        uint32_t w = *link;
+        if (E.wait_seq[w] < pos) {
+            *link = E.wait_next[w];
+            sg_sem_release(E.sem[w]);
+        } else {
+            link = &E.wait_next[w];
+        }
     }
 }
 
@@ -358,7 +382,7 @@ static void stream_main(int argc, char **argv)
         uint32_t op = S->ops[k];
         const sim_op *o = &E.s->ops[op];
         const sim_payload *p = &E.s->payloads[o->payload];
-        wait_deps(o);
+        wait_deps(st, o);
         double t0 = simgrid_get_clock();
         switch (p->kind) {
         case SIM_OP_COMPUTE: {
@@ -888,8 +912,10 @@ static void engine_free(void)
     free(E.power_slow);
     free(E.depended);
     free(E.pos);
-    free(E.has_waiters);
-    free(E.cond);
+    free(E.sem);
+    free(E.wait_head);
+    free(E.wait_next);
+    free(E.wait_seq);
     free(E.hosts);
 }
 
@@ -963,11 +989,14 @@ static int engine_setup(const sim_schedule *s, const sim_machine *m, sim_err *er
         if (!(E.hosts[r] = sg_host_by_name(m->host[r])))
             return sim_errf(err, "platform \"%s\": no host named \"%s\" for rank %d", m->name, m->host[r], r);
     E.pos = sim_xcalloc(s->nstreams, sizeof *E.pos, "the engine's streams");
-    E.has_waiters = sim_xcalloc(s->nstreams, 1, "the engine's streams");
-    E.cond = sim_xcalloc(s->nstreams, sizeof *E.cond, "the engine's streams");
-    for (uint32_t i = 0; i < s->nstreams; i++)
-        E.cond[i] = sg_cond_init();
-    E.mutex = sg_mutex_init();
+    E.sem = sim_xcalloc(s->nstreams, sizeof *E.sem, "the engine's streams");
+    E.wait_head = sim_xcalloc(s->nstreams, sizeof *E.wait_head, "the engine's streams");
+    E.wait_next = sim_xcalloc(s->nstreams, sizeof *E.wait_next, "the engine's streams");
+    E.wait_seq = sim_xcalloc(s->nstreams, sizeof *E.wait_seq, "the engine's streams");
+    for (uint32_t i = 0; i < s->nstreams; i++) {
+        E.sem[i] = sg_sem_init(0);
+        E.wait_head[i] = NO_WAITER;
+    }
     E.depended = sim_xcalloc(s->nops / 8 + 1, 1, "the engine's dependency bits");
     for (uint32_t i = 0; i < s->ndeps; i++)
         E.depended[s->deps[i] >> 3] |= (uint8_t)(1u << (s->deps[i] & 7));

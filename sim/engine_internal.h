@@ -26,9 +26,10 @@ typedef struct sim_engine {
     sim_result *res;
     sg_host_t *hosts;       /* per rank */
     uint32_t *pos;          /* per stream: operations finished */
-    uint8_t *has_waiters;   /* per stream */
-    sg_cond_t *cond;        /* per stream */
-    sg_mutex_t mutex;
+    sg_sem_t *sem;          /* per stream: its actor sleeps on it while waiting for a dependency */
+    uint32_t *wait_head;    /* per stream: the first stream waiting for it, or NO_WAITER */
+    uint32_t *wait_next;    /* per waiting stream: the next stream waiting for the same one */
+    uint32_t *wait_seq;     /* per waiting stream: the position it waits for the other to pass */
     uint8_t *depended;      /* bit per op: some op depends on it */
     double *kernel_s;       /* per (payload, GPU model): kernel seconds, <0 = not yet */
     double *power_slow;     /* per rank: tensor-core kernels' time x this (the GPU's power state) */
@@ -66,7 +67,9 @@ void sim_coll_teardown(void);
 /* Runs this rank's part of a collective on communicator comm. */
 void sim_coll_run(uint32_t stream, int comm, int rank, const sim_payload *p);
 /* Communication slowdown for a transfer starting now on this rank: the GPU's
- * overlap_comm factor when a compute kernel is running beside it, else 1. */
+ * overlap_comm factor when a compute kernel is running beside it, else 1.
+ * Where the factor is not 1 it first waits one nanosecond, for the other
+ * events of this instant (so call it once per transfer, at its start). */
 double sim_engine_comm_factor(int rank);
 /* Host-staged transfers (staging.c): the machine's staging memories and
  * their caches.  hold adds (bytes > 0) or takes back (< 0) staged bytes in

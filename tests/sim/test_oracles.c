@@ -8,7 +8,9 @@
  * and small messages pick a low-latency protocol; the pipelined double
  * binary tree on two GPUs takes S/B + (C+1) route latencies for C chunks per
  * tree; a kernel beside a transfer of its GPU runs at 1/f while it lasts and
- * the transfer moves f_comm times the bytes; with several channels (2 nodes
+ * the transfer moves f_comm times the bytes, whatever order the actors of
+ * one instant run in (a kernel starting with the transfer counts, one
+ * ending as it starts does not); with several channels (2 nodes
  * x 4 GPUs on NVSwitch, a NIC per GPU) step-by-step and aggregated rings
  * agree and equal the closed form: per GPU 3 of its 4 channel edges on
  * NVLink and one through its NIC, plus a route latency per step; NVLink
@@ -272,6 +274,47 @@ static int interference(void)
                   "kernel beside a send: slowed while it lasts");
     sim_result_free(&r);
     sim_sched_free(s);
+    /* the same with the send's stream made first, so that SimGrid runs the
+     * send's actor before the kernel's at time 0: the order of one
+     * instant's events must not matter */
+    s = sim_sched_new(2);
+    kp = sim_sched_payload(s, &pk);
+    uint32_t send_stream = sim_sched_stream(s, 0, "send");
+    kop = sim_sched_add(s, sim_sched_stream(s, 0, "compute"), kp, -1, SIM_NO_TAGS, NULL, 0);
+    sim_sched_send(s, send_stream, NULL, 1, (int64_t)S, 0, SIM_NO_TAGS, NULL, 0);
+    sim_sched_recv(s, sim_sched_stream(s, 1, "recv"), NULL, 0, (int64_t)S, 0, SIM_NO_TAGS, NULL, 0);
+    fails += near(run(s, m, SIM_COLLMODE_AUTO, &r), Tp + (K - Tp / f), 1e-6,
+                  "kernel beside a send, the send's actor first: the same");
+    sim_result_free(&r);
+    sim_sched_free(s);
+    /* a send waiting for the kernel starts as it ends: nothing beside it */
+    s = sim_sched_new(2);
+    kp = sim_sched_payload(s, &pk);
+    kop = sim_sched_add(s, sim_sched_stream(s, 0, "compute"), kp, -1, SIM_NO_TAGS, NULL, 0);
+    sim_sched_send(s, sim_sched_stream(s, 0, "send"), NULL, 1, (int64_t)S, 0, SIM_NO_TAGS, &kop, 1);
+    sim_sched_recv(s, sim_sched_stream(s, 1, "recv"), NULL, 0, (int64_t)S, 0, SIM_NO_TAGS, NULL, 0);
+    fails += near(run(s, m, SIM_COLLMODE_AUTO, &r), K + T, 1e-6, "a send after the kernel: not slowed");
+    sim_result_free(&r);
+    sim_sched_free(s);
+    /* ... but where the next kernel starts at that instant, it is, in
+     * either order of the two streams */
+    for (int send_first = 0; send_first < 2; send_first++) {
+        s = sim_sched_new(2);
+        kp = sim_sched_payload(s, &pk);
+        send_stream = send_first ? sim_sched_stream(s, 0, "send") : 0;
+        uint32_t cs = sim_sched_stream(s, 0, "compute");
+        if (!send_first)
+            send_stream = sim_sched_stream(s, 0, "send");
+        kop = sim_sched_add(s, cs, kp, -1, SIM_NO_TAGS, NULL, 0);
+        sim_sched_add(s, cs, kp, -1, SIM_NO_TAGS, NULL, 0);
+        sim_sched_send(s, send_stream, NULL, 1, (int64_t)S, 0, SIM_NO_TAGS, &kop, 1);
+        sim_sched_recv(s, sim_sched_stream(s, 1, "recv"), NULL, 0, (int64_t)S, 0, SIM_NO_TAGS, NULL, 0);
+        fails += near(run(s, m, SIM_COLLMODE_AUTO, &r), K + Tp + (K - Tp / f), 1e-6,
+                      send_first ? "a send after a kernel, the next one starting with it (send's actor first)"
+                                 : "a send after a kernel, the next one starting with it");
+        sim_result_free(&r);
+        sim_sched_free(s);
+    }
     /* with the factors at 1 the same schedule is the kernel alone */
     m->gpus[0].overlap_compute = 1;
     m->gpus[0].overlap_comm = 1;
