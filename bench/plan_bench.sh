@@ -6,8 +6,9 @@
 # sweep from the cache.  Prints wall-clock evaluations/s and, because the
 # 2-core VM is shared, the CPU seconds per evaluation and the rate they imply
 # on JOBS idle cores; then the fast fidelity's error against full simulation
-# of the same sweep (bench/plan_bench_full.csv: `--fidelity full --csv`, 64
-# CPU minutes, made at 551d786; the engine's results have not changed since).
+# of the same sweep (bench/plan_bench_full.csv: `--fidelity full --csv`, 11
+# CPU minutes, remade at 6c7fc31 after the order-independent interference,
+# which moved its times by 0.03 % on average, 0.46 % at most).
 # Not part of ctest.
 #   BUILD=build JOBS=2 bench/plan_bench.sh
 set -euo pipefail
