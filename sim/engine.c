@@ -227,9 +227,20 @@ static void progress_tick(void)
     E.opt.progress(E.opt.progress_ctx, &p);
 }
 
+/* sim_options.pace: the end of the pace rank's backward operations, per
+ * micro-batch (a merged run of kernels ends all of them at its end). */
+static void note_pace(uint32_t stream)
+{
+    const sim_op *o = &E.s->ops[E.s->streams[stream].ops[E.pos[stream]]];
+    if (o->phase == SIM_PHASE_BACKWARD && o->micro >= 0 && o->micro < E.res->nmicro)
+        E.res->micro_end[o->micro] = simgrid_get_clock();
+}
+
 static void finish_op(uint32_t stream)
 {
     progress_tick();
+    if (E.res->micro_end && E.s->streams[stream].rank == E.opt.pace_rank)
+        note_pace(stream);
     uint32_t pos = ++E.pos[stream];
     for (uint32_t *link = &E.wait_head[stream]; *link != NO_WAITER;) {
         uint32_t w = *link;
@@ -1080,6 +1091,13 @@ int sim_run(const sim_schedule *s, const sim_machine *m, const sim_options *opt_
     E.res = out;
     out->nranks = s->nranks;
     out->rank = sim_xcalloc((size_t)s->nranks, sizeof *out->rank, "the per-GPU results");
+    if (E.opt.pace && E.opt.pace_rank >= 0 && E.opt.pace_rank < s->nranks) {
+        for (uint32_t i = 0; i < s->nops; i++)
+            if (s->ops[i].micro >= out->nmicro)
+                out->nmicro = s->ops[i].micro + 1;
+        out->micro_end = sim_xcalloc(out->nmicro > 0 ? (size_t)out->nmicro : 1, sizeof *out->micro_end,
+                                     "the micro-batches' ends");
+    }
     int rc = kernel_times(err);
     if (rc == 0)
         power_states();
@@ -1113,4 +1131,7 @@ void sim_result_free(sim_result *r)
 {
     free(r->rank);
     r->rank = NULL;
+    free(r->micro_end);
+    r->micro_end = NULL;
+    r->nmicro = 0;
 }

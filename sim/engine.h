@@ -47,6 +47,10 @@ typedef struct sim_options {
      * all in a run shorter than that); NULL = none. */
     void (*progress)(void *ctx, const sim_progress *p);
     void *progress_ctx;
+    /* pace = 1: record when each micro-batch's backward ends on rank
+     * pace_rank (sim_result.micro_end), the pipeline's pace for the
+     * planner's extrapolation in micro-batches */
+    int pace, pace_rank;
 } sim_options;
 
 /* Whether a folded communicator can run collective payload p: a ring
@@ -83,6 +87,9 @@ typedef struct sim_result {
     uint64_t folded_trees;
     double folded_tree_s; /* their predicted seconds, summed over the members' calls */
     double wall_s;
+    int nmicro;           /* with sim_options.pace: micro-batches of the schedule */
+    double *micro_end;    /* [nmicro]: when micro-batch j's last backward operation on the pace
+                           * rank ended (0: it has none there) */
 } sim_result;
 
 int sim_run(const sim_schedule *s, const sim_machine *m, const sim_options *opt, sim_result *out, sim_err *err);

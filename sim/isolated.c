@@ -37,7 +37,9 @@ int sim_run_isolated(const sim_schedule *s, const sim_machine *m, const sim_opti
         int ok = sim_write_all(fds[1], &rc, sizeof rc) == 0 && sim_write_all(fds[1], &e, sizeof e) == 0;
         if (ok && rc == 0)
             ok = sim_write_all(fds[1], &r, sizeof r) == 0 &&
-                 sim_write_all(fds[1], r.rank, (size_t)r.nranks * sizeof *r.rank) == 0;
+                 sim_write_all(fds[1], r.rank, (size_t)r.nranks * sizeof *r.rank) == 0 &&
+                 (!r.micro_end ||
+                  sim_write_all(fds[1], r.micro_end, (size_t)r.nmicro * sizeof *r.micro_end) == 0);
         close(fds[1]);
         _exit(ok ? 0 : 1);
     }
@@ -48,8 +50,15 @@ int sim_run_isolated(const sim_schedule *s, const sim_machine *m, const sim_opti
     if (got && rc == 0) {
         got = sim_read_all(fds[0], out, sizeof *out) == 0;
         if (got) {
+            int paced = out->micro_end != NULL; /* the child's pointer: only whether it had one */
+            out->micro_end = NULL;
             out->rank = sim_xcalloc((size_t)out->nranks, sizeof *out->rank, "the per-GPU results");
             got = sim_read_all(fds[0], out->rank, (size_t)out->nranks * sizeof *out->rank) == 0;
+            if (got && paced) {
+                out->micro_end = sim_xcalloc(out->nmicro > 0 ? (size_t)out->nmicro : 1, sizeof *out->micro_end,
+                                             "the micro-batches' ends");
+                got = sim_read_all(fds[0], out->micro_end, (size_t)out->nmicro * sizeof *out->micro_end) == 0;
+            }
         }
     }
     close(fds[0]);

@@ -2,7 +2,8 @@
  * one transfer = latency + bytes/bandwidth; two transfers into one link take
  * twice as long; a ring all-reduce takes 2(N-1)/N·S/B plus 2(N-1) latencies
  * (step by step and aggregated); a ring all-gather (N-1)/N·S/B plus N-1
- * latencies; the 1F1B bubble fraction is (p-1)/(m+p-1); with NCCL protocol
+ * latencies; the 1F1B bubble fraction is (p-1)/(m+p-1) and stage 0's
+ * backwards end F + B apart in the steady phase; with NCCL protocol
  * numbers the simulated ring equals sim_coll_predict (base + steps x (route
  * latency + step latency) + bytes / (efficiency x bandwidth)) in both modes
  * and small messages pick a low-latency protocol; the pipelined double
@@ -388,6 +389,19 @@ static int bubble(int p, int m_micro)
     char what[96];
     snprintf(what, sizeof what, "1F1B bubble fraction p=%d m=%d", p, m_micro);
     fails += near(r.idle_s / T, (double)(p - 1) / (m_micro + p - 1), 1e-6, what);
+    sim_result_free(&r);
+    /* the pace the planner extrapolates with (sim_options.pace): stage 0
+     * ends a backward every F + B while it alternates them with forwards */
+    sim_options o;
+    sim_options_default(&o);
+    o.pace = 1;
+    o.pace_rank = 0;
+    run_opts(s, m, &o, &r);
+    int last = m_micro - p - 1;
+    if (last >= 1) {
+        snprintf(what, sizeof what, "1F1B steady pace on stage 0, p=%d m=%d", p, m_micro);
+        fails += near(r.nmicro == m_micro ? (r.micro_end[last] - r.micro_end[0]) / last : -1, F + B, 1e-6, what);
+    }
     sim_result_free(&r);
     sim_sched_free(s);
     sim_machine_free(m);
