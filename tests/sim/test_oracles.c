@@ -252,78 +252,64 @@ static int tree(void)
     return fails;
 }
 
+/* GPU 0 runs `kernels` kernels back to back and sends S bytes to GPU 1,
+ * from time 0 or (after_first) once the first kernel ends; send_first makes
+ * the send's stream before the kernels', so that SimGrid runs its actor
+ * first at an instant both meet. */
+static sim_schedule *kernels_and_send(const sim_payload *pk, int kernels, int after_first, int send_first, double S)
+{
+    sim_schedule *s = sim_sched_new(2);
+    uint32_t kp = sim_sched_payload(s, pk);
+    int send = send_first ? sim_sched_stream(s, 0, "send") : -1, cs = sim_sched_stream(s, 0, "compute");
+    if (!send_first)
+        send = sim_sched_stream(s, 0, "send");
+    uint32_t first = sim_sched_add(s, cs, kp, -1, SIM_NO_TAGS, NULL, 0);
+    for (int i = 1; i < kernels; i++)
+        sim_sched_add(s, cs, kp, -1, SIM_NO_TAGS, NULL, 0);
+    sim_sched_send(s, send, NULL, 1, (int64_t)S, 0, SIM_NO_TAGS, &first, after_first ? 1 : 0);
+    sim_sched_recv(s, sim_sched_stream(s, 1, "recv"), NULL, 0, (int64_t)S, 0, SIM_NO_TAGS, NULL, 0);
+    return s;
+}
+
 /* Overlap interference: a kernel of K seconds beside a send of T seconds
  * (T·f_comm < K·f) on the same GPU: the send starts with the kernel running,
  * so it moves f_comm times the bytes and lasts T' = T·f_comm; meanwhile the
- * kernel runs at 1/f, so it ends at T' + (K - T'/f). */
+ * kernel runs at 1/f, so it ends at T' + (K - T'/f).  The order in which
+ * SimGrid runs one instant's actors must not matter: each case also runs
+ * with the send's stream made first. */
 static int interference(void)
 {
     int fails = 0;
     sim_machine *m = star_machine(2, BW, 0, 1);
-    double f = 1.3, fc = 1.2, K = 0.01, S = 20e6, T = S / BW;
+    double f = 1.3, fc = 1.2, K = 0.01, S = 20e6, T = S / BW, Tp = T * fc;
     m->gpus[0].overlap_compute = f;
     m->gpus[0].overlap_comm = fc;
-    sim_schedule *s = sim_sched_new(2);
     sim_payload pk = {.kind = SIM_OP_COMPUTE, .sub = SIM_KERNEL_FIXED, .name = -1, .seconds = K};
-    uint32_t kp = sim_sched_payload(s, &pk);
-    uint32_t kop = sim_sched_add(s, sim_sched_stream(s, 0, "compute"), kp, -1, SIM_NO_TAGS, NULL, 0);
-    sim_sched_send(s, sim_sched_stream(s, 0, "send"), NULL, 1, (int64_t)S, 0, SIM_NO_TAGS, &kop, 0);
-    sim_sched_recv(s, sim_sched_stream(s, 1, "recv"), NULL, 0, (int64_t)S, 0, SIM_NO_TAGS, NULL, 0);
+    const struct {
+        int kernels, after_first;
+        double want;
+        const char *what;
+    } cases[] = {
+        {1, 0, Tp + (K - Tp / f), "kernel beside a send: slowed while it lasts"},
+        /* a send waiting for the kernel starts as it ends: nothing beside it */
+        {1, 1, K + T, "a send after the kernel: not slowed"},
+        /* ... but where the next kernel starts at that instant, it is */
+        {2, 1, K + Tp + (K - Tp / f), "a send after a kernel, the next one starting with it"},
+    };
     sim_result r;
-    double Tp = T * fc;
-    fails += near(run(s, m, SIM_COLLMODE_AUTO, &r), Tp + (K - Tp / f), 1e-6,
-                  "kernel beside a send: slowed while it lasts");
-    sim_result_free(&r);
-    sim_sched_free(s);
-    /* the same with the send's stream made first, so that SimGrid runs the
-     * send's actor before the kernel's at time 0: the order of one
-     * instant's events must not matter */
-    s = sim_sched_new(2);
-    kp = sim_sched_payload(s, &pk);
-    uint32_t send_stream = sim_sched_stream(s, 0, "send");
-    kop = sim_sched_add(s, sim_sched_stream(s, 0, "compute"), kp, -1, SIM_NO_TAGS, NULL, 0);
-    sim_sched_send(s, send_stream, NULL, 1, (int64_t)S, 0, SIM_NO_TAGS, NULL, 0);
-    sim_sched_recv(s, sim_sched_stream(s, 1, "recv"), NULL, 0, (int64_t)S, 0, SIM_NO_TAGS, NULL, 0);
-    fails += near(run(s, m, SIM_COLLMODE_AUTO, &r), Tp + (K - Tp / f), 1e-6,
-                  "kernel beside a send, the send's actor first: the same");
-    sim_result_free(&r);
-    sim_sched_free(s);
-    /* a send waiting for the kernel starts as it ends: nothing beside it */
-    s = sim_sched_new(2);
-    kp = sim_sched_payload(s, &pk);
-    kop = sim_sched_add(s, sim_sched_stream(s, 0, "compute"), kp, -1, SIM_NO_TAGS, NULL, 0);
-    sim_sched_send(s, sim_sched_stream(s, 0, "send"), NULL, 1, (int64_t)S, 0, SIM_NO_TAGS, &kop, 1);
-    sim_sched_recv(s, sim_sched_stream(s, 1, "recv"), NULL, 0, (int64_t)S, 0, SIM_NO_TAGS, NULL, 0);
-    fails += near(run(s, m, SIM_COLLMODE_AUTO, &r), K + T, 1e-6, "a send after the kernel: not slowed");
-    sim_result_free(&r);
-    sim_sched_free(s);
-    /* ... but where the next kernel starts at that instant, it is, in
-     * either order of the two streams */
-    for (int send_first = 0; send_first < 2; send_first++) {
-        s = sim_sched_new(2);
-        kp = sim_sched_payload(s, &pk);
-        send_stream = send_first ? sim_sched_stream(s, 0, "send") : 0;
-        uint32_t cs = sim_sched_stream(s, 0, "compute");
-        if (!send_first)
-            send_stream = sim_sched_stream(s, 0, "send");
-        kop = sim_sched_add(s, cs, kp, -1, SIM_NO_TAGS, NULL, 0);
-        sim_sched_add(s, cs, kp, -1, SIM_NO_TAGS, NULL, 0);
-        sim_sched_send(s, send_stream, NULL, 1, (int64_t)S, 0, SIM_NO_TAGS, &kop, 1);
-        sim_sched_recv(s, sim_sched_stream(s, 1, "recv"), NULL, 0, (int64_t)S, 0, SIM_NO_TAGS, NULL, 0);
-        fails += near(run(s, m, SIM_COLLMODE_AUTO, &r), K + Tp + (K - Tp / f), 1e-6,
-                      send_first ? "a send after a kernel, the next one starting with it (send's actor first)"
-                                 : "a send after a kernel, the next one starting with it");
-        sim_result_free(&r);
-        sim_sched_free(s);
-    }
+    char what[128];
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int send_first = 0; send_first < 2; send_first++) {
+            sim_schedule *s = kernels_and_send(&pk, cases[c].kernels, cases[c].after_first, send_first, S);
+            snprintf(what, sizeof what, "%s%s", cases[c].what, send_first ? " (send's actor first)" : "");
+            fails += near(run(s, m, SIM_COLLMODE_AUTO, &r), cases[c].want, 1e-6, what);
+            sim_result_free(&r);
+            sim_sched_free(s);
+        }
     /* with the factors at 1 the same schedule is the kernel alone */
     m->gpus[0].overlap_compute = 1;
     m->gpus[0].overlap_comm = 1;
-    s = sim_sched_new(2);
-    kp = sim_sched_payload(s, &pk);
-    kop = sim_sched_add(s, sim_sched_stream(s, 0, "compute"), kp, -1, SIM_NO_TAGS, NULL, 0);
-    sim_sched_send(s, sim_sched_stream(s, 0, "send"), NULL, 1, (int64_t)S, 0, SIM_NO_TAGS, &kop, 0);
-    sim_sched_recv(s, sim_sched_stream(s, 1, "recv"), NULL, 0, (int64_t)S, 0, SIM_NO_TAGS, NULL, 0);
+    sim_schedule *s = kernels_and_send(&pk, 1, 0, 0, S);
     fails += near(run(s, m, SIM_COLLMODE_AUTO, &r), K, 1e-6, "no interference when the factors are 1");
     sim_result_free(&r);
     sim_sched_free(s);
