@@ -549,14 +549,15 @@ void plan_evaluate_st(const plan_ctx *ctx, const wl_strategy *given, plan_result
                 out->sims++;
                 out->folded += pt[i][j].folded;
             }
-            if (!failed && paced && pt[i][j].pace <= 0 && 2 * p < nmb &&
-                layers_ok(ctx, &ctx->model, &st, 2 * p * per)) {
-                paced = 0; /* no steady pace: the second sample after all */
-                nm[1] = 2 * p;
+            if (!failed && paced && pt[i][j].pace <= 0) {
+                /* no steady pace: a second sample after all, at 2p or else
+                 * at the real count (never the sample alone, unextrapolated) */
+                paced = 0;
+                nm[1] = 2 * p < nmb && layers_ok(ctx, &ctx->model, &st, 2 * p * per) ? 2 * p : nmb;
                 np = 2;
             }
         }
-    if (paced && !failed && pt[0][0].pace > 0) {
+    if (paced && !failed) {
         /* every micro-batch past the sample adds one pace; kernels and
          * transfers grow with the micro-batches, the bubble does not */
         point *a = &pt[0][0];
