@@ -20,9 +20,24 @@ trap 'rm -rf "$T"' EXIT
 args=(plan --platform platforms/clusters/rtx3090-16x4.json --model bench/gpt-4096-l24.json --global-batch 256
       --axis schedule=megatron --axis sp=0 --axis vstages=1 --axis zero=0
       --jobs "$JOBS" --quiet --cache "$T/cache")
-"$BUILD/trainsim" "${args[@]}" > "$T/out.txt" 2> "$T/err.txt"
+TRAINSIM_PLAN_TIMES=1 "$BUILD/trainsim" "${args[@]}" > "$T/out.txt" 2> "$T/err.txt"
 line=$(tail -1 "$T/err.txt")
 echo "$line"
+# where the time goes: deep pipelines (pp >= 4, sampled whole in their
+# steady state: eval.c) against the others (cut to one and two layers)
+python3 - "$T/err.txt" <<'PY'
+import re, sys
+cls = {}
+for l in open(sys.argv[1]):
+    m = re.match(r"eval ([\d.]+) s (\d+) sims .* (\S+)$", l)
+    if m:
+        pp = int(re.search(r"pp=(\d+)", m.group(3)).group(1))
+        c = cls.setdefault("pp >= 4" if pp >= 4 else "pp < 4", [0, 0.0, 0])
+        c[0] += 1; c[1] += float(m.group(1)); c[2] += int(m.group(2))
+tot = sum(c[1] for c in cls.values())
+for k, (n, w, s) in sorted(cls.items()):
+    print(f"  {k}: {n} evaluations, {s} simulations, {1000 * w / n:.1f} ms each, {100 * w / tot:.0f} % of the evaluation time")
+PY
 cpu=$(sed -n 's/.*; \([0-9.]*\) CPU s per evaluation.*/\1/p' <<< "$line")
 python3 -c "import sys; c=float(sys.argv[1]); print(f'=> {int(sys.argv[2])/c:.1f} evaluations/s on {sys.argv[2]} idle cores ({c:.3f} CPU s each)')" "$cpu" "$JOBS"
 sed -n '3,6p;/^best/p' "$T/out.txt"
