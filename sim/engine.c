@@ -1052,6 +1052,7 @@ static void collect_results(const sim_schedule *s, sim_result *out)
         R->idle_s = fmax(0, T - R->compute_s - R->exposed_comm_s);
         R->end_s = fmax(E.compute[r].n ? E.compute[r].v[E.compute[r].n - 1].b : 0,
                         E.comm[r].n ? E.comm[r].v[E.comm[r].n - 1].b : 0);
+        R->start_s = E.compute[r].n ? E.compute[r].v[0].a : 0;
         out->compute_s += R->compute_s / nr;
         out->comm_s += R->comm_s / nr;
         out->exposed_comm_s += R->exposed_comm_s / nr;

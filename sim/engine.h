@@ -69,6 +69,7 @@ typedef struct sim_rank_result {
     double exposed_comm_s;  /* communication with no compute beside it */
     double idle_s;
     double end_s;
+    double start_s;         /* when its first kernel started (0: none ran) */
     double peak_mem;
     double peak_by_kind[SIM_MEM_KIND_COUNT];
 } sim_rank_result;
