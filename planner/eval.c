@@ -542,7 +542,9 @@ void plan_evaluate_st(const plan_ctx *ctx, const wl_strategy *given, plan_result
     wl_model mq = ctx->model;
     wl_strategy sq = st;
     sim_machine *qview = NULL;
-    if (paced && uniform && ctx->model.layers % p == 0 && (q = stage_sample(ctx->mach, res.tp, res.dp, p)) > 0) {
+    const char *every_stage = getenv("TRAINSIM_PLAN_STAGE_SAMPLE"); /* 0: off, to measure it (tests) */
+    if (paced && uniform && ctx->model.layers % p == 0 && !(every_stage && !strcmp(every_stage, "0")) &&
+        (q = stage_sample(ctx->mach, res.tp, res.dp, p)) > 0) {
         mq.layers = ctx->model.layers / p * q;
         sq.pp = q;
         wl_strategy chk = with_batch(&sq, (q + 5) * res.mb * k, k), rq;
