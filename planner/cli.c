@@ -629,7 +629,7 @@ int plan_cli_main(int argc, char **argv)
         nran = print_report(&o, &ctx, sp, res, n, pl, npl, &st);
         double el = t_space + st.wall_s;
         fprintf(stderr, "trainsim plan: %d strategies: %d evaluated (%d simulations) on %d process%s x %d rank%s, "
-                        "%d from the cache, in %.2f s (%.1f evaluations/s); %.2f CPU s per evaluation on rank 0\n",
+                        "%d from the cache, in %.2f s (%.1f evaluations/s); %.3f CPU s per evaluation on rank 0\n",
                 n, st.evaluated, st.sims, jobs, jobs == 1 ? "" : "es", msize, msize == 1 ? "" : "s", st.cached, el,
                 el > 0 ? st.evaluated / el : 0, st.mine ? st.cpu_s / st.mine : 0);
         if (st.verified) {

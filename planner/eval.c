@@ -535,8 +535,8 @@ void plan_evaluate_st(const plan_ctx *ctx, const wl_strategy *given, plan_result
      * on the servers, so its stages send at once over the same kind of
      * paths.  Against full simulation on the bench sweep: the 30 evaluations
      * it changes (pp 6 and 8) mean 0.76 %, worst 1.81 % (0.59 / 1.28 % with
-     * every stage); the whole sweep 0.34 / 2.11 % (0.31 / 2.11 %), at 50
-     * instead of 40 evaluations/s.  GPT-3 175B on 1,024 A100 (tp 8 · pp 16 ·
+     * every stage); the whole sweep 0.34 / 2.11 % (0.31 / 2.11 %), at 45.5
+     * instead of 35.1 evaluations/s.  GPT-3 175B on 1,024 A100 (tp 8 · pp 16 ·
      * dp 8, bench/bench.sh): 27.1972 s as before, in 0.30 s instead of 0.64. */
     int q = 0;
     wl_model mq = ctx->model;
