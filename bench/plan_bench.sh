@@ -23,8 +23,9 @@ args=(plan --platform platforms/clusters/rtx3090-16x4.json --model bench/gpt-409
 TRAINSIM_PLAN_TIMES=1 "$BUILD/trainsim" "${args[@]}" > "$T/out.txt" 2> "$T/err.txt"
 line=$(tail -1 "$T/err.txt")
 echo "$line"
-# where the time goes: deep pipelines (pp >= 4, sampled whole in their
-# steady state: eval.c) against the others (cut to one and two layers)
+# where the time goes: deep pipelines (pp >= 4, sampled in their steady
+# state, from 5 stages on with their first 4: eval.c) against the others
+# (cut to one and two layers)
 python3 - "$T/err.txt" <<'PY'
 import re, sys
 cls = {}

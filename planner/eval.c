@@ -288,10 +288,6 @@ static wl_strategy with_batch(const wl_strategy *given, int gb, int dp)
     return st;
 }
 
-/* mode 0: the whole schedule; 1: the pipeline part only (split()), on the
- * replica view with dp = k, keeping each rank's end time.  aggregated: run
- * the collectives as one flow per member and phase (SIM_COLLMODE_AGGREGATED).
- * fold: on two servers per group where fold.c allows it. */
 /* The steady pace of a 1F1B pipeline of p stages run with m micro-batches:
  * stage 0 ends micro-batch j's backward every pace seconds while it
  * alternates forwards and backwards, for j <= m - p - 1 (the next one
@@ -309,6 +305,12 @@ static double steady_pace(const sim_result *r, int p)
     return (r->micro_end[last] - r->micro_end[0]) / last;
 }
 
+/* mode 0: the whole schedule; 1: the pipeline part only (split()), on the
+ * replica view with dp = k, keeping each rank's start and end times.
+ * aggregated: run the collectives as one flow per member and phase
+ * (SIM_COLLMODE_AGGREGATED).  fold: on two servers per group where fold.c
+ * allows it.  pace_stages > 0: measure the steady pace of a pipeline of
+ * that many stages (steady_pace). */
 static int simulate(const sim_machine *mach, const wl_model *m, const wl_strategy *given, int gb,
                     int dp, int mode, int aggregated, int fold, int pace_stages, point *out, sim_err *err)
 {
