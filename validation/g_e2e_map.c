@@ -815,7 +815,13 @@ static int map_sharding(const e2e_family *f, row *r, double params, int dp)
     } else if (per_size ? params < f->hsdp_below : has(z, "HSDP")) {
         STRAT("fsdp=hybrid");
         return 1;
-    } else if (per_size || has(z, "FULL_SHARD") || has(z, "PyTorch FSDP") || has(z, "Megatron-FSDP")) {
+    } else if (has(z, "Megatron-FSDP")) {
+        /* Megatron-Core's own FSDP: sharded as FULL_SHARD, without PyTorch
+         * FSDP's copies around the collectives */
+        item(m->strat, &m->nstrat, 2, "zero=3", "fsdp=full");
+        STRAT("fsdp_impl=megatron");
+        return 1;
+    } else if (per_size || has(z, "FULL_SHARD") || has(z, "PyTorch FSDP")) {
         /* FSDP FULL_SHARD: before the fsdp key, zero=3 is the same (one
          * unit per layer, gathered before forward and backward, resharded) */
         item(m->strat, &m->nstrat, 2, "zero=3", "fsdp=full");

@@ -206,8 +206,12 @@ static int resolve_fsdp(const wl_strategy *st, const sim_machine *mach, plan *pl
     pl->sw = pl->wbytes;
     pl->sg = pl->gbytes;
     pl->so = pl->obytes;
-    if (st->fsdp == WL_FSDP_NONE)
+    if (st->fsdp == WL_FSDP_NONE) {
+        if (st->fsdp_impl != WL_FSDP_IMPL_FSDP1)
+            return sim_errf(err, "fsdp_impl chooses whose FSDP shards the model, but fsdp=none: give fsdp=full, "
+                            "grad_op or hybrid too");
         return 0;
+    }
     if (st->zero || st->osdp[0])
         return sim_errf(err, "fsdp and %s both choose the sharding: give one of them", st->zero ? "zero" : "osdp");
     if (st->fsdp == WL_FSDP_GRAD_OP && pl->p > 1)
@@ -1114,11 +1118,16 @@ static void gather(gen *g, int layer, int micro, sim_phase ph)
                                         g->edp_ag, t, &mem, 1);
 }
 
+static void fsdp_copy_out(gen *g, int64_t x, sim_tags t);
+
 /* The next kernel waits for the layer's gathered parameters. */
-static void use_gathered(gen *g, int layer)
+static void use_gathered(gen *g, int layer, sim_tags t)
 {
-    if (layer_sharded(g->m, g->pl, layer) > 0 && g->pl->st.osdp_split == 1)
+    int64_t x = layer_sharded(g->m, g->pl, layer);
+    if (x > 0 && g->pl->st.osdp_split == 1) {
         wl_cursor_pend(&g->cur, g->ag_of[layer]);
+        fsdp_copy_out(g, x + expert_sharded(g, layer), t);
+    }
 }
 
 /* FSDP's reshard: the full copy is freed after the layer ran. */
@@ -1263,6 +1272,63 @@ static uint32_t reduce_shard(gen *g, int64_t x, uint32_t dep, sim_tags t)
                                                                shard(x, pl->ds) * pl->gbytes),
                                    g->ar_comm, t, &rs, 1);
     return rs;
+}
+
+/* PyTorch FSDP's own passes over a unit's x gathered gradients before their
+ * reduce-scatter, every micro-batch (sources read, not copied: pytorch/pytorch
+ * torch/distributed/fsdp/_runtime_utils.py _post_backward_hook and
+ * algorithms/_comm_hooks/default_hooks.py reduce_scatter_hook for FSDP1;
+ * _fully_shard/_fsdp_collectives.py foreach_reduce for FSDP2).  w and r
+ * are the gradient's bytes as computed (the parameter dtype) and as reduced.
+ * FSDP1: the flat parameter's gradient is autograd's cat of its views'
+ *   gradients (the views are split() of the flat parameter, so
+ *   SplitWithSizesBackward concatenates them: w read, w written per
+ *   parameter, on the compute stream, the cat kernel's class); then on the
+ *   post-backward stream the cast to the reduce dtype where it differs
+ *   (w + r, a widening copy) and the pre-division in place (r + r: the
+ *   predivide factor is above 1 for every group of 2 or more), then the
+ *   reduce-scatter.
+ * FSDP2: one copy-in of the gradients into the reduce-scatter buffer,
+ *   widened as it copies (torch._chunk_cat, w + r, on the compute stream);
+ *   NCCL averages fp32 and bf16 (ReduceOp.AVG), fp16 is pre-divided.
+ * Megatron-FSDP: none (megatron/core/distributed/fsdp: the weight-gradient
+ *   GEMMs accumulate into the bucket the reduce-scatter reads, and the
+ *   gathered parameters alias the all-gather's bucket).
+ * Returns the op the reduce-scatter waits for. */
+static uint32_t fsdp_grad_passes(gen *g, int64_t x, sim_tags t)
+{
+    const plan *pl = g->pl;
+    int64_t w = pl->wbytes, r = pl->gbytes;
+    sim_dtype dt = w == 4 ? SIM_DTYPE_FP32 : pl->st.dtype == SIM_DTYPE_FP16 ? SIM_DTYPE_FP16 : SIM_DTYPE_BF16;
+    if (pl->st.fsdp == WL_FSDP_NONE || pl->st.fsdp_impl == WL_FSDP_IMPL_MEGATRON)
+        return g->cur.last_comp;
+    if (pl->st.fsdp_impl == WL_FSDP_IMPL_FSDP2) {
+        uint32_t in = wl_cursor_comp(&g->cur, wl_pay_elem(g->s, "fsdp_grad_copy_in", x * (w + r), dt), t);
+        if (r == 2 && pl->st.dtype == SIM_DTYPE_FP16)
+            sim_sched_add(g->s, g->s_rs, wl_pay_elem(g->s, "fsdp_grad_predivide", 2 * x * r, dt), -1, t, &in, 1);
+        return in;
+    }
+    int64_t cat[SIM_MEMC_COUNT] = {[SIM_MEMC_STRIDED] = 2 * w * x};
+    uint32_t flat = wl_cursor_comp(&g->cur, wl_pay_elem_cls(g->s, "fsdp_grad_cat", cat, dt), t);
+    if (r != w) {
+        int64_t cast[SIM_MEMC_COUNT] = {[SIM_MEMC_CAST_UP] = (w + r) * x};
+        sim_sched_add(g->s, g->s_rs, wl_pay_elem_cls(g->s, "fsdp_grad_cast", cast, dt), -1, t, &flat, 1);
+    }
+    sim_sched_add(g->s, g->s_rs, wl_pay_elem(g->s, "fsdp_grad_predivide", 2 * x * r, dt), -1, t, &flat, 1);
+    return flat;
+}
+
+/* FSDP2 copies each all-gathered parameter out of the all-gather buffer into
+ * its own unsharded tensor (split_with_sizes_copy, w read and w written) on
+ * the compute stream before the unit runs; FSDP1 gathers straight into the
+ * flat parameter, which its views alias. */
+static void fsdp_copy_out(gen *g, int64_t x, sim_tags t)
+{
+    const plan *pl = g->pl;
+    if (pl->st.fsdp == WL_FSDP_NONE || pl->st.fsdp_impl != WL_FSDP_IMPL_FSDP2 || x <= 0)
+        return;
+    sim_dtype dt = pl->wbytes == 4 ? SIM_DTYPE_FP32 : pl->st.dtype == SIM_DTYPE_FP16 ? SIM_DTYPE_FP16 : SIM_DTYPE_BF16;
+    wl_cursor_comp(&g->cur, wl_pay_elem(g->s, "fsdp_param_copy_out", 2 * pl->wbytes * x, dt), t);
 }
 
 /* Frees the full gradients of the previous layer once its reduce-scatter is
@@ -1466,7 +1532,7 @@ static void forward(gen *g, int micro, int chunk)
         for (int j = 0; j < nl; j++) {
             if (j + 1 < nl)
                 gather(g, first + j + 1, micro, SIM_PHASE_FORWARD);
-            use_gathered(g, first + j);
+            use_gathered(g, first + j, tags(first + j, micro, SIM_PHASE_FORWARD));
             wl_layer_forward(layer_of(g, chunk, j), c, first + j, 1, micro, 0);
             if (pl->reshard) /* SHARD_GRAD_OP keeps it for the backward */
                 release(g, first + j, micro, SIM_PHASE_FORWARD);
@@ -1563,7 +1629,7 @@ static void backward(gen *g, int micro, int chunk, int step)
                     gather(g, l, micro, SIM_PHASE_BACKWARD);
                 if (j > 0)
                     gather(g, l - 1, micro, SIM_PHASE_BACKWARD);
-                use_gathered(g, l);
+                use_gathered(g, l, t);
             }
             if (sharded) {
                 if (x > 0)
@@ -1572,7 +1638,7 @@ static void backward(gen *g, int micro, int chunk, int step)
             }
             wl_layer_backward(layer_of(g, chunk, j), c, l, 1, micro, j < nrc ? flags : 0);
             if (sharded) {
-                uint32_t rs = x > 0 ? reduce_shard(g, x, c->last_comp, t) : UINT32_MAX;
+                uint32_t rs = x > 0 ? reduce_shard(g, x, fsdp_grad_passes(g, x, t), t) : UINT32_MAX;
                 if (x > 0 && e > 0) /* the experts' after the layer's, on the same stream */
                     g->last_rs = rs = sim_sched_add(g->s, g->s_rs,
                                                     wl_pay_coll(g->s, "fsdp_expert_reducescatter",
@@ -1891,7 +1957,8 @@ static int generate_rank(gen *g, int rank, const comms *C)
         g->last_dp = sim_sched_add(s, g->sdp, p, g->emb_comm, bt, &last_bwd, 1);
     }
     if (root_full > 0) {
-        uint32_t rs = reduce_shard(g, root_full, g->last_dp != UINT32_MAX ? g->last_dp : last_bwd, bt);
+        uint32_t passes = fsdp_grad_passes(g, root_full, bt);
+        uint32_t rs = reduce_shard(g, root_full, g->last_dp != UINT32_MAX ? g->last_dp : passes, bt);
         wl_cursor_mem(&g->cur, wl_pay_mem(s, "gathered_weights", SIM_MEM_WEIGHTS, -root_full * pl->wbytes), bt);
         sim_sched_add(s, g->cur.sc, wl_pay_mem(s, "gathered_gradients", SIM_MEM_GRADIENTS, -root_full * pl->gbytes), -1,
                       bt, &rs, 1);

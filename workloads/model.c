@@ -535,6 +535,7 @@ void wl_strategy_default(wl_strategy *s)
     s->zero = 0;
     s->osdp[0] = 0;
     s->osdp_split = 1;
+    s->fsdp_impl = WL_FSDP_IMPL_FSDP1;
 
     s->schedule = WL_TP_MEGATRON;
     s->sp = 0;
@@ -546,13 +547,14 @@ void wl_strategy_default(wl_strategy *s)
 
 #define KNOWN_KEYS                                                                                            \
     "tp, pp, cp, ep, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, " \
-    "grad_reduce, zero, fsdp, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn, kernels, " \
+    "grad_reduce, zero, fsdp, fsdp_impl, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn, kernels, " \
     "autocast, stage_split, pp_layers, grad_collective, loss, optimizer, routing, balance"
 
 static const char *const tp_schedule_names[WL_TP_SCHEDULE_COUNT] = {
     "megatron", "default_checkpoint", "optim_comm_checkpoint", "overlap_checkpoint", "oases", "merak", "tesseract"};
 static const char *const recompute_names[] = {"none", "full", "selective", "oases"};
 static const char *const fsdp_names[WL_FSDP_COUNT] = {"none", "full", "grad_op", "hybrid"};
+static const char *const fsdp_impl_names[WL_FSDP_IMPL_COUNT] = {"fsdp1", "fsdp2", "megatron"};
 static const char *const split_names[WL_SPLIT_COUNT] = {"uniform", "embedding_as_layer", "list"};
 static const char *const grad_coll_names[WL_GRAD_COUNT] = {"auto", "allreduce", "reducescatter"};
 static const char *const balance_names[WL_BAL_COUNT] = {"none", "fastermoe", "prophet"};
@@ -1006,6 +1008,17 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         return sim_errf(err, "strategy: fsdp: expected none, full, grad_op or hybrid (PyTorch FSDP's FULL_SHARD, "
                         "SHARD_GRAD_OP, HYBRID_SHARD), got \"%s\"", val);
     }
+    if (strcmp(key, "fsdp_impl") == 0) {
+        static const char *const aliases[WL_FSDP_IMPL_COUNT] = {"FullyShardedDataParallel", "fully_shard",
+                                                                "megatron_fsdp"};
+        for (int i = 0; i < WL_FSDP_IMPL_COUNT; i++)
+            if (strcmp(val, fsdp_impl_names[i]) == 0 || strcmp(val, aliases[i]) == 0) {
+                s->fsdp_impl = (wl_fsdp_impl)i;
+                return 0;
+            }
+        return sim_errf(err, "strategy: fsdp_impl: expected fsdp1 (PyTorch's FullyShardedDataParallel), fsdp2 "
+                        "(PyTorch's fully_shard) or megatron (Megatron-Core's Megatron-FSDP), got \"%s\"", val);
+    }
     if (strcmp(key, "osdp_split") == 0) {
         char *end;
         long k = strtol(val, &end, 10);
@@ -1169,6 +1182,8 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         APPEND(",zero=%d", s->zero);
     if (s->fsdp)
         APPEND(",fsdp=%s", fsdp_names[s->fsdp]);
+    if (s->fsdp_impl != WL_FSDP_IMPL_FSDP1)
+        APPEND(",fsdp_impl=%s", fsdp_impl_names[s->fsdp_impl]);
     if (s->osdp[0])
         APPEND(",osdp=%s", s->osdp);
     if (s->osdp_split > 1)

@@ -167,6 +167,11 @@ typedef enum wl_tp_schedule {
 /* PyTorch FSDP sharding strategies (torch.distributed.fsdp.ShardingStrategy;
  * workloads/gpt.c): FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD. */
 typedef enum wl_fsdp { WL_FSDP_NONE, WL_FSDP_FULL, WL_FSDP_GRAD_OP, WL_FSDP_HYBRID, WL_FSDP_COUNT } wl_fsdp;
+/* The implementation, for the copies it makes around its collectives
+ * (gpt.c fsdp_grad_passes): PyTorch's FullyShardedDataParallel (FSDP1, flat
+ * parameters), its fully_shard (FSDP2, per-parameter DTensors), or
+ * Megatron-Core's Megatron-FSDP (buckets the GEMMs accumulate into). */
+typedef enum wl_fsdp_impl { WL_FSDP_IMPL_FSDP1, WL_FSDP_IMPL_FSDP2, WL_FSDP_IMPL_MEGATRON, WL_FSDP_IMPL_COUNT } wl_fsdp_impl;
 /* Attention kernels (strategy key attn): auto = what the training stacks
  * run (Megatron-Core with Transformer Engine, PyTorch SDPA): fused
  * FlashAttention kernels in fp16/bf16 (and fp8, whose attention stays bf16)
@@ -254,6 +259,7 @@ typedef struct wl_strategy {
                                 SIM_DTYPE_COUNT = auto (gpt.c: the framework's default) */
     int zero;                /* ZeRO stage 0..3 (3 = FSDP) */
     wl_fsdp fsdp;            /* PyTorch FSDP / HSDP sharding with mixed precision (instead of zero) */
+    wl_fsdp_impl fsdp_impl;  /* whose FSDP: PyTorch's FSDP1 or FSDP2, or Megatron-Core's */
     int osdp_split;             /* OSDP operator splitting: sharded linears gathered in this many slices (1 = whole units) */
     char osdp[WL_OSDP_MAX + 1]; /* OSDP per-layer sharding levels '0'..'3', one per layer; "" = off */
     wl_grad_coll grad_coll;     /* grad_collective: the gradients' collective under zero=1 */

@@ -11,6 +11,9 @@
  *    forward ends at the root unit's all-gather + the first layer's + its
  *    compute + max(compute, all-gather) for every further layer, with
  *    all-gathers far below and far above the layer's compute;
+ *  - FSDP's own passes over the gathered gradients and parameters, every
+ *    micro-batch: FSDP1's cat of the views' gradients, cast to the reduce
+ *    dtype and pre-division; FSDP2's copy-in and copy-out (fsdp_impl=fsdp2);
  *  - impossible combinations are explained. */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -125,6 +128,96 @@ static void test_structure(void)
     sim_machine_free(mach);
 }
 
+/* Element-wise kernels of rank 0 named `name`: count, bytes, bytes of class
+ * cls, and whether they all ran on the stream named `stream`. */
+static int passes(const sim_schedule *s, const char *name, int cls, const char *stream, double *bytes, double *cbytes,
+                  int *on)
+{
+    int n = 0;
+    *bytes = *cbytes = 0;
+    *on = 1;
+    for (uint32_t i = 0; i < s->nops; i++) {
+        const sim_payload *p = sim_sched_payload_of(s, i);
+        if (sim_sched_rank_of(s, i) != 0 || p->kind != SIM_OP_COMPUTE || strcmp(sim_sched_strname(s, p->name), name))
+            continue;
+        n++;
+        *bytes += (double)p->bytes;
+        if (cls > SIM_MEMC_STREAM)
+            *cbytes += (double)p->class_bytes[cls - 1];
+        *on &= !strcmp(sim_sched_strname(s, s->streams[s->ops[i].stream].name), stream);
+    }
+    return n;
+}
+
+static void test_grad_passes(void)
+{
+    wl_model m = wl_test_tiny(4);
+    sim_machine *mach = wl_test_machine(8, 0);
+    sim_err err;
+    double h = 64, layer = 12 * h * h + 13 * h, root = 1024 * h + 32 * h + 2 * h, all = 2 * 4 * layer + root;
+    double b, c;
+    int on;
+    /* FSDP1, 2 micro-batches, reduced in fp32: per layer and micro-batch (and
+     * the root once) the cat (2 + 2 bytes, the cat kernel's class) on the
+     * compute stream, then on the reduce-scatter's stream the cast (2 + 4,
+     * a widening copy) and the pre-division (4 + 4), ahead of the
+     * reduce-scatter */
+    wl_strategy s = wl_test_strategy("dp=8,mb=1,gb=16,dtype=bf16,fsdp=full");
+    sim_schedule *sc = wl_gpt_generate(&m, &s, mach, &err);
+    CHECK(sc && sim_sched_check(sc, &err) == 0);
+    CHECK(passes(sc, "fsdp_grad_cat", SIM_MEMC_STRIDED, "compute", &b, &c, &on) == 9 && on);
+    CHECK(b == 4 * all && c == b);
+    CHECK(passes(sc, "fsdp_grad_cast", SIM_MEMC_CAST_UP, "fsdp-rs", &b, &c, &on) == 9 && on);
+    CHECK(b == 6 * all && c == b);
+    CHECK(passes(sc, "fsdp_grad_predivide", SIM_MEMC_STREAM, "fsdp-rs", &b, &c, &on) == 9 && on);
+    CHECK(b == 8 * all);
+    CHECK(passes(sc, "fsdp_grad_copy_in", SIM_MEMC_STREAM, "compute", &b, &c, &on) == 0);
+    CHECK(passes(sc, "fsdp_param_copy_out", SIM_MEMC_STREAM, "compute", &b, &c, &on) == 0);
+    /* on its stream each reduce-scatter follows its own pre-division */
+    int prev_div = 0, ok = 1;
+    for (uint32_t i = 0; i < sc->nops; i++) {
+        if (sim_sched_rank_of(sc, i) != 0)
+            continue;
+        const char *n = sim_sched_strname(sc, sim_sched_payload_of(sc, i)->name);
+        if (!strcmp(n, "fsdp_reducescatter"))
+            ok &= prev_div, prev_div = 0;
+        else if (!strcmp(n, "fsdp_grad_predivide"))
+            prev_div = 1;
+    }
+    CHECK(ok);
+    sim_sched_free(sc);
+    /* reduced in bf16: no cast, the pre-division at 2 + 2 */
+    s = wl_test_strategy("dp=8,mb=1,gb=16,dtype=bf16,fsdp=full,grad_reduce=bf16");
+    sc = wl_gpt_generate(&m, &s, mach, &err);
+    CHECK(sc != NULL);
+    CHECK(sc && passes(sc, "fsdp_grad_cast", SIM_MEMC_CAST_UP, "fsdp-rs", &b, &c, &on) == 0);
+    CHECK(sc && passes(sc, "fsdp_grad_predivide", SIM_MEMC_STREAM, "fsdp-rs", &b, &c, &on) == 9 && b == 4 * all);
+    sim_sched_free(sc);
+    /* FSDP2: the gradients copied into the reduce-scatter buffer and widened
+     * (2 + 4), no division of its own; every gathered layer copied out of
+     * the all-gather buffer (2 + 2), in forward and again in backward */
+    s = wl_test_strategy("dp=8,mb=1,gb=16,dtype=bf16,fsdp=full,fsdp_impl=fsdp2");
+    sc = wl_gpt_generate(&m, &s, mach, &err);
+    CHECK(sc && sim_sched_check(sc, &err) == 0);
+    CHECK(sc && passes(sc, "fsdp_grad_copy_in", SIM_MEMC_STREAM, "compute", &b, &c, &on) == 9 && on && b == 6 * all);
+    CHECK(sc && passes(sc, "fsdp_param_copy_out", SIM_MEMC_STREAM, "compute", &b, &c, &on) == 2 * 2 * 4 && on &&
+          b == 2 * 2 * 4 * 4 * layer);
+    CHECK(sc && passes(sc, "fsdp_grad_cat", SIM_MEMC_STRIDED, "compute", &b, &c, &on) == 0);
+    CHECK(sc && passes(sc, "fsdp_grad_predivide", SIM_MEMC_STREAM, "fsdp-rs", &b, &c, &on) == 0);
+    sim_sched_free(sc);
+    /* Megatron-FSDP and DeepSpeed-style zero=3 have none of them */
+    s = wl_test_strategy("dp=8,mb=1,gb=16,dtype=bf16,fsdp=full,fsdp_impl=megatron");
+    sc = wl_gpt_generate(&m, &s, mach, &err);
+    CHECK(sc && passes(sc, "fsdp_grad_cat", SIM_MEMC_STRIDED, "compute", &b, &c, &on) == 0);
+    CHECK(sc && passes(sc, "fsdp_grad_predivide", SIM_MEMC_STREAM, "fsdp-rs", &b, &c, &on) == 0);
+    sim_sched_free(sc);
+    s = wl_test_strategy("dp=8,mb=1,gb=16,dtype=bf16,zero=3");
+    sc = wl_gpt_generate(&m, &s, mach, &err);
+    CHECK(sc && passes(sc, "fsdp_grad_cat", SIM_MEMC_STRIDED, "compute", &b, &c, &on) == 0);
+    sim_sched_free(sc);
+    sim_machine_free(mach);
+}
+
 /* The end of rank 0's last forward kernel of micro-batch 0, from a trace. */
 static double forward_end(const char *path)
 {
@@ -226,6 +319,7 @@ static void test_errors(void)
         {"dp=8,gb=8,fsdp=full,zero=3", "fsdp and zero both choose the sharding"},
         {"dp=4,pp=2,gb=8,fsdp=grad_op", "with pp=2 several micro-batches are in flight"},
         {"tp=4,dp=2,gb=8,fsdp=hybrid", "each node holds one GPU of every data-parallel group"},
+        {"dp=8,gb=8,fsdp_impl=fsdp2", "fsdp_impl chooses whose FSDP shards the model, but fsdp=none"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         wl_strategy s = wl_test_strategy(bad[i].s);
@@ -240,6 +334,12 @@ static void test_errors(void)
     char buf[256];
     wl_strategy_format(&s, buf, sizeof buf);
     CHECK_HAS(buf, ",fsdp=grad_op");
+    CHECK(!strstr(buf, "fsdp_impl")); /* fsdp1, the default, reads as before */
+    CHECK(wl_strategy_parse("fsdp_impl=deepspeed", &s, &err) == -1);
+    CHECK_HAS(err.msg, "fsdp_impl: expected fsdp1 (PyTorch's FullyShardedDataParallel), fsdp2");
+    CHECK(wl_strategy_parse("fsdp_impl=fully_shard", &s, &err) == 0 && s.fsdp_impl == WL_FSDP_IMPL_FSDP2);
+    wl_strategy_format(&s, buf, sizeof buf);
+    CHECK_HAS(buf, ",fsdp=grad_op,fsdp_impl=fsdp2");
     sim_machine_free(m8);
 }
 
@@ -247,6 +347,7 @@ int main(void)
 {
     test_memory();
     test_structure();
+    test_grad_passes();
     test_forward_oracle();
     test_errors();
     return wl_test_done();
