@@ -807,6 +807,9 @@ static int map_sharding(const e2e_family *f, row *r, double params, int dp)
          * all-reduce */
         STRAT("zero=1");
         STRAT("grad_collective=allreduce");
+        /* and every micro-batch's bf16 gradients cast and added into that
+         * buffer (update_hp_grads after each backward) */
+        STRAT("grad_accum=cast_add");
         return 0;
     }
     if (has(z, "SHARD_GRAD_OP")) {

@@ -515,6 +515,12 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
     if (st->grad_coll == WL_GRAD_REDUCESCATTER && !st->zero && !st->fsdp && !st->osdp[0])
         return sim_errf(err, "grad_collective=reducescatter needs sharded optimizer state (zero=1 or more): without it "
                         "every rank updates every parameter and needs the whole reduced gradient");
+    if (st->grad_accum == WL_GACC_CAST_ADD &&
+        ((st->dtype != SIM_DTYPE_BF16 && st->dtype != SIM_DTYPE_FP16) || st->zero >= 2 || st->fsdp || st->osdp[0] ||
+         st->autocast))
+        return sim_errf(err, "grad_accum=cast_add adds 16-bit gradients into a whole fp32 buffer (DeepSpeed's "
+                        "BF16_Optimizer): it needs dtype=bf16 or fp16 and whole gradients (zero=0 or 1, no fsdp or "
+                        "osdp, not autocast=1, which has its own casts)");
     if (st->grad_coll == WL_GRAD_ALLREDUCE && st->param_overlap)
         return sim_errf(err, "param_overlap=1 is Megatron's distributed optimizer, whose gradients are "
                         "reduce-scattered: it does not go with grad_collective=allreduce");
@@ -1675,6 +1681,17 @@ static void backward(gen *g, int micro, int chunk, int step)
     }
     if (sync)
         pieces_done(g, chunk, npieces(g, chunk), t0); /* embeddings: the last buckets */
+    if (pl->st.grad_accum == WL_GACC_CAST_ADD && chunk == 0) {
+        /* DeepSpeed's BF16_Optimizer (deepspeed/runtime/bf16_optimizer.py
+         * update_hp_grads, which pipe/engine.py _exec_backward_pass and the
+         * engine's backward call after every micro-batch; read, not copied):
+         * every 16-bit weight gradient of the stage cast to fp32 (2 + 4, a
+         * widening copy) and added into the fp32 gradient buffer (4 + 4
+         * read, 4 written), on the compute stream before the next pass */
+        int64_t n = stage_params(g->m, pl, g->stage), w = pl->wbytes;
+        int64_t by[SIM_MEMC_COUNT] = {[SIM_MEMC_STREAM] = 12 * n, [SIM_MEMC_CAST_UP] = (w + 4) * n};
+        wl_cursor_comp(c, wl_pay_elem_cls(g->s, "hp_grad_accumulate", by, pl->st.dtype), t0);
+    }
 }
 
 /* ---- routed MoE steps (trainsim moe) ----------------------------------- */

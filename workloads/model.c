@@ -548,7 +548,7 @@ void wl_strategy_default(wl_strategy *s)
 #define KNOWN_KEYS                                                                                            \
     "tp, pp, cp, ep, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, " \
     "grad_reduce, zero, fsdp, fsdp_impl, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn, kernels, " \
-    "autocast, stage_split, pp_layers, grad_collective, loss, optimizer, routing, balance"
+    "autocast, stage_split, pp_layers, grad_collective, grad_accum, loss, optimizer, routing, balance"
 
 static const char *const tp_schedule_names[WL_TP_SCHEDULE_COUNT] = {
     "megatron", "default_checkpoint", "optim_comm_checkpoint", "overlap_checkpoint", "oases", "merak", "tesseract"};
@@ -557,6 +557,7 @@ static const char *const fsdp_names[WL_FSDP_COUNT] = {"none", "full", "grad_op",
 static const char *const fsdp_impl_names[WL_FSDP_IMPL_COUNT] = {"fsdp1", "fsdp2", "megatron"};
 static const char *const split_names[WL_SPLIT_COUNT] = {"uniform", "embedding_as_layer", "list"};
 static const char *const grad_coll_names[WL_GRAD_COUNT] = {"auto", "allreduce", "reducescatter"};
+static const char *const grad_accum_names[WL_GACC_COUNT] = {"fused", "cast_add"};
 static const char *const balance_names[WL_BAL_COUNT] = {"none", "fastermoe", "prophet"};
 static const char *const optimizer_names[WL_OPT_COUNT] = {"fused", "foreach", "megatron"};
 
@@ -1008,6 +1009,16 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         return sim_errf(err, "strategy: fsdp: expected none, full, grad_op or hybrid (PyTorch FSDP's FULL_SHARD, "
                         "SHARD_GRAD_OP, HYBRID_SHARD), got \"%s\"", val);
     }
+    if (strcmp(key, "grad_accum") == 0) {
+        for (int i = 0; i < WL_GACC_COUNT; i++)
+            if (strcmp(val, grad_accum_names[i]) == 0) {
+                s->grad_accum = (wl_grad_accum)i;
+                return 0;
+            }
+        return sim_errf(err, "strategy: grad_accum: expected fused (the weight-gradient GEMMs add into the buffer) or "
+                        "cast_add (each micro-batch's 16-bit gradients cast and added into fp32, DeepSpeed's "
+                        "BF16_Optimizer), got \"%s\"", val);
+    }
     if (strcmp(key, "fsdp_impl") == 0) {
         static const char *const aliases[WL_FSDP_IMPL_COUNT] = {"FullyShardedDataParallel", "fully_shard",
                                                                 "megatron_fsdp"};
@@ -1190,6 +1201,8 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         APPEND(",osdp_split=%d", s->osdp_split);
     if (s->grad_coll != WL_GRAD_AUTO)
         APPEND(",grad_collective=%s", grad_coll_names[s->grad_coll]);
+    if (s->grad_accum != WL_GACC_FUSED)
+        APPEND(",grad_accum=%s", grad_accum_names[s->grad_accum]);
     if (s->stage_split == WL_SPLIT_EMBEDDING)
         APPEND(",stage_split=embedding_as_layer");
     for (int i = 0; s->stage_split == WL_SPLIT_LIST && i < s->npp_layers;) {

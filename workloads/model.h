@@ -142,6 +142,14 @@ const char *wl_stage_split_name(wl_stage_split k);
  * updates its shard (DeepSpeed's BF16_Optimizer behind ZeRO stage 0). */
 typedef enum wl_grad_coll { WL_GRAD_AUTO, WL_GRAD_ALLREDUCE, WL_GRAD_REDUCESCATTER, WL_GRAD_COUNT } wl_grad_coll;
 
+/* How each micro-batch's weight gradients reach the buffer they accumulate
+ * in across micro-batches (strategy key grad_accum): fused = the
+ * weight-gradient GEMMs add into it (Megatron's gradient-accumulation
+ * fusion: no pass of their own); cast_add = after every micro-batch's
+ * backward the 16-bit gradients are cast to fp32 and added into an fp32
+ * buffer (DeepSpeed's BF16_Optimizer, update_hp_grads). */
+typedef enum wl_grad_accum { WL_GACC_FUSED, WL_GACC_CAST_ADD, WL_GACC_COUNT } wl_grad_accum;
+
 /* What a layer keeps for backward and rebuilds (workloads/layer.c):
  * none; full = Megatron per-layer checkpointing, the forward (all-reduces
  * included) rerun before the layer's backward; selective = the attention core
@@ -263,6 +271,7 @@ typedef struct wl_strategy {
     int osdp_split;             /* OSDP operator splitting: sharded linears gathered in this many slices (1 = whole units) */
     char osdp[WL_OSDP_MAX + 1]; /* OSDP per-layer sharding levels '0'..'3', one per layer; "" = off */
     wl_grad_coll grad_coll;     /* grad_collective: the gradients' collective under zero=1 */
+    wl_grad_accum grad_accum;   /* grad_accum: the pass, if any, that accumulates each micro-batch's gradients */
     /* pipeline stage split (wl_stage_split); with WL_SPLIT_LIST the layers of
      * each virtual stage, in Megatron's order (chunk 0 of stages 0..pp-1,
      * then chunk 1, ...) */

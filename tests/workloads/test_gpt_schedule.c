@@ -519,6 +519,49 @@ static void test_optimizer(void)
     CHECK(wl_strategy_parse("optimizer=adam", &st, &err) < 0 && strstr(err.msg, "expected fused") != NULL);
 }
 
+/* grad_accum=cast_add (DeepSpeed's BF16_Optimizer): after every
+ * micro-batch's backward the stage's 16-bit gradients cast to fp32 (2 + 4,
+ * cast_up) and added into the fp32 buffer (4 + 4 + 4): 18 bytes per
+ * parameter, once per micro-batch; fused (the default) has no pass. */
+static void test_grad_accum(void)
+{
+    wl_model m = tiny(2);
+    double P = wl_model_params(&m) - 1000 * 64 + 1024 * 64; /* the padded vocabulary */
+    sim_schedule *c = gen(&m, "mb=2,gb=4,dtype=bf16,grad_accum=cast_add", 1, NULL);
+    sim_schedule *f = gen(&m, "mb=2,gb=4,dtype=bf16", 1, NULL);
+    int n;
+    for (int micro = 0; micro < 2; micro++)
+        CHECK(named_bytes(c, "hp_grad_accumulate", SIM_PHASE_BACKWARD, micro, &n) == 18 * P && n == 1);
+    int64_t cast = 0;
+    for (uint32_t i = 0; i < c->nops; i++)
+        if (!strcmp(op_name(c, i), "hp_grad_accumulate"))
+            cast = sim_sched_payload_of(c, i)->class_bytes[SIM_MEMC_CAST_UP - 1];
+    CHECK(cast == 6 * P);
+    CHECK(named_bytes(f, "hp_grad_accumulate", -1, -1, &n) == 0 && n == 0);
+    sim_sched_free(c);
+    sim_sched_free(f);
+    wl_strategy s;
+    sim_err err;
+    char buf[512];
+    wl_strategy_default(&s);
+    CHECK(wl_strategy_parse("dtype=bf16,grad_accum=cast_add", &s, &err) == 0 && s.grad_accum == WL_GACC_CAST_ADD);
+    wl_strategy_format(&s, buf, sizeof buf);
+    CHECK(strstr(buf, ",grad_accum=cast_add") != NULL);
+    CHECK(wl_strategy_parse("grad_accum=sum", &s, &err) != 0);
+    CHECK_HAS(err.msg, "grad_accum: expected fused");
+    static const char *const bad[] = {"dtype=fp32,grad_accum=cast_add", "dtype=bf16,dp=2,gb=2,fsdp=full,grad_accum=cast_add",
+                                      "dtype=bf16,dp=2,gb=2,zero=2,grad_accum=cast_add"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        wl_memory mem;
+        wl_strategy_default(&s);
+        CHECK(wl_strategy_parse(bad[i], &s, &err) == 0);
+        sim_machine *mach = wl_test_machine(2, 24e9);
+        CHECK(wl_gpt_check(&m, &s, mach, &mem, &err) != 0);
+        CHECK_HAS(err.msg, "grad_accum=cast_add adds 16-bit gradients into a whole fp32 buffer");
+        sim_machine_free(mach);
+    }
+}
+
 int main(void)
 {
     test_tp_allreduces();
@@ -529,5 +572,6 @@ int main(void)
     test_eager_kernels();
     test_autocast();
     test_optimizer();
+    test_grad_accum();
     return wl_test_done();
 }
