@@ -934,62 +934,19 @@ static int reducible(const args *a)
     return !a->exact && !a->trace && !a->memory && !a->nslow && !a->ndegrade && !a->recorded;
 }
 
-/* pre: NULL to fold s here (a whole schedule, as read from a file); else
- * the generator's fold of s (pre->sched NULL: nothing folded, s is whole;
- * else s is the kept ranks' shell, and regen makes the schedule again for
- * the next try).  A folded run whose tree all-reduces over folded servers
- * are more than a trace of the iteration is not exact (sim/fold.c): it runs
- * again with the servers whole (TP peers still folded), then whole. */
+/* sim_run_reduced where reducible, else sim_run on the whole schedule
+ * (regenerated when the generator kept only the fold's ranks). */
 static int run_reduced(args *a, const sim_schedule *s, const sim_machine *m, const sim_options *opt, sim_result *r,
-                       sim_fold *pre, sim_schedule *(*regen)(void *ctx, int what, sim_fold *f, sim_err *err),
-                       void *ctx, sim_err *err)
+                       sim_fold *pre, sim_regen_fn regen, void *ctx, sim_err *err)
 {
-    static const int tries[] = {SIM_FOLD_ALL, SIM_FOLD_PEERS};
-    if (pre && !pre->sched)
-        return sim_run(s, m, opt, r, err);
-    for (int t = 0; reducible(a) && t < 2; t++) {
-        sim_fold f;
-        int folded = 1;
-        if (t == 0 && pre) {
-            f = *pre;
-            memset(pre, 0, sizeof *pre);
-        } else if (pre) {
-            sim_schedule *own = regen(ctx, tries[t], &f, err);
-            if (!own)
-                return -1;
-            if (!f.sched) { /* whole: run it */
-                int rc = sim_run(own, m, opt, r, err);
-                sim_sched_free(own);
-                return rc;
-            }
-            sim_sched_free(own);
-        } else if ((folded = sim_fold_schedule(s, m, tries[t], &f, err)) < 0) {
-            return -1;
-        }
-        if (!folded)
-            break;
-        /* in a child: SimGrid runs once per process, and another try may
-         * have to run here after it */
-        int rc = sim_run_isolated(f.sched, f.mach, opt, r, err);
-        /* tree all-reduces over folded servers were taken at their uncontended
-         * time: exact enough while a GPU spends under 0.02 % of the iteration
-         * in them (five times slower under contention would still be within
-         * 0.1 %), else the next try */
-        if (rc == 0 && r->folded_trees > 0 && r->folded_tree_s / f.sched->nranks > 2e-4 * r->iteration_s) {
-            sim_result_free(r);
-            sim_fold_free(&f);
-            continue;
-        }
-        if (rc == 0 && (rc = sim_fold_expand(&f, r, err)) < 0)
-            sim_result_free(r);
-        if (rc == 0) {
-            a->reduced = f.sched->nranks;
-            a->reduced_tree_s = r->folded_trees ? r->folded_tree_s / f.sched->nranks : 0;
-        }
-        sim_fold_free(&f);
+    if (reducible(a)) {
+        sim_reduced red;
+        int rc = sim_run_reduced(s, m, opt, pre, regen, ctx, 0, r, &red, err);
+        a->reduced = red.ranks;
+        a->reduced_tree_s = red.tree_s;
         return rc;
     }
-    if (!pre) /* s is whole */
+    if (!pre || !pre->sched)
         return sim_run(s, m, opt, r, err);
     sim_schedule *all = regen(ctx, 0, NULL, err);
     if (!all)

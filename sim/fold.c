@@ -602,3 +602,65 @@ int sim_fold_partial(const sim_schedule *s, const sim_machine *m, int what, cons
 {
     return fold(s, m, what, present, NULL, f, err);
 }
+
+int sim_run_reduced(const sim_schedule *s, const sim_machine *m, const sim_options *opt, sim_fold *pre,
+                    sim_regen_fn regen, void *ctx, int isolate, sim_result *r, sim_reduced *reduced, sim_err *err)
+{
+    static const int tries[] = {SIM_FOLD_ALL, SIM_FOLD_PEERS};
+    int (*whole)(const sim_schedule *, const sim_machine *, const sim_options *, sim_result *, sim_err *) =
+        isolate ? sim_run_isolated : sim_run;
+    if (reduced)
+        memset(reduced, 0, sizeof *reduced);
+    if (pre && !pre->sched)
+        return whole(s, m, opt, r, err);
+    for (int t = 0; t < 2; t++) {
+        sim_fold f;
+        int folded = 1;
+        if (t == 0 && pre) {
+            f = *pre;
+            memset(pre, 0, sizeof *pre);
+        } else if (pre) {
+            sim_schedule *own = regen(ctx, tries[t], &f, err);
+            if (!own)
+                return -1;
+            if (!f.sched) { /* whole: run it */
+                int rc = whole(own, m, opt, r, err);
+                sim_sched_free(own);
+                return rc;
+            }
+            sim_sched_free(own);
+        } else if ((folded = sim_fold_schedule(s, m, tries[t], &f, err)) < 0) {
+            return -1;
+        }
+        if (!folded)
+            break;
+        /* in a child: SimGrid runs once per process, and another try may
+         * have to run here after it */
+        int rc = sim_run_isolated(f.sched, f.mach, opt, r, err);
+        /* tree all-reduces over folded servers were taken at their uncontended
+         * time: exact enough while a GPU spends under 0.02 % of the iteration
+         * in them (five times slower under contention would still be within
+         * 0.1 %), else the next try */
+        if (rc == 0 && r->folded_trees > 0 && r->folded_tree_s / f.sched->nranks > 2e-4 * r->iteration_s) {
+            sim_result_free(r);
+            sim_fold_free(&f);
+            continue;
+        }
+        if (rc == 0 && (rc = sim_fold_expand(&f, r, err)) < 0)
+            sim_result_free(r);
+        if (rc == 0 && reduced) {
+            reduced->ranks = f.sched->nranks;
+            reduced->tree_s = r->folded_trees ? r->folded_tree_s / f.sched->nranks : 0;
+        }
+        sim_fold_free(&f);
+        return rc;
+    }
+    if (!pre) /* s is whole */
+        return whole(s, m, opt, r, err);
+    sim_schedule *all = regen(ctx, 0, NULL, err);
+    if (!all)
+        return -1;
+    int rc = whole(all, m, opt, r, err);
+    sim_sched_free(all);
+    return rc;
+}

@@ -50,4 +50,28 @@ int sim_fold_partial(const sim_schedule *s, const sim_machine *m, int what, cons
  * -1 when out of memory (r unchanged). */
 int sim_fold_expand(const sim_fold *f, sim_result *r, sim_err *err);
 
+/* Makes the schedule again, folded as `what` says (0: whole); a generator
+ * that builds only the kept ranks (wl_gpt_generate_folded). */
+typedef sim_schedule *(*sim_regen_fn)(void *ctx, int what, sim_fold *f, sim_err *err);
+
+/* How a reduced run went: the ranks simulated (0: all of them) and a GPU's
+ * tree all-reduces over folded servers, taken at their uncontended time. */
+typedef struct sim_reduced {
+    int ranks;
+    double tree_s;
+} sim_reduced;
+
+/* sim_run as `trainsim run` does it: on the ranks the fold keeps where that
+ * is exact, with the results of every rank.  pre: NULL to fold s here (a
+ * whole schedule); else the generator's fold of s (pre->sched NULL: nothing
+ * folds, s is whole; else s is the kept ranks' shell, and regen makes the
+ * schedule again for the next try; pre is consumed).  A folded run whose
+ * tree all-reduces over folded servers are more than a trace of the
+ * iteration is not exact: it runs again with the servers whole (TP peers
+ * still folded), then whole.  isolate: every simulation in a forked child
+ * (sim_run_isolated), for a process that runs many; else a whole schedule
+ * runs in this process (SimGrid once per process).  reduced may be NULL. */
+int sim_run_reduced(const sim_schedule *s, const sim_machine *m, const sim_options *opt, sim_fold *pre,
+                    sim_regen_fn regen, void *ctx, int isolate, sim_result *r, sim_reduced *reduced, sim_err *err);
+
 #endif

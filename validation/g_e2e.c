@@ -11,8 +11,10 @@
  * still simulated with the capacity check off and the note says what the
  * memory model needed: a memory miss is not a time miss.
  *
- * Cost.  A whole simulation of a large row (hundreds of GPUs, hundreds of
- * micro-batches) takes minutes to hours, so each row's cost is estimated in
+ * Cost.  A row is simulated as `trainsim run` simulates it, on the ranks
+ * its exact reductions keep (sim/fold.h sim_run_reduced).  That can still
+ * take minutes for a large row (hundreds of GPUs that do not fold, hundreds
+ * of micro-batches), so each row's cost is estimated in the reduced run's
  * engine operations, from the schedule generated at one and two layers per
  * stage and one and two (rounds of) micro-batches, extrapolated bilinearly
  * to the row's layers and micro-batches.  Above FULL_BUDGET operations the
@@ -31,6 +33,7 @@
 
 #include "g_e2e.h"
 #include "planner/plan.h"
+#include "sim/fold.h"
 #include "sim/outfile.h"
 #include "sim/alloc.h"
 #include "platforms/platform.h"
@@ -41,7 +44,7 @@
 /* Rows estimated above this many engine operations run by the fast
  * fidelity.  Measured on the development VM (README, e2e section): the
  * DLPerf rows run 0.2-1 us per operation. */
-#define FULL_BUDGET 3e6
+#define FULL_BUDGET 10e6
 
 typedef struct prepared {
     e2e_map map;
@@ -273,7 +276,9 @@ static void memory_note(prepared *p, sim_machine *mach, const wl_strategy *st)
 }
 
 /* Operations of the schedule of the model cut to k layers on its lightest
- * virtual stage (wl_gpt_cut) and `rounds` rounds of micro-batches. */
+ * virtual stage (wl_gpt_cut) and `rounds` rounds of micro-batches, as
+ * `trainsim run` simulates it: the ranks its exact reductions keep
+ * (sim/fold.h; a run that falls back to whole servers costs more). */
 static double ops_at(const prepared *p, const wl_strategy *st, const sim_machine *mach, int k, int rounds, int round,
                      sim_err *e)
 {
@@ -282,8 +287,10 @@ static double ops_at(const prepared *p, const wl_strategy *st, const sim_machine
     if (wl_gpt_cut(&p->model, st, k, &m, &s, e) < 0)
         return -1;
     s.gb = st->mb * st->dp * round * rounds;
-    sim_schedule *sch = wl_gpt_generate(&m, &s, mach, e);
-    double n = sch ? (double)sch->nops : -1;
+    sim_fold f;
+    sim_schedule *sch = wl_gpt_generate_folded(&m, &s, mach, SIM_FOLD_ALL, &f, e);
+    double n = !sch ? -1 : f.sched ? (double)f.sched->nops : (double)sch->nops;
+    sim_fold_free(&f);
     sim_sched_free(sch);
     return n;
 }
@@ -351,6 +358,19 @@ static int prepare(const val_ctx *ctx, prepared *p, char *kind, size_t nk, char 
     return rc;
 }
 
+typedef struct regen_ctx {
+    const wl_model *model;
+    const wl_strategy *st;
+    const sim_machine *m;
+} regen_ctx;
+
+/* The row's schedule again, folded as `what` says (0: whole). */
+static sim_schedule *regenerate(void *ctx, int what, sim_fold *f, sim_err *err)
+{
+    const regen_ctx *c = ctx;
+    return what ? wl_gpt_generate_folded(c->model, c->st, c->m, what, f, err) : wl_gpt_generate(c->model, c->st, c->m, err);
+}
+
 /* Simulates a prepared row, whole or by the planner's fast fidelity. */
 static int simulate(const val_ctx *ctx, prepared *p, double *T, double part[3], sim_err *err)
 {
@@ -384,12 +404,24 @@ static int simulate(const val_ctx *ctx, prepared *p, double *T, double part[3], 
         part[1] = r.exposed_comm_s;
         part[2] = r.idle_s;
     } else {
-        sim_schedule *s = wl_gpt_generate(&p->model, &st, mach, err);
+        /* as `trainsim run` simulates it: on the ranks the exact reductions
+         * keep (sim/fold.h), the generator building only those */
+        sim_fold pre;
+        regen_ctx rc_ctx = {&p->model, &st, mach};
+        sim_schedule *s = wl_gpt_generate_folded(&p->model, &st, mach, SIM_FOLD_ALL, &pre, err);
         sim_result r;
-        if (!s || val_sim_run(ctx, s, mach, &r, err) < 0) {
+        sim_options o;
+        if (ctx)
+            o = ctx->opt;
+        else
+            sim_options_default(&o);
+        o.trace_path = NULL;
+        if (!s || sim_run_reduced(s, mach, &o, &pre, regenerate, &rc_ctx, 1, &r, NULL, err) < 0) {
+            sim_fold_free(&pre);
             sim_sched_free(s);
             goto done;
         }
+        sim_fold_free(&pre);
         sim_sched_free(s);
         *T = r.iteration_s;
         part[0] = r.compute_s;
@@ -463,7 +495,7 @@ static int add_case(val_set *out, const prepared *p, double T, const double part
     append(name, sizeof name, " ");
     append(name, sizeof name, head);
     int stated = !strcmp(p->map.measured_how, "iteration time as stated");
-    snprintf(note, sizeof note, "%s (whole: ~%.2g M operations)", p->fast ? "fast fidelity" : "full", p->est_full / 1e6);
+    snprintf(note, sizeof note, "%s (run: ~%.2g M operations)", p->fast ? "fast fidelity" : "full", p->est_full / 1e6);
     append(note, sizeof note, stated ? "" : "; measured ");
     append(note, sizeof note, stated ? "" : p->map.measured_how);
     append(note, sizeof note, p->mem_note[0] ? "; " : "");

@@ -79,7 +79,7 @@ PY
 grep -q '^  craft-001 .*tp\*pp\*dp = 3\*1\*1 = 3 GPUs' "$T/c.txt" || fail "refused row: $(cat "$T/c.txt")"
 grep -q 'craft-002' "$T/c.txt" && fail "the memory-refused row is listed as inexpressible"
 "$TRAINSIM" validate --group e2e-dlperf-v100 --data "$T/craft" > "$T/c2.txt" 2>&1
-grep -q '^  craft-002 .*full (whole: .*memory model: [0-9.]* GB > 16 GB' "$T/c2.txt" || fail "memory note: $(cat "$T/c2.txt")"
+grep -q '^  craft-002 .*full (run: .*memory model: [0-9.]* GB > 16 GB' "$T/c2.txt" || fail "memory note: $(cat "$T/c2.txt")"
 
 # --emit: a row written as files that `trainsim run` takes gives validate's own figure
 mkdir -p "$T/emit"
