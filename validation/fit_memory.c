@@ -424,6 +424,52 @@ static int report(const char *model, const mf_data *d, const double *x, val_fitt
     return k;
 }
 
+/* Element-wise classes of cards without a measurement of them.  A class's
+ * kernels are bound by the SMs (instruction issue and latency: unvectorised
+ * loads, one block per row, index arithmetic), not by the HBM: on the H100
+ * and the H200, the same GH100 SMs at the same clock over 1.39x the HBM
+ * bandwidth, they run at about the same absolute rate (cast_up 1.98 / 2.14
+ * TB/s, norm 2.34 / 2.68, reduce 2.06 / 2.64, strided 1.07 / 1.08: their
+ * fitted fractions of their plateaus).  So such a card takes the H100's
+ * absolute class rates scaled by its SMs x clock, as a fraction of its own
+ * fitted plateau (at most 1: never faster than streaming).  SMs and boost
+ * clocks: A100 SXM 108 at 1,410 MHz (NVIDIA A100 Tensor Core GPU
+ * Architecture whitepaper); H100 SXM5 132 at 1,980 MHz (H100 Tensor Core GPU
+ * Architecture whitepaper). */
+static const struct {
+    const char *model;
+    double sm_clock; /* SMs x MHz */
+} MF_CLASS_FROM_H100[] = {
+    {"A100-SXM-80GB", 108 * 1410.0},
+    {"A100-SXM-40GB", 108 * 1410.0},
+};
+#define MF_NCLASSFROM (int)(sizeof MF_CLASS_FROM_H100 / sizeof MF_CLASS_FROM_H100[0])
+#define H100_SM_CLOCK (132 * 1980.0)
+
+static int classes_from_h100(const double *h100_cls, double h100_plateau, const double *plateau, val_fitted *out,
+                             int max, FILE *logf, sim_err *err)
+{
+    static char names[MF_NCLASSFROM][SIM_MEMC_COUNT][48];
+    int k = 0;
+    for (int i = 0; i < MF_NCLASSFROM; i++) {
+        sim_gpu g;
+        if (plat_gpu_lookup_info(MF_CLASS_FROM_H100[i].model, &g, NULL, err))
+            return -1;
+        double scale = MF_CLASS_FROM_H100[i].sm_clock / H100_SM_CLOCK;
+        for (int c = 1; c < SIM_MEMC_COUNT && k < max; c++) {
+            double f = fmin(1, h100_cls[c] * h100_plateau * scale / plateau[i]);
+            if (logf)
+                fprintf(logf, "%s element-wise class %s: %.3f of its plateau (the H100's %.2f TB/s x %.3f SMs x clock)\n",
+                        MF_CLASS_FROM_H100[i].model, sim_mem_class_name(c), f, h100_cls[c] * h100_plateau / 1e12,
+                        scale);
+            snprintf(names[i][c], sizeof names[i][c], "%s memory_class.%s", MF_CLASS_FROM_H100[i].model,
+                     sim_mem_class_name(c));
+            out[k++] = (val_fitted){names[i][c], f, sim_cost_mem_class(&g, c), ""};
+        }
+    }
+    return k;
+}
+
 int val_fit_memory(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err)
 {
     mf_data *d = calloc(1, sizeof *d);
@@ -431,6 +477,8 @@ int val_fit_memory(const char *data_dir, val_fitted *out, int max, FILE *logf, s
         return sim_errf(err, "out of memory");
     int total = 0, rc = 0;
     double kmins[MF_NGPUS] = {0}, halves[MF_NGPUS] = {0}, gaps[MF_NGPUS] = {0};
+    /* plateaus (bytes/s) of the fitted curves, the H100's class fractions */
+    double plateaus[MF_NGPUS] = {0}, h100_cls[SIM_MEMC_COUNT] = {0}, h100_plateau = 0;
     for (int gi = 0; gi < MF_NGPUS && rc == 0; gi++) {
         const char *model = MF_GPUS[gi].model;
         int from = -1;
@@ -467,6 +515,7 @@ int val_fit_memory(const char *data_dir, val_fitted *out, int max, FILE *logf, s
         double e;
         params(x, d, &kmins[gi], &e, &halves[gi]);
         gaps[gi] = d->gap;
+        plateaus[gi] = e * d->g.mem_bw;
         total += report(model, d, x, out + total, max - total, gi);
         if (MF_GPUS[gi].classes) {
             /* the classes ride on the curve just fitted */
@@ -476,6 +525,11 @@ int val_fit_memory(const char *data_dir, val_fitted *out, int max, FILE *logf, s
             if (k < 0) {
                 rc = -1;
                 break;
+            }
+            if (!strcmp(model, "H100-SXM")) {
+                for (int c = 1; c < SIM_MEMC_COUNT && c - 1 < k; c++)
+                    h100_cls[c] = out[total + c - 1].value;
+                h100_plateau = plateaus[gi];
             }
             total += k;
         }
@@ -493,6 +547,19 @@ int val_fit_memory(const char *data_dir, val_fitted *out, int max, FILE *logf, s
             total += report(MF_COPIES[c].model, cd, x, out + total, max - total, MF_NGPUS + c);
             free(cd);
         }
+    }
+    if (rc == 0) {
+        double plateau[MF_NCLASSFROM] = {0};
+        for (int i = 0; i < MF_NCLASSFROM; i++)
+            for (int gi = 0; gi < MF_NGPUS; gi++)
+                if (!strcmp(MF_GPUS[gi].model, MF_CLASS_FROM_H100[i].model))
+                    plateau[i] = plateaus[gi];
+        int k = h100_plateau > 0 ? classes_from_h100(h100_cls, h100_plateau, plateau, out + total, max - total, logf, err)
+                                 : sim_errf(err, "internal: the H100's classes were not fitted");
+        if (k < 0)
+            rc = -1;
+        else
+            total += k;
     }
     free(d);
     return rc ? -1 : total;
