@@ -61,9 +61,11 @@
  *                  NCCL's channels leave through different NICs: a channel
  *                  enters a node at the GPU next to its NIC (its rail), runs
  *                  through all the node's members and leaves for the next
- *                  node.  Channel c's chain in a node starts at the member
- *                  on the node's c-th NIC and goes round in the node's ring
- *                  order; with several channels odd nodes run it the other
+ *                  node.  Channel c's chain in a node starts at a member
+ *                  on the node's c-th NIC (one that reaches it by GPUDirect
+ *                  RDMA, its ring predecessor, which leaves the node, too
+ *                  where one does: first_on_nic) and goes round in the
+ *                  node's ring order; with several channels odd nodes run it the other
  *                  way from the member before, as NCCL alternates its
  *                  cross-NIC rings, so the member leaving node k and the one
  *                  entering node k + 1 are on the same rail.  A
@@ -300,24 +302,52 @@ static int channel_count(const member_order *ord, const int *seg, int nseg)
     return nch < 1 ? 1 : nch;
 }
 
-/* Offset in node segment [s, e) of its first member on the segment's c-th
- * NIC (NICs counted in the members' topology order). */
+static int direct(int rank)
+{
+    return E.m->nic_direct ? E.m->nic_direct[rank] : 0;
+}
+
+/* Offset in node segment [s, e) of the member channel c enters at: a member
+ * on the segment's c-th NIC (NICs counted in the members' topology order),
+ * the first of them that reaches it directly (GPUDirect RDMA under its
+ * switch) with its ring predecessor, which leaves the node for it, direct
+ * too; else the first direct one; else the first.  NCCL's search prefers
+ * the GPUs with the best path to the NIC for the network's ends of a ring
+ * (src/graph/search.cc): on a server with one NIC under one of its PCIe
+ * switches they are that switch's GPUs, whatever their ranks; where every
+ * member (a DGX rail) or none (host-staged) reaches its NIC directly, the
+ * first member on it. */
 static int first_on_nic(const member_order *ord, int s, int e, int c)
 {
-    long long seen[MAX_CH];
-    int d = 0;
-    for (int i = s; i < e; i++) {
+    long long seen[MAX_CH], mine = 0;
+    int d = 0, found = 0;
+    for (int i = s; i < e && !found; i++) {
         long long nic = nic_key(ord[i].rank);
         int j = 0;
         while (j < d && seen[j] != nic)
             j++;
         if (j < d)
             continue;
-        if (d == c)
-            return i - s;
+        if (d == c) {
+            mine = nic;
+            found = 1;
+        }
         seen[d++] = nic;
     }
-    return 0;
+    if (!found)
+        return 0;
+    int best = -1, score = -1, m = e - s;
+    for (int i = 0; i < m; i++) {
+        if (nic_key(ord[s + i].rank) != mine)
+            continue;
+        int prev = ord[s + (i + m - 1) % m].rank;
+        int sc = 2 * direct(ord[s + i].rank) + (direct(prev) && nic_key(prev) == mine);
+        if (sc > score) {
+            score = sc;
+            best = i;
+        }
+    }
+    return best < 0 ? 0 : best;
 }
 
 /* Channel c's ring, as NCCL's search builds it (src/graph/search.cc): in
