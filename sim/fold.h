@@ -73,5 +73,11 @@ typedef struct sim_reduced {
  * runs in this process (SimGrid once per process).  reduced may be NULL. */
 int sim_run_reduced(const sim_schedule *s, const sim_machine *m, const sim_options *opt, sim_fold *pre,
                     sim_regen_fn regen, void *ctx, int isolate, sim_result *r, sim_reduced *reduced, sim_err *err);
+/* The same without the retries: 1 (nothing run, r untouched) where the
+ * first reduction is not exact, for a caller that then prices the run
+ * otherwise (validate's end-to-end rows: the planner's fast fidelity). */
+int sim_run_reduced_once(const sim_schedule *s, const sim_machine *m, const sim_options *opt, sim_fold *pre,
+                         sim_regen_fn regen, void *ctx, int isolate, sim_result *r, sim_reduced *reduced,
+                         sim_err *err);
 
 #endif

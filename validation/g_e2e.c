@@ -385,7 +385,43 @@ static int simulate(const val_ctx *ctx, prepared *p, double *T, double part[3], 
     int rc = -1;
     if (wl_strategy_parse(p->strategy, &st, err) < 0 || wl_gpt_resolve(&p->model, &st, mach, &res, err) < 0)
         goto done;
-    if (p->fast) {
+    if (!p->fast) {
+        /* as `trainsim run` simulates it: on the ranks the exact reductions
+         * keep (sim/fold.h), the generator building only those; where that
+         * run is larger than FULL_BUDGET after all (the estimate's small
+         * schedules folded, this one does not) or its reduction is not
+         * exact (run would try again with more ranks), the planner's fast
+         * fidelity instead, and the note says so */
+        sim_fold pre;
+        regen_ctx rc_ctx = {&p->model, &st, mach};
+        sim_schedule *s = wl_gpt_generate_folded(&p->model, &st, mach, SIM_FOLD_ALL, &pre, err);
+        if (!s)
+            goto done;
+        double ops = pre.sched ? (double)pre.sched->nops : (double)s->nops;
+        int ran = 1;
+        sim_result r;
+        if (ops <= FULL_BUDGET || ctx->fidelity == 1) {
+            sim_options o = ctx->opt;
+            o.trace_path = NULL;
+            ran = ctx->fidelity == 1 ? sim_run_reduced(s, mach, &o, &pre, regenerate, &rc_ctx, 1, &r, NULL, err)
+                                     : sim_run_reduced_once(s, mach, &o, &pre, regenerate, &rc_ctx, 1, &r, NULL, err);
+        }
+        sim_fold_free(&pre);
+        sim_sched_free(s);
+        if (ran < 0)
+            goto done;
+        if (ran == 0) {
+            *T = r.iteration_s;
+            part[0] = r.compute_s;
+            part[1] = r.exposed_comm_s;
+            part[2] = r.idle_s;
+            sim_result_free(&r);
+            rc = 0;
+            goto done;
+        }
+        p->fast = 1;
+    }
+    {
         plan_ctx pc;
         memset(&pc, 0, sizeof pc);
         pc.mach = mach;
@@ -403,31 +439,6 @@ static int simulate(const val_ctx *ctx, prepared *p, double *T, double part[3], 
         part[0] = r.compute_s;
         part[1] = r.exposed_comm_s;
         part[2] = r.idle_s;
-    } else {
-        /* as `trainsim run` simulates it: on the ranks the exact reductions
-         * keep (sim/fold.h), the generator building only those */
-        sim_fold pre;
-        regen_ctx rc_ctx = {&p->model, &st, mach};
-        sim_schedule *s = wl_gpt_generate_folded(&p->model, &st, mach, SIM_FOLD_ALL, &pre, err);
-        sim_result r;
-        sim_options o;
-        if (ctx)
-            o = ctx->opt;
-        else
-            sim_options_default(&o);
-        o.trace_path = NULL;
-        if (!s || sim_run_reduced(s, mach, &o, &pre, regenerate, &rc_ctx, 1, &r, NULL, err) < 0) {
-            sim_fold_free(&pre);
-            sim_sched_free(s);
-            goto done;
-        }
-        sim_fold_free(&pre);
-        sim_sched_free(s);
-        *T = r.iteration_s;
-        part[0] = r.compute_s;
-        part[1] = r.exposed_comm_s;
-        part[2] = r.idle_s;
-        sim_result_free(&r);
     }
     rc = 0;
 done:
