@@ -913,19 +913,6 @@ static int cmd_jobs(const args *a, sim_machine *m)
     return rc;
 }
 
-typedef struct regen_ctx {
-    const wl_model *model;
-    const wl_strategy *st;
-    const sim_machine *m;
-} regen_ctx;
-
-/* The generated schedule again: folded as `what` says (0: whole). */
-static sim_schedule *regenerate(void *ctx, int what, sim_fold *f, sim_err *err)
-{
-    const regen_ctx *c = ctx;
-    return what ? wl_gpt_generate_folded(c->model, c->st, c->m, what, f, err) : wl_gpt_generate(c->model, c->st, c->m, err);
-}
-
 /* sim_run, on the ranks sim/fold.c keeps where that is exact and asked for:
  * not with --exact, and not where every rank's own output is wanted (a
  * trace, the memory timeline, perturbed ranks or links, a recorded rank). */
@@ -934,25 +921,17 @@ static int reducible(const args *a)
     return !a->exact && !a->trace && !a->memory && !a->nslow && !a->ndegrade && !a->recorded;
 }
 
-/* sim_run_reduced where reducible, else sim_run on the whole schedule
- * (regenerated when the generator kept only the fold's ranks). */
+/* sim_run_reduced where reducible, else sim_run on s (then whole: the
+ * generator folds only a reducible run). */
 static int run_reduced(args *a, const sim_schedule *s, const sim_machine *m, const sim_options *opt, sim_result *r,
                        sim_fold *pre, sim_regen_fn regen, void *ctx, sim_err *err)
 {
-    if (reducible(a)) {
-        sim_reduced red;
-        int rc = sim_run_reduced(s, m, opt, pre, regen, ctx, 0, r, &red, err);
-        a->reduced = red.ranks;
-        a->reduced_tree_s = red.tree_s;
-        return rc;
-    }
-    if (!pre || !pre->sched)
+    if (!reducible(a))
         return sim_run(s, m, opt, r, err);
-    sim_schedule *all = regen(ctx, 0, NULL, err);
-    if (!all)
-        return -1;
-    int rc = sim_run(all, m, opt, r, err);
-    sim_sched_free(all);
+    sim_reduced red;
+    int rc = sim_run_reduced(s, m, opt, pre, regen, ctx, 0, r, &red, err);
+    a->reduced = red.ranks;
+    a->reduced_tree_s = red.tree_s;
     return rc;
 }
 
@@ -1016,8 +995,8 @@ static int cmd_run(args *a, int only_schedule)
         } else if (progress_options(a, m, pre.sched ? pre.sched : s, st_text, &opt), 0) {
         } else if ((a->nslow || a->ndegrade) && unperturbed_run(s, m, &a->opt, &base, &err) < 0) {
             rc = fail(err.msg);
-        } else if (basep = a->nslow || a->ndegrade ? &base : NULL, run_reduced(a, s, m, &opt, &r, gen_fold ? &pre : NULL, regenerate,
-                                   &(regen_ctx){&model, &st, m}, &err) < 0) {
+        } else if (basep = a->nslow || a->ndegrade ? &base : NULL, run_reduced(a, s, m, &opt, &r, gen_fold ? &pre : NULL, wl_gpt_regenerate,
+                                   &(wl_gpt_regen_ctx){&model, &st, m}, &err) < 0) {
             progress_done(&opt);
             rc = fail(err.msg);
         } else {

@@ -358,19 +358,6 @@ static int prepare(const val_ctx *ctx, prepared *p, char *kind, size_t nk, char 
     return rc;
 }
 
-typedef struct regen_ctx {
-    const wl_model *model;
-    const wl_strategy *st;
-    const sim_machine *m;
-} regen_ctx;
-
-/* The row's schedule again, folded as `what` says (0: whole). */
-static sim_schedule *regenerate(void *ctx, int what, sim_fold *f, sim_err *err)
-{
-    const regen_ctx *c = ctx;
-    return what ? wl_gpt_generate_folded(c->model, c->st, c->m, what, f, err) : wl_gpt_generate(c->model, c->st, c->m, err);
-}
-
 /* Simulates a prepared row, whole or by the planner's fast fidelity. */
 static int simulate(const val_ctx *ctx, prepared *p, double *T, double part[3], sim_err *err)
 {
@@ -393,7 +380,7 @@ static int simulate(const val_ctx *ctx, prepared *p, double *T, double part[3], 
          * exact (run would try again with more ranks), the planner's fast
          * fidelity instead, and the note says so */
         sim_fold pre;
-        regen_ctx rc_ctx = {&p->model, &st, mach};
+        wl_gpt_regen_ctx rc_ctx = {&p->model, &st, mach};
         sim_schedule *s = wl_gpt_generate_folded(&p->model, &st, mach, SIM_FOLD_ALL, &pre, err);
         if (!s)
             goto done;
@@ -403,8 +390,8 @@ static int simulate(const val_ctx *ctx, prepared *p, double *T, double part[3], 
         if (ops <= FULL_BUDGET || ctx->fidelity == 1) {
             sim_options o = ctx->opt;
             o.trace_path = NULL;
-            ran = ctx->fidelity == 1 ? sim_run_reduced(s, mach, &o, &pre, regenerate, &rc_ctx, 1, &r, NULL, err)
-                                     : sim_run_reduced_once(s, mach, &o, &pre, regenerate, &rc_ctx, 1, &r, NULL, err);
+            ran = ctx->fidelity == 1 ? sim_run_reduced(s, mach, &o, &pre, wl_gpt_regenerate, &rc_ctx, 1, &r, NULL, err)
+                                     : sim_run_reduced_once(s, mach, &o, &pre, wl_gpt_regenerate, &rc_ctx, 1, &r, NULL, err);
         }
         sim_fold_free(&pre);
         sim_sched_free(s);

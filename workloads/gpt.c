@@ -2538,3 +2538,9 @@ sim_schedule *wl_gpt_generate_folded(const wl_model *m, const wl_strategy *st, c
     }
     return generate(m, st, mach, NULL, what, f, err);
 }
+
+sim_schedule *wl_gpt_regenerate(void *ctx, int what, sim_fold *f, sim_err *err)
+{
+    const wl_gpt_regen_ctx *c = ctx;
+    return what ? wl_gpt_generate_folded(c->model, c->st, c->m, what, f, err) : wl_gpt_generate(c->model, c->st, c->m, err);
+}

@@ -76,6 +76,15 @@ sim_schedule *wl_gpt_generate_routed(const wl_model *m, const wl_strategy *st, c
 sim_schedule *wl_gpt_generate_folded(const wl_model *m, const wl_strategy *st, const sim_machine *mach, int what,
                                      sim_fold *f, sim_err *err);
 
+/* The same schedule again, folded as `what` says (0: whole), for
+ * sim_run_reduced's retries (a sim_regen_fn; ctx a wl_gpt_regen_ctx). */
+typedef struct wl_gpt_regen_ctx {
+    const wl_model *model;
+    const wl_strategy *st;
+    const sim_machine *m;
+} wl_gpt_regen_ctx;
+sim_schedule *wl_gpt_regenerate(void *ctx, int what, sim_fold *f, sim_err *err);
+
 /* Bytes of one data-parallel gradient bucket of model chunk `chunk` on
  * pipeline stage `stage`, for gradients of grad_bytes bytes each: the
  * strategy's bucket=, or with bucket=auto the rule of the framework the
