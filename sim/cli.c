@@ -929,7 +929,7 @@ static int run_reduced(args *a, const sim_schedule *s, const sim_machine *m, con
     if (!reducible(a))
         return sim_run(s, m, opt, r, err);
     sim_reduced red;
-    int rc = sim_run_reduced(s, m, opt, pre, regen, ctx, 0, r, &red, err);
+    int rc = sim_run_reduced(s, m, opt, pre, regen, ctx, 0, 1, r, &red, err);
     a->reduced = red.ranks;
     a->reduced_tree_s = red.tree_s;
     return rc;

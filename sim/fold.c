@@ -603,9 +603,9 @@ int sim_fold_partial(const sim_schedule *s, const sim_machine *m, int what, cons
     return fold(s, m, what, present, NULL, f, err);
 }
 
-static int run_reduced(const sim_schedule *s, const sim_machine *m, const sim_options *opt, sim_fold *pre,
-                       sim_regen_fn regen, void *ctx, int isolate, int retry, sim_result *r, sim_reduced *reduced,
-                       sim_err *err)
+int sim_run_reduced(const sim_schedule *s, const sim_machine *m, const sim_options *opt, sim_fold *pre,
+                    sim_regen_fn regen, void *ctx, int isolate, int retry, sim_result *r, sim_reduced *reduced,
+                    sim_err *err)
 {
     static const int tries[] = {SIM_FOLD_ALL, SIM_FOLD_PEERS};
     int (*whole)(const sim_schedule *, const sim_machine *, const sim_options *, sim_result *, sim_err *) =
@@ -668,15 +668,3 @@ static int run_reduced(const sim_schedule *s, const sim_machine *m, const sim_op
     return rc;
 }
 
-int sim_run_reduced(const sim_schedule *s, const sim_machine *m, const sim_options *opt, sim_fold *pre,
-                    sim_regen_fn regen, void *ctx, int isolate, sim_result *r, sim_reduced *reduced, sim_err *err)
-{
-    return run_reduced(s, m, opt, pre, regen, ctx, isolate, 1, r, reduced, err);
-}
-
-int sim_run_reduced_once(const sim_schedule *s, const sim_machine *m, const sim_options *opt, sim_fold *pre,
-                         sim_regen_fn regen, void *ctx, int isolate, sim_result *r, sim_reduced *reduced,
-                         sim_err *err)
-{
-    return run_reduced(s, m, opt, pre, regen, ctx, isolate, 0, r, reduced, err);
-}

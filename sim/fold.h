@@ -67,17 +67,15 @@ typedef struct sim_reduced {
  * folds, s is whole; else s is the kept ranks' shell, and regen makes the
  * schedule again for the next try; pre is consumed).  A folded run whose
  * tree all-reduces over folded servers are more than a trace of the
- * iteration is not exact: it runs again with the servers whole (TP peers
- * still folded), then whole.  isolate: every simulation in a forked child
- * (sim_run_isolated), for a process that runs many; else a whole schedule
- * runs in this process (SimGrid once per process).  reduced may be NULL. */
+ * iteration is not exact: with retry it runs again with the servers whole
+ * (TP peers still folded), then whole; without, it returns 1 (nothing run,
+ * r untouched) for a caller that then prices the run otherwise (validate's
+ * end-to-end rows: the planner's fast fidelity).  isolate: every simulation
+ * in a forked child (sim_run_isolated), for a process that runs many; else a
+ * whole schedule runs in this process (SimGrid once per process).  reduced
+ * may be NULL. */
 int sim_run_reduced(const sim_schedule *s, const sim_machine *m, const sim_options *opt, sim_fold *pre,
-                    sim_regen_fn regen, void *ctx, int isolate, sim_result *r, sim_reduced *reduced, sim_err *err);
-/* The same without the retries: 1 (nothing run, r untouched) where the
- * first reduction is not exact, for a caller that then prices the run
- * otherwise (validate's end-to-end rows: the planner's fast fidelity). */
-int sim_run_reduced_once(const sim_schedule *s, const sim_machine *m, const sim_options *opt, sim_fold *pre,
-                         sim_regen_fn regen, void *ctx, int isolate, sim_result *r, sim_reduced *reduced,
-                         sim_err *err);
+                    sim_regen_fn regen, void *ctx, int isolate, int retry, sim_result *r, sim_reduced *reduced,
+                    sim_err *err);
 
 #endif

@@ -390,8 +390,7 @@ static int simulate(const val_ctx *ctx, prepared *p, double *T, double part[3], 
         if (ops <= FULL_BUDGET || ctx->fidelity == 1) {
             sim_options o = ctx->opt;
             o.trace_path = NULL;
-            ran = ctx->fidelity == 1 ? sim_run_reduced(s, mach, &o, &pre, wl_gpt_regenerate, &rc_ctx, 1, &r, NULL, err)
-                                     : sim_run_reduced_once(s, mach, &o, &pre, wl_gpt_regenerate, &rc_ctx, 1, &r, NULL, err);
+            ran = sim_run_reduced(s, mach, &o, &pre, wl_gpt_regenerate, &rc_ctx, 1, ctx->fidelity == 1, &r, NULL, err);
         }
         sim_fold_free(&pre);
         sim_sched_free(s);

@@ -1305,7 +1305,7 @@ static uint32_t fsdp_grad_passes(gen *g, int64_t x, sim_tags t)
 {
     const plan *pl = g->pl;
     int64_t w = pl->wbytes, r = pl->gbytes;
-    sim_dtype dt = w == 4 ? SIM_DTYPE_FP32 : pl->st.dtype == SIM_DTYPE_FP16 ? SIM_DTYPE_FP16 : SIM_DTYPE_BF16;
+    sim_dtype dt = pl->fp8 ? SIM_DTYPE_BF16 : pl->st.dtype;
     if (pl->st.fsdp == WL_FSDP_NONE || pl->st.fsdp_impl == WL_FSDP_IMPL_MEGATRON)
         return g->cur.last_comp;
     if (pl->st.fsdp_impl == WL_FSDP_IMPL_FSDP2) {
@@ -1331,10 +1331,9 @@ static uint32_t fsdp_grad_passes(gen *g, int64_t x, sim_tags t)
 static void fsdp_copy_out(gen *g, int64_t x, sim_tags t)
 {
     const plan *pl = g->pl;
-    if (pl->st.fsdp == WL_FSDP_NONE || pl->st.fsdp_impl != WL_FSDP_IMPL_FSDP2 || x <= 0)
-        return;
-    sim_dtype dt = pl->wbytes == 4 ? SIM_DTYPE_FP32 : pl->st.dtype == SIM_DTYPE_FP16 ? SIM_DTYPE_FP16 : SIM_DTYPE_BF16;
-    wl_cursor_comp(&g->cur, wl_pay_elem(g->s, "fsdp_param_copy_out", 2 * pl->wbytes * x, dt), t);
+    sim_dtype dt = pl->fp8 ? SIM_DTYPE_BF16 : pl->st.dtype;
+    if (pl->st.fsdp_impl == WL_FSDP_IMPL_FSDP2) /* resolve_fsdp: only with fsdp= */
+        wl_cursor_comp(&g->cur, wl_pay_elem(g->s, "fsdp_param_copy_out", 2 * pl->wbytes * x, dt), t);
 }
 
 /* Frees the full gradients of the previous layer once its reduce-scatter is
