@@ -1266,12 +1266,12 @@ static uint32_t osdp_linear(wl_cursor *c, int layer, wl_linear lin, uint32_t pay
  * nodes) on its own stream, as FSDP1's _all_reduce_stream
  * (_runtime_utils.py _post_backward_hook).  Returns the reduce-scatter (the
  * full gradients can go after it). */
-static uint32_t reduce_shard(gen *g, int64_t x, uint32_t dep, sim_tags t)
+static uint32_t reduce_shard(gen *g, int64_t x, const uint32_t *dep, int ndep, sim_tags t)
 {
     const plan *pl = g->pl;
     uint32_t rs = sim_sched_add(g->s, g->s_rs, wl_pay_coll(g->s, "fsdp_reducescatter", SIM_COLL_REDUCESCATTER,
                                                             x * pl->gbytes),
-                                g->rs_comm, t, &dep, 1);
+                                g->rs_comm, t, dep, ndep);
     g->last_rs = rs;
     if (g->ar_comm >= 0)
         g->last_ar = sim_sched_add(g->s, g->s_ar, wl_pay_coll(g->s, "hsdp_allreduce", SIM_COLL_ALLREDUCE,
@@ -1643,7 +1643,8 @@ static void backward(gen *g, int micro, int chunk, int step)
             }
             wl_layer_backward(layer_of(g, chunk, j), c, l, 1, micro, j < nrc ? flags : 0);
             if (sharded) {
-                uint32_t rs = x > 0 ? reduce_shard(g, x, fsdp_grad_passes(g, x, t), t) : UINT32_MAX;
+                uint32_t passes = x > 0 ? fsdp_grad_passes(g, x, t) : UINT32_MAX;
+                uint32_t rs = x > 0 ? reduce_shard(g, x, &passes, 1, t) : UINT32_MAX;
                 if (x > 0 && e > 0) /* the experts' after the layer's, on the same stream */
                     g->last_rs = rs = sim_sched_add(g->s, g->s_rs,
                                                     wl_pay_coll(g->s, "fsdp_expert_reducescatter",
@@ -1974,7 +1975,9 @@ static int generate_rank(gen *g, int rank, const comms *C)
     }
     if (root_full > 0) {
         uint32_t passes = fsdp_grad_passes(g, root_full, bt);
-        uint32_t rs = reduce_shard(g, root_full, g->last_dp != UINT32_MAX ? g->last_dp : passes, bt);
+        /* after its own gradient passes and the stage's last collective on "dp" */
+        uint32_t dep[2] = {passes, g->last_dp};
+        uint32_t rs = reduce_shard(g, root_full, dep, g->last_dp != UINT32_MAX ? 2 : 1, bt);
         wl_cursor_mem(&g->cur, wl_pay_mem(s, "gathered_weights", SIM_MEM_WEIGHTS, -root_full * pl->wbytes), bt);
         sim_sched_add(s, g->cur.sc, wl_pay_mem(s, "gathered_gradients", SIM_MEM_GRADIENTS, -root_full * pl->gbytes), -1,
                       bt, &rs, 1);

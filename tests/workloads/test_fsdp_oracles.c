@@ -205,6 +205,24 @@ static void test_grad_passes(void)
     CHECK(sc && passes(sc, "fsdp_grad_cat", SIM_MEMC_STRIDED, "compute", &b, &c, &on) == 0);
     CHECK(sc && passes(sc, "fsdp_grad_predivide", SIM_MEMC_STREAM, "fsdp-rs", &b, &c, &on) == 0);
     sim_sched_free(sc);
+    /* every reduce-scatter waits for its own copy-in, the root unit's too
+     * where the stage's embedding all-reduce also comes before it (pp 2) */
+    s = wl_test_strategy("pp=2,dp=4,mb=1,gb=16,dtype=bf16,fsdp=full,fsdp_impl=fsdp2");
+    sc = wl_gpt_generate(&m, &s, mach, &err);
+    CHECK(sc && sim_sched_check(sc, &err) == 0);
+    int nrs = 0, waits = 0;
+    for (uint32_t i = 0; sc && i < sc->nops; i++) {
+        if (strcmp(sim_sched_strname(sc, sim_sched_payload_of(sc, i)->name), "fsdp_reducescatter"))
+            continue;
+        const sim_op *o = &sc->ops[i];
+        int w = 0;
+        for (int k = 0; k < o->ndeps; k++)
+            w |= !strcmp(sim_sched_strname(sc, sim_sched_payload_of(sc, sc->deps[o->dep_first + k])->name),
+                         "fsdp_grad_copy_in");
+        nrs++, waits += w;
+    }
+    CHECK(nrs > 0 && waits == nrs);
+    sim_sched_free(sc);
     /* Megatron-FSDP and DeepSpeed-style zero=3 have none of them */
     s = wl_test_strategy("dp=8,mb=1,gb=16,dtype=bf16,fsdp=full,fsdp_impl=megatron");
     sc = wl_gpt_generate(&m, &s, mach, &err);
