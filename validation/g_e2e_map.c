@@ -285,19 +285,22 @@ static const e2e_family FAMILIES[] = {
      * overlapped gradient reduce-scatter and parameter all-gather, TP
      * communication overlap, TransformerEngine fused (flash) attention, no
      * recompute unless stated, interleaved pipeline where vp is given;
-     * Megatron's optimizer step (optimizer=megatron: fused Adam, the
-     * gradient norm, the buffer zeroed).
+     * Megatron-Core's fused cross-entropy (cross_entropy_loss_fusion, on in
+     * the NeMo launcher's yamls and Megatron-Bridge's GPT provider:
+     * loss=megatron_fused); Megatron's optimizer step (optimizer=megatron:
+     * fused Adam, the gradient norm, the buffer zeroed).
      * Platform: DGX-H100 (the rows state 8 x 400 Gb/s NDR). */
     {"e2e-nemo-h100", "end-to-end/nvidia_nemo_megatron_bridge.csv", "H100", subset_nemo,
      "flash", "none", "DDP + distributed optimizer", 1, 1, 1, 0, 0, NULL, 8, "IB",
-     {{"", "IB NDR 8x400Gb/s per node"}}, 15e6, 0, NULL, "megatron"},
+     {{"", "IB NDR 8x400Gb/s per node"}}, 15e6, 0, "megatron_fused", "megatron"},
     /* The same recipes on Blackwell.  Network not stated: DGX-B200 and
      * GB200 NVL72 compute trays carry one ConnectX-7 400 Gb/s NIC per GPU,
      * GB300 one ConnectX-8 800 Gb/s (NVIDIA DGX B200 / GB200 NVL72 / GB300
      * NVL72 datasheets). */
     {"e2e-nemo-blackwell", "end-to-end/nvidia_nemo_megatron_bridge.csv", "B200|GB200|GB300", subset_blackwell,
      "flash", "none", "DDP + distributed optimizer", 1, 1, 1, 0, 0, NULL, 8, "IB",
-     {{"GB300", "one 800 Gb/s InfiniBand NIC per GPU"}, {"", "one 400 Gb/s InfiniBand NIC per GPU"}}, 15e6, 0, NULL, "megatron"},
+     {{"GB300", "one 800 Gb/s InfiniBand NIC per GPU"}, {"", "one 400 Gb/s InfiniBand NIC per GPU"}}, 15e6, 0,
+     "megatron_fused", "megatron"},
     /* OneFlow DLPerf's Megatron-LM runs (commit 8aa4619, NGC 20.12; the
      * run script mutil_perf_pretrain_gpt_dp_mp_pp.sh): fp16,
      * --checkpoint-activations (full recompute), the fused-softmax but
@@ -334,11 +337,13 @@ static const e2e_family FAMILIES[] = {
      * checkpointing wraps every n-th block (fms-fsdp's
      * selective_checkpointing fraction), not Megatron's attention-only
      * recompute; torch.optim.AdamW as fms-fsdp's main_training creates it
-     * (foreach, PyTorch's default: optimizer=foreach).  Platform: 8 GPUs
+     * (foreach, PyTorch's default: optimizer=foreach); the loss
+     * torch.nn.CrossEntropyLoss on the bf16 logits FSDP's mixed precision
+     * leaves (no autocast: loss=torch over 2-byte elements).  Platform: 8 GPUs
      * per node; the blog's A100 cluster has
      * 400 Gb/s per node (RoCE assumed: IBM's Vela is an Ethernet cluster). */
     {"e2e-ibm-fsdp", "end-to-end/ibm_pytorch_fsdp_llama2.csv", NULL, subset_gpu,
-     "flash", NULL, NULL, 0, 0, 0, 1, 20e9, NULL, 8, "GbE", {{"", "400 Gbps inter-node"}}, 15e6, 0, NULL, "foreach"},
+     "flash", NULL, NULL, 0, 0, 0, 1, 20e9, NULL, 8, "GbE", {{"", "400 Gbps inter-node"}}, 15e6, 0, "torch", "foreach"},
     /* Consumer and workstation GPUs: Infinigence's Megatron-LM r0.10 on
      * RTX 4090, modded-nanogpt (PyTorch DDP) on 2 RTX 4090, TinyLlama's HF
      * Trainer tables.  PyTorch DDP (nanoGPT, HF Trainer via accelerate)
@@ -946,8 +951,17 @@ static void map_strategy(const e2e_family *f, row *r, double params)
         STRAT("attn=%s", attn);
     if (f->eager)
         STRAT("kernels=eager");
-    if (f->loss)
-        STRAT("loss=%s", f->loss);
+    /* the commodity stacks' own losses: TinyLlama's flash-attn cross-entropy
+     * (the row's "fused cross-entropy", TINY_FUSED_CROSSENTROPY), nanoGPT's
+     * F.cross_entropy compiled with the model (torch.compile: the logits
+     * read for the log-sum-exp, read again for the gradient, which is
+     * written in bf16; `fused` counts one read fewer); Megatron-LM r0.10
+     * unfused (cross_entropy_loss_fusion is off by default) */
+    const char *loss = f->loss;
+    if (!strcmp(f->group, "e2e-commodity") && !has(S(r, C_FAMILY), "megatron"))
+        loss = "fused";
+    if (loss)
+        STRAT("loss=%s", loss);
     if (f->optimizer)
         STRAT("optimizer=%s", f->optimizer);
     if (opt_int(r, C_EP) > 1)

@@ -942,39 +942,60 @@ typedef struct gen {
  * PyTorch aten/src/ATen/native/cuda/SoftMax.cu host_softmax,
  * cunn_SoftMaxForward / cunn_SoftMaxBackward; flash-attn
  * flash_attn/ops/triton/cross_entropy.py at 0251105a, the kernels
- * cross_entropy_fwd_kernel and cross_entropy_bwd_kernel).  The per-row
- * statistics (log-sum-exp, the picked logit, the nll kernels) are a
+ * cross_entropy_fwd_kernel and cross_entropy_bwd_kernel; Megatron-Core
+ * tensor_parallel/cross_entropy.py VocabParallelCrossEntropy and
+ * fusions/fused_cross_entropy.py, Megatron-LM's and Megatron-DeepSpeed's
+ * mpu/cross_entropy.py, the same passes).  The per-row statistics (the
+ * max, the log-sum-exp, the picked logit, the nll kernels) are a
  * vocabulary's worth smaller and not counted.  row: the logits of one token
- * (the vocabulary shard). */
-static void loss_bytes(wl_loss loss, int64_t L, int64_t row, int64_t e, int64_t f[SIM_MEMC_COUNT],
+ * (the vocabulary shard); autocast: the loss runs under torch.autocast. */
+static void loss_bytes(wl_loss loss, int64_t L, int64_t row, int64_t e, int autocast, int64_t f[SIM_MEMC_COUNT],
                        int64_t b[SIM_MEMC_COUNT])
 {
     memset(f, 0, SIM_MEMC_COUNT * sizeof *f);
     memset(b, 0, SIM_MEMC_COUNT * sizeof *b);
+    int widen = e < 4; /* 16-bit logits taken to fp32 first */
     switch (loss) {
     case WL_LOSS_TORCH: {
-        /* cast up (16-bit logits only: dynamic-casting path), log_softmax
-         * forward in fp32: a block per row reads the row for its max, again
-         * for the sum of exp and again to write (a row past the 48 KB of
-         * shared memory a block gets by default; a shorter one, cached in
-         * shared memory by cunn_SoftMaxForwardSmem, is read once) */
-        int widen = e < 4, reads = row * 4 < 48 * 1024 - 128 && row % 4 == 0 ? 1 : 3;
+        /* cast up (16-bit logits under autocast or .float(): the dynamic-
+         * casting path), log_softmax forward in fp32: a block per row reads
+         * the row for its max, again for the sum of exp and again to write
+         * (a row past the 48 KB of shared memory a block gets by default; a
+         * shorter one, cached in shared memory by cunn_SoftMaxForwardSmem,
+         * is read once).  Without autocast a 16-bit row is read and written
+         * in its own dtype (the kernels accumulate in fp32). */
+        widen = widen && autocast;
+        int64_t x = widen ? 4 : e, reads = row * x < 48 * 1024 - 128 && row % 4 == 0 ? 1 : 3;
         f[SIM_MEMC_CAST_UP] = widen ? (e + 4) * L : 0;
-        f[SIM_MEMC_STREAM] = (reads * 4 + 4) * L;
+        f[SIM_MEMC_STREAM] = (reads + 1) * x * L;
         /* the gradient of the log-probabilities zero-filled (nll_loss_backward
          * then writes one value a row), log_softmax backward (the gradient
          * read for its row sum, then with the output to write the input
          * gradient), the cast back down (vectorised) */
-        b[SIM_MEMC_STREAM] = 4 * L + (4 + 4 + 4 + 4) * L + (widen ? (4 + e) * L : 0);
+        b[SIM_MEMC_STREAM] = 5 * x * L + (widen ? (4 + e) * L : 0);
         break;
     }
     case WL_LOSS_FUSED:
         f[SIM_MEMC_STREAM] = e * L;     /* the logits read once (an online log-sum-exp) */
         b[SIM_MEMC_STREAM] = 2 * e * L; /* read again, the gradient written in their dtype */
         break;
+    case WL_LOSS_MEGATRON_FUSED:
+        /* three fused kernels forward: the cast with the max (a no-op cast
+         * on fp32 logits leaves the max's read), the subtraction, exp and
+         * sum in place, the softmax's division in place; one backward: the
+         * gradient scaled in place and written in the logits' dtype */
+        f[SIM_MEMC_STREAM] = (widen ? e + 4 : 4) * L + 8 * L + 8 * L;
+        b[SIM_MEMC_STREAM] = (8 + (widen ? e : 0)) * L;
+        break;
     default:
-        f[SIM_MEMC_STREAM] = 8 * L; /* an fp32 pass each way */
-        b[SIM_MEMC_STREAM] = 8 * L;
+        /* Megatron unfused, one kernel per op: logits.float() (cast_up), the
+         * max (a read), the max subtracted in place, exp in place, the sum
+         * (a read), the division in place that keeps the softmax for the
+         * backward; backward the target's entry corrected (a row's worth),
+         * the gradient scaled in place, autograd's cast back */
+        f[SIM_MEMC_CAST_UP] = widen ? (e + 4) * L : 0;
+        f[SIM_MEMC_STREAM] = (4 + 8 + 8 + 4 + 8) * L;
+        b[SIM_MEMC_STREAM] = 8 * L + (widen ? (4 + e) * L : 0);
     }
 }
 
@@ -1030,7 +1051,7 @@ static void build_payloads(gen *g)
     P->final_ln = wl_pay_elem_cls(s, "final_ln", fln, dt);
     P->logits = wl_pay_gemm(s, "logits", sb, vt, h, dt);
     int64_t lf[SIM_MEMC_COUNT], lb[SIM_MEMC_COUNT];
-    loss_bytes(pl->st.loss, sb * vt, vt, sim_dtype_bytes(dt), lf, lb);
+    loss_bytes(pl->st.loss, sb * vt, vt, sim_dtype_bytes(dt), pl->st.autocast, lf, lb);
     P->loss = wl_pay_elem_cls(s, "loss", lf, SIM_DTYPE_FP32);
 
     /* backward */

@@ -595,7 +595,7 @@ const char *wl_stage_split_name(wl_stage_split k)
 }
 static const char *const attn_names[WL_ATTN_COUNT] = {"auto",   "flash",  "unfused",
                                                        "flash2", "flash1", "flash-triton"};
-static const char *const loss_names[WL_LOSS_COUNT] = {"megatron", "torch", "fused"};
+static const char *const loss_names[WL_LOSS_COUNT] = {"megatron", "torch", "fused", "megatron_fused"};
 
 int wl_attn_impl(wl_attn a)
 {
@@ -891,9 +891,10 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
             s->loss = (wl_loss)i;
             return 0;
         }
-        return sim_errf(err, "strategy: loss: expected megatron (an fp32 pass each way, 8 + 8 bytes per logit), torch "
-                        "(PyTorch's cross_entropy on 16-bit logits cast up: 48) or fused (flash-attn's Triton "
-                        "cross-entropy: 3 x the logits' size), got \"%s\"", val);
+        return sim_errf(err, "strategy: loss: expected megatron (Megatron's unfused vocab-parallel cross-entropy: 52 bytes "
+                        "per bf16 logit), megatron_fused (Megatron-Core's cross_entropy_loss_fusion: 32), torch "
+                        "(PyTorch's cross_entropy: 48 on logits cast up, 18 on bf16 logits without autocast) or "
+                        "fused (flash-attn's Triton cross-entropy: 3 x the logits' size), got \"%s\"", val);
     }
     if (strcmp(key, "optimizer") == 0) {
         int i = name_index(val, optimizer_names, WL_OPT_COUNT);

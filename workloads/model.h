@@ -201,17 +201,29 @@ typedef enum wl_attn {
 int wl_attn_impl(wl_attn a);
 
 /* How the stack computes the cross-entropy loss on the logits (gpt.c, bytes
- * per logit of the rank's vocabulary shard, e = the logits' element size):
- *   megatron  the default: an fp32 pass forward and one backward, 8 + 8
- *             (Megatron's vocab-parallel cross-entropy as counted so far);
- *   torch     PyTorch's F.cross_entropy under autocast (cross_entropy and
- *             log_softmax are on its fp32 list), or on logits.float(): the
+ * per logit of the rank's vocabulary shard, e = the logits' element size,
+ * 16-bit logits unless the model runs in fp32):
+ *   megatron  the default: Megatron's vocab-parallel cross-entropy
+ *             unfused (Megatron-LM, Megatron-DeepSpeed, Megatron-Core
+ *             without cross_entropy_loss_fusion): the logits cast to fp32
+ *             (e + 4, cast_up), their max (4), the max subtracted in place
+ *             (8), exp in place (8), the sum (4), the softmax kept for the
+ *             backward divided in place (8); backward the gradient scaled
+ *             in place (8) and autograd's cast back (4 + e): 52 for bf16;
+ *   megatron_fused  Megatron-Core's native fused version
+ *             (cross_entropy_loss_fusion, the NeMo and Megatron-Bridge
+ *             recipes): the cast and the max in one kernel (e + 4), the
+ *             subtraction, exp and sum in one (8), the division (8);
+ *             backward the scaling and the cast in one (8 + e): 32 for bf16;
+ *   torch     PyTorch's F.cross_entropy.  Under autocast (cross_entropy and
+ *             log_softmax are on its fp32 list) or on logits.float(): the
  *             16-bit logits cast up (e + 4, cast_up), log_softmax forward
  *             (cunn_SoftMaxForward reads a row too long for shared memory
  *             three times: max, sum of exp, output; 12 + 4), the gradient's
  *             zero fill (4), log_softmax backward (the gradient read twice,
  *             the output once, the input gradient written: 16) and the cast
- *             back (4 + e): 48 for bf16;
+ *             back (4 + e): 48 for bf16.  Without autocast on 16-bit logits
+ *             the same kernels read and write e-byte elements: 18 for bf16;
  *   fused     flash-attn's Triton cross-entropy (MPT's default loss_fn): one
  *             kernel reads the logits forward (e), one reads them and
  *             writes their gradient backward (2e): 6 for bf16. */
@@ -219,6 +231,7 @@ typedef enum wl_loss {
     WL_LOSS_MEGATRON,
     WL_LOSS_TORCH,
     WL_LOSS_FUSED,
+    WL_LOSS_MEGATRON_FUSED,
     WL_LOSS_COUNT
 } wl_loss;
 
