@@ -895,6 +895,14 @@ static void map_strategy(const e2e_family *f, row *r, double params)
     item(m->strat, &m->nstrat, 0, NULL, "mb=%d", mb);
     item(m->strat, &m->nstrat, 0, NULL, "gb=%d", gb);
     item(m->strat, &m->nstrat, 0, NULL, "dtype=%s", dt);
+    /* the FP8 recipe the row names (Megatron-Bridge's tables: FP8-CS current
+     * scaling, FP8-MX / MXFP8 block scaling); plain FP8 is delayed scaling,
+     * Transformer Engine's default and NeMo 24.07's (fp8_amax_history_len) */
+    const char *prec = S(r, C_PREC);
+    if (!strcmp(dt, "fp8") && (has(prec, "FP8-CS") || has(prec, "current")))
+        STRAT("fp8_recipe=tensorwise");
+    else if (!strcmp(dt, "fp8") && (has(prec, "MXFP8") || has(prec, "FP8-MX")))
+        STRAT("fp8_recipe=mxfp8");
     if (cp > 1)
         STRAT("cp=%d", cp);
     if (vp > 1) {
@@ -920,7 +928,6 @@ static void map_strategy(const e2e_family *f, row *r, double params)
     if (f->mcore_overlaps && sp && tp > 1)
         STRAT("tp_overlap_comm=1");
     int fsdp = map_sharding(f, r, params, dp);
-    const char *prec = S(r, C_PREC);
     /* torch.autocast over fp32 parameters, where a row says so and nothing
      * keeps 16-bit weights (FSDP's MixedPrecision gathers bf16 weights,
      * DeepSpeed holds them): each forward casts the weights, each backward

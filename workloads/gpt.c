@@ -401,6 +401,9 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
     /* FP8 GEMMs need FP8 tensor cores (Ada, Hopper and newer): the catalogue
      * gives those an fp8 rate above the 16-bit ones (it fills a missing fp8
      * rate with the bf16 or fp16 one) */
+    if (st->fp8_recipe != WL_FP8_DELAYED && st->dtype != SIM_DTYPE_FP8)
+        return sim_errf(err, "strategy: fp8_recipe chooses how FP8 tensors are scaled, but dtype=%s: give dtype=fp8 "
+                        "too", sim_dtype_name(st->dtype));
     for (int i = 0; mach && st->dtype == SIM_DTYPE_FP8 && i < mach->nmodels; i++)
         if (!(mach->gpus[i].peak_flops[SIM_DTYPE_FP8] >
               fmax(mach->gpus[i].peak_flops[SIM_DTYPE_BF16], mach->gpus[i].peak_flops[SIM_DTYPE_FP16])))

@@ -143,19 +143,32 @@ void wl_opset_rope(sim_schedule *s, const wl_model *m, int64_t qk, int64_t d, si
 
 /* FP8 training (Transformer Engine, per-tensor scaling): the tensors entering
  * an FP8 GEMM are cast with their amax taken, 2 bytes read and 1 + 1 written
- * (the FP8 tensor and its transpose for the other GEMM of the pair).  TE
- * fuses the casts of the norm outputs (QKV's and fc1's inputs) and of the
+ * (the FP8 tensor and its transpose for the other GEMM of the pair).  Under
+ * delayed scaling (and MXFP8's per-block scales, computed inside the cast)
+ * TE fuses the casts of the norm outputs (QKV's and fc1's inputs) and of the
  * activation's output (fc2's input) into those kernels, which then write FP8
  * instead of bf16: no extra traffic.  Two casts stand alone: the attention
  * output before the projection (forward, `in` elements) and the attention's
- * input gradient before the QKV dgrad (backward, `qkv_grad` elements). */
-void wl_opset_fp8(sim_schedule *s, const wl_strategy *st, int64_t in, int64_t qkv_grad, wl_opset *o)
+ * input gradient before the QKV dgrad (backward, `qkv_grad` elements).
+ * Under current scaling (fp8_recipe=tensorwise) the scale needs the whole
+ * tensor's amax first (TE's pytorch/csrc/extensions normalization.cpp
+ * FUSED_NORM_AMAX_FP8, activation.cpp and the dact's FUSED_DACT_AMAX_FP8,
+ * quantize with nvte_compute_amax: read, not copied): the norms, the
+ * activation and its backward write 16 bits with the amax, and a quantize
+ * pass reads them (2 + 2 bytes more per element: `fused_f`, `fused_b`
+ * elements); a standalone cast first reads its input for the amax (2 more:
+ * the two casts above, and the gradients entering fc2's and the
+ * projection's backward, `grad_in` elements).  Counted with the two casts. */
+void wl_opset_fp8(sim_schedule *s, const wl_strategy *st, int64_t in, int64_t qkv_grad, int64_t fused_f,
+                  int64_t fused_b, int64_t grad_in, wl_opset *o)
 {
     o->fp8 = st->dtype == SIM_DTYPE_FP8;
     if (!o->fp8)
         return;
-    o->cast_f = wl_pay_elem(s, "fp8_cast", 4 * in, SIM_DTYPE_BF16);
-    o->cast_b = wl_pay_elem(s, "fp8_cast_grad", 4 * qkv_grad, SIM_DTYPE_BF16);
+    int cs = st->fp8_recipe == WL_FP8_TENSORWISE;
+    o->cast_f = wl_pay_elem(s, "fp8_cast", 4 * in + (cs ? 2 * in + 4 * fused_f : 0), SIM_DTYPE_BF16);
+    o->cast_b = wl_pay_elem(s, "fp8_cast_grad", 4 * qkv_grad + (cs ? 2 * qkv_grad + 4 * fused_b + 2 * grad_in : 0),
+                            SIM_DTYPE_BF16);
 }
 
 /* kernels=eager: the element-wise passes PyTorch's eager autograd runs
@@ -341,7 +354,10 @@ void wl_opset_build(sim_schedule *s, const wl_model *m, const wl_strategy *st, i
     o->proj_dg = wl_pay_gemm(s, "proj_dgrad", sb, h / t, h, gdt);
     o->proj_wg = wl_pay_gemm(s, "proj_wgrad", h / t, h, sb, gdt);
     wl_opset_rope(s, m, sb * (qkv - h) / 2 / t + sb * h / t, d, dt, o);
-    wl_opset_fp8(s, st, sb * h / t, sb * qkv / t, o);
+    /* current scaling's extra passes: the two norm outputs and the
+     * activation's forward, fc1's gradient from its backward, the gradients
+     * entering fc2's and the projection's backward */
+    wl_opset_fp8(s, st, sb * h / t, sb * qkv / t, 2 * sb * h / rt + sb * (f / t), sb * (fc1 / t), 2 * sb * h / rt, o);
     o->qkv_dg = wl_pay_gemm(s, "qkv_dgrad", sb, h, qkv / t, gdt);
     o->qkv_wg = wl_pay_gemm(s, "qkv_wgrad", h, qkv / t, sb, gdt);
     int64_t lb[SIM_MEMC_COUNT] = {0};

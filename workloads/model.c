@@ -536,6 +536,7 @@ void wl_strategy_default(wl_strategy *s)
     s->osdp[0] = 0;
     s->osdp_split = 1;
     s->fsdp_impl = WL_FSDP_IMPL_FSDP1;
+    s->fp8_recipe = WL_FP8_DELAYED;
 
     s->schedule = WL_TP_MEGATRON;
     s->sp = 0;
@@ -547,7 +548,7 @@ void wl_strategy_default(wl_strategy *s)
 
 #define KNOWN_KEYS                                                                                            \
     "tp, pp, cp, ep, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, " \
-    "grad_reduce, zero, fsdp, fsdp_impl, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn, kernels, " \
+    "grad_reduce, zero, fsdp, fsdp_impl, fp8_recipe, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn, kernels, " \
     "autocast, stage_split, pp_layers, grad_collective, grad_accum, loss, optimizer, routing, balance"
 
 static const char *const tp_schedule_names[WL_TP_SCHEDULE_COUNT] = {
@@ -555,6 +556,7 @@ static const char *const tp_schedule_names[WL_TP_SCHEDULE_COUNT] = {
 static const char *const recompute_names[] = {"none", "full", "selective", "oases"};
 static const char *const fsdp_names[WL_FSDP_COUNT] = {"none", "full", "grad_op", "hybrid"};
 static const char *const fsdp_impl_names[WL_FSDP_IMPL_COUNT] = {"fsdp1", "fsdp2", "megatron"};
+static const char *const fp8_recipe_names[WL_FP8_RECIPE_COUNT] = {"delayed", "tensorwise", "mxfp8"};
 static const char *const split_names[WL_SPLIT_COUNT] = {"uniform", "embedding_as_layer", "list"};
 static const char *const grad_coll_names[WL_GRAD_COUNT] = {"auto", "allreduce", "reducescatter"};
 static const char *const grad_accum_names[WL_GACC_COUNT] = {"fused", "cast_add"};
@@ -1031,6 +1033,19 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         return sim_errf(err, "strategy: fsdp_impl: expected fsdp1 (PyTorch's FullyShardedDataParallel), fsdp2 "
                         "(PyTorch's fully_shard) or megatron (Megatron-Core's Megatron-FSDP), got \"%s\"", val);
     }
+    if (strcmp(key, "fp8_recipe") == 0) {
+        /* Megatron's names, Transformer Engine's recipe classes and the
+         * Megatron-Bridge tables' abbreviations */
+        static const char *const aliases[WL_FP8_RECIPE_COUNT][2] = {
+            {"DelayedScaling", "fp8-ds"}, {"Float8CurrentScaling", "fp8-cs"}, {"MXFP8BlockScaling", "fp8-mx"}};
+        for (int i = 0; i < WL_FP8_RECIPE_COUNT; i++)
+            if (!strcmp(val, fp8_recipe_names[i]) || !strcmp(val, aliases[i][0]) || !strcmp(val, aliases[i][1])) {
+                s->fp8_recipe = (wl_fp8_recipe)i;
+                return 0;
+            }
+        return sim_errf(err, "strategy: fp8_recipe: expected delayed (Transformer Engine's DelayedScaling), "
+                        "tensorwise (Float8CurrentScaling) or mxfp8 (MXFP8BlockScaling), got \"%s\"", val);
+    }
     if (strcmp(key, "osdp_split") == 0) {
         char *end;
         long k = strtol(val, &end, 10);
@@ -1196,6 +1211,8 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         APPEND(",fsdp=%s", fsdp_names[s->fsdp]);
     if (s->fsdp_impl != WL_FSDP_IMPL_FSDP1)
         APPEND(",fsdp_impl=%s", fsdp_impl_names[s->fsdp_impl]);
+    if (s->fp8_recipe != WL_FP8_DELAYED)
+        APPEND(",fp8_recipe=%s", fp8_recipe_names[s->fp8_recipe]);
     if (s->osdp[0])
         APPEND(",osdp=%s", s->osdp);
     if (s->osdp_split > 1)

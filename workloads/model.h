@@ -180,6 +180,17 @@ typedef enum wl_fsdp { WL_FSDP_NONE, WL_FSDP_FULL, WL_FSDP_GRAD_OP, WL_FSDP_HYBR
  * parameters), its fully_shard (FSDP2, per-parameter DTensors), or
  * Megatron-Core's Megatron-FSDP (buckets the GEMMs accumulate into). */
 typedef enum wl_fsdp_impl { WL_FSDP_IMPL_FSDP1, WL_FSDP_IMPL_FSDP2, WL_FSDP_IMPL_MEGATRON, WL_FSDP_IMPL_COUNT } wl_fsdp_impl;
+
+/* How dtype=fp8 scales its tensors (Megatron's --fp8-recipe; Transformer
+ * Engine's recipes, layer_payloads.c wl_opset_fp8):
+ *   delayed     DelayedScaling, the default: each tensor's scale from its
+ *               amax history, so the norms and activations write FP8 directly;
+ *   tensorwise  Float8CurrentScaling: the scale from the tensor itself, so
+ *               those kernels write 16 bits and an amax, and a quantize pass
+ *               follows; a standalone cast first reads its input for the amax;
+ *   mxfp8       MXFP8BlockScaling (Blackwell): a scale per 32 elements,
+ *               computed inside the cast, as delayed's traffic. */
+typedef enum wl_fp8_recipe { WL_FP8_DELAYED, WL_FP8_TENSORWISE, WL_FP8_MXFP8, WL_FP8_RECIPE_COUNT } wl_fp8_recipe;
 /* Attention kernels (strategy key attn): auto = what the training stacks
  * run (Megatron-Core with Transformer Engine, PyTorch SDPA): fused
  * FlashAttention kernels in fp16/bf16 (and fp8, whose attention stays bf16)
@@ -281,6 +292,7 @@ typedef struct wl_strategy {
     int zero;                /* ZeRO stage 0..3 (3 = FSDP) */
     wl_fsdp fsdp;            /* PyTorch FSDP / HSDP sharding with mixed precision (instead of zero) */
     wl_fsdp_impl fsdp_impl;  /* whose FSDP: PyTorch's FSDP1 or FSDP2, or Megatron-Core's */
+    wl_fp8_recipe fp8_recipe; /* dtype=fp8's scaling (fp8_recipe=) */
     int osdp_split;             /* OSDP operator splitting: sharded linears gathered in this many slices (1 = whole units) */
     char osdp[WL_OSDP_MAX + 1]; /* OSDP per-layer sharding levels '0'..'3', one per layer; "" = off */
     wl_grad_coll grad_coll;     /* grad_collective: the gradients' collective under zero=1 */

@@ -138,10 +138,66 @@ static void test_memory(void)
     sim_machine_free(mach);
 }
 
+/* fp8_recipe: current scaling (tensorwise) adds its amax passes to the two
+ * casts' payloads (layer_payloads.c wl_opset_fp8), MXFP8 moves what delayed
+ * scaling moves; the key is parsed by its names, written back when not the
+ * default, and refused without dtype=fp8. */
+static void test_recipes(void)
+{
+    wl_model m = model();
+    sim_machine *mach = wl_test_gpu_machine("H100-SXM", 2);
+    sim_err err;
+    /* tp 2, no sequence parallelism: 512 tokens, hidden 256, ffn 512 (fc1 1,024), qkv 512 */
+    const int64_t sb = 512, in = sb * 256 / 2, qg = sb * 512 / 2;
+    static const struct {
+        const char *recipe;
+        int64_t f, b;
+    } want[] = {
+        {"", 4 * in, 4 * qg},
+        {",fp8_recipe=mxfp8", 4 * in, 4 * qg},
+        /* + the amax read of each cast; the two norms' and the activation's
+         * outputs written in 16 bits and quantized (2 + 2 a element); fc1's
+         * gradient likewise; the amax reads of the gradients entering fc2's
+         * and the projection's backward */
+        {",fp8_recipe=tensorwise", 6 * in + 4 * (2 * sb * 256 + sb * 256), 6 * qg + 4 * sb * 512 + 2 * 2 * sb * 256},
+    };
+    char text[96];
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        snprintf(text, sizeof text, "tp=2,mb=2,gb=2,dtype=fp8%s", want[i].recipe);
+        wl_strategy s = wl_test_strategy(text);
+        sim_schedule *sc = wl_gpt_generate(&m, &s, mach, &err);
+        CHECK(sc != NULL);
+        int nf = 0, nb = 0;
+        for (uint32_t k = 0; sc && k < sc->nops; k++) {
+            const sim_payload *p = sim_sched_payload_of(sc, k);
+            const char *n = p->kind == SIM_OP_COMPUTE ? sim_sched_strname(sc, p->name) : "";
+            nf += !strcmp(n, "fp8_cast") && p->bytes == want[i].f;
+            nb += !strcmp(n, "fp8_cast_grad") && p->bytes == want[i].b;
+        }
+        if (nf != 4 || nb != 4)
+            fprintf(stderr, "%s: casts %d %d\n", text, nf, nb);
+        CHECK(nf == 4 && nb == 4); /* 2 ranks x 2 layers, one micro-batch */
+        sim_sched_free(sc);
+    }
+    wl_strategy st;
+    char buf[512];
+    wl_strategy_default(&st);
+    CHECK(st.fp8_recipe == WL_FP8_DELAYED);
+    CHECK(wl_strategy_parse("fp8_recipe=Float8CurrentScaling", &st, &err) == 0 && st.fp8_recipe == WL_FP8_TENSORWISE);
+    CHECK(wl_strategy_parse("fp8_recipe=fp8-mx", &st, &err) == 0 && st.fp8_recipe == WL_FP8_MXFP8);
+    wl_strategy_format(&st, buf, sizeof buf);
+    CHECK(strstr(buf, ",fp8_recipe=mxfp8") != NULL);
+    CHECK(wl_strategy_parse("fp8_recipe=fp4", &st, &err) != 0 && strstr(err.msg, "expected delayed") != NULL);
+    wl_strategy b16 = wl_test_strategy("tp=2,mb=2,gb=2,dtype=bf16,fp8_recipe=tensorwise");
+    CHECK(wl_gpt_generate(&m, &b16, mach, &err) == NULL && strstr(err.msg, "give dtype=fp8") != NULL);
+    sim_machine_free(mach);
+}
+
 int main(void)
 {
     test_gpus();
     test_schedule();
     test_memory();
+    test_recipes();
     return wl_test_done();
 }
