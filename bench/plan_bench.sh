@@ -7,8 +7,9 @@
 # 2-core VM is shared, the CPU seconds per evaluation and the rate they imply
 # on JOBS idle cores; then the fast fidelity's error against full simulation
 # of the same sweep (bench/plan_bench_full.csv: `--fidelity full --csv`, 11
-# CPU minutes, remade at 6c7fc31 after the order-independent interference,
-# which moved its times by 0.03 % on average, 0.46 % at most).
+# CPU minutes, remade at a590645 after Megatron's cross-entropy passes, which
+# moved its times by 0.12 % on average, 1.1 % at most; at 6c7fc31 the
+# order-independent interference had moved them by 0.03 / 0.46 %).
 # Not part of ctest.
 #   BUILD=build JOBS=2 bench/plan_bench.sh
 set -euo pipefail
