@@ -527,9 +527,19 @@ int val_fit_memory(const char *data_dir, val_fitted *out, int max, FILE *logf, s
                 break;
             }
             if (!strcmp(model, "H100-SXM")) {
-                for (int c = 1; c < SIM_MEMC_COUNT && c - 1 < k; c++)
-                    h100_cls[c] = out[total + c - 1].value;
+                /* each fraction by the class its name gives ("... memory_class.NAME") */
+                for (int j = 0; j < k; j++) {
+                    const char *dot = strrchr(out[total + j].name, '.');
+                    int c = dot ? sim_mem_class_parse(dot + 1) : -1;
+                    if (c > 0 && c < SIM_MEMC_COUNT)
+                        h100_cls[c] = out[total + j].value;
+                }
+                for (int c = 1; c < SIM_MEMC_COUNT; c++)
+                    if (!(h100_cls[c] > 0))
+                        rc = sim_errf(err, "internal: the H100's %s class was not fitted", sim_mem_class_name(c));
                 h100_plateau = plateaus[gi];
+                if (rc)
+                    break;
             }
             total += k;
         }
