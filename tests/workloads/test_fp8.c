@@ -149,7 +149,7 @@ static void test_recipes(void)
     sim_err err;
     /* tp 2, no sequence parallelism: 512 tokens, hidden 256, ffn 512 (fc1 1,024), qkv 512 */
     const int64_t sb = 512, in = sb * 256 / 2, qg = sb * 512 / 2;
-    static const struct {
+    const struct {
         const char *recipe;
         int64_t f, b;
     } want[] = {
