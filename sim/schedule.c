@@ -229,6 +229,46 @@ void sim_sched_add_dep(sim_schedule *s, uint32_t op, uint32_t dep)
     o->ndeps++;
 }
 
+int sim_sched_chain_host(sim_schedule *s)
+{
+    size_t cap = (size_t)s->ndeps + s->nops + 1;
+    uint32_t *deps = cap <= UINT32_MAX ? malloc(sizeof *deps * cap) : NULL;
+    uint32_t *prev = malloc(sizeof *prev * ((size_t)s->nranks + 1));
+    if (!deps || !prev) {
+        free(deps);
+        free(prev);
+        return -1;
+    }
+    for (int r = 0; r < s->nranks; r++)
+        prev[r] = UINT32_MAX;
+    uint32_t nd = 0;
+    for (uint32_t i = 0; i < s->nops; i++) {
+        sim_op *o = &s->ops[i];
+        uint32_t first = nd;
+        for (uint32_t k = 0; k < o->ndeps; k++)
+            deps[nd++] = s->deps[o->dep_first + k];
+        int kind = sim_sched_payload_of(s, i)->kind, r = sim_sched_rank_of(s, i);
+        if (kind != SIM_OP_RECV && kind != SIM_OP_MEMORY) {
+            uint32_t p = prev[r];
+            int have = p == UINT32_MAX || s->ops[p].stream == o->stream; /* the stream orders them already */
+            for (uint32_t k = first; k < nd && !have; k++)
+                have = deps[k] == p;
+            if (!have && o->ndeps < UINT16_MAX) {
+                deps[nd++] = p;
+                o->ndeps++;
+            }
+            prev[r] = i;
+        }
+        o->dep_first = first;
+    }
+    free(prev);
+    free(s->deps);
+    s->deps = deps;
+    s->ndeps = nd;
+    s->deps_cap = (uint32_t)cap;
+    return 0;
+}
+
 static sim_payload payload_init(sim_schedule *s, sim_op_kind kind, int sub, const char *name)
 {
     sim_payload p;

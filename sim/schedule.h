@@ -264,6 +264,13 @@ uint32_t sim_sched_add(sim_schedule *s, int stream, uint32_t payload, int32_t ar
 /* Adds a dependency to an existing, last-added operation (op must be the most
  * recently added one, so dependencies stay contiguous). */
 void sim_sched_add_dep(sim_schedule *s, uint32_t op, uint32_t dep);
+/* The host launching every operation of a rank synchronously, in the order
+ * the rank's operations were added (CUDA_LAUNCH_BLOCKING=1): each waits for
+ * the rank's previous one, whatever its stream, so nothing of a rank runs
+ * beside anything else of it.  Receives stay unchained (a consumer waits for
+ * its receive already; a chained receive could wait on a peer that waits on
+ * this rank); memory effects too.  0, or -1 out of memory. */
+int sim_sched_chain_host(sim_schedule *s);
 
 /* Convenience builders.  name may be NULL. */
 uint32_t sim_sched_gemm(sim_schedule *s, int stream, const char *name, int64_t m, int64_t n, int64_t k,

@@ -318,7 +318,9 @@ typedef struct wl_strategy {
                             weights cast to bf16/fp16 by every forward, the gradients cast back into
                             fp32 .grad; 0: the framework keeps a 16-bit copy (Megatron, DeepSpeed,
                             FSDP mixed precision) */
-    wl_loss loss;        /* how the cross-entropy runs (loss=megatron|torch|fused) */
+    int launch_blocking; /* launch_blocking=1: the job runs with CUDA_LAUNCH_BLOCKING=1, every operation
+                            of a rank launched synchronously in order (sim_sched_chain_host) */
+    wl_loss loss;        /* how the cross-entropy runs (loss=megatron|megatron_fused|torch|fused) */
     wl_optimizer optimizer; /* the optimizer step's passes (optimizer=fused|foreach|megatron) */
     int flash;           /* resolved by wl_gpt_resolve: 1 = fused FlashAttention kernels, 0 = unfused */
     /* an MoE step under skewed routing (workloads/moe_balance.c): trainsim moe's

@@ -11,6 +11,7 @@
  *    compute, the step takes 1.5× as long. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "../sim/star.h"
 #include "sim/engine.h"
@@ -105,8 +106,90 @@ static int dp_overlap(void)
         printf("FAIL: overlap does not shorten the step (%.6g vs %.6g s)\n", ov.iteration_s, end.iteration_s);
         fails++;
     }
+    /* CUDA_LAUNCH_BLOCKING=1: the buckets cannot run beside the backward,
+     * each launch waits for the previous one, so the step takes its compute
+     * plus every bucket's all-reduce (at least the end-of-step all-reduce's
+     * time: a bucket's all-reduce costs no less than its share of it) */
+    sim_result bl;
+    if (simulate(&mod, "dp=2,mb=1,gb=2,dtype=fp32,bucket=4,dp_overlap=1,launch_blocking=1", mach, &bl) == 0) {
+        printf("launch_blocking: iteration %.6g s, exposed %.3g s, compute %.6g s\n", bl.iteration_s,
+               bl.exposed_comm_s, bl.compute_s);
+        fails += near(bl.compute_s, end.compute_s, 1e-6, "launch_blocking: the same kernels");
+        if (!(bl.exposed_comm_s > 0.98 * end.exposed_comm_s && bl.iteration_s > 0.999 * end.iteration_s)) {
+            printf("FAIL: launch_blocking leaves %.3g s of %.3g s communication hidden\n",
+                   end.exposed_comm_s - bl.exposed_comm_s, end.exposed_comm_s);
+            fails++;
+        }
+        sim_result_free(&bl);
+    } else {
+        fails++;
+    }
     sim_result_free(&end);
     sim_result_free(&ov);
+    sim_machine_free(mach);
+    return fails;
+}
+
+/* Under launch_blocking=1 every operation of a rank but its receives and
+ * memory effects waits for the previous one, on whatever stream (pipeline,
+ * data-parallel and optimizer work alike); the bubble oracle's pipeline still
+ * runs (no deadlock between a blocking send and its peer). */
+static int launch_chain(void)
+{
+    int fails = 0;
+    wl_model mod = model();
+    sim_machine *mach = machine(4, 1e15, 100e12);
+    sim_err err;
+    wl_strategy st = wl_test_strategy("pp=2,dp=2,mb=1,gb=8,dtype=fp32,dp_overlap=1,bucket=4,launch_blocking=1");
+    sim_schedule *s = wl_gpt_generate(&mod, &st, mach, &err);
+    if (!s) {
+        printf("FAIL: launch_blocking schedule: %s\n", err.msg);
+        sim_machine_free(mach);
+        return 1;
+    }
+    uint32_t *prev = malloc(sizeof *prev * (size_t)s->nranks);
+    for (int r = 0; r < s->nranks; r++)
+        prev[r] = UINT32_MAX;
+    int unchained = 0, chained = 0;
+    for (uint32_t i = 0; i < s->nops; i++) {
+        int kind = sim_sched_payload_of(s, i)->kind, r = sim_sched_rank_of(s, i);
+        if (kind == SIM_OP_RECV || kind == SIM_OP_MEMORY)
+            continue;
+        uint32_t p = prev[r];
+        prev[r] = i;
+        if (p == UINT32_MAX || s->ops[p].stream == s->ops[i].stream)
+            continue;
+        int has = 0;
+        for (int k = 0; k < s->ops[i].ndeps; k++)
+            has |= s->deps[s->ops[i].dep_first + k] == p;
+        chained += has;
+        unchained += !has;
+    }
+    free(prev);
+    if (unchained || !chained) {
+        printf("FAIL: launch_blocking: %d operations not chained to their rank's previous (%d chained)\n",
+               unchained, chained);
+        fails++;
+    }
+    fails += sim_sched_check(s, &err) != 0;
+    sim_sched_free(s);
+    /* a 4-stage 1F1B pipeline completes, with the same kernels, no sooner
+     * than with asynchronous launches (a stage waiting in a blocking send
+     * counts as exposed communication, no longer as idle) */
+    sim_result r, a;
+    if (simulate(&mod, "pp=4,mb=1,gb=8,dtype=fp32,launch_blocking=1", mach, &r) == 0 &&
+        simulate(&mod, "pp=4,mb=1,gb=8,dtype=fp32", mach, &a) == 0) {
+        printf("launch_blocking pipeline: %.6g s (asynchronous %.6g s)\n", r.iteration_s, a.iteration_s);
+        fails += near(r.compute_s, a.compute_s, 1e-4, "launch_blocking pipeline: the same kernels");
+        if (!(r.iteration_s >= a.iteration_s * (1 - 1e-9))) {
+            printf("FAIL: launch_blocking pipeline faster than the asynchronous one\n");
+            fails++;
+        }
+        sim_result_free(&r);
+        sim_result_free(&a);
+    } else {
+        fails++;
+    }
     sim_machine_free(mach);
     return fails;
 }
@@ -172,6 +255,7 @@ int main(void)
     int fails = bubbles();
     fails += dp_overlap();
     fails += zero3_volume();
+    fails += launch_chain();
     printf("%s\n", fails ? "FAILED" : "all pipeline/DP oracles hold");
     return fails ? 1 : 0;
 }
