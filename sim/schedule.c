@@ -229,18 +229,60 @@ void sim_sched_add_dep(sim_schedule *s, uint32_t op, uint32_t dep)
     o->ndeps++;
 }
 
-int sim_sched_chain_host(sim_schedule *s)
+/* deps[first .. *nd) gains d unless it is there already or UINT32_MAX */
+static void dep_once(uint32_t *deps, uint32_t first, uint32_t *nd, sim_op *o, uint32_t d)
 {
-    size_t cap = (size_t)s->ndeps + s->nops + 1;
+    if (d == UINT32_MAX || o->ndeps == UINT16_MAX)
+        return;
+    for (uint32_t k = first; k < *nd; k++)
+        if (deps[k] == d)
+            return;
+    deps[(*nd)++] = d;
+    o->ndeps++;
+}
+
+#define EXCHANGE_MAX 8 /* sends and receives of one exchange (Megatron's: at most 4) */
+
+int sim_sched_chain_host(sim_schedule *s, sim_host_sync how)
+{
+    /* each op gains at most one dependency a stream of its rank (p2p_sync:
+     * the earlier work before an exchange) or one (launch_blocking), or the
+     * exchange's ops: bounded by nops x (streams + EXCHANGE_MAX) */
+    size_t extra = how == SIM_HOST_LAUNCH_BLOCKING ? 1 : (size_t)s->nstreams + EXCHANGE_MAX;
+    /* each rank's streams: rank r's are rs[rs_at[r] .. rs_at[r + 1]) */
+    uint32_t *rs_at = calloc((size_t)s->nranks + 2, sizeof *rs_at), *rs = malloc(sizeof *rs * (s->nstreams + 1u));
+    if (!rs_at || !rs) {
+        free(rs_at), free(rs);
+        return -1;
+    }
+    for (uint32_t t = 0; t < s->nstreams; t++)
+        rs_at[s->streams[t].rank + 2]++;
+    uint32_t per_rank_streams = 0;
+    for (int r = 0; r < s->nranks; r++) {
+        per_rank_streams = rs_at[r + 2] > per_rank_streams ? rs_at[r + 2] : per_rank_streams;
+        rs_at[r + 2] += rs_at[r + 1];
+    }
+    for (uint32_t t = 0; t < s->nstreams; t++)
+        rs[rs_at[s->streams[t].rank + 1]++] = t;
+    if (how == SIM_HOST_P2P_SYNC)
+        extra = (size_t)per_rank_streams + EXCHANGE_MAX;
+    size_t cap = (size_t)s->ndeps + (size_t)s->nops * extra + 1;
     uint32_t *deps = cap <= UINT32_MAX ? malloc(sizeof *deps * cap) : NULL;
     uint32_t *prev = malloc(sizeof *prev * ((size_t)s->nranks + 1));
-    if (!deps || !prev) {
-        free(deps);
-        free(prev);
+    uint32_t *last = malloc(sizeof *last * ((size_t)s->nstreams + 1)); /* a stream's last non-p2p op */
+    uint32_t *waited = malloc(sizeof *waited * ((size_t)s->nstreams + 1)); /* the exchange it waited for */
+    uint32_t *xch = malloc(sizeof *xch * ((size_t)s->nranks * EXCHANGE_MAX + 1)); /* a rank's last exchange */
+    int *nx = calloc((size_t)s->nranks + 1, sizeof *nx), *closed = calloc((size_t)s->nranks + 1, sizeof *closed);
+    uint32_t *xid = calloc((size_t)s->nranks + 1, sizeof *xid);
+    if (!deps || !prev || !last || !waited || !xch || !nx || !closed || !xid) {
+        free(deps), free(prev), free(last), free(waited), free(xch), free(nx), free(closed), free(xid);
+        free(rs_at), free(rs);
         return -1;
     }
     for (int r = 0; r < s->nranks; r++)
         prev[r] = UINT32_MAX;
+    for (uint32_t t = 0; t < s->nstreams; t++)
+        last[t] = waited[t] = UINT32_MAX;
     uint32_t nd = 0;
     for (uint32_t i = 0; i < s->nops; i++) {
         sim_op *o = &s->ops[i];
@@ -248,20 +290,45 @@ int sim_sched_chain_host(sim_schedule *s)
         for (uint32_t k = 0; k < o->ndeps; k++)
             deps[nd++] = s->deps[o->dep_first + k];
         int kind = sim_sched_payload_of(s, i)->kind, r = sim_sched_rank_of(s, i);
-        if (kind != SIM_OP_RECV && kind != SIM_OP_MEMORY) {
-            uint32_t p = prev[r];
-            int have = p == UINT32_MAX || s->ops[p].stream == o->stream; /* the stream orders them already */
-            for (uint32_t k = first; k < nd && !have; k++)
-                have = deps[k] == p;
-            if (!have && o->ndeps < UINT16_MAX) {
-                deps[nd++] = p;
-                o->ndeps++;
-            }
-            prev[r] = i;
-        }
+        int p2p = kind == SIM_OP_SEND || kind == SIM_OP_RECV;
         o->dep_first = first;
+        if (kind == SIM_OP_MEMORY)
+            continue;
+        if (how == SIM_HOST_LAUNCH_BLOCKING) {
+            if (kind == SIM_OP_RECV)
+                continue;
+            if (prev[r] != UINT32_MAX && s->ops[prev[r]].stream != o->stream) /* the stream orders them already */
+                dep_once(deps, first, &nd, o, prev[r]);
+            prev[r] = i;
+            continue;
+        }
+        if (p2p) {
+            if (closed[r] || nx[r] == EXCHANGE_MAX) { /* a new exchange */
+                nx[r] = closed[r] = 0;
+                xid[r]++;
+            }
+            /* after the rank's earlier work on every stream (not the
+             * exchange's own sends and receives: posted together) */
+            for (uint32_t k = rs_at[r]; k < rs_at[r + 1]; k++)
+                if (rs[k] != o->stream)
+                    dep_once(deps, first, &nd, o, last[rs[k]]);
+            xch[(size_t)r * EXCHANGE_MAX + nx[r]++] = i;
+            continue;
+        }
+        /* after the last exchange, once a stream (its later ops follow it) */
+        closed[r] = nx[r] > 0;
+        if (nx[r] > 0 && waited[o->stream] != xid[r]) {
+            for (int k = 0; k < nx[r]; k++) {
+                uint32_t x = xch[(size_t)r * EXCHANGE_MAX + k];
+                if (s->ops[x].stream != o->stream)
+                    dep_once(deps, first, &nd, o, x);
+            }
+            waited[o->stream] = xid[r];
+        }
+        last[o->stream] = i;
     }
-    free(prev);
+    free(prev), free(last), free(waited), free(xch), free(nx), free(closed), free(xid);
+    free(rs_at), free(rs);
     free(s->deps);
     s->deps = deps;
     s->ndeps = nd;

@@ -264,13 +264,25 @@ uint32_t sim_sched_add(sim_schedule *s, int stream, uint32_t payload, int32_t ar
 /* Adds a dependency to an existing, last-added operation (op must be the most
  * recently added one, so dependencies stay contiguous). */
 void sim_sched_add_dep(sim_schedule *s, uint32_t op, uint32_t dep);
-/* The host launching every operation of a rank synchronously, in the order
- * the rank's operations were added (CUDA_LAUNCH_BLOCKING=1): each waits for
- * the rank's previous one, whatever its stream, so nothing of a rank runs
- * beside anything else of it.  Receives stay unchained (a consumer waits for
- * its receive already; a chained receive could wait on a peer that waits on
- * this rank); memory effects too.  0, or -1 out of memory. */
-int sim_sched_chain_host(sim_schedule *s);
+/* How the host orders a rank's operations across its streams, in the order
+ * they were added (sim_sched_chain_host). */
+typedef enum sim_host_sync {
+    /* CUDA_LAUNCH_BLOCKING=1: each operation waits for the rank's previous
+     * one, whatever its stream, so nothing of a rank runs beside anything
+     * else of it.  Receives stay unchained (a consumer waits for its receive
+     * already; a chained receive could wait on a peer that waits on this
+     * rank). */
+    SIM_HOST_LAUNCH_BLOCKING,
+    /* A device synchronisation after every point-to-point exchange (Megatron-
+     * LM's p2p_communication.py before Megatron-Core: batch_isend_irecv, the
+     * requests waited, then torch.cuda.synchronize()): the sends and
+     * receives of one exchange start after the rank's earlier work on every
+     * stream, and everything after them waits for all of them. */
+    SIM_HOST_P2P_SYNC
+} sim_host_sync;
+/* Adds those dependencies (memory effects stay as they are).  0, or -1 out
+ * of memory. */
+int sim_sched_chain_host(sim_schedule *s, sim_host_sync how);
 
 /* Convenience builders.  name may be NULL. */
 uint32_t sim_sched_gemm(sim_schedule *s, int stream, const char *name, int64_t m, int64_t n, int64_t k,

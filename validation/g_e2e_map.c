@@ -226,6 +226,7 @@ struct e2e_family {
     const char *loss;          /* the loss the stack computes (loss=...), NULL: the default */
     const char *optimizer;     /* its optimizer step (optimizer=...), NULL: the default (fused) */
     int launch_blocking;       /* the runs set CUDA_LAUNCH_BLOCKING=1 (launch_blocking=1) */
+    int megatron_p2p;          /* Megatron's pipeline exchanges (p2p_sync=1 where not interleaved) */
 };
 
 static const char *subset_mem(const row *r)
@@ -270,14 +271,14 @@ static const e2e_family FAMILIES[] = {
      * Platform: MosaicML's A100 clusters, 8 GPUs per node (HGX A100) and
      * the stated 1,600 Gb/s per node of RoCE (8 x 200 GbE). */
     {"e2e-mosaicml-a100", "end-to-end/mosaicml_llm_foundry.csv", "A100", subset_mem,
-     "flash", NULL, NULL, 0, 0, 0, 0, 0, NULL, 8, "GbE", {{"", "1600 Gbps node-node (RoCE)"}}, 15e6, 1, "fused", "foreach", 0},
+     "flash", NULL, NULL, 0, 0, 0, 0, 0, NULL, 8, "GbE", {{"", "1600 Gbps node-node (RoCE)"}}, 15e6, 1, "fused", "foreach", 0, 0},
     /* The same stack on H100 (bf16 and TransformerEngine fp8).  The H100
      * sections do not state the fabric: MosaicML ran its H100 benchmarks on
      * CoreWeave HGX H100 nodes with 3.2 Tb/s of InfiniBand per node
      * (MosaicML blog "Benchmarking Large Language Models on NVIDIA H100
      * GPUs with CoreWeave", 2023): 8 x NDR 400. */
     {"e2e-mosaicml-h100", "end-to-end/mosaicml_llm_foundry.csv", "H100", subset_dtype,
-     "flash", NULL, NULL, 0, 0, 0, 0, 0, NULL, 8, "IB", {{"", "3200 Gbps InfiniBand"}}, 15e6, 1, "fused", "foreach", 0},
+     "flash", NULL, NULL, 0, 0, 0, 0, 0, NULL, 8, "IB", {{"", "3200 Gbps InfiniBand"}}, 15e6, 1, "fused", "foreach", 0, 0},
     /* NeMo 24.03-24.07 and Megatron-Bridge 25.11+ performance recipes
      * (NeMo docs performance_summary.md; Megatron-Bridge
      * performance-summary-archive.md; recipes in nemo/collections/llm/
@@ -293,7 +294,7 @@ static const e2e_family FAMILIES[] = {
      * Platform: DGX-H100 (the rows state 8 x 400 Gb/s NDR). */
     {"e2e-nemo-h100", "end-to-end/nvidia_nemo_megatron_bridge.csv", "H100", subset_nemo,
      "flash", "none", "DDP + distributed optimizer", 1, 1, 1, 0, 0, NULL, 8, "IB",
-     {{"", "IB NDR 8x400Gb/s per node"}}, 15e6, 0, "megatron_fused", "megatron", 0},
+     {{"", "IB NDR 8x400Gb/s per node"}}, 15e6, 0, "megatron_fused", "megatron", 0, 1},
     /* The same recipes on Blackwell.  Network not stated: DGX-B200 and
      * GB200 NVL72 compute trays carry one ConnectX-7 400 Gb/s NIC per GPU,
      * GB300 one ConnectX-8 800 Gb/s (NVIDIA DGX B200 / GB200 NVL72 / GB300
@@ -301,7 +302,7 @@ static const e2e_family FAMILIES[] = {
     {"e2e-nemo-blackwell", "end-to-end/nvidia_nemo_megatron_bridge.csv", "B200|GB200|GB300", subset_blackwell,
      "flash", "none", "DDP + distributed optimizer", 1, 1, 1, 0, 0, NULL, 8, "IB",
      {{"GB300", "one 800 Gb/s InfiniBand NIC per GPU"}, {"", "one 400 Gb/s InfiniBand NIC per GPU"}}, 15e6, 0,
-     "megatron_fused", "megatron", 0},
+     "megatron_fused", "megatron", 0, 1},
     /* OneFlow DLPerf's Megatron-LM runs (commit 8aa4619, NGC 20.12; the
      * run script mutil_perf_pretrain_gpt_dp_mp_pp.sh): fp16,
      * --checkpoint-activations (full recompute), the fused-softmax but
@@ -310,7 +311,7 @@ static const e2e_family FAMILIES[] = {
      * unscale and inf check, gradient norm, fused Adam).  Platform as stated: DGX-1-like 8 x V100 hybrid
      * cube-mesh, one EDR HCA per node. */
     {"e2e-dlperf-v100", "end-to-end/oneflow_dlperf_megatron_v100.csv", NULL, NULL,
-     "unfused", NULL, NULL, 0, 0, 0, 0, 0, NULL, 8, "IB", {{NULL, NULL}}, 15e6, 0, NULL, "megatron", 0},
+     "unfused", NULL, NULL, 0, 0, 0, 0, 0, NULL, 8, "IB", {{NULL, NULL}}, 15e6, 0, NULL, "megatron", 0, 1},
     /* BigScience BLOOM (tr11-176B-ml README and slurm script,
      * chronicles-prequel.md; bigscience@9e64edec): Megatron-DeepSpeed, bf16
      * with DeepSpeed's BF16_Optimizer run as ZeRO stage 0 ("bf16 must use
@@ -336,7 +337,7 @@ static const e2e_family FAMILIES[] = {
      * Omni-Path 100 Gb/s links per node (as stated). */
     {"e2e-bloom", "end-to-end/bigscience_bloom.csv", NULL, NULL,
      "unfused", NULL, NULL, 0, 0, 0, 0, 0, "embedding_as_layer",
-     8, "OPA", {{NULL, NULL}}, 15e6, 0, NULL, "megatron", 1},
+     8, "OPA", {{NULL, NULL}}, 15e6, 0, NULL, "megatron", 1, 0},
     /* IBM's fms-fsdp (PyTorch blogs 2024-03 "Maximizing training
      * throughput using PyTorch FSDP" and its torch.compile follow-up;
      * fms-fsdp README): PyTorch FSDP, HSDP for the 7B/13B models and FSDP
@@ -350,7 +351,7 @@ static const e2e_family FAMILIES[] = {
      * per node; the blog's A100 cluster has
      * 400 Gb/s per node (RoCE assumed: IBM's Vela is an Ethernet cluster). */
     {"e2e-ibm-fsdp", "end-to-end/ibm_pytorch_fsdp_llama2.csv", NULL, subset_gpu,
-     "flash", NULL, NULL, 0, 0, 0, 1, 20e9, NULL, 8, "GbE", {{"", "400 Gbps inter-node"}}, 15e6, 0, "torch", "foreach", 0},
+     "flash", NULL, NULL, 0, 0, 0, 1, 20e9, NULL, 8, "GbE", {{"", "400 Gbps inter-node"}}, 15e6, 0, "torch", "foreach", 0, 0},
     /* Consumer and workstation GPUs: Infinigence's Megatron-LM r0.10 on
      * RTX 4090, modded-nanogpt (PyTorch DDP) on 2 RTX 4090, TinyLlama's HF
      * Trainer tables.  PyTorch DDP (nanoGPT, HF Trainer via accelerate)
@@ -358,13 +359,13 @@ static const e2e_family FAMILIES[] = {
      * --overlap-grad-reduce (off by default).  Nothing else is common to
      * these stacks: what a row does not state stays unstated. */
     {"e2e-commodity", "end-to-end/commodity_consumer_workstation_gpus.csv", NULL, subset_commodity,
-     NULL, NULL, NULL, 0, -1, 0, 0, 0, NULL, 8, "GbE", {{NULL, NULL}}, 15e6, 0, NULL, NULL, 0},
+     NULL, NULL, NULL, 0, -1, 0, 0, 0, NULL, 8, "GbE", {{NULL, NULL}}, 15e6, 0, NULL, NULL, 0, 0},
     /* MT-NLG 530B (Smith et al. 2022 Sec. 2.4) on Selene's DGX A100 (8 HDR
      * 200 Gb/s compute NICs per node, DGX A100 user guide) and OPT-175B's
      * throughput statement.  The attention of 2021 was unfused; Megatron-
      * DeepSpeed's optimizer step as Megatron's (optimizer=megatron). */
     {"e2e-large", "end-to-end/large_public_runs.csv", NULL, NULL,
-     "unfused", NULL, NULL, 0, 0, 0, 0, 0, NULL, 8, "IB", {{"", "8 x 200 Gb/s HDR InfiniBand"}}, 15e6, 0, NULL, "megatron", 0},
+     "unfused", NULL, NULL, 0, 0, 0, 0, 0, NULL, 8, "IB", {{"", "8 x 200 Gb/s HDR InfiniBand"}}, 15e6, 0, NULL, "megatron", 0, 1},
 };
 #define NFAMILIES ((int)(sizeof FAMILIES / sizeof FAMILIES[0]))
 
@@ -980,6 +981,15 @@ static void map_strategy(const e2e_family *f, row *r, double params)
         STRAT("optimizer=%s", f->optimizer);
     if (f->launch_blocking)
         STRAT("launch_blocking=1");
+    /* Megatron's pipeline exchanges: batch_isend_irecv, the requests waited,
+     * then a device synchronisation (Megatron-LM's p2p_communication.py
+     * before Megatron-Core; Megatron-Core's batch_p2p_sync, on by default
+     * with batch_p2p_comm, which the interleaved schedule's default
+     * overlap_p2p_comm turns off: megatron/core/model_parallel_config.py,
+     * pipeline_parallel/p2p_communication.py, read) */
+    int megatron = f->megatron_p2p || (!strcmp(f->group, "e2e-commodity") && has(S(r, C_FAMILY), "megatron"));
+    if (megatron && !f->launch_blocking && pp > 1 && vp <= 1)
+        STRAT("p2p_sync=1");
     if (opt_int(r, C_EP) > 1)
         gap(m, "expert parallelism", "ep=%d: mixture of experts is not in the dense generator", opt_int(r, C_EP));
 }

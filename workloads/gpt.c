@@ -2527,8 +2527,9 @@ static sim_schedule *generate(const wl_model *m, const wl_strategy *st, const si
             rc = sim_errf(err, "out of memory");
     gen_free(&g);
     free_comms(&C);
-    if (rc == 0 && pl.st.launch_blocking && sim_sched_chain_host(s) < 0)
-        rc = sim_errf(err, "out of memory chaining the launches of %d ranks", n);
+    if (rc == 0 && (pl.st.launch_blocking || pl.st.p2p_sync) &&
+        sim_sched_chain_host(s, pl.st.launch_blocking ? SIM_HOST_LAUNCH_BLOCKING : SIM_HOST_P2P_SYNC) < 0)
+        rc = sim_errf(err, "out of memory ordering the host's launches on %d ranks", n);
     if (rc == 0 && want && (rc = sim_fold_partial(s, mach, what, want, fold, err)) == 0) {
         /* a sampled replica does not repeat its stand-in: every rank, made
          * afresh (the operations in the order a whole generation gives) */

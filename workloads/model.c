@@ -549,7 +549,7 @@ void wl_strategy_default(wl_strategy *s)
 #define KNOWN_KEYS                                                                                            \
     "tp, pp, cp, ep, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, " \
     "grad_reduce, zero, fsdp, fsdp_impl, fp8_recipe, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn, kernels, " \
-    "autocast, launch_blocking, stage_split, pp_layers, grad_collective, grad_accum, loss, optimizer, routing, balance"
+    "autocast, launch_blocking, p2p_sync, stage_split, pp_layers, grad_collective, grad_accum, loss, optimizer, routing, balance"
 
 static const char *const tp_schedule_names[WL_TP_SCHEDULE_COUNT] = {
     "megatron", "default_checkpoint", "optim_comm_checkpoint", "overlap_checkpoint", "oases", "merak", "tesseract"};
@@ -924,6 +924,11 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
                           " (1: CUDA_LAUNCH_BLOCKING=1, each operation of a GPU launched only when its previous one "
                           "has finished, whatever its stream; 0: asynchronous launches)",
                           &s->launch_blocking, err);
+    if (strcmp(key, "p2p_sync") == 0)
+        return parse_bool("p2p_sync", val,
+                          " (1: torch.cuda.synchronize() after every pipeline exchange, as Megatron-LM's "
+                          "p2p_communication.py before Megatron-Core; 0: exchanges beside the compute)",
+                          &s->p2p_sync, err);
     if (strcmp(key, "autocast") == 0)
         return parse_bool("autocast", val,
                           " (1: torch.autocast over fp32 parameters, casting the weights in every forward; "
@@ -1260,6 +1265,8 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         APPEND(",autocast=1");
     if (s->launch_blocking)
         APPEND(",launch_blocking=1");
+    if (s->p2p_sync)
+        APPEND(",p2p_sync=1");
     if (s->loss != WL_LOSS_MEGATRON)
         APPEND(",loss=%s", loss_names[s->loss]);
     if (s->optimizer != WL_OPT_FUSED)

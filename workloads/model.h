@@ -320,6 +320,8 @@ typedef struct wl_strategy {
                             FSDP mixed precision) */
     int launch_blocking; /* launch_blocking=1: the job runs with CUDA_LAUNCH_BLOCKING=1, every operation
                             of a rank launched synchronously in order (sim_sched_chain_host) */
+    int p2p_sync;        /* p2p_sync=1: a device synchronisation after every pipeline exchange (Megatron-LM
+                            before Megatron-Core, sim_sched_chain_host) */
     wl_loss loss;        /* how the cross-entropy runs (loss=megatron|megatron_fused|torch|fused) */
     wl_optimizer optimizer; /* the optimizer step's passes (optimizer=fused|foreach|megatron) */
     int flash;           /* resolved by wl_gpt_resolve: 1 = fused FlashAttention kernels, 0 = unfused */
