@@ -470,6 +470,12 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
 
     /* pipeline schedule, ZeRO, OSDP */
     pl->v = st->vstages;
+    if (st->p2p_sync && pl->p > 1 && !st->launch_blocking && st->pipeline != WL_PIPE_1F1B &&
+        st->pipeline != WL_PIPE_GPIPE)
+        return sim_errf(err, "strategy: p2p_sync is Megatron's device synchronisation after each exchange of its "
+                        "non-interleaved pipelines (pipeline=1f1b or gpipe); pipeline=%s exchanges otherwise (Megatron's "
+                        "interleaved schedule overlaps them: overlap_p2p_comm)",
+                        wl_pipe_name(st->pipeline));
     if (wl_pipe_validate(st->pipeline, pl->p, pl->v, pl->nmb, err))
         return -1;
     if (resolve_split(m, st, pl, err))

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../sim/star.h"
 #include "sim/engine.h"
@@ -242,6 +243,12 @@ static int p2p_barrier(void)
     }
     fails += sim_sched_check(s, &err) != 0;
     sim_sched_free(s);
+    /* only Megatron's own non-interleaved pipelines synchronise so */
+    wl_strategy il = wl_test_strategy("pp=4,mb=1,gb=8,dtype=fp32,pipeline=interleaved,vstages=2,p2p_sync=1");
+    if (wl_gpt_generate(&mod, &il, mach, &err) != NULL || !strstr(err.msg, "p2p_sync is Megatron's")) {
+        printf("FAIL: p2p_sync with the interleaved pipeline not refused (%s)\n", err.msg);
+        fails++;
+    }
     sim_result a, b;
     if (simulate(&mod, "pp=4,mb=1,gb=8,dtype=fp32", mach, &a) == 0 &&
         simulate(&mod, "pp=4,mb=1,gb=8,dtype=fp32,p2p_sync=1", mach, &b) == 0) {
