@@ -911,6 +911,13 @@ static void map_strategy(const e2e_family *f, row *r, double params)
         STRAT("fp8_recipe=tensorwise");
     else if (!strcmp(dt, "fp8") && (has(prec, "MXFP8") || has(prec, "FP8-MX")))
         STRAT("fp8_recipe=mxfp8");
+    /* llm-foundry's benchmarks run FP8 with fc_type 'te' (scripts/train/
+     * benchmarking/submit_benchmarks.py: "if gpu_type == 'h100_80gb' and
+     * precision == 'fp8': parameters['model']['fc_type'] = 'te'"): te.Linear
+     * in place of each nn.Linear, the norms and GELU PyTorch's, so every
+     * linear casts its own input */
+    if (!strcmp(dt, "fp8") && !strncmp(f->group, "e2e-mosaicml", 12))
+        STRAT("fp8_casts=standalone");
     if (cp > 1)
         STRAT("cp=%d", cp);
     if (vp > 1) {

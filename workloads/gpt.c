@@ -401,9 +401,10 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
     /* FP8 GEMMs need FP8 tensor cores (Ada, Hopper and newer): the catalogue
      * gives those an fp8 rate above the 16-bit ones (it fills a missing fp8
      * rate with the bf16 or fp16 one) */
-    if (st->fp8_recipe != WL_FP8_DELAYED && st->dtype != SIM_DTYPE_FP8)
-        return sim_errf(err, "strategy: fp8_recipe chooses how FP8 tensors are scaled, but dtype=%s: give dtype=fp8 "
-                        "too", sim_dtype_name(st->dtype));
+    if ((st->fp8_recipe != WL_FP8_DELAYED || st->fp8_standalone) && st->dtype != SIM_DTYPE_FP8)
+        return sim_errf(err, "strategy: %s chooses how FP8 tensors are %s, but dtype=%s: give dtype=fp8 too",
+                        st->fp8_standalone ? "fp8_casts" : "fp8_recipe", st->fp8_standalone ? "cast" : "scaled",
+                        sim_dtype_name(st->dtype));
     for (int i = 0; mach && st->dtype == SIM_DTYPE_FP8 && i < mach->nmodels; i++)
         if (!(mach->gpus[i].peak_flops[SIM_DTYPE_FP8] >
               fmax(mach->gpus[i].peak_flops[SIM_DTYPE_BF16], mach->gpus[i].peak_flops[SIM_DTYPE_FP16])))
@@ -2049,10 +2050,12 @@ static int generate_rank(gen *g, int rank, const comms *C)
     if (pl->zero == 1 && g->edp_comm >= 0 && ex > 0)
         last_ag = sim_sched_add(s, g->sdp, wl_pay_coll(s, "expert_dp_allgather", SIM_COLL_ALLGATHER, ex * pl->wbytes),
                                 g->edp_comm, tags(-1, -1, SIM_PHASE_OPTIMIZER), &opt_op, 1);
-    if (pl->fp8) {
+    if (pl->fp8 && !pl->st.fp8_standalone) {
         /* Transformer Engine casts the updated weights to FP8 once per step
          * (at the first micro-batch, cached for the others): read bf16, write
-         * the FP8 weight and its transpose, 4 bytes per layer parameter */
+         * the FP8 weight and its transpose, 4 bytes per layer parameter
+         * (fp8_casts=standalone casts them in every forward instead:
+         * layer_payloads.c) */
         int64_t n = fp8_layer_params(pl, &sp);
         sim_sched_add(s, g->cur.sc, wl_pay_elem(s, "fp8_weight_cast", 4 * n, SIM_DTYPE_BF16), -1,
                       tags(-1, -1, SIM_PHASE_OPTIMIZER), &last_ag, 1);

@@ -192,7 +192,7 @@ void wl_opset_attn(sim_schedule *s, const wl_strategy *st, int64_t b, int64_t he
                    int64_t hd, wl_opset *o);
 void wl_opset_rope(sim_schedule *s, const wl_model *m, int64_t qk, int64_t d, sim_dtype dt, wl_opset *o);
 void wl_opset_fp8(sim_schedule *s, const wl_strategy *st, int64_t in, int64_t qkv_grad, int64_t fused_f,
-                  int64_t fused_b, int64_t grad_in, wl_opset *o);
+                  int64_t fused_b, int64_t grad_in, int64_t wts, wl_opset *o);
 /* An MoE layer's MLP block on top of a dense opset. */
 void wl_opset_moe(sim_schedule *s, const wl_model *m, const wl_strategy *st, int64_t b, int64_t t, wl_opset *o);
 /* The token-dependent part for b sequences at TP degree t when this rank's

@@ -158,17 +158,30 @@ void wl_opset_rope(sim_schedule *s, const wl_model *m, int64_t qk, int64_t d, si
  * pass reads them (2 + 2 bytes more per element: `fused_f`, `fused_b`
  * elements); a standalone cast first reads its input for the amax (2 more:
  * the two casts above, and the gradients entering fc2's and the
- * projection's backward, `grad_in` elements).  Counted with the two casts. */
+ * projection's backward, `grad_in` elements).  Counted with the two casts.
+ * With te.Linear alone (fp8_casts=standalone: llm-foundry's fc_type 'te'),
+ * no norm or activation writes FP8 for the next GEMM: QKV's, fc1's and
+ * fc2's inputs forward and fc1's output gradient backward are cast by the
+ * linears themselves (read 2, write 1 + 1: 4 more per element of `fused_f`
+ * and `fused_b`; under current scaling each reads its input for the amax
+ * first, 2 more, in place of the 16-bit round trip).  Nor does anything
+ * pass te.Linear is_first_microbatch, so each forward casts its weights
+ * again (read 2, write 1 + 1 a weight: `wts` on this rank) instead of the
+ * once-a-step cast after the optimizer (gpt.c). */
 void wl_opset_fp8(sim_schedule *s, const wl_strategy *st, int64_t in, int64_t qkv_grad, int64_t fused_f,
-                  int64_t fused_b, int64_t grad_in, wl_opset *o)
+                  int64_t fused_b, int64_t grad_in, int64_t wts, wl_opset *o)
 {
     o->fp8 = st->dtype == SIM_DTYPE_FP8;
     if (!o->fp8)
         return;
-    int cs = st->fp8_recipe == WL_FP8_TENSORWISE;
-    o->cast_f = wl_pay_elem(s, "fp8_cast", 4 * in + (cs ? 2 * in + 4 * fused_f : 0), SIM_DTYPE_BF16);
-    o->cast_b = wl_pay_elem(s, "fp8_cast_grad", 4 * qkv_grad + (cs ? 2 * qkv_grad + 4 * fused_b + 2 * grad_in : 0),
+    int cs = st->fp8_recipe == WL_FP8_TENSORWISE, alone = st->fp8_standalone;
+    /* per element of the fused outputs: current scaling's round trip (4),
+     * or a standalone cast (4) with its amax read under current scaling (2) */
+    int64_t per_fused = alone ? 4 + (cs ? 2 : 0) : cs ? 4 : 0;
+    o->cast_f = wl_pay_elem(s, "fp8_cast", 4 * in + (cs ? 2 * in : 0) + per_fused * fused_f + (alone ? 4 * wts : 0),
                             SIM_DTYPE_BF16);
+    o->cast_b = wl_pay_elem(s, "fp8_cast_grad",
+                            4 * qkv_grad + (cs ? 2 * qkv_grad + 2 * grad_in : 0) + per_fused * fused_b, SIM_DTYPE_BF16);
 }
 
 /* kernels=eager: the element-wise passes PyTorch's eager autograd runs
@@ -357,7 +370,9 @@ void wl_opset_build(sim_schedule *s, const wl_model *m, const wl_strategy *st, i
     /* current scaling's extra passes: the two norm outputs and the
      * activation's forward, fc1's gradient from its backward, the gradients
      * entering fc2's and the projection's backward */
-    wl_opset_fp8(s, st, sb * h / t, sb * qkv / t, 2 * sb * h / rt + sb * (f / t), sb * (fc1 / t), 2 * sb * h / rt, o);
+    wl_layer_param_split lp = wl_model_layer_params(m);
+    wl_opset_fp8(s, st, sb * h / t, sb * qkv / t, 2 * sb * h / rt + sb * (f / t), sb * (fc1 / t), 2 * sb * h / rt,
+                 (lp.attn_split + lp.mlp_split) / t, o);
     o->qkv_dg = wl_pay_gemm(s, "qkv_dgrad", sb, h, qkv / t, gdt);
     o->qkv_wg = wl_pay_gemm(s, "qkv_wgrad", h, qkv / t, sb, gdt);
     int64_t lb[SIM_MEMC_COUNT] = {0};

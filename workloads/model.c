@@ -548,7 +548,7 @@ void wl_strategy_default(wl_strategy *s)
 
 #define KNOWN_KEYS                                                                                            \
     "tp, pp, cp, ep, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, " \
-    "grad_reduce, zero, fsdp, fsdp_impl, fp8_recipe, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn, kernels, " \
+    "grad_reduce, zero, fsdp, fsdp_impl, fp8_recipe, fp8_casts, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn, kernels, " \
     "autocast, launch_blocking, p2p_sync, stage_split, pp_layers, grad_collective, grad_accum, loss, optimizer, routing, balance"
 
 static const char *const tp_schedule_names[WL_TP_SCHEDULE_COUNT] = {
@@ -1056,6 +1056,14 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         return sim_errf(err, "strategy: fp8_recipe: expected delayed (Transformer Engine's DelayedScaling), "
                         "tensorwise (Float8CurrentScaling) or mxfp8 (MXFP8BlockScaling), got \"%s\"", val);
     }
+    if (strcmp(key, "fp8_casts") == 0) {
+        if (strcmp(val, "fused") && strcmp(val, "standalone"))
+            return sim_errf(err, "strategy: fp8_casts: expected fused (Transformer Engine's LayerNormLinear / "
+                            "LayerNormMLP: the norms and the activation write FP8 for the next GEMM) or standalone "
+                            "(te.Linear alone: each linear casts its own input), got \"%s\"", val);
+        s->fp8_standalone = strcmp(val, "standalone") == 0;
+        return 0;
+    }
     if (strcmp(key, "osdp_split") == 0) {
         char *end;
         long k = strtol(val, &end, 10);
@@ -1223,6 +1231,8 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         APPEND(",fsdp_impl=%s", fsdp_impl_names[s->fsdp_impl]);
     if (s->fp8_recipe != WL_FP8_DELAYED)
         APPEND(",fp8_recipe=%s", fp8_recipe_names[s->fp8_recipe]);
+    if (s->fp8_standalone)
+        APPEND(",fp8_casts=standalone");
     if (s->osdp[0])
         APPEND(",osdp=%s", s->osdp);
     if (s->osdp_split > 1)

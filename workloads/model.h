@@ -293,6 +293,8 @@ typedef struct wl_strategy {
     wl_fsdp fsdp;            /* PyTorch FSDP / HSDP sharding with mixed precision (instead of zero) */
     wl_fsdp_impl fsdp_impl;  /* whose FSDP: PyTorch's FSDP1 or FSDP2, or Megatron-Core's */
     wl_fp8_recipe fp8_recipe; /* dtype=fp8's scaling (fp8_recipe=) */
+    int fp8_standalone;       /* fp8_casts=standalone: every linear casts its own input (te.Linear alone,
+                                 no LayerNormLinear / LayerNormMLP writing FP8 for it) */
     int osdp_split;             /* OSDP operator splitting: sharded linears gathered in this many slices (1 = whole units) */
     char osdp[WL_OSDP_MAX + 1]; /* OSDP per-layer sharding levels '0'..'3', one per layer; "" = off */
     wl_grad_coll grad_coll;     /* grad_collective: the gradients' collective under zero=1 */

@@ -149,6 +149,8 @@ static void test_recipes(void)
     sim_err err;
     /* tp 2, no sequence parallelism: 512 tokens, hidden 256, ffn 512 (fc1 1,024), qkv 512 */
     const int64_t sb = 512, in = sb * 256 / 2, qg = sb * 512 / 2;
+    wl_layer_param_split lp = wl_model_layer_params(&m);
+    const int64_t wts = (lp.attn_split + lp.mlp_split) / 2; /* a layer's linear weights on a rank */
     const struct {
         const char *recipe;
         int64_t f, b;
@@ -160,6 +162,10 @@ static void test_recipes(void)
          * gradient likewise; the amax reads of the gradients entering fc2's
          * and the projection's backward */
         {",fp8_recipe=tensorwise", 6 * in + 4 * (2 * sb * 256 + sb * 256), 6 * qg + 4 * sb * 512 + 2 * 2 * sb * 256},
+        /* te.Linear alone: QKV's, fc1's and fc2's inputs and fc1's output
+         * gradient cast by the linears (read 2, write 1 + 1), and the
+         * layer's weights in every forward */
+        {",fp8_casts=standalone", 4 * in + 4 * (2 * sb * 256 + sb * 256) + 4 * wts, 4 * qg + 4 * sb * 512},
     };
     char text[96];
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -167,13 +173,15 @@ static void test_recipes(void)
         wl_strategy s = wl_test_strategy(text);
         sim_schedule *sc = wl_gpt_generate(&m, &s, mach, &err);
         CHECK(sc != NULL);
-        int nf = 0, nb = 0;
+        int nf = 0, nb = 0, nw = 0;
         for (uint32_t k = 0; sc && k < sc->nops; k++) {
             const sim_payload *p = sim_sched_payload_of(sc, k);
             const char *n = p->kind == SIM_OP_COMPUTE ? sim_sched_strname(sc, p->name) : "";
             nf += !strcmp(n, "fp8_cast") && p->bytes == want[i].f;
             nb += !strcmp(n, "fp8_cast_grad") && p->bytes == want[i].b;
+            nw += !strcmp(n, "fp8_weight_cast");
         }
+        CHECK(nw == (strstr(want[i].recipe, "standalone") ? 0 : 2)); /* once a step on each rank, or never */
         if (nf != 4 || nb != 4)
             fprintf(stderr, "%s: casts %d %d\n", text, nf, nb);
         CHECK(nf == 4 && nb == 4); /* 2 ranks x 2 layers, one micro-batch */
@@ -188,6 +196,10 @@ static void test_recipes(void)
     wl_strategy_format(&st, buf, sizeof buf);
     CHECK(strstr(buf, ",fp8_recipe=mxfp8") != NULL);
     CHECK(wl_strategy_parse("fp8_recipe=fp4", &st, &err) != 0 && strstr(err.msg, "expected delayed") != NULL);
+    CHECK(wl_strategy_parse("fp8_casts=standalone", &st, &err) == 0 && st.fp8_standalone);
+    wl_strategy_format(&st, buf, sizeof buf);
+    CHECK(strstr(buf, ",fp8_casts=standalone") != NULL);
+    CHECK(wl_strategy_parse("fp8_casts=te", &st, &err) != 0 && strstr(err.msg, "expected fused") != NULL);
     wl_strategy b16 = wl_test_strategy("tp=2,mb=2,gb=2,dtype=bf16,fp8_recipe=tensorwise");
     CHECK(wl_gpt_generate(&m, &b16, mach, &err) == NULL && strstr(err.msg, "give dtype=fp8") != NULL);
     sim_machine_free(mach);
