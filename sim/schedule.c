@@ -329,6 +329,11 @@ int sim_sched_chain_host(sim_schedule *s, sim_host_sync how)
     }
     free(prev), free(last), free(waited), free(xch), free(nx), free(closed), free(xid);
     free(rs_at), free(rs);
+    uint32_t *fit = realloc(deps, sizeof *deps * ((size_t)nd + 1)); /* the bound's slack back */
+    if (fit) {
+        deps = fit;
+        cap = (size_t)nd + 1;
+    }
     free(s->deps);
     s->deps = deps;
     s->ndeps = nd;
