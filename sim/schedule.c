@@ -229,116 +229,154 @@ void sim_sched_add_dep(sim_schedule *s, uint32_t op, uint32_t dep)
     o->ndeps++;
 }
 
-/* deps[first .. *nd) gains d unless it is there already or UINT32_MAX */
-static void dep_once(uint32_t *deps, uint32_t first, uint32_t *nd, sim_op *o, uint32_t d)
+/* A schedule's dependency array rebuilt op by op with room for more: each
+ * op's own dependencies copied (db_copy), then the ones a mode adds
+ * (db_add), the result swapped in (db_end). */
+typedef struct dep_builder {
+    uint32_t *deps, nd;
+    size_t cap;
+} dep_builder;
+
+static int db_begin(dep_builder *b, const sim_schedule *s, size_t extra_per_op)
+{
+    b->nd = 0;
+    b->cap = (size_t)s->ndeps + (size_t)s->nops * extra_per_op + 1;
+    b->deps = b->cap <= UINT32_MAX ? malloc(sizeof *b->deps * b->cap) : NULL;
+    return b->deps ? 0 : -1;
+}
+
+/* op i's own dependencies; returns where they start */
+static uint32_t db_copy(dep_builder *b, sim_schedule *s, uint32_t i)
+{
+    sim_op *o = &s->ops[i];
+    uint32_t first = b->nd;
+    for (uint32_t k = 0; k < o->ndeps; k++)
+        b->deps[b->nd++] = s->deps[o->dep_first + k];
+    o->dep_first = first;
+    return first;
+}
+
+/* d, unless op o (whose dependencies start at first) has it or d is none */
+static void db_add(dep_builder *b, sim_op *o, uint32_t first, uint32_t d)
 {
     if (d == UINT32_MAX || o->ndeps == UINT16_MAX)
         return;
-    for (uint32_t k = first; k < *nd; k++)
-        if (deps[k] == d)
+    for (uint32_t k = first; k < b->nd; k++)
+        if (b->deps[k] == d)
             return;
-    deps[(*nd)++] = d;
+    b->deps[b->nd++] = d;
     o->ndeps++;
 }
 
-#define EXCHANGE_MAX 8 /* sends and receives of one exchange (Megatron's: at most 4) */
-
-int sim_sched_chain_host(sim_schedule *s, sim_host_sync how)
+static void db_end(dep_builder *b, sim_schedule *s)
 {
-    /* each op gains at most one dependency a stream of its rank (p2p_sync:
-     * the earlier work before an exchange) or one (launch_blocking), or the
-     * exchange's ops: bounded by nops x (streams + EXCHANGE_MAX) */
-    size_t extra = how == SIM_HOST_LAUNCH_BLOCKING ? 1 : (size_t)s->nstreams + EXCHANGE_MAX;
-    /* each rank's streams: rank r's are rs[rs_at[r] .. rs_at[r + 1]) */
-    uint32_t *rs_at = calloc((size_t)s->nranks + 2, sizeof *rs_at), *rs = malloc(sizeof *rs * (s->nstreams + 1u));
-    if (!rs_at || !rs) {
-        free(rs_at), free(rs);
-        return -1;
+    uint32_t *fit = realloc(b->deps, sizeof *b->deps * ((size_t)b->nd + 1)); /* the bound's slack back */
+    if (fit) {
+        b->deps = fit;
+        b->cap = (size_t)b->nd + 1;
     }
-    for (uint32_t t = 0; t < s->nstreams; t++)
-        rs_at[s->streams[t].rank + 2]++;
-    uint32_t per_rank_streams = 0;
-    for (int r = 0; r < s->nranks; r++) {
-        per_rank_streams = rs_at[r + 2] > per_rank_streams ? rs_at[r + 2] : per_rank_streams;
-        rs_at[r + 2] += rs_at[r + 1];
-    }
-    for (uint32_t t = 0; t < s->nstreams; t++)
-        rs[rs_at[s->streams[t].rank + 1]++] = t;
-    if (how == SIM_HOST_P2P_SYNC)
-        extra = (size_t)per_rank_streams + EXCHANGE_MAX;
-    size_t cap = (size_t)s->ndeps + (size_t)s->nops * extra + 1;
-    uint32_t *deps = cap <= UINT32_MAX ? malloc(sizeof *deps * cap) : NULL;
+    free(s->deps);
+    s->deps = b->deps;
+    s->ndeps = b->nd;
+    s->deps_cap = (uint32_t)b->cap;
+}
+
+/* SIM_HOST_LAUNCH_BLOCKING: each op after the rank's previous one (same
+ * stream: ordered already), receives left to their consumers */
+static int chain_launches(sim_schedule *s)
+{
+    dep_builder b;
     uint32_t *prev = malloc(sizeof *prev * ((size_t)s->nranks + 1));
-    uint32_t *last = malloc(sizeof *last * ((size_t)s->nstreams + 1)); /* a stream's last non-p2p op */
-    uint32_t *waited = malloc(sizeof *waited * ((size_t)s->nstreams + 1)); /* the exchange it waited for */
-    uint32_t *xch = malloc(sizeof *xch * ((size_t)s->nranks * EXCHANGE_MAX + 1)); /* a rank's last exchange */
-    int *nx = calloc((size_t)s->nranks + 1, sizeof *nx), *closed = calloc((size_t)s->nranks + 1, sizeof *closed);
-    uint32_t *xid = calloc((size_t)s->nranks + 1, sizeof *xid);
-    if (!deps || !prev || !last || !waited || !xch || !nx || !closed || !xid) {
-        free(deps), free(prev), free(last), free(waited), free(xch), free(nx), free(closed), free(xid);
-        free(rs_at), free(rs);
+    if (!prev || db_begin(&b, s, 1)) {
+        free(prev);
         return -1;
     }
     for (int r = 0; r < s->nranks; r++)
         prev[r] = UINT32_MAX;
-    for (uint32_t t = 0; t < s->nstreams; t++)
-        last[t] = waited[t] = UINT32_MAX;
-    uint32_t nd = 0;
     for (uint32_t i = 0; i < s->nops; i++) {
-        sim_op *o = &s->ops[i];
-        uint32_t first = nd;
-        for (uint32_t k = 0; k < o->ndeps; k++)
-            deps[nd++] = s->deps[o->dep_first + k];
+        uint32_t first = db_copy(&b, s, i);
         int kind = sim_sched_payload_of(s, i)->kind, r = sim_sched_rank_of(s, i);
-        int p2p = kind == SIM_OP_SEND || kind == SIM_OP_RECV;
-        o->dep_first = first;
+        if (kind == SIM_OP_MEMORY || kind == SIM_OP_RECV)
+            continue;
+        if (prev[r] != UINT32_MAX && s->ops[prev[r]].stream != s->ops[i].stream)
+            db_add(&b, &s->ops[i], first, prev[r]);
+        prev[r] = i;
+    }
+    free(prev);
+    db_end(&b, s);
+    return 0;
+}
+
+#define EXCHANGE_MAX 8 /* sends and receives of one exchange (Megatron's: at most 4) */
+
+/* SIM_HOST_P2P_SYNC: consecutive sends and receives of a rank make one
+ * exchange; each waits for the rank's last op on every other stream, and
+ * the first op on each stream after it waits for all of the exchange */
+static int chain_exchanges(sim_schedule *s)
+{
+    /* each rank's streams: rank r's are rs[rs_at[r] .. rs_at[r + 1]) */
+    uint32_t *rs_at = calloc((size_t)s->nranks + 2, sizeof *rs_at), *rs = malloc(sizeof *rs * (s->nstreams + 1u));
+    uint32_t *last = malloc(sizeof *last * ((size_t)s->nstreams + 1));   /* a stream's last op not of an exchange */
+    uint32_t *waited = malloc(sizeof *waited * ((size_t)s->nstreams + 1)); /* the exchange it waited for */
+    uint32_t *xch = malloc(sizeof *xch * ((size_t)s->nranks * EXCHANGE_MAX + 1)); /* a rank's last exchange */
+    uint32_t *xid = calloc((size_t)s->nranks + 1, sizeof *xid);                  /* its number, from 1 */
+    int *nx = calloc((size_t)s->nranks + 1, sizeof *nx), *closed = calloc((size_t)s->nranks + 1, sizeof *closed);
+    dep_builder b = {0};
+    int rc = -1;
+    if (!rs_at || !rs || !last || !waited || !xch || !xid || !nx || !closed)
+        goto done;
+    for (uint32_t t = 0; t < s->nstreams; t++)
+        rs_at[s->streams[t].rank + 2]++;
+    uint32_t per_rank = 0;
+    for (int r = 0; r < s->nranks; r++) {
+        per_rank = rs_at[r + 2] > per_rank ? rs_at[r + 2] : per_rank;
+        rs_at[r + 2] += rs_at[r + 1];
+    }
+    for (uint32_t t = 0; t < s->nstreams; t++) {
+        rs[rs_at[s->streams[t].rank + 1]++] = t;
+        last[t] = waited[t] = UINT32_MAX;
+    }
+    if (db_begin(&b, s, (size_t)per_rank + EXCHANGE_MAX))
+        goto done;
+    for (uint32_t i = 0; i < s->nops; i++) {
+        uint32_t first = db_copy(&b, s, i);
+        sim_op *o = &s->ops[i];
+        int kind = sim_sched_payload_of(s, i)->kind, r = sim_sched_rank_of(s, i);
         if (kind == SIM_OP_MEMORY)
             continue;
-        if (how == SIM_HOST_LAUNCH_BLOCKING) {
-            if (kind == SIM_OP_RECV)
-                continue;
-            if (prev[r] != UINT32_MAX && s->ops[prev[r]].stream != o->stream) /* the stream orders them already */
-                dep_once(deps, first, &nd, o, prev[r]);
-            prev[r] = i;
-            continue;
-        }
-        if (p2p) {
+        if (kind == SIM_OP_SEND || kind == SIM_OP_RECV) {
             if (closed[r] || nx[r] == EXCHANGE_MAX) { /* a new exchange */
                 nx[r] = closed[r] = 0;
                 xid[r]++;
             }
-            /* after the rank's earlier work on every stream (not the
-             * exchange's own sends and receives: posted together) */
+            /* not on the exchange's own sends and receives: posted together */
             for (uint32_t k = rs_at[r]; k < rs_at[r + 1]; k++)
                 if (rs[k] != o->stream)
-                    dep_once(deps, first, &nd, o, last[rs[k]]);
+                    db_add(&b, o, first, last[rs[k]]);
             xch[(size_t)r * EXCHANGE_MAX + nx[r]++] = i;
             continue;
         }
-        /* after the last exchange, once a stream (its later ops follow it) */
         closed[r] = nx[r] > 0;
-        if (nx[r] > 0 && waited[o->stream] != xid[r]) {
+        if (nx[r] > 0 && waited[o->stream] != xid[r]) { /* once a stream: its later ops follow it */
             for (int k = 0; k < nx[r]; k++) {
                 uint32_t x = xch[(size_t)r * EXCHANGE_MAX + k];
                 if (s->ops[x].stream != o->stream)
-                    dep_once(deps, first, &nd, o, x);
+                    db_add(&b, o, first, x);
             }
             waited[o->stream] = xid[r];
         }
         last[o->stream] = i;
     }
-    free(prev), free(last), free(waited), free(xch), free(nx), free(closed), free(xid);
-    free(rs_at), free(rs);
-    uint32_t *fit = realloc(deps, sizeof *deps * ((size_t)nd + 1)); /* the bound's slack back */
-    if (fit) {
-        deps = fit;
-        cap = (size_t)nd + 1;
-    }
-    free(s->deps);
-    s->deps = deps;
-    s->ndeps = nd;
-    s->deps_cap = (uint32_t)cap;
-    return 0;
+    db_end(&b, s);
+    rc = 0;
+done:
+    free(rs_at), free(rs), free(last), free(waited), free(xch), free(xid), free(nx), free(closed);
+    return rc;
+}
+
+int sim_sched_chain_host(sim_schedule *s, sim_host_sync how)
+{
+    return how == SIM_HOST_LAUNCH_BLOCKING ? chain_launches(s) : chain_exchanges(s);
 }
 
 static sim_payload payload_init(sim_schedule *s, sim_op_kind kind, int sub, const char *name)

@@ -979,9 +979,8 @@ static void map_strategy(const e2e_family *f, row *r, double params)
      * read for the log-sum-exp, read again for the gradient, which is
      * written in bf16; `fused` counts one read fewer); Megatron-LM r0.10
      * unfused (cross_entropy_loss_fusion is off by default) */
-    const char *loss = f->loss;
-    if (!strcmp(f->group, "e2e-commodity") && !has(S(r, C_FAMILY), "megatron"))
-        loss = "fused";
+    int commodity = !strcmp(f->group, "e2e-commodity"), megatron_lm = commodity && has(S(r, C_FAMILY), "megatron");
+    const char *loss = commodity && !megatron_lm ? "fused" : f->loss;
     if (loss)
         STRAT("loss=%s", loss);
     if (f->optimizer)
@@ -994,8 +993,7 @@ static void map_strategy(const e2e_family *f, row *r, double params)
      * with batch_p2p_comm, which the interleaved schedule's default
      * overlap_p2p_comm turns off: megatron/core/model_parallel_config.py,
      * pipeline_parallel/p2p_communication.py, read) */
-    int megatron = f->megatron_p2p || (!strcmp(f->group, "e2e-commodity") && has(S(r, C_FAMILY), "megatron"));
-    if (megatron && !f->launch_blocking && pp > 1 && vp <= 1)
+    if ((f->megatron_p2p || megatron_lm) && !f->launch_blocking && pp > 1 && vp <= 1)
         STRAT("p2p_sync=1");
     if (opt_int(r, C_EP) > 1)
         gap(m, "expert parallelism", "ep=%d: mixture of experts is not in the dense generator", opt_int(r, C_EP));

@@ -135,7 +135,7 @@ static void tess_build(wl_layer *L, sim_schedule *s)
     wl_opset_attn(s, st, bl, m->heads / q, wl_model_kv_heads(m) / q, m->seq, h / m->heads, o);
     wl_opset_rope(s, m, Mq * ((wl_model_qkv_out(m) - h) / 2 + h) / q, d, wl_elem_dtype(st), o);
     wl_opset_fp8(s, st, Mq * (h / q), Mq * (wl_model_qkv_out(m) / q), 2 * Mq * (h / q) + Mq * (f / q),
-                 Mq * (wl_model_fc1_out(m, f) / q), 2 * Mq * (h / q), 0, o); /* fp8_casts=standalone's weights: not counted here */
+                 Mq * (wl_model_fc1_out(m, f) / q), 2 * Mq * (h / q), pw / ((int64_t)q * q), o);
     o->post_attn = wl_pay_elem(s, "post_attn", 6 * sbhd, wl_elem_dtype(st));
     wl_ffn_act act = wl_ffn_act_of(m);
     o->gelu = wl_pay_elem(s, act.name, act.fwd * Mq * (f / q) * d, wl_elem_dtype(st));

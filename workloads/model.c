@@ -557,6 +557,7 @@ static const char *const recompute_names[] = {"none", "full", "selective", "oase
 static const char *const fsdp_names[WL_FSDP_COUNT] = {"none", "full", "grad_op", "hybrid"};
 static const char *const fsdp_impl_names[WL_FSDP_IMPL_COUNT] = {"fsdp1", "fsdp2", "megatron"};
 static const char *const fp8_recipe_names[WL_FP8_RECIPE_COUNT] = {"delayed", "tensorwise", "mxfp8"};
+static const char *const fp8_casts_names[2] = {"fused", "standalone"};
 static const char *const split_names[WL_SPLIT_COUNT] = {"uniform", "embedding_as_layer", "list"};
 static const char *const grad_coll_names[WL_GRAD_COUNT] = {"auto", "allreduce", "reducescatter"};
 static const char *const grad_accum_names[WL_GACC_COUNT] = {"fused", "cast_add"};
@@ -1057,12 +1058,14 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
                         "tensorwise (Float8CurrentScaling) or mxfp8 (MXFP8BlockScaling), got \"%s\"", val);
     }
     if (strcmp(key, "fp8_casts") == 0) {
-        if (strcmp(val, "fused") && strcmp(val, "standalone"))
-            return sim_errf(err, "strategy: fp8_casts: expected fused (Transformer Engine's LayerNormLinear / "
-                            "LayerNormMLP: the norms and the activation write FP8 for the next GEMM) or standalone "
-                            "(te.Linear alone: each linear casts its own input), got \"%s\"", val);
-        s->fp8_standalone = strcmp(val, "standalone") == 0;
-        return 0;
+        int i = name_index(val, fp8_casts_names, 2);
+        if (i >= 0) {
+            s->fp8_standalone = i;
+            return 0;
+        }
+        return sim_errf(err, "strategy: fp8_casts: expected fused (Transformer Engine's LayerNormLinear / "
+                        "LayerNormMLP: the norms and the activation write FP8 for the next GEMM) or standalone "
+                        "(te.Linear alone: each linear casts its own input), got \"%s\"", val);
     }
     if (strcmp(key, "osdp_split") == 0) {
         char *end;
@@ -1232,7 +1235,7 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
     if (s->fp8_recipe != WL_FP8_DELAYED)
         APPEND(",fp8_recipe=%s", fp8_recipe_names[s->fp8_recipe]);
     if (s->fp8_standalone)
-        APPEND(",fp8_casts=standalone");
+        APPEND(",fp8_casts=%s", fp8_casts_names[1]);
     if (s->osdp[0])
         APPEND(",osdp=%s", s->osdp);
     if (s->osdp_split > 1)
