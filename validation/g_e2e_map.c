@@ -307,11 +307,13 @@ static const e2e_family FAMILIES[] = {
      * run script mutil_perf_pretrain_gpt_dp_mp_pp.sh): fp16,
      * --checkpoint-activations (full recompute), the fused-softmax but
      * unfused attention of 2021, Megatron's DDP reducing gradients after
-     * the backward, 1F1B, Megatron's fp16 optimizer (optimizer=megatron:
-     * unscale and inf check, gradient norm, fused Adam).  Platform as stated: DGX-1-like 8 x V100 hybrid
-     * cube-mesh, one EDR HCA per node. */
+     * the backward, 1F1B, Megatron-LM's fp16 step of that commit
+     * (optimizer=megatron_legacy: its DDP's flattening copies, the fp16
+     * gradients copied to fp32, unscale and inf check, gradient norm, fused
+     * Adam, the weights copied back).  Platform as stated: DGX-1-like 8 x
+     * V100 hybrid cube-mesh, one EDR HCA per node. */
     {"e2e-dlperf-v100", "end-to-end/oneflow_dlperf_megatron_v100.csv", NULL, NULL,
-     "unfused", NULL, NULL, 0, 0, 0, 0, 0, NULL, 8, "IB", {{NULL, NULL}}, 15e6, 0, NULL, "megatron", 0, 1},
+     "unfused", NULL, NULL, 0, 0, 0, 0, 0, NULL, 8, "IB", {{NULL, NULL}}, 15e6, 0, NULL, "megatron_legacy", 0, 1},
     /* BigScience BLOOM (tr11-176B-ml README and slurm script,
      * chronicles-prequel.md; bigscience@9e64edec): Megatron-DeepSpeed, bf16
      * with DeepSpeed's BF16_Optimizer run as ZeRO stage 0 ("bf16 must use

@@ -466,6 +466,13 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
     pl->obytes = fp32 ? 8 : 12;
     if (grad_dtype(st, &pl->gbytes, err))
         return -1;
+    if (st->optimizer == WL_OPT_MEGATRON_LEGACY) {
+        if (st->zero || st->fsdp != WL_FSDP_NONE || st->osdp[0])
+            return sim_errf(err, "optimizer=megatron_legacy is Megatron-LM's step of early 2021, whole on every "
+                            "data-parallel rank: it needs zero=0 and no fsdp or osdp");
+        if (!fp32)
+            pl->obytes += 4; /* the fp32 main gradients, allocated at the first step and kept */
+    }
     if (resolve_autocast(m, st, pl, err))
         return -1;
 
@@ -731,6 +738,32 @@ static int64_t optimizer_params(const wl_model *m, const plan *pl, int stage)
     if (pl->zero == 1 || pl->zero == 2)
         return shard(sp.all, pl->d) + ex;
     return sp.replicated + sp.owned + ex;
+}
+
+/* optimizer=megatron_legacy: bytes per parameter of Megatron-LM's step of
+ * early 2021 (NVIDIA/Megatron-LM 8aa4619, read, not copied: DLPerf's
+ * commit), every pass after the backward and before the next forward:
+ *  - the local DDP (model/distributed.py allreduce_params, even with one
+ *    replica): the gradients flattened into one buffer, divided by the
+ *    replicas, copied back, a read and a write each (6 gradient sizes);
+ *  - under mixed precision (optimizer/optimizer.py
+ *    FP16OptimizerWithFP16Params.step): the 16-bit gradients copied to
+ *    fp32 main gradients (g + 4), fp16's unscale and inf check (8);
+ *  - the norm for clipping (clip_grads.py, a read: 4; the scaling that
+ *    follows when the norm exceeds the bound is not counted);
+ *  - apex's FusedAdam on the fp32 main weights (16 read, 12 written);
+ *  - the main weights copied to the model's (4 + w).
+ * The all-reduce sits between the flattening and the copy back; as nothing
+ * else runs beside them, counting them in the step's pass gives the same
+ * time. */
+static int64_t legacy_step_bytes(const plan *pl)
+{
+    int64_t per = 6 * pl->gbytes + 4 + 28;
+    if (pl->wbytes < 4)
+        per += (pl->gbytes + 4) + (4 + pl->wbytes);
+    if (pl->st.dtype == SIM_DTYPE_FP16)
+        per += 8;
+    return per;
 }
 
 /* ---- data-parallel buckets ---------------------------------------------- */
@@ -2022,6 +2055,8 @@ static int generate_rank(gen *g, int rank, const comms *C)
         per = 80;
     else if (pl->st.optimizer == WL_OPT_MEGATRON)
         per = 28 + (pl->st.dtype == SIM_DTYPE_FP16 ? 4 : 2) * pl->gbytes;
+    else if (pl->st.optimizer == WL_OPT_MEGATRON_LEGACY)
+        per = legacy_step_bytes(pl);
     uint32_t opt = wl_pay_kernel(s, "optimizer", SIM_KERNEL_OPTIMIZER, np, 0, 0, 0, per * np, SIM_DTYPE_FP32);
     uint32_t deps[5];
     int nd = 0;

@@ -562,7 +562,7 @@ static const char *const split_names[WL_SPLIT_COUNT] = {"uniform", "embedding_as
 static const char *const grad_coll_names[WL_GRAD_COUNT] = {"auto", "allreduce", "reducescatter"};
 static const char *const grad_accum_names[WL_GACC_COUNT] = {"fused", "cast_add"};
 static const char *const balance_names[WL_BAL_COUNT] = {"none", "fastermoe", "prophet"};
-static const char *const optimizer_names[WL_OPT_COUNT] = {"fused", "foreach", "megatron"};
+static const char *const optimizer_names[WL_OPT_COUNT] = {"fused", "foreach", "megatron", "megatron_legacy"};
 
 /* The index of val in names[0..n), -1 when it is none of them. */
 static int name_index(const char *val, const char *const *names, int n)
@@ -906,8 +906,10 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
             return 0;
         }
         return sim_errf(err, "strategy: optimizer: expected fused (one fused AdamW pass, 28 bytes per parameter), "
-                        "foreach (PyTorch's multi-tensor AdamW: 80) or megatron (Megatron's step: fused Adam, the "
-                        "gradient norm, the buffer zeroed, fp16's unscale), got \"%s\"", val);
+                        "foreach (PyTorch's multi-tensor AdamW: 80), megatron (Megatron's step: fused Adam, the "
+                        "gradient norm, the buffer zeroed, fp16's unscale) or megatron_legacy (Megatron-LM of "
+                        "early 2021: its DDP's flattening copies, 16-bit gradients copied to fp32 and the weights "
+                        "back: 64 under fp16), got \"%s\"", val);
     }
     if (strcmp(key, "routing") == 0)
         return wl_strategy_set_routing(s, val, err) < 0 ? sim_err_prefix(err, "strategy: routing: ") : 0;

@@ -260,7 +260,13 @@ typedef enum wl_loss {
  *             the gradient buffer zeroed for the next step (one write), and
  *             under fp16 the loss-scale unscale with its inf check (a read
  *             and a write): 28 + 2 or 4 gradient sizes. */
-typedef enum wl_optimizer { WL_OPT_FUSED, WL_OPT_FOREACH, WL_OPT_MEGATRON, WL_OPT_COUNT } wl_optimizer;
+typedef enum wl_optimizer {
+    WL_OPT_FUSED,
+    WL_OPT_FOREACH,
+    WL_OPT_MEGATRON,
+    WL_OPT_MEGATRON_LEGACY,
+    WL_OPT_COUNT
+} wl_optimizer;
 
 /* How an MoE step balances the experts' load under skewed routing
  * (workloads/moe_balance.c): none (DeepSpeed-MoE), FasterMoE's dynamic

@@ -495,7 +495,13 @@ static void test_optimizer(void)
                 {"mb=2,gb=2,dtype=bf16,optimizer=foreach", 80},
                 {"mb=2,gb=2,dtype=bf16,optimizer=megatron", 28 + 2 * 4},
                 {"mb=2,gb=2,dtype=fp16,optimizer=megatron", 28 + 4 * 2}, /* fp16 gradients: 2 bytes */
-                {"mb=2,gb=2,dtype=bf16,grad_reduce=bf16,optimizer=megatron", 28 + 2 * 2}};
+                {"mb=2,gb=2,dtype=bf16,grad_reduce=bf16,optimizer=megatron", 28 + 2 * 2},
+                /* Megatron-LM of early 2021: DDP's flatten, scale and copy
+                 * back (6 g), the cast to fp32 main gradients (g + 4), the
+                 * unscale (fp16 only), the norm, Adam, the weights back */
+                {"mb=2,gb=2,dtype=fp16,optimizer=megatron_legacy", 6 * 2 + (2 + 4) + 8 + 4 + 28 + (4 + 2)},
+                {"mb=2,gb=2,dtype=bf16,optimizer=megatron_legacy", 6 * 4 + (4 + 4) + 4 + 28 + (4 + 2)},
+                {"mb=2,gb=2,dtype=fp32,optimizer=megatron_legacy", 6 * 4 + 4 + 28}};
     int64_t base = 0;
     for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
         sim_schedule *s = gen(&m, want[w].text, 1, NULL);
@@ -517,6 +523,21 @@ static void test_optimizer(void)
     wl_strategy_format(&st, text, sizeof text);
     CHECK(strstr(text, ",optimizer=foreach") != NULL);
     CHECK(wl_strategy_parse("optimizer=adam", &st, &err) < 0 && strstr(err.msg, "expected fused") != NULL);
+    /* the legacy step is whole on every replica, and keeps fp32 main
+     * gradients beside the master weights: 4 more bytes of optimizer memory */
+    CHECK(wl_strategy_parse("mb=1,gb=2,dtype=fp16,zero=1,optimizer=megatron_legacy", &st, &err) == 0);
+    sim_machine *mach = wl_test_machine(2, 24e9);
+    sim_schedule *no = wl_gpt_generate(&m, &st, mach, &err);
+    CHECK(!no && strstr(err.msg, "needs zero=0") != NULL);
+    sim_machine_free(mach);
+    wl_memory ma, mb;
+    sim_schedule *a = gen(&m, "mb=2,gb=2,dtype=fp16,optimizer=megatron", 1, &ma);
+    sim_schedule *b = gen(&m, "mb=2,gb=2,dtype=fp16,optimizer=megatron_legacy", 1, &mb);
+    int n;
+    double np = (double)(named_bytes(a, "optimizer", SIM_PHASE_OPTIMIZER, -1, &n) / (28 + 4 * 2));
+    CHECK(mb.optimizer - ma.optimizer == 4 * np && mb.optimizer == 16 * np);
+    sim_sched_free(a);
+    sim_sched_free(b);
 }
 
 /* grad_accum=cast_add (DeepSpeed's BF16_Optimizer): after every
