@@ -242,6 +242,20 @@ static const char *subset_nemo(const row *r)
         return "long-context";
     return "bridge-25.11+";
 }
+/* NeMo Framework Launcher 24.01 to 24.07 (its tags' launcher_scripts/conf/
+ * config.yaml, read, not copied) sets NVTE_FUSED_ATTN: 0 for every run
+ * ("Disable cudnn FA until we've tested it more"; set 2024-02-13, removed
+ * for 24.09 by "enable fused attention", 2024-08-29), so Transformer Engine
+ * ran its FlashAttention backend, the flash-attn 2 package, on H100 instead
+ * of cuDNN's fused attention: attn=flash2 for the rows of those releases. */
+static const char *nemo_attention(const e2e_family *f, const row *r)
+{
+    const char *v = S(r, C_SOFTWARE);
+    if (strncmp(f->group, "e2e-nemo", 8) != 0 || strncmp(v, "NeMo 24.", 8) != 0)
+        return NULL;
+    int month = atoi(v + 8);
+    return month >= 1 && month <= 7 ? "flash2" : NULL;
+}
 static const char *subset_blackwell(const row *r)
 {
     return has(S(r, C_GPU), "GB300") ? "gb300" : has(S(r, C_GPU), "GB200") ? "gb200" : "b200";
@@ -961,11 +975,13 @@ static void map_strategy(const e2e_family *f, row *r, double params)
     const char *fl = S(r, C_FLASH);
     /* the kernel the row names: MPT's attn_impl=triton (the 2022 Triton
      * kernel), FlashAttention-2 (itself, or PyTorch SDPA's), else the GPU's
-     * best fused kernel (Transformer Engine / cuDNN on Hopper) */
+     * best fused kernel (Transformer Engine / cuDNN on Hopper); a row that
+     * names none takes its stack's (nemo_attention) */
     const char *attn = has(fl, "triton")                                                   ? "flash-triton"
                        : has(fl, "FlashAttention-2")                                       ? "flash2"
                        : has(fl, "yes") || has(fl, "fused attention") || has(fl, "flash") ? "flash"
                        : !strncasecmp(fl, "no", 2)                                        ? "unfused"
+                       : nemo_attention(f, r)                                             ? nemo_attention(f, r)
                                                                                           : f->attn;
     if (!attn)
         gap(m, "flash_attention not stated", "flash_attention not stated");
