@@ -170,11 +170,17 @@ int main(void)
     } else {
         check(0, "dlperf-014 found", NULL);
     }
+    if (map_row("e2e-nemo-h100", "nemo-103", &m) == 1) /* Megatron-Bridge 25.11: cuDNN's attention */
+        check(find_item(m.strat, m.nstrat, "attn=flash") != NULL, "nemo-103 (NeMo 25.11): attn=flash", NULL);
+    else
+        check(0, "nemo-103 found", NULL);
     if (map_row("e2e-nemo-h100", "nemo-003", &m) == 1) {
         static const char *const want[] = {"tp=4", "pp=8", "dp=4", "mb=1", "gb=256", "dtype=fp8",
                                            "pipeline=interleaved", "vstages=6", "recompute=none", "sp=1",
                                            "tp_overlap_comm=1", "zero=1", "param_overlap=1", "dp_overlap=1",
-                                           "attn=flash"};
+                                           /* NeMo 24.07's launcher: NVTE_FUSED_ATTN=0 (the
+                                            * 175B-only cuDNN commit came after the tag) */
+                                           "attn=flash2"};
         for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
             char what[96];
             snprintf(what, sizeof what, "nemo-003 (GPT-3 175B, NeMo recipe): %s", want[k]);
