@@ -972,7 +972,7 @@ static void map_strategy(const e2e_family *f, row *r, double params)
     int ov = f->dp_overlap < 0 ? framework_overlaps(r) : f->dp_overlap;
     if (ov && dp > 1 && !fsdp)
         STRAT("dp_overlap=1");
-    const char *fl = S(r, C_FLASH);
+    const char *fl = S(r, C_FLASH), *stack_attn = nemo_attention(f, r);
     /* the kernel the row names: MPT's attn_impl=triton (the 2022 Triton
      * kernel), FlashAttention-2 (itself, or PyTorch SDPA's), else the GPU's
      * best fused kernel (Transformer Engine / cuDNN on Hopper); a row that
@@ -981,7 +981,7 @@ static void map_strategy(const e2e_family *f, row *r, double params)
                        : has(fl, "FlashAttention-2")                                       ? "flash2"
                        : has(fl, "yes") || has(fl, "fused attention") || has(fl, "flash") ? "flash"
                        : !strncasecmp(fl, "no", 2)                                        ? "unfused"
-                       : nemo_attention(f, r)                                             ? nemo_attention(f, r)
+                       : stack_attn                                                       ? stack_attn
                                                                                           : f->attn;
     if (!attn)
         gap(m, "flash_attention not stated", "flash_attention not stated");

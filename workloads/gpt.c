@@ -467,9 +467,10 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
     if (grad_dtype(st, &pl->gbytes, err))
         return -1;
     if (st->optimizer == WL_OPT_MEGATRON_LEGACY) {
-        if (st->zero || st->fsdp != WL_FSDP_NONE || st->osdp[0])
+        if (st->zero || st->fsdp != WL_FSDP_NONE || st->osdp[0] || st->dp_overlap)
             return sim_errf(err, "optimizer=megatron_legacy is Megatron-LM's step of early 2021, whole on every "
-                            "data-parallel rank: it needs zero=0 and no fsdp or osdp");
+                            "data-parallel rank after a backward its DDP does not overlap: it needs zero=0, "
+                            "dp_overlap=0 and no fsdp or osdp");
         if (!fp32)
             pl->obytes += 4; /* the fp32 main gradients, allocated at the first step and kept */
     }

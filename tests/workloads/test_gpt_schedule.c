@@ -529,6 +529,9 @@ static void test_optimizer(void)
     sim_machine *mach = wl_test_machine(2, 24e9);
     sim_schedule *no = wl_gpt_generate(&m, &st, mach, &err);
     CHECK(!no && strstr(err.msg, "needs zero=0") != NULL);
+    CHECK(wl_strategy_parse("mb=1,gb=2,dtype=fp16,zero=0,dp_overlap=1,optimizer=megatron_legacy", &st, &err) == 0);
+    no = wl_gpt_generate(&m, &st, mach, &err);
+    CHECK(!no && strstr(err.msg, "dp_overlap=0") != NULL);
     sim_machine_free(mach);
     wl_memory ma, mb;
     sim_schedule *a = gen(&m, "mb=2,gb=2,dtype=fp16,optimizer=megatron", 1, &ma);
