@@ -385,6 +385,26 @@ static double gpu_mix(const sim_machine *m, int nranks, int dtype, char *out, si
     return peak;
 }
 
+/* The kernels' own seconds by class (sim_kclass), mean per GPU, with each
+ * class's share of their sum: where the compute time goes. */
+static void print_kernel_classes(const sim_result *r)
+{
+    static const char *label[SIM_KCLASS_COUNT] = {"GEMM", "attention", "element-wise", "optimizer", "measured"};
+    double sum = 0;
+    for (int c = 0; c < SIM_KCLASS_COUNT; c++)
+        sum += r->kernel_s[c];
+    if (sum <= 0)
+        return;
+    printf("kernels per GPU       ");
+    const char *sep = "";
+    for (int c = 0; c < SIM_KCLASS_COUNT; c++)
+        if (r->kernel_s[c] > 0) {
+            printf("%s%s %.4f s (%.1f %%)", sep, label[c], r->kernel_s[c], 100 * r->kernel_s[c] / sum);
+            sep = ", ";
+        }
+    printf("; own durations, mean\n");
+}
+
 static void print_text(const args *a, const sim_machine *m, const sim_schedule *s, const sim_result *r,
                        const sim_result *base, const char *strategy)
 {
@@ -412,6 +432,7 @@ static void print_text(const args *a, const sim_machine *m, const sim_schedule *
                peak > 0 ? 100 * tflops / peak : 0, peak, sim_dtype_name((sim_dtype)s->meta.dtype));
     printf("time per GPU (mean)   compute %.4f s (%.1f %%), exposed communication %.4f s (%.1f %%), bubble/idle %.4f s (%.1f %%)\n",
            r->compute_s, pct * r->compute_s, r->exposed_comm_s, pct * r->exposed_comm_s, r->idle_s, pct * r->idle_s);
+    print_kernel_classes(r);
     printf("communication         %.4f s in all, %.4f s of it hidden behind compute\n", r->comm_s,
            r->comm_s - r->exposed_comm_s);
     const sim_rank_result *pr = &r->rank[r->peak_mem_rank];
@@ -503,6 +524,9 @@ static void print_json(const sim_machine *m, int platform_gpus, const sim_schedu
     add_num(b, "bubble_s", r->idle_s);
     add_num(b, "comm_total_s", r->comm_s);
     add_num(b, "comm_hidden_s", r->comm_s - r->exposed_comm_s);
+    cJSON *kc = cJSON_AddObjectToObject(b, "kernels_s"); /* each class's kernels at their own durations */
+    for (int c = 0; c < SIM_KCLASS_COUNT; c++)
+        add_num(kc, sim_kclass_name(c), r->kernel_s[c]);
     add_num(o, "peak_memory_bytes", r->peak_mem);
     add_num(o, "peak_memory_rank", r->peak_mem_rank);
     add_num(o, "memory_capacity_bytes", g->mem_capacity);
@@ -520,6 +544,9 @@ static void print_json(const sim_machine *m, int platform_gpus, const sim_schedu
         add_num(e, "comm_total_s", x->comm_s);
         add_num(e, "peak_memory_bytes", x->peak_mem);
         add_num(e, "end_s", x->end_s); /* when its last operation ended (trace replay compares it per rank) */
+        cJSON *ek = cJSON_AddObjectToObject(e, "kernels_s");
+        for (int c = 0; c < SIM_KCLASS_COUNT; c++)
+            add_num(ek, sim_kclass_name(c), x->kernel_s[c]);
         if (base)
             add_num(e, "wait_added_s", wait_added(r, base, i));
         cJSON_AddItemToArray(per, e);

@@ -1038,12 +1038,41 @@ static int engine_setup(const sim_schedule *s, const sim_machine *m, sim_err *er
     return 0;
 }
 
-/* The breakdown per rank and the means, from the busy intervals. */
+int sim_kclass_of(int kernel)
+{
+    switch (kernel) {
+    case SIM_KERNEL_GEMM: return SIM_KCLASS_GEMM;
+    case SIM_KERNEL_ATTENTION:
+    case SIM_KERNEL_FLASH_FWD:
+    case SIM_KERNEL_FLASH_BWD: return SIM_KCLASS_ATTENTION;
+    case SIM_KERNEL_ELEMENTWISE: return SIM_KCLASS_ELEMENTWISE;
+    case SIM_KERNEL_OPTIMIZER: return SIM_KCLASS_OPTIMIZER;
+    case SIM_KERNEL_FIXED: return SIM_KCLASS_MEASURED;
+    default: return -1;
+    }
+}
+
+const char *sim_kclass_name(int c)
+{
+    static const char *names[SIM_KCLASS_COUNT] = {"gemm", "attention", "elementwise", "optimizer", "measured"};
+    return c >= 0 && c < SIM_KCLASS_COUNT ? names[c] : "?";
+}
+
+/* The breakdown per rank and the means, from the busy intervals; the
+ * kernels' own seconds by class from the schedule. */
 static void collect_results(const sim_schedule *s, sim_result *out)
 {
     int nr = s->nranks;
     double T = simgrid_get_clock();
     out->iteration_s = T;
+    for (uint32_t op = 0; op < s->nops; op++) {
+        const sim_payload *p = sim_sched_payload_of(s, op);
+        int c = p->kind == SIM_OP_COMPUTE ? sim_kclass_of(p->sub) : -1;
+        if (c >= 0) {
+            int r = sim_sched_rank_of(s, op);
+            out->rank[r].kernel_s[c] += kernel_seconds(op, r);
+        }
+    }
     for (int r = 0; r < nr; r++) {
         sim_rank_result *R = &out->rank[r];
         R->compute_s = ivl_union(&E.compute[r]);
@@ -1057,6 +1086,8 @@ static void collect_results(const sim_schedule *s, sim_result *out)
         out->comm_s += R->comm_s / nr;
         out->exposed_comm_s += R->exposed_comm_s / nr;
         out->idle_s += R->idle_s / nr;
+        for (int c = 0; c < SIM_KCLASS_COUNT; c++)
+            out->kernel_s[c] += R->kernel_s[c] / nr;
         if (R->peak_mem > out->peak_mem) {
             out->peak_mem = R->peak_mem;
             out->peak_mem_rank = r;

@@ -60,6 +60,25 @@ int sim_coll_foldable(const sim_payload *p);
 
 void sim_options_default(sim_options *o);
 
+/* What a GPU's kernels did, by kind: each kernel at its own duration on
+ * that GPU (its power state and straggler factor applied, before any
+ * slowdown beside communication or another stream), summed.  The classes
+ * do not add up to the compute time: that is the union of busy intervals,
+ * longer where interference stretches kernels, shorter where two streams'
+ * kernels share the GPU. */
+typedef enum sim_kclass {
+    SIM_KCLASS_GEMM,        /* GEMMs */
+    SIM_KCLASS_ATTENTION,   /* the attention core, unfused or fused */
+    SIM_KCLASS_ELEMENTWISE, /* memory-bound kernels: norms, activations, casts, the loss */
+    SIM_KCLASS_OPTIMIZER,   /* the optimizer step */
+    SIM_KCLASS_MEASURED,    /* kernels replayed at a measured duration (trace import) */
+    SIM_KCLASS_COUNT
+} sim_kclass;
+
+/* The class of a compute payload's kernel kind, or -1 (a host delay). */
+int sim_kclass_of(int kernel);
+const char *sim_kclass_name(int c);
+
 /* Per-rank outcome.  The breakdown splits [0, iteration time] into compute
  * (some compute kernel running), exposed communication (communication and
  * no compute), and idle (nothing running: pipeline bubble and waiting). */
@@ -72,6 +91,7 @@ typedef struct sim_rank_result {
     double start_s;         /* when its first kernel started (0: none ran) */
     double peak_mem;
     double peak_by_kind[SIM_MEM_KIND_COUNT];
+    double kernel_s[SIM_KCLASS_COUNT]; /* its kernels' own seconds by class (sim_kclass) */
 } sim_rank_result;
 
 typedef struct sim_result {
@@ -79,6 +99,7 @@ typedef struct sim_result {
     int nranks;
     sim_rank_result *rank;  /* [nranks] */
     double compute_s, comm_s, exposed_comm_s, idle_s; /* means over ranks */
+    double kernel_s[SIM_KCLASS_COUNT];                 /* means over ranks */
     double peak_mem;        /* max over ranks */
     int peak_mem_rank;
     uint64_t ops, flows, execs;

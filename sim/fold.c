@@ -568,6 +568,7 @@ int sim_fold_expand(const sim_fold *f, sim_result *r, sim_err *err)
     x.nranks = n;
     x.rank = all;
     x.compute_s = x.comm_s = x.exposed_comm_s = x.idle_s = x.peak_mem = 0;
+    memset(x.kernel_s, 0, sizeof x.kernel_s);
     x.peak_mem_rank = 0;
     for (int i = 0; i < n; i++) {
         const sim_rank_result *R = &r->rank[f->rep[i]];
@@ -576,6 +577,8 @@ int sim_fold_expand(const sim_fold *f, sim_result *r, sim_err *err)
         x.comm_s += R->comm_s / n;
         x.exposed_comm_s += R->exposed_comm_s / n;
         x.idle_s += R->idle_s / n;
+        for (int c = 0; c < SIM_KCLASS_COUNT; c++)
+            x.kernel_s[c] += R->kernel_s[c] / n;
         if (R->peak_mem > x.peak_mem) {
             x.peak_mem = R->peak_mem;
             x.peak_mem_rank = i;

@@ -359,7 +359,8 @@ static int prepare(const val_ctx *ctx, prepared *p, char *kind, size_t nk, char 
 }
 
 /* Simulates a prepared row, whole or by the planner's fast fidelity. */
-static int simulate(const val_ctx *ctx, prepared *p, double *T, double part[3], sim_err *err)
+static int simulate(const val_ctx *ctx, prepared *p, double *T, double part[3], double kernels[SIM_KCLASS_COUNT],
+                    sim_err *err)
 {
     sim_machine *mach = row_machine(&p->map, err);
     if (!mach)
@@ -401,6 +402,7 @@ static int simulate(const val_ctx *ctx, prepared *p, double *T, double part[3], 
             part[0] = r.compute_s;
             part[1] = r.exposed_comm_s;
             part[2] = r.idle_s;
+            memcpy(kernels, r.kernel_s, sizeof r.kernel_s);
             sim_result_free(&r);
             rc = 0;
             goto done;
@@ -474,7 +476,8 @@ static void choose(const val_ctx *ctx, prepared **ok, int n, double budget)
 }
 
 /* The case of a simulated row. */
-static int add_case(val_set *out, const prepared *p, double T, const double part[3], sim_err *err)
+static int add_case(val_set *out, const prepared *p, double T, const double part[3],
+                    const double kernels[SIM_KCLASS_COUNT], sim_err *err)
 {
     char name[128], note[192];
     const char *st = p->strategy;
@@ -502,6 +505,7 @@ static int add_case(val_set *out, const prepared *p, double T, const double part
     if (val_add(out, p->map.subset[0] ? p->map.subset : NULL, name, p->map.measured_s, T, "s", 0, err) < 0)
         return -1;
     val_case_detail(out, part[0], part[1], part[2], note);
+    val_case_kernels(out, kernels);
     return 0;
 }
 
@@ -567,15 +571,15 @@ int e2e_run_maps(const val_ctx *ctx, const e2e_map *maps, int n, double ci_budge
     for (int i = 0; i < nok && !ctx->map_only; i++) {
         if (!ok[i]->chosen)
             continue;
-        double T, part[3];
+        double T, part[3], kernels[SIM_KCLASS_COUNT] = {0};
         sim_err e = {{0}};
-        if (simulate(ctx, ok[i], &T, part, &e) < 0) {
+        if (simulate(ctx, ok[i], &T, part, kernels, &e) < 0) {
             if (val_skip(out, ok[i]->map.subset[0] ? ok[i]->map.subset : NULL, ok[i]->map.row, "simulation failed",
                          e.msg, err) < 0)
                 goto done;
             continue;
         }
-        if (add_case(out, ok[i], T, part, err) < 0)
+        if (add_case(out, ok[i], T, part, kernels, err) < 0)
             goto done;
     }
     val_set_rows(out, in, nok);

@@ -81,6 +81,13 @@ void val_case_detail(val_set *s, double compute_s, double exposed_s, double bubb
     snprintf(k->note, sizeof k->note, "%s", note ? note : "");
 }
 
+void val_case_kernels(val_set *s, const double kernel_s[SIM_KCLASS_COUNT])
+{
+    if (!s || s->n == 0)
+        return;
+    memcpy(s->v[s->n - 1].kernel_s, kernel_s, sizeof s->v[s->n - 1].kernel_s);
+}
+
 int val_skip(val_set *s, const char *subset, const char *name, const char *kind, const char *reason, sim_err *err)
 {
     if (grow((void **)&s->skip, &s->capskip, s->nskip, sizeof *s->skip) < 0)

@@ -33,6 +33,7 @@ typedef struct val_case {
      * simulated time went, means over GPUs in seconds (all 0 = not given),
      * and a short note (how it was simulated, what the memory model said). */
     double compute_s, exposed_s, bubble_s;
+    double kernel_s[SIM_KCLASS_COUNT]; /* the kernels' own seconds by class (sim/engine.h; all 0 = not given) */
     char note[192];
 } val_case;
 
@@ -61,6 +62,8 @@ int val_set_count(const val_set *s);
 const val_case *val_set_get(const val_set *s, int i);
 /* Adds the simulated breakdown and a note (may be NULL) to the last case added. */
 void val_case_detail(val_set *s, double compute_s, double exposed_s, double bubble_s, const char *note);
+/* The last case's kernel seconds by class (sim_result.kernel_s). */
+void val_case_kernels(val_set *s, const double kernel_s[SIM_KCLASS_COUNT]);
 
 /* Records a row the group could not simulate (subset may be NULL). */
 int val_skip(val_set *s, const char *subset, const char *name, const char *kind, const char *reason, sim_err *err);

@@ -365,6 +365,16 @@ static void rows_json(const val_result *r, cJSON *g)
     }
 }
 
+/* Whether a case carries its kernels' seconds by class (whole runs do; the
+ * planner's fast fidelity and single-kernel cases do not). */
+static int has_kernels(const val_case *c)
+{
+    for (int j = 0; j < SIM_KCLASS_COUNT; j++)
+        if (c->kernel_s[j] > 0)
+            return 1;
+    return 0;
+}
+
 void val_report_json(const val_result *r, int n, const val_thresholds *t, FILE *out)
 {
     cJSON *root = cJSON_CreateObject();
@@ -415,6 +425,11 @@ void val_report_json(const val_result *r, int n, const val_thresholds *t, FILE *
                 cJSON_AddNumberToObject(b, "compute_s", c->compute_s);
                 cJSON_AddNumberToObject(b, "exposed_comm_s", c->exposed_s);
                 cJSON_AddNumberToObject(b, "bubble_s", c->bubble_s);
+                if (has_kernels(c)) {
+                    cJSON *kc = cJSON_AddObjectToObject(b, "kernels_s");
+                    for (int j = 0; j < SIM_KCLASS_COUNT; j++)
+                        cJSON_AddNumberToObject(kc, sim_kclass_name(j), c->kernel_s[j]);
+                }
             }
             cJSON_AddItemToArray(cases, o);
         }
@@ -439,7 +454,10 @@ static void csv_field(FILE *out, const char *s)
 
 void val_report_csv(const val_result *r, int n, FILE *out)
 {
-    fputs("group,subset,case,unit,x,measured,simulated,error_pct,compute_s,exposed_comm_s,bubble_s,note\n", out);
+    fputs("group,subset,case,unit,x,measured,simulated,error_pct,compute_s,exposed_comm_s,bubble_s,note", out);
+    for (int j = 0; j < SIM_KCLASS_COUNT; j++)
+        fprintf(out, ",kernels_%s_s", sim_kclass_name(j));
+    fputc('\n', out);
     for (int i = 0; i < n; i++) {
         for (int k = 0; !r[i].error && k < val_set_count(r[i].set); k++) {
             const val_case *c = val_set_get(r[i].set, k);
@@ -453,6 +471,11 @@ void val_report_csv(const val_result *r, int n, FILE *out)
             fprintf(out, ",%.10g,%.10g,%.10g,%.6f,%.10g,%.10g,%.10g,", c->x, c->measured, c->simulated,
                     val_error_pct(c->measured, c->simulated), c->compute_s, c->exposed_s, c->bubble_s);
             csv_field(out, c->note);
+            for (int j = 0; j < SIM_KCLASS_COUNT; j++) /* empty where not given (not a whole run) */
+                if (has_kernels(c))
+                    fprintf(out, ",%.10g", c->kernel_s[j]);
+                else
+                    fputc(',', out);
             fputc('\n', out);
         }
     }

@@ -30,7 +30,7 @@ PY
 fi
 
 "$TRAINSIM" validate --group $G --data "$D" --csv > "$T/a.csv" || fail "csv run"
-head -1 "$T/a.csv" | grep -qx 'group,subset,case,unit,x,measured,simulated,error_pct,compute_s,exposed_comm_s,bubble_s,note' || fail "CSV header"
+head -1 "$T/a.csv" | grep -qx "group,subset,case,unit,x,measured,simulated,error_pct,compute_s,exposed_comm_s,bubble_s,note,kernels_gemm_s,kernels_attention_s,kernels_elementwise_s,kernels_optimizer_s,kernels_measured_s" || fail "CSV header"
 [ "$(wc -l < "$T/a.csv")" -eq $((1 + 24 + 29)) ] || fail "CSV rows: $(wc -l < "$T/a.csv")"
 
 "$TRAINSIM" validate --group $G --data "$D" --svg "$T/v.svg" > /dev/null || fail "svg run"
