@@ -215,6 +215,9 @@ static char *format_json(const wl_compare_row *rows, int n, const char *key, con
             cJSON_AddNumberToObject(b, "exposed_comm_s", r->r.exposed_comm_s);
             cJSON_AddNumberToObject(b, "bubble_s", r->r.idle_s);
             cJSON_AddNumberToObject(b, "comm_total_s", r->r.comm_s);
+            cJSON *kc = cJSON_AddObjectToObject(b, "kernels_s"); /* each class at its kernels' own durations */
+            for (int j = 0; j < SIM_KCLASS_COUNT; j++)
+                cJSON_AddNumberToObject(kc, sim_kclass_name(j), r->r.kernel_s[j]);
             cJSON_AddNumberToObject(x, "peak_memory_bytes", r->r.peak_mem);
             cJSON_AddNumberToObject(x, "peak_memory_rank", r->r.peak_mem_rank);
             cJSON *k = cJSON_AddObjectToObject(x, "peak_memory_by_kind");
@@ -261,8 +264,10 @@ char *wl_compare_format(const wl_compare_row *rows, int n, const char *key, cons
     } lines[] = {
         {"iteration time (s)", "%.4f", 0},  {"speed-up vs first", "%.2fx", 1},  {"samples/s", "%.2f", 2},
         {"tokens/s", "%.0f", 3},            {"TFLOP/s per GPU", "%.2f", 4},    {"MFU (%)", "%.1f", 5},
-        {"compute (s)", "%.4f", 6},         {"exposed comm (s)", "%.4f", 7},   {"bubble/idle (s)", "%.4f", 8},
-        {"communication (s)", "%.4f", 9},   {"peak memory (GB)", "%.2f", 10},
+        {"compute (s)", "%.4f", 6},         {"  GEMM kernels (s)", "%.4f", 11}, {"  attention kernels (s)", "%.4f", 12},
+        {"  element-wise kernels (s)", "%.4f", 13}, {"  optimizer kernels (s)", "%.4f", 14},
+        {"exposed comm (s)", "%.4f", 7},    {"bubble/idle (s)", "%.4f", 8},    {"communication (s)", "%.4f", 9},
+        {"peak memory (GB)", "%.2f", 10},
     };
     for (size_t l = 0; l < sizeof lines / sizeof lines[0]; l++) {
         sb_printf(&b, "%-26s", lines[l].label);
@@ -284,7 +289,11 @@ char *wl_compare_format(const wl_compare_row *rows, int n, const char *key, cons
             case 7: v = r->r.exposed_comm_s; break;
             case 8: v = r->r.idle_s; break;
             case 9: v = r->r.comm_s; break;
-            default: v = r->r.peak_mem / 1e9; break;
+            case 10: v = r->r.peak_mem / 1e9; break;
+            case 11: v = r->r.kernel_s[SIM_KCLASS_GEMM]; break;
+            case 12: v = r->r.kernel_s[SIM_KCLASS_ATTENTION]; break;
+            case 13: v = r->r.kernel_s[SIM_KCLASS_ELEMENTWISE]; break;
+            default: v = r->r.kernel_s[SIM_KCLASS_OPTIMIZER]; break;
             }
             char cell[64];
             snprintf(cell, sizeof cell, lines[l].fmt, v);
@@ -293,7 +302,8 @@ char *wl_compare_format(const wl_compare_row *rows, int n, const char *key, cons
         sb_printf(&b, "\n");
     }
 #undef W
-    sb_printf(&b, "(times per GPU are means over GPUs; peak memory of the most loaded GPU, of %.2f GB)\n",
+    sb_printf(&b, "(times per GPU are means over GPUs, kernels at their own durations; peak memory of the most "
+                  "loaded GPU, of %.2f GB)\n",
               g->mem_capacity / 1e9);
     for (int i = 0; i < n; i++) {
         if (rows[i].ok)
