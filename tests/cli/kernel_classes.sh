@@ -34,4 +34,10 @@ assert len(g) == 32 and all(set(x["kernels_s"]) == set(k) for x in g)
 for c in k:  # the breakdown's classes are the means over the GPUs
     assert abs(sum(x["kernels_s"][c] for x in g) / len(g) - k[c]) <= 1e-9 * max(k[c], 1e-12), c
 PY
+# --compare: the attention kernels change with attn=, the GEMMs do not
+"$TRAINSIM" run --platform azure-nd-h100-v5 --gpus 8 --model gpt-1024 --quiet \
+    --strategy tp=1,pp=1,dp=8,mb=4,gb=32,dtype=bf16 --compare attn=unfused,flash > "$T/cmp.txt" || fail "compare"
+awk '/^  GEMM kernels/ { if ($4 != $5) bad = 1; g = 1 }
+     /^  attention kernels/ { if (!($4 > 3 * $5)) bad = 1; a = 1 }
+     END { exit bad || !g || !a }' "$T/cmp.txt" || fail "compare's kernel rows: $(cat "$T/cmp.txt")"
 echo ok
