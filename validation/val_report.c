@@ -176,6 +176,28 @@ static int shares_of(const val_set *s, double sh[3])
     return n;
 }
 
+/* Mean shares of the kernels' own seconds by class (sim_kclass) over the
+ * cases that carry them; returns how many do. */
+static int kernel_shares_of(const val_set *s, double sh[SIM_KCLASS_COUNT])
+{
+    int n = 0;
+    memset(sh, 0, sizeof(double) * SIM_KCLASS_COUNT);
+    for (int i = 0; i < val_set_count(s); i++) {
+        const val_case *c = val_set_get(s, i);
+        double t = 0;
+        for (int k = 0; k < SIM_KCLASS_COUNT; k++)
+            t += c->kernel_s[k];
+        if (!(t > 0))
+            continue;
+        for (int k = 0; k < SIM_KCLASS_COUNT; k++)
+            sh[k] += c->kernel_s[k] / t;
+        n++;
+    }
+    for (int k = 0; n && k < SIM_KCLASS_COUNT; k++)
+        sh[k] *= 100.0 / n;
+    return n;
+}
+
 /* The distinct skip kinds of a set with the rows that have each (a row
  * counts under every kind it has; first-seen order). */
 static int skip_kinds(const val_set *s, char kind[][64], int *count, int max)
@@ -216,6 +238,19 @@ static void text_rows(const val_result *r, FILE *out)
     if (shares_of(r->set, sh))
         fprintf(out, "  simulated time (mean share over the cases): compute %.1f %%, exposed communication %.1f %%, "
                      "bubble/idle %.1f %%\n", sh[0], sh[1], sh[2]);
+    double ks[SIM_KCLASS_COUNT];
+    int nks = kernel_shares_of(r->set, ks);
+    if (nks) {
+        static const char *label[SIM_KCLASS_COUNT] = {"GEMM", "attention", "element-wise", "optimizer", "measured"};
+        fprintf(out, "  kernels (mean share of their own seconds over the %d whole runs):", nks);
+        const char *sep = " ";
+        for (int k = 0; k < SIM_KCLASS_COUNT; k++)
+            if (ks[k] > 0) {
+                fprintf(out, "%s%s %.1f %%", sep, label[k], ks[k]);
+                sep = ", ";
+            }
+        fputc('\n', out);
+    }
     enum { MAXK = 64 };
     char kind[MAXK][64];
     int count[MAXK];
