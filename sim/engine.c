@@ -403,9 +403,19 @@ static void stream_main(int argc, char **argv)
                 break;
             }
             double secs = kernel_seconds(op, rank);
+            double *kc = &E.kclass_s[(size_t)rank * SIM_KCLASS_COUNT];
+            int cls = sim_kclass_of(p->sub); /* every kernel kind has a class (-1: host delays) */
+            if (cls >= 0)
+                kc[cls] += secs;
             uint32_t last = k;
-            while (last + 1 < S->nops && can_merge(S->ops[last], S->ops[last + 1]))
-                secs += kernel_seconds(S->ops[++last], rank);
+            while (last + 1 < S->nops && can_merge(S->ops[last], S->ops[last + 1])) {
+                uint32_t next = S->ops[++last];
+                double t = kernel_seconds(next, rank);
+                cls = sim_kclass_of(sim_sched_payload_of(E.s, next)->sub);
+                if (cls >= 0)
+                    kc[cls] += t;
+                secs += t;
+            }
             if (E.kern_busy[rank]++ == 0 && E.comm_busy[rank] > 0)
                 bg_start(rank);
             if (secs > 0)
@@ -917,6 +927,7 @@ static void engine_free(void)
     free(E.mem);
     free(E.comm_busy);
     free(E.kern_busy);
+    free(E.kclass_s);
     free(E.bg);
     free(E.mem_kind);
     free(E.kernel_s);
@@ -1016,6 +1027,7 @@ static int engine_setup(const sim_schedule *s, const sim_machine *m, sim_err *er
     E.mem = sim_xcalloc((size_t)nr, sizeof *E.mem, "the engine's per-GPU state");
     E.comm_busy = sim_xcalloc((size_t)nr, sizeof *E.comm_busy, "the engine's per-GPU state");
     E.kern_busy = sim_xcalloc((size_t)nr, sizeof *E.kern_busy, "the engine's per-GPU state");
+    E.kclass_s = sim_xcalloc((size_t)nr * SIM_KCLASS_COUNT, sizeof *E.kclass_s, "the engine's per-GPU state");
     E.bg = sim_xcalloc((size_t)nr, sizeof *E.bg, "the engine's per-GPU state");
     E.mem_kind = sim_xcalloc((size_t)nr * SIM_MEM_KIND_COUNT, sizeof *E.mem_kind, "the engine's per-GPU state");
     if (degrade_links(m, err) < 0 || sim_coll_setup(err) < 0 || sim_staging_setup(err) < 0 ||
@@ -1058,21 +1070,13 @@ const char *sim_kclass_name(int c)
     return c >= 0 && c < SIM_KCLASS_COUNT ? names[c] : "?";
 }
 
-/* The breakdown per rank and the means, from the busy intervals; the
- * kernels' own seconds by class from the schedule. */
+/* The breakdown per rank and the means, from the busy intervals and the
+ * kernels' own seconds by class the streams summed as they ran them. */
 static void collect_results(const sim_schedule *s, sim_result *out)
 {
     int nr = s->nranks;
     double T = simgrid_get_clock();
     out->iteration_s = T;
-    for (uint32_t op = 0; op < s->nops; op++) {
-        const sim_payload *p = sim_sched_payload_of(s, op);
-        int c = p->kind == SIM_OP_COMPUTE ? sim_kclass_of(p->sub) : -1;
-        if (c >= 0) {
-            int r = sim_sched_rank_of(s, op);
-            out->rank[r].kernel_s[c] += kernel_seconds(op, r);
-        }
-    }
     for (int r = 0; r < nr; r++) {
         sim_rank_result *R = &out->rank[r];
         R->compute_s = ivl_union(&E.compute[r]);
@@ -1086,8 +1090,10 @@ static void collect_results(const sim_schedule *s, sim_result *out)
         out->comm_s += R->comm_s / nr;
         out->exposed_comm_s += R->exposed_comm_s / nr;
         out->idle_s += R->idle_s / nr;
-        for (int c = 0; c < SIM_KCLASS_COUNT; c++)
+        for (int c = 0; c < SIM_KCLASS_COUNT; c++) {
+            R->kernel_s[c] = E.kclass_s[(size_t)r * SIM_KCLASS_COUNT + c];
             out->kernel_s[c] += R->kernel_s[c] / nr;
+        }
         if (R->peak_mem > out->peak_mem) {
             out->peak_mem = R->peak_mem;
             out->peak_mem_rank = r;

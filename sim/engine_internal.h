@@ -38,6 +38,7 @@ typedef struct sim_engine {
     struct sim_comm_rt *comms;
     int *nccl_node;         /* per rank: the node NCCL's topology sees, its multi-node NVLink domain (collectives.c) */
     int *comm_busy, *kern_busy; /* per rank: collectives/sends, compute kernels in flight */
+    double *kclass_s;           /* per rank x SIM_KCLASS_COUNT: its kernels' own seconds by class */
     sg_exec_t *bg;          /* per rank: the interference load while communication is in flight */
     FILE *trace, *memlog;   /* the Chrome trace and the memory CSV, or NULL */
     FILE *trace_file;       /* the trace's output file (trace is a gzip stream into it for ".gz") */
