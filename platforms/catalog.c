@@ -262,7 +262,7 @@ static const char *const GPU_KEYS[] = {"model",        "aliases",    "tflops",  
                                        "source",       "gemm",       "attention",      "memory",    "launch_s",
                                        "kernel_min_s", "gemm_scale", "gemm_unaligned", "power",     "flash_attention",
                                        "memory_class", "nccl",       "overlap",        "note",      "calibrated_like",
-                                       NULL};
+                                       "optimizer_rate", NULL};
 
 /* A number field of obj within [lo, hi] (or absent: dflt); -1 with a message naming where.key. */
 static int field(const cJSON *obj, const char *key, double dflt, double lo, double hi, const char *where,
@@ -344,8 +344,8 @@ static int check_gpu_keys(const cJSON *e, const char *where, const char *model, 
             return sim_errf(err,
                             "%s: %s: unknown field \"%s\"; known: model, aliases, tflops, memory_GB, memory_GBps, "
                             "pcie_gen, p2p, nvlink, power_W, price_USD, source, gemm, attention, memory, launch_s, "
-                            "kernel_min_s, gemm_scale, gemm_unaligned, power, flash_attention, memory_class, nccl, "
-                            "overlap, calibrated_like, note, *_source",
+                            "kernel_min_s, gemm_scale, gemm_unaligned, power, flash_attention, memory_class, "
+                            "optimizer_rate, nccl, overlap, calibrated_like, note, *_source",
                             where, model, it->string);
     }
     return 0;
@@ -391,6 +391,7 @@ static int fill_gpu(const cJSON *e, const cJSON *defaults, const char *where, si
         field(e, "launch_s", launch_dflt, 0, 1, where, g->model, &g->launch_s, err) ||
         field(e, "kernel_min_s", 0, 0, 1, where, g->model, &g->kernel_min_s, err) ||
         field(e, "gemm_unaligned", 1, 1e-3, 1, where, g->model, &g->gemm_unaligned, err) ||
+        field(e, "optimizer_rate", 1, 1e-3, 1, where, g->model, &g->opt_rate, err) ||
         field(e, "power_W", 0, 0, 1e5, where, g->model, &g->power_w, err) ||
         field(e, "price_USD", 0, 0, 1e9, where, g->model, &g->price_usd, err))
         return -1;
@@ -473,8 +474,8 @@ static int fill_gpu(const cJSON *e, const cJSON *defaults, const char *where, si
  * measured one ("calibrated_like"): how its kernels behave as fractions of
  * its own peaks, bandwidth and clock, not its peaks or links. */
 static const char *const LIKE_KEYS[] = {"gemm",     "gemm_scale",   "gemm_unaligned", "power",           "launch_s",
-                                        "kernel_min_s", "memory",   "memory_class",   "flash_attention", "overlap",
-                                        NULL};
+                                        "kernel_min_s", "memory",   "memory_class",   "optimizer_rate",  "flash_attention",
+                                        "overlap",      NULL};
 
 /* "calibrated_like": {"model": M, "gemm": r}: e with M's measured device
  * fields wherever e has none of its own, M's GEMM curve times r (a ratio of

@@ -126,10 +126,16 @@ double sim_cost_mem_class(const sim_gpu *g, int c)
 
 /* An element-wise payload's bytes as streaming bytes: each class's share
  * takes 1 / its fraction as long.  The curve is still read at the payload's
- * own bytes: the class changes the rate, not the size the kernel has. */
+ * own bytes: the class changes the rate, not the size the kernel has.  An
+ * optimizer step's bytes take 1 / the GPU's optimizer rate as long: its
+ * kernels (multi-tensor loops over lists of parameter, gradient and moment
+ * tensors: PyTorch's fused and foreach AdamW, apex's FusedAdam) run below
+ * the streaming rate (opt_rate, measured on fused AdamW). */
 double sim_cost_stream_bytes(const sim_gpu *g, const sim_payload *p)
 {
     double b = sim_cost_bytes(p);
+    if (p->kind == SIM_OP_COMPUTE && p->sub == SIM_KERNEL_OPTIMIZER)
+        return g->opt_rate > 0 && g->opt_rate < 1 ? b / g->opt_rate : b;
     if (p->kind != SIM_OP_COMPUTE || p->sub != SIM_KERNEL_ELEMENTWISE)
         return b;
     for (int c = 1; c < SIM_MEMC_COUNT; c++)

@@ -128,6 +128,9 @@ typedef struct sim_gpu {
     sim_curve mem_eff;                  /* memory-bound kernels: fraction of mem_bw vs log10 bytes */
     double mem_class[SIM_MEMC_COUNT];   /* an element-wise class's rate as a fraction of mem_eff's (0 or 1:
                                            as streaming; [SIM_MEMC_STREAM] unused) */
+    double opt_rate;                    /* the optimizer step's kernels' rate as a fraction of mem_eff's (0 or
+                                           1: as streaming): multi-tensor kernels over the parameters,
+                                           gradients and moments (sim/costmodel.c) */
     sim_flash flash;                    /* fused attention: the GPU's best kernel (Hopper: cuDNN / FA3) */
     sim_flash flash2;                   /* FlashAttention-2 itself (elsewhere the same as flash) */
     int flash_attn;                     /* FlashAttention-2 runs on it (sm80+: Ampere, Ada, Hopper) */

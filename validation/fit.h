@@ -54,6 +54,7 @@ int val_fit_flash(const char *data_dir, val_fitted *out, int max, FILE *logf, si
 typedef struct val_micro_card {
     const char *model; /* "H100-SXM" */
     const char *dir;   /* "h100-micro" */
+    double l2_bytes;   /* its L2 (kernels above twice it stream from HBM) */
 } val_micro_card;
 extern const val_micro_card val_micro_cards[];
 extern const int val_micro_ncards;

@@ -1,5 +1,6 @@
 /* fit_memory.c — memory-bound efficiency curves, the shortest kernel and
- * the launch gap of the A100 (40 and 80 GB), V100, H100 and H200 (fit.h).
+ * the launch gap of the A100 (40 and 80 GB), V100, H100 and H200, and the
+ * H100's and H200's element-wise classes and optimizer rate (fit.h).
  *
  * Model (sim/costmodel.c): an element-wise kernel of B bytes read + written
  * lasts max(kernel_min_s, B / (mem_bw x eff(B))), eff(B) = e_max / (1 +
@@ -255,6 +256,70 @@ static int add_micro(const char *data_dir, const char *rel, double l2, mf_data *
     }
     val_csv_free(c);
     return rc;
+}
+
+/* The optimizer rate (sim_gpu.opt_rate, catalogue key optimizer_rate):
+ * PyTorch's fused AdamW over one fp32 parameter of N elements, 28 bytes an
+ * element (parameter, gradient and two moments read; parameter and moments
+ * written), as the card's memory.csv times it (adamw_fused_fp32 rows,
+ * event timing of opt.step, no CUDA graph).  Only the rows above twice the
+ * L2 that take more than twice the table's fastest step: the step has a
+ * fixed cost, its host launching several kernels (the H100's 29 MB and
+ * 117 MB rows take 101 and 92 us, against 10 and 38 us at the streaming
+ * rate), which hides the rate until the work is well above it.  The rate is
+ * the geometric mean of the fitted curve's time over the measured one:
+ * there, time is proportional to 1 / rate. */
+static int fit_optimizer_rate(const char *data_dir, const char *rel, double l2, const sim_gpu *fitted,
+                              double stored, const char *model, int slot, val_fitted *out, FILE *logf, sim_err *err)
+{
+    static char names[8][48];
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", data_dir, rel);
+    val_csv *c = val_csv_load(path, err);
+    if (!c)
+        return -1;
+    int ck = val_csv_col(c, "kernel", err), cb = val_csv_col(c, "bytes", err), cu = val_csv_col(c, "us", err);
+    int rc = ck < 0 || cb < 0 || cu < 0 ? -1 : 0, n = 0;
+    double sum = 0, fastest = INFINITY;
+    sim_gpu g = *fitted;
+    g.launch_s = 0;
+    g.opt_rate = 1;
+    for (int pass = 0; pass < 2; pass++) /* the fastest step first, then the rows well above it */
+        for (int i = 0; rc == 0 && i < val_csv_rows(c); i++) {
+            double b, us;
+            if (strcmp(val_csv_str(c, i, ck), "adamw_fused_fp32"))
+                continue;
+            if (val_csv_num(c, i, cb, &b, err) < 0 || val_csv_num(c, i, cu, &us, err) < 0) {
+                rc = -1;
+                break;
+            }
+            if (pass == 0) {
+                fastest = fmin(fastest, us);
+                continue;
+            }
+            if (b <= 2 * l2 || us <= 2 * fastest)
+                continue;
+            sim_payload p;
+            memset(&p, 0, sizeof p);
+            p.kind = SIM_OP_COMPUTE;
+            p.sub = SIM_KERNEL_OPTIMIZER;
+            p.bytes = (int64_t)b;
+            sum += log(sim_cost_kernel(&g, &p) / (us * 1e-6));
+            n++;
+        }
+    val_csv_free(c);
+    if (rc < 0)
+        return -1;
+    if (n == 0)
+        return sim_errf(err, "%s: no adamw_fused_fp32 row above twice the L2 and the fixed cost to fit the optimizer "
+                             "rate on", rel);
+    double f = fmin(1, exp(sum / n));
+    if (logf)
+        fprintf(logf, "%s optimizer rate: %.3f of the memory curve (fused AdamW, %d rows above twice the L2 and twice "
+                      "the fastest step)\n", model, f, n);
+    snprintf(names[slot], sizeof names[slot], "%s optimizer_rate", model);
+    out[0] = (val_fitted){names[slot], f, stored, ""};
+    return 1;
 }
 
 static int cmp_cpt(const void *a, const void *b)
@@ -540,6 +605,14 @@ int val_fit_memory(const char *data_dir, val_fitted *out, int max, FILE *logf, s
                 h100_plateau = plateaus[gi];
                 if (rc)
                     break;
+            }
+            total += k;
+            sim_gpu cat;
+            if (total >= max || plat_gpu_lookup_info(model, &cat, NULL, err) ||
+                (k = fit_optimizer_rate(data_dir, MF_GPUS[gi].micro, MF_GPUS[gi].l2_bytes, &d->g, cat.opt_rate, model,
+                                        gi, out + total, logf, err)) < 0) {
+                rc = total >= max ? sim_errf(err, "internal: too many fitted parameters") : -1;
+                break;
             }
             total += k;
         }

@@ -87,6 +87,8 @@ int main(void)
              "node.gpu", "power", "2 to 8 points each");
     bad_json(MYGPU("\"tflops\": {\"fp32\": 10}, \"memory_GB\": 16, \"memory_GBps\": 500, \"gemm_unaligned\": 0"),
              "node.gpu", "gemm_unaligned", "expected a number in");
+    bad_json(MYGPU("\"tflops\": {\"fp32\": 10}, \"memory_GB\": 16, \"memory_GBps\": 500, \"optimizer_rate\": 1.2"),
+             "node.gpu", "optimizer_rate", "expected a number in");
     /* memory_class: known classes, fractions in (0, 1] */
     bad_json(MYGPU("\"tflops\": {\"fp32\": 10}, \"memory_GB\": 16, \"memory_GBps\": 500, "
                    "\"memory_class\": {\"cast_down\": 0.5}"),

@@ -3,7 +3,8 @@
  * then the stream waits launch_s; a dtype's GEMMs run at gemm_scale of the
  * curve (0 = unset = 1), a 16-bit GEMM with an edge not a multiple of 8 at
  * gemm_unaligned; an element-wise payload's bytes of a class at the GPU's
- * fraction for it (mem_class); a kernel's tensor load and the power
+ * fraction for it (mem_class), an optimizer step's at opt_rate; a kernel's
+ * tensor load and the power
  * table's rate at a load; every closed form below is computed by hand. */
 #include <math.h>
 #include <stdio.h>
@@ -71,6 +72,16 @@ int main(void)
     g.kernel_min_s = 1;
     expect(sim_cost_kernel(&g, &p), 1 + 2e-6, "the shortest kernel still bounds a classed one");
     memset(p.class_bytes, 0, sizeof p.class_bytes);
+
+    /* the optimizer step's bytes at opt_rate of the curve (0 = unset = 1);
+     * element-wise kernels do not take it */
+    g = gpu();
+    sim_payload o = {.kind = SIM_OP_COMPUTE, .sub = SIM_KERNEL_OPTIMIZER, .bytes = 100000000};
+    expect(sim_cost_kernel(&g, &o), 200e-6 + 2e-6, "optimizer, rate unset: streaming");
+    g.opt_rate = 0.8;
+    expect(sim_cost_kernel(&g, &o), 250e-6 + 2e-6, "optimizer at rate 0.8: 1 / 0.8 as long");
+    p.bytes = 100000000;
+    expect(sim_cost_kernel(&g, &p), 200e-6 + 2e-6, "an element-wise kernel ignores the optimizer rate");
 
     g = gpu();
     memset(&p, 0, sizeof p);
