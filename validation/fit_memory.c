@@ -222,19 +222,34 @@ static int add_babelstream(const char *data_dir, const char *model, mf_data *d, 
     return rc;
 }
 
+/* A table of bench/gpu/measure.py (data_dir/rel) and its kernel, bytes and
+ * us columns; NULL with err set. */
+static val_csv *load_table(const char *data_dir, const char *rel, int *ck, int *cb, int *cu, sim_err *err)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", data_dir, rel);
+    val_csv *c = val_csv_load(path, err);
+    if (!c)
+        return NULL;
+    *ck = val_csv_col(c, "kernel", err), *cb = val_csv_col(c, "bytes", err), *cu = val_csv_col(c, "us", err);
+    if (*ck < 0 || *cb < 0 || *cu < 0) {
+        val_csv_free(c);
+        return NULL;
+    }
+    return c;
+}
+
 /* The streaming kernels of a table from bench/gpu/measure.py outside the L2
  * window (the same rule as the traces'): kernel, elements, bytes, us.  The
  * other kernels of the table (norms, softmax, dropout, the optimizer) read
  * or compute more than their counted bytes and are not streaming. */
 static int add_micro(const char *data_dir, const char *rel, double l2, mf_data *d, sim_err *err)
 {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", data_dir, rel);
-    val_csv *c = val_csv_load(path, err);
+    int ck, cb, cu;
+    val_csv *c = load_table(data_dir, rel, &ck, &cb, &cu, err);
     if (!c)
         return -1;
-    int ck = val_csv_col(c, "kernel", err), cb = val_csv_col(c, "bytes", err), cu = val_csv_col(c, "us", err);
-    int rc = ck < 0 || cb < 0 || cu < 0 ? -1 : 0;
+    int rc = 0;
     static const char *const STREAMING[] = {"copy", "add", "gelu_tanh", "cast_f32_bf16"};
     /* the norms are class norm (the rows above twice the L2) */
     static const char *const NORMS[] = {"layernorm", "rmsnorm"};
@@ -273,13 +288,11 @@ static int fit_optimizer_rate(const char *data_dir, const char *rel, double l2, 
                               double stored, const char *model, int slot, val_fitted *out, FILE *logf, sim_err *err)
 {
     static char names[8][48];
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", data_dir, rel);
-    val_csv *c = val_csv_load(path, err);
+    int ck, cb, cu;
+    val_csv *c = load_table(data_dir, rel, &ck, &cb, &cu, err);
     if (!c)
         return -1;
-    int ck = val_csv_col(c, "kernel", err), cb = val_csv_col(c, "bytes", err), cu = val_csv_col(c, "us", err);
-    int rc = ck < 0 || cb < 0 || cu < 0 ? -1 : 0, n = 0;
+    int rc = 0, n = 0;
     double sum = 0, fastest = INFINITY;
     sim_gpu g = *fitted;
     g.launch_s = 0;
