@@ -1,7 +1,8 @@
 /* cache.c — results keyed by their inputs, in an append-only file.
  *
  * DIR/results.tsv holds one line per evaluation:
- *   key \t strategy \t status \t iteration_s \t ... \t error \t checksum
+ *   key \t strategy \t status \t iteration_s \t ... \t simulations \t the kernels' seconds by
+ *   class (sim_kclass: 5 fields) \t error \t checksum
  * key = FNV-1a 64 of (inputs hash, strategy); the inputs hash covers the
  * platform (its SimGrid XML and every GPU's specification), the model, the
  * trainsim version plus a hash of the executable (a rebuilt simulator must
@@ -122,6 +123,9 @@ struct plan_cache {
     int skipped; /* corrupt lines */
 };
 
+/* A record holds SIM_KCLASS_COUNT kernel classes after the simulations. */
+_Static_assert(SIM_KCLASS_COUNT == 5, "the cache record's field count follows the kernel classes");
+
 static uint64_t key_of(uint64_t inputs, const char *strategy)
 {
     return plan_hash_str(plan_hash(PLAN_HASH_INIT, &inputs, sizeof inputs), strategy);
@@ -135,10 +139,14 @@ static int format_record(char *buf, size_t len, uint64_t key, const plan_result 
     for (char *p = err; *p; p++)
         if (*p == '\t' || *p == '\n' || *p == '\r')
             *p = ' ';
-    return snprintf(buf, len, "%016llx\t%s\t%d\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%d\t%s",
+    const double *k = r->kernel_s;
+    return snprintf(buf, len,
+                    "%016llx\t%s\t%d\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%d\t%.17g\t%.17g\t"
+                    "%.17g\t%.17g\t%.17g\t%s",
                     (unsigned long long)key, r->strategy, r->status, r->iteration_s, r->samples_per_s,
                     r->tokens_per_s, r->tflops_per_gpu, r->peak_mem, r->compute_s, r->exposed_comm_s, r->idle_s,
-                    r->comm_s, r->sims, err);
+                    r->comm_s, r->sims, k[SIM_KCLASS_GEMM], k[SIM_KCLASS_ATTENTION], k[SIM_KCLASS_ELEMENTWISE],
+                    k[SIM_KCLASS_OPTIMIZER], k[SIM_KCLASS_MEASURED], err);
 }
 
 static int add(plan_cache *c, uint64_t key, const plan_result *r)
@@ -182,9 +190,9 @@ static int parse_line(plan_cache *c, char *line)
     unsigned long long sum = strtoull(tab + 1, &end, 16);
     if (end == tab + 1 || *end || plan_hash_str(PLAN_HASH_INIT, line) != sum)
         return -1; /* torn or edited line */
-    char *f[16];
+    char *f[24];
     int nf = 0;
-    for (char *p = line; nf < 16;) {
+    for (char *p = line; nf < 24;) {
         f[nf++] = p;
         char *t = strchr(p, '\t');
         if (!t)
@@ -192,7 +200,9 @@ static int parse_line(plan_cache *c, char *line)
         *t = 0;
         p = t + 1;
     }
-    if (nf != 14 || strlen(f[1]) >= sizeof(((plan_result *)0)->strategy))
+    if (nf == 14)
+        return 0; /* a record of a trainsim before the kernel classes: another executable's, so another sweep's */
+    if (nf != 19 || strlen(f[1]) >= sizeof(((plan_result *)0)->strategy))
         return -1;
     plan_result r;
     memset(&r, 0, sizeof r);
@@ -209,9 +219,13 @@ static int parse_line(plan_cache *c, char *line)
         ok &= end != f[3 + i] && !*end;
     }
     r.sims = int_field(f[12], 0, INT32_MAX, &ok);
+    for (int i = 0; i < SIM_KCLASS_COUNT; i++) {
+        r.kernel_s[i] = strtod(f[13 + i], &end);
+        ok &= end != f[13 + i] && !*end;
+    }
     if (!ok)
         return -1;
-    snprintf(r.error, sizeof r.error, "%s", f[13]);
+    snprintf(r.error, sizeof r.error, "%s", f[18]);
     add(c, key, &r);
     return 0;
 }

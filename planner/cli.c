@@ -419,12 +419,19 @@ static int print_report(const opts *o, const plan_ctx *ctx, const plan_space *sp
         pruned += plan_space_pruned(sp, r);
     if (o->csv) {
         printf("rank,strategy,samples_per_s,tokens_per_s,iteration_s,peak_memory_bytes,exposed_comm_s,compute_s,"
-               "bubble_s,tflops_per_gpu,simulations,fidelity\n");
-        for (int i = 0; i < nok; i++)
-            printf("%d,\"%s\",%.9g,%.9g,%.9g,%.0f,%.9g,%.9g,%.9g,%.9g,%d,%s\n", i + 1, ok[i]->strategy,
+               "bubble_s,tflops_per_gpu,simulations,fidelity");
+        for (int c = 0; c < SIM_KCLASS_COUNT; c++)
+            printf(",kernels_%s_s", sim_kclass_name(c));
+        printf("\n");
+        for (int i = 0; i < nok; i++) {
+            printf("%d,\"%s\",%.9g,%.9g,%.9g,%.0f,%.9g,%.9g,%.9g,%.9g,%d,%s", i + 1, ok[i]->strategy,
                    ok[i]->samples_per_s, ok[i]->tokens_per_s, ok[i]->iteration_s, ok[i]->peak_mem,
                    ok[i]->exposed_comm_s, ok[i]->compute_s, ok[i]->idle_s, ok[i]->tflops_per_gpu, ok[i]->sims,
                    fidelity_of(ctx, ok[i]));
+            for (int c = 0; c < SIM_KCLASS_COUNT; c++)
+                printf(",%.9g", ok[i]->kernel_s[c]);
+            printf("\n");
+        }
     } else if (o->json) {
         printf("{\n  \"trainsim_version\": \"%s\",\n  \"platform\": ", TRAINSIM_VERSION);
         sim_json_fputs(stdout, ctx->mach->name);
@@ -467,10 +474,13 @@ static int print_report(const opts *o, const plan_ctx *ctx, const plan_space *sp
             sim_json_fputs(stdout, ok[i]->strategy);
             printf(", \"samples_per_s\": %.9g, \"tokens_per_s\": %.9g, \"iteration_time_s\": %.9g, "
                    "\"peak_memory_bytes\": %.0f, \"exposed_comm_s\": %.9g, \"compute_s\": %.9g, \"bubble_s\": %.9g, "
-                   "\"tflops_per_gpu\": %.9g, \"simulations\": %d, \"fidelity\": \"%s\"}%s\n",
+                   "\"tflops_per_gpu\": %.9g, \"simulations\": %d, \"fidelity\": \"%s\", \"kernels_s\": {",
                    ok[i]->samples_per_s, ok[i]->tokens_per_s, ok[i]->iteration_s, ok[i]->peak_mem,
                    ok[i]->exposed_comm_s, ok[i]->compute_s, ok[i]->idle_s, ok[i]->tflops_per_gpu, ok[i]->sims,
-                   fidelity_of(ctx, ok[i]), i + 1 < nok ? "," : "");
+                   fidelity_of(ctx, ok[i]));
+            for (int c = 0; c < SIM_KCLASS_COUNT; c++)
+                printf("%s\"%s\": %.9g", c ? ", " : "", sim_kclass_name(c), ok[i]->kernel_s[c]);
+            printf("}}%s\n", i + 1 < nok ? "," : "");
         }
         printf("  ]\n}\n");
     } else {

@@ -86,6 +86,7 @@ static double wall_now(void)
 
 typedef struct point {
     double T, compute, exposed, idle, comm, peak;
+    double kernel[SIM_KCLASS_COUNT]; /* the kernels' own seconds by class, means over the simulated GPUs */
     int folded; /* simulated on two servers per group (fold.c) */
     double *end; /* per rank of the simulated machine, or NULL */
     double *start; /* the same, when its first kernel started */
@@ -354,6 +355,7 @@ static int simulate(const sim_machine *mach, const wl_model *m, const wl_strateg
     out->exposed = r.exposed_comm_s;
     out->idle = r.idle_s;
     out->comm = r.comm_s;
+    memcpy(out->kernel, r.kernel_s, sizeof out->kernel);
     out->peak = r.peak_mem;
     out->pace = pace_stages > 0 ? steady_pace(&r, pace_stages) : 0;
     sim_result_free(&r);
@@ -592,6 +594,8 @@ void plan_evaluate_st(const plan_ctx *ctx, const wl_strategy *given, plan_result
                 o->T = a->T + ratio * (b->T - c->T);
                 o->compute = a->compute + busy * (b->compute - c->compute);
                 o->comm = a->comm + busy * (b->comm - c->comm);
+                for (int kc = 0; kc < SIM_KCLASS_COUNT; kc++) /* kernels grow as the compute does */
+                    o->kernel[kc] = a->kernel[kc] + busy * (b->kernel[kc] - c->kernel[kc]);
                 o->idle = a->idle + (b->idle - c->idle);
                 o->exposed = fmax(0, o->T - o->compute - o->idle);
                 o->end = malloc(sizeof(double) * (size_t)nview);
@@ -668,6 +672,8 @@ void plan_evaluate_st(const plan_ctx *ctx, const wl_strategy *given, plan_result
         }
         a->T += extra;
         a->compute *= grow;
+        for (int kc = 0; kc < SIM_KCLASS_COUNT; kc++)
+            a->kernel[kc] *= grow;
         a->comm *= grow;
         a->exposed *= grow;
         a->idle = fmax(0, a->T - a->compute - a->exposed);
@@ -694,6 +700,8 @@ void plan_evaluate_st(const plan_ctx *ctx, const wl_strategy *given, plan_result
             f.exposed += w * pt[i][j].exposed;
             f.idle += w * pt[i][j].idle;
             f.comm += w * pt[i][j].comm;
+            for (int kc = 0; kc < SIM_KCLASS_COUNT; kc++)
+                f.kernel[kc] += w * pt[i][j].kernel[kc];
             f.peak += w * pt[i][j].peak;
         }
     if (split_sync && !failed) {
@@ -730,6 +738,9 @@ void plan_evaluate_st(const plan_ctx *ctx, const wl_strategy *given, plan_result
                 out->folded += sync_folded;
                 f.T = r2.iteration_s;
                 f.compute += r2.compute_s - mean_start;
+                /* the waits until each GPU's start are replayed kernels (split): not the job's */
+                for (int kc = 0; kc < SIM_KCLASS_COUNT; kc++)
+                    f.kernel[kc] += kc == SIM_KCLASS_MEASURED ? fmax(0, r2.kernel_s[kc] - mean_start) : r2.kernel_s[kc];
                 f.exposed += r2.exposed_comm_s;
                 f.comm += r2.comm_s;
                 f.idle = fmax(0, f.T - f.compute - f.exposed);
@@ -780,5 +791,6 @@ void plan_evaluate_st(const plan_ctx *ctx, const wl_strategy *given, plan_result
     out->exposed_comm_s = f.exposed;
     out->idle_s = f.idle;
     out->comm_s = f.comm;
+    memcpy(out->kernel_s, f.kernel, sizeof out->kernel_s);
     out->wall_s = wall_now() - t0;
 }

@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sim/engine.h"
 #include "sim/error.h"
 #include "sim/fold.h"
 #include "sim/outfile.h"
@@ -48,6 +49,7 @@ typedef struct plan_result {
     double iteration_s, samples_per_s, tokens_per_s, tflops_per_gpu;
     double peak_mem;                  /* bytes, most loaded GPU */
     double compute_s, exposed_comm_s, idle_s, comm_s; /* means over GPUs */
+    double kernel_s[SIM_KCLASS_COUNT]; /* the kernels' own seconds by class (sim/engine.h), means over GPUs */
     int sims;                         /* simulations it took */
     int folded;                       /* of which on two servers per group (fold.c; not stored) */
     int replicas;                     /* DP replicas its pipeline simulations ran (eval.c; not stored) */

@@ -2,7 +2,7 @@
 """attribute.py -- which kind of kernel would explain a group's misses.
 
 Reads `trainsim validate --csv` (a file or stdin) and, for every group (and
-subset) whose cases carry their kernels' seconds by class (whole runs: the
+subset) whose cases carry their kernels' seconds by class (whole iterations: the
 kernels_*_s columns), asks one question per class and per pair of classes:
 if the simulation priced that class k times as long, which k fits the
 measurements best (least squares on the relative error), and what would the
@@ -88,13 +88,13 @@ def main():
         if (only is not None and ident not in only) or ident in skip:
             continue
         if not r["kernels_gemm_s"]:
-            continue  # not a whole run: no kernel classes
+            continue  # not a whole iteration: no kernel classes
         k = {c: float(r["kernels_%s_s" % c]) for c in CLASSES}
         key = r["group"] + ("/" + r["subset"] if r["subset"] else "")
         for g in (r["group"], key) if key != r["group"] else (key,):
             groups.setdefault(g, []).append((float(r["measured"]), float(r["simulated"]), k))
     if not groups:
-        sys.exit("attribute.py: no case with kernel classes (whole-run end-to-end cases carry them)")
+        sys.exit("attribute.py: no case with kernel classes (the end-to-end cases carry them)")
     for g in sorted(groups):
         cases = groups[g]
         print("%s: %d cases" % (g, len(cases)))

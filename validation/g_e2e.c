@@ -427,6 +427,7 @@ static int simulate(const val_ctx *ctx, prepared *p, double *T, double part[3], 
         part[0] = r.compute_s;
         part[1] = r.exposed_comm_s;
         part[2] = r.idle_s;
+        memcpy(kernels, r.kernel_s, sizeof r.kernel_s); /* estimated with the time (planner/eval.c) */
     }
     rc = 0;
 done:

@@ -242,7 +242,7 @@ static void text_rows(const val_result *r, FILE *out)
     int nks = kernel_shares_of(r->set, ks);
     if (nks) {
         static const char *label[SIM_KCLASS_COUNT] = {"GEMM", "attention", "element-wise", "optimizer", "measured"};
-        fprintf(out, "  kernels (mean share of their own seconds over the %d whole runs):", nks);
+        fprintf(out, "  kernels (mean share of their own seconds over the %d cases that carry them):", nks);
         const char *sep = " ";
         for (int k = 0; k < SIM_KCLASS_COUNT; k++)
             if (ks[k] > 0) {
@@ -400,8 +400,9 @@ static void rows_json(const val_result *r, cJSON *g)
     }
 }
 
-/* Whether a case carries its kernels' seconds by class (whole runs do; the
- * planner's fast fidelity and single-kernel cases do not). */
+/* Whether a case carries its kernels' seconds by class (whole iterations
+ * do, simulated or by the planner's fast fidelity; single-kernel and
+ * collective cases do not). */
 static int has_kernels(const val_case *c)
 {
     for (int j = 0; j < SIM_KCLASS_COUNT; j++)
@@ -506,7 +507,7 @@ void val_report_csv(const val_result *r, int n, FILE *out)
             fprintf(out, ",%.10g,%.10g,%.10g,%.6f,%.10g,%.10g,%.10g,", c->x, c->measured, c->simulated,
                     val_error_pct(c->measured, c->simulated), c->compute_s, c->exposed_s, c->bubble_s);
             csv_field(out, c->note);
-            for (int j = 0; j < SIM_KCLASS_COUNT; j++) /* empty where not given (not a whole run) */
+            for (int j = 0; j < SIM_KCLASS_COUNT; j++) /* empty where not given (not a whole iteration) */
                 if (has_kernels(c))
                     fprintf(out, ",%.10g", c->kernel_s[j]);
                 else
