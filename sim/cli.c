@@ -389,7 +389,6 @@ static double gpu_mix(const sim_machine *m, int nranks, int dtype, char *out, si
  * class's share of their sum: where the compute time goes. */
 static void print_kernel_classes(const sim_result *r)
 {
-    static const char *label[SIM_KCLASS_COUNT] = {"GEMM", "attention", "element-wise", "optimizer", "measured"};
     double sum = 0;
     for (int c = 0; c < SIM_KCLASS_COUNT; c++)
         sum += r->kernel_s[c];
@@ -399,7 +398,7 @@ static void print_kernel_classes(const sim_result *r)
     const char *sep = "";
     for (int c = 0; c < SIM_KCLASS_COUNT; c++)
         if (r->kernel_s[c] > 0) {
-            printf("%s%s %.4f s (%.1f %%)", sep, label[c], r->kernel_s[c], 100 * r->kernel_s[c] / sum);
+            printf("%s%s %.4f s (%.1f %%)", sep, sim_kclass_label(c), r->kernel_s[c], 100 * r->kernel_s[c] / sum);
             sep = ", ";
         }
     printf("; own durations, mean\n");

@@ -1070,6 +1070,12 @@ const char *sim_kclass_name(int c)
     return c >= 0 && c < SIM_KCLASS_COUNT ? names[c] : "?";
 }
 
+const char *sim_kclass_label(int c)
+{
+    static const char *labels[SIM_KCLASS_COUNT] = {"GEMM", "attention", "element-wise", "optimizer", "measured"};
+    return c >= 0 && c < SIM_KCLASS_COUNT ? labels[c] : "?";
+}
+
 /* The breakdown per rank and the means, from the busy intervals and the
  * kernels' own seconds by class the streams summed as they ran them. */
 static void collect_results(const sim_schedule *s, sim_result *out)

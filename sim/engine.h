@@ -77,7 +77,8 @@ typedef enum sim_kclass {
 
 /* The class of a compute payload's kernel kind, or -1 (a host delay). */
 int sim_kclass_of(int kernel);
-const char *sim_kclass_name(int c);
+const char *sim_kclass_name(int c);  /* "gemm", "attention", "elementwise", ...: keys of JSON and CSV */
+const char *sim_kclass_label(int c); /* "GEMM", "attention", "element-wise", ...: for people */
 
 /* Per-rank outcome.  The breakdown splits [0, iteration time] into compute
  * (some compute kernel running), exposed communication (communication and

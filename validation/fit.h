@@ -40,6 +40,14 @@ int val_fit_oases_nic(const char *data_dir, val_fitted *out, int max, FILE *logf
 int val_fit_kernels_3090(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
 /* Memory-bound curves and launch_s of A100/V100/H100/H200 (fit_memory.c). */
 int val_fit_memory(const char *data_dir, val_fitted *out, int max, FILE *logf, sim_err *err);
+/* The rows of a card's memory.csv (c; columns kernel ck, bytes cb, us cu)
+ * that measure its optimizer rate (fit_memory.c fit_optimizer_rate): fused
+ * AdamW steps above twice the card's L2 that take more than twice the
+ * table's fastest step.  Their row indices in rows[0..max); the count, or -1
+ * with err set. */
+typedef struct val_csv val_csv;
+int val_optimizer_rows(const char *model, const val_csv *c, int ck, int cb, int cu, int *rows, int max,
+                       sim_err *err);
 /* Fused attention (FlashAttention) curves: each measured card (H100, H200)
  * from its own attention table, the catalogue default (FA2 on Ampere) from
  * FA2's figures (validation/fit_flash.c). */
@@ -54,7 +62,6 @@ int val_fit_flash(const char *data_dir, val_fitted *out, int max, FILE *logf, si
 typedef struct val_micro_card {
     const char *model; /* "H100-SXM" */
     const char *dir;   /* "h100-micro" */
-    double l2_bytes;   /* its L2 (kernels above twice it stream from HBM) */
 } val_micro_card;
 extern const val_micro_card val_micro_cards[];
 extern const int val_micro_ncards;

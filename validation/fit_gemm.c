@@ -451,9 +451,8 @@ static int fit_a100(const char *data_dir, gemm_data *d, val_fitted *out, int max
 }
 
 const val_micro_card val_micro_cards[] = {
-    /* L2: 50 MB (NVIDIA H100 Tensor Core GPU Architecture whitepaper; the H200 is the same GH100) */
-    {"H100-SXM", "h100-micro", 50e6}, /* one H100 80GB HBM3 SXM5, 2026-11-27 */
-    {"H200", "h200-micro", 50e6},     /* one H200 141 GB SXM, 2026-11-27 */
+    {"H100-SXM", "h100-micro"}, /* one H100 80GB HBM3 SXM5, 2026-11-27 */
+    {"H200", "h200-micro"},     /* one H200 141 GB SXM, 2026-11-27 */
 };
 const int val_micro_ncards = (int)(sizeof val_micro_cards / sizeof val_micro_cards[0]);
 

@@ -273,55 +273,69 @@ static int add_micro(const char *data_dir, const char *rel, double l2, mf_data *
     return rc;
 }
 
+int val_optimizer_rows(const char *model, const val_csv *c, int ck, int cb, int cu, int *rows, int max,
+                       sim_err *err)
+{
+    double l2 = 0, fastest = INFINITY, b, us;
+    for (int gi = 0; gi < MF_NGPUS; gi++)
+        if (!strcmp(MF_GPUS[gi].model, model))
+            l2 = MF_GPUS[gi].l2_bytes;
+    if (!(l2 > 0))
+        return sim_errf(err, "internal: no L2 size for %s", model);
+    for (int i = 0; i < val_csv_rows(c); i++)
+        if (!strcmp(val_csv_str(c, i, ck), "adamw_fused_fp32")) {
+            if (val_csv_num(c, i, cu, &us, err) < 0)
+                return -1;
+            fastest = fmin(fastest, us);
+        }
+    int n = 0;
+    for (int i = 0; i < val_csv_rows(c) && n < max; i++)
+        if (!strcmp(val_csv_str(c, i, ck), "adamw_fused_fp32")) {
+            if (val_csv_num(c, i, cb, &b, err) < 0 || val_csv_num(c, i, cu, &us, err) < 0)
+                return -1;
+            if (b > 2 * l2 && us > 2 * fastest)
+                rows[n++] = i;
+        }
+    return n;
+}
+
 /* The optimizer rate (sim_gpu.opt_rate, catalogue key optimizer_rate):
  * PyTorch's fused AdamW over one fp32 parameter of N elements, 28 bytes an
  * element (parameter, gradient and two moments read; parameter and moments
  * written), as the card's memory.csv times it (adamw_fused_fp32 rows,
  * event timing of opt.step, no CUDA graph).  Only the rows above twice the
- * L2 that take more than twice the table's fastest step: the step has a
- * fixed cost, its host launching several kernels (the H100's 29 MB and
- * 117 MB rows take 101 and 92 us, against 10 and 38 us at the streaming
- * rate), which hides the rate until the work is well above it.  The rate is
- * the geometric mean of the fitted curve's time over the measured one:
- * there, time is proportional to 1 / rate. */
-static int fit_optimizer_rate(const char *data_dir, const char *rel, double l2, const sim_gpu *fitted,
-                              double stored, const char *model, int slot, val_fitted *out, FILE *logf, sim_err *err)
+ * L2 that take more than twice the table's fastest step (val_optimizer_rows):
+ * the step has a fixed cost, its host launching several kernels (the H100's
+ * 29 MB and 117 MB rows take 101 and 92 us, against 10 and 38 us at the
+ * streaming rate), which hides the rate until the work is well above it.
+ * The rate is the geometric mean of the fitted curve's time over the
+ * measured one: there, time is proportional to 1 / rate. */
+static int fit_optimizer_rate(const char *data_dir, const char *rel, const sim_gpu *fitted, double stored,
+                              const char *model, int slot, val_fitted *out, FILE *logf, sim_err *err)
 {
     static char names[8][48];
-    int ck, cb, cu;
+    int ck, cb, cu, rows[64];
     val_csv *c = load_table(data_dir, rel, &ck, &cb, &cu, err);
     if (!c)
         return -1;
-    int rc = 0, n = 0;
-    double sum = 0, fastest = INFINITY;
+    int n = val_optimizer_rows(model, c, ck, cb, cu, rows, 64, err);
+    double sum = 0;
     sim_gpu g = *fitted;
     g.launch_s = 0;
     g.opt_rate = 1;
-    for (int pass = 0; pass < 2; pass++) /* the fastest step first, then the rows well above it */
-        for (int i = 0; rc == 0 && i < val_csv_rows(c); i++) {
-            double b, us;
-            if (strcmp(val_csv_str(c, i, ck), "adamw_fused_fp32"))
-                continue;
-            if (val_csv_num(c, i, cb, &b, err) < 0 || val_csv_num(c, i, cu, &us, err) < 0) {
-                rc = -1;
-                break;
-            }
-            if (pass == 0) {
-                fastest = fmin(fastest, us);
-                continue;
-            }
-            if (b <= 2 * l2 || us <= 2 * fastest)
-                continue;
-            sim_payload p;
-            memset(&p, 0, sizeof p);
-            p.kind = SIM_OP_COMPUTE;
-            p.sub = SIM_KERNEL_OPTIMIZER;
-            p.bytes = (int64_t)b;
-            sum += log(sim_cost_kernel(&g, &p) / (us * 1e-6));
-            n++;
-        }
+    for (int i = 0; i < n; i++) {
+        double b, us;
+        val_csv_num(c, rows[i], cb, &b, err); /* read once already by val_optimizer_rows */
+        val_csv_num(c, rows[i], cu, &us, err);
+        sim_payload p;
+        memset(&p, 0, sizeof p);
+        p.kind = SIM_OP_COMPUTE;
+        p.sub = SIM_KERNEL_OPTIMIZER;
+        p.bytes = (int64_t)b;
+        sum += log(sim_cost_kernel(&g, &p) / (us * 1e-6));
+    }
     val_csv_free(c);
-    if (rc < 0)
+    if (n < 0)
         return -1;
     if (n == 0)
         return sim_errf(err, "%s: no adamw_fused_fp32 row above twice the L2 and the fixed cost to fit the optimizer "
@@ -622,8 +636,8 @@ int val_fit_memory(const char *data_dir, val_fitted *out, int max, FILE *logf, s
             total += k;
             sim_gpu cat;
             if (total >= max || plat_gpu_lookup_info(model, &cat, NULL, err) ||
-                (k = fit_optimizer_rate(data_dir, MF_GPUS[gi].micro, MF_GPUS[gi].l2_bytes, &d->g, cat.opt_rate, model,
-                                        gi, out + total, logf, err)) < 0) {
+                (k = fit_optimizer_rate(data_dir, MF_GPUS[gi].micro, &d->g, cat.opt_rate, model, gi, out + total,
+                                        logf, err)) < 0) {
                 rc = total >= max ? sim_errf(err, "internal: too many fitted parameters") : -1;
                 break;
             }

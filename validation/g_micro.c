@@ -328,25 +328,26 @@ static int micro_elementwise_rows(const val_ctx *ctx, const val_micro_card *card
     int ck = val_csv_col(c, "kernel", err), cb = val_csv_col(c, "bytes", err), cu = val_csv_col(c, "us", err);
     int ce = val_csv_col(c, "elements", err);
     int rc = ck < 0 || cb < 0 || cu < 0 || ce < 0 ? -1 : 0;
-    double launch = m->gpus[m->gpu_model[0]].launch_s, fastest_step = INFINITY;
-    for (int i = 0; rc == 0 && i < val_csv_rows(c); i++) {
-        double us;
-        if (!strcmp(val_csv_str(c, i, ck), "adamw_fused_fp32") && val_csv_num(c, i, cu, &us, err) == 0)
-            fastest_step = fmin(fastest_step, us);
-    }
+    double launch = m->gpus[m->gpu_model[0]].launch_s;
+    /* subset optimizer: the fused AdamW steps the optimizer rate is fitted on (val_optimizer_rows: the
+     * smaller ones are the step's fixed host cost) */
+    int opt_rows[64], nopt = rc ? 0 : val_optimizer_rows(card->model, c, ck, cb, cu, opt_rows, 64, err);
+    if (nopt < 0)
+        rc = -1;
     for (int i = 0; rc == 0 && i < val_csv_rows(c); i++) {
         double bytes, us, el, sim;
         const char *k = val_csv_str(c, i, ck);
         if (!strcmp(k, "adamw_fused_fp32")) {
-            /* subset optimizer: the fused AdamW steps the optimizer rate is fitted on (fit_memory.c: above
-             * twice the L2 and twice the fastest step, whose fixed host cost sets the smaller ones) */
+            int used = 0;
+            for (int j = 0; j < nopt; j++)
+                used |= opt_rows[j] == i;
+            if (!used)
+                continue;
             if (val_csv_num(c, i, cb, &bytes, err) < 0 || val_csv_num(c, i, cu, &us, err) < 0 ||
                 val_csv_num(c, i, ce, &el, err) < 0) {
                 rc = -1;
                 break;
             }
-            if (bytes <= 2 * card->l2_bytes || us <= 2 * fastest_step)
-                continue;
             sim_payload p = {.kind = SIM_OP_COMPUTE, .sub = SIM_KERNEL_OPTIMIZER, .name = -1, .m = (int64_t)el,
                              .bytes = (int64_t)bytes, .dtype = SIM_DTYPE_FP32};
             if (val_sim_kernel(ctx, m, 0, &p, &sim, err) < 0) {

@@ -241,12 +241,11 @@ static void text_rows(const val_result *r, FILE *out)
     double ks[SIM_KCLASS_COUNT];
     int nks = kernel_shares_of(r->set, ks);
     if (nks) {
-        static const char *label[SIM_KCLASS_COUNT] = {"GEMM", "attention", "element-wise", "optimizer", "measured"};
         fprintf(out, "  kernels (mean share of their own seconds over the %d cases that carry them):", nks);
         const char *sep = " ";
         for (int k = 0; k < SIM_KCLASS_COUNT; k++)
             if (ks[k] > 0) {
-                fprintf(out, "%s%s %.1f %%", sep, label[k], ks[k]);
+                fprintf(out, "%s%s %.1f %%", sep, sim_kclass_label(k), ks[k]);
                 sep = ", ";
             }
         fputc('\n', out);
