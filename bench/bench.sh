@@ -79,7 +79,10 @@ bench "gpt3-175b, 1024 x A100, gb=$gb" --platform a100-sxm-128n --model gpt3-175
     --global-batch "$gb" --dtype bf16 --strategies "tp=8,pp=16,dp=8,mb=1,recompute=full" \
     --no-cache --jobs 1 --quiet --csv > "$tmp/plan.csv" 2> "$tmp/err" || true
 read -r wall rss_kb < <(tail -1 "$tmp/time")
-fast_s=$(awk -F, 'NR == 2 { print $(NF - 7) }' "$tmp/plan.csv")
+# the iteration_s column by its header's name (the strategy is quoted and holds commas,
+# so count back from the end by the header's own count)
+fast_s=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "iteration_s") back = NF - i }
+                  NR == 2 { print $(NF - back) }' "$tmp/plan.csv")
 if [ -n "$fast_s" ]; then
     rows+=("$(printf '%-34s %6s %12s %14s %9s %8s' "  the same, trainsim plan (fast)" 1024 - \
         "$(printf '%.4f s' "$fast_s")" "$wall" "$((rss_kb / 1024))")")
