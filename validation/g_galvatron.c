@@ -16,8 +16,14 @@
  * floats = 64 MiB (profile_allreduce.py defaults).  coe = time_ms /
  * (2(n−1)/n · MB), MB = 2^20 bytes.
  *
- * p2p keys pp_deg_k: every rank of stage 0 sends the same 64 MiB to the
- * matching rank of stage 1 at once; coe = time_ms / MB (subset "p2p"). */
+ * p2p keys pp_deg_k (Galvatron-1's profile_p2p.py, read at Hetu df32daa's
+ * tools/Galvatron): the world is cut into k stages of P = W / k ranks as
+ * above, pipeline j holding ranks j, P + j, 2P + j, ...; in every pipeline
+ * only the middle pair sends, stage k/2 - 1 to stage k/2, so on two 8-GPU
+ * servers every key crosses the servers, with P messages at once (ranks
+ * 8 - P .. 7 to 8 .. 7 + P).  The script fixes the local batch at 64:
+ * 64 x 512 x 1024 fp32 = 128 MiB per message.  coe = the senders' mean
+ * time_ms / MB (subset "p2p"). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +35,7 @@
 
 #define GALV_PLATFORM "galvatron-rtxtitan-2x8"
 #define GALV_BYTES (32LL * 512 * 1024 * 4)
+#define GALV_P2P_BYTES (64LL * 512 * 1024 * 4)
 
 /* One key's coefficient (ms/MB) on machine m (fit.h). */
 int val_galvatron_coe(const val_ctx *ctx, const sim_machine *m, const val_galvatron_key *k, double *coe, sim_err *err)
@@ -39,14 +46,18 @@ int val_galvatron_coe(const val_ctx *ctx, const sim_machine *m, const val_galvat
         return sim_errf(err, "%s: key %s: %d GPUs in %d stages does not fit the %d-GPU platform", m->name, k->key, W,
                         k->pp, m->ngpus);
     if (k->p2p) {
+        if (k->pp < 2 || k->pp % 2)
+            return sim_errf(err, "key %s: a p2p key needs an even number of stages", k->key);
         int *src = malloc((size_t)P * sizeof *src), *dst = malloc((size_t)P * sizeof *dst);
-        double *t = malloc((size_t)P * sizeof *t);
+        double *t = malloc((size_t)P * sizeof *t), mean = 0;
         for (int j = 0; j < P; j++) {
-            src[j] = j;
-            dst[j] = P + j;
+            src[j] = (k->pp / 2 - 1) * P + j;
+            dst[j] = k->pp / 2 * P + j;
         }
-        int r = val_sim_sends(ctx, m, src, dst, P, GALV_BYTES, t, err);
-        *coe = r < 0 ? 0 : t[0] * 1e3 / MB;
+        int r = val_sim_sends(ctx, m, src, dst, P, GALV_P2P_BYTES, t, err);
+        for (int j = 0; r == 0 && j < P; j++)
+            mean += t[j] / P;
+        *coe = r < 0 ? 0 : mean * 1e3 / ((double)GALV_P2P_BYTES / 1048576.0);
         free(src);
         free(dst);
         free(t);
