@@ -135,8 +135,9 @@ static int parse_curve(const cJSON *obj, sim_curve *c, const char *where, const 
 
 /* One fused-attention kernel family (sim_flash): {"fwd": {curve}, "bwd":
  * {curve}, "causal": factor, "causal_bwd": factor (default: causal),
- * "score_share": {"fwd": x, "bwd": y} (default 0), "head_dims": [the
- * kernel's instantiations, increasing]} of `fa`, named `what` in errors. */
+ * "score_share": {"fwd": x, "bwd": y} (default 0), "score_scale": {"fwd": k,
+ * "bwd": k} (default 1), "head_dims": [the kernel's instantiations,
+ * increasing]} of `fa`, named `what` in errors. */
 static int parse_flash_set(const cJSON *fa, const char *where, const char *what, sim_flash *f, sim_err *err)
 {
     static const char *const DIR[2] = {"fwd", "bwd"};
@@ -159,6 +160,15 @@ static int parse_flash_set(const cJSON *fa, const char *where, const char *what,
         f->score_share[d] = num(share, DIR[d], 0);
         if (!(f->score_share[d] >= 0 && f->score_share[d] < 1))
             return sim_errf(err, "%s: %s.score_share.%s: expected a share in [0, 1)", where, what, DIR[d]);
+    }
+    const cJSON *scale = cJSON_GetObjectItemCaseSensitive(fa, "score_scale");
+    if (scale && !cJSON_IsObject(scale))
+        return sim_errf(err, "%s: %s.score_scale: expected {\"fwd\": factor, \"bwd\": factor}", where, what);
+    for (int d = 0; d < 2; d++) {
+        f->score_scale[d] = num(scale, DIR[d], 1);
+        if (!(f->score_scale[d] >= 0.25 && f->score_scale[d] <= 8))
+            return sim_errf(err, "%s: %s.score_scale.%s: expected a factor in [0.25, 8], got %g", where, what,
+                            DIR[d], f->score_scale[d]);
     }
     const cJSON *hd = cJSON_GetObjectItemCaseSensitive(fa, "head_dims");
     if (hd && (!cJSON_IsArray(hd) || cJSON_GetArraySize(hd) < 1 || cJSON_GetArraySize(hd) > SIM_FLASH_MAX_HD))
@@ -477,9 +487,12 @@ static const char *const LIKE_KEYS[] = {"gemm",     "gemm_scale",   "gemm_unalig
                                         "kernel_min_s", "memory",   "memory_class",   "optimizer_rate",  "flash_attention",
                                         "overlap",      NULL};
 
-/* "calibrated_like": {"model": M, "gemm": r}: e with M's measured device
- * fields wherever e has none of its own, M's GEMM curve times r (a ratio of
- * published best-case GEMM rates, each as a fraction of its card's peak).
+/* "calibrated_like": {"model": M, "gemm": r, "score_work": {"fwd": k, "bwd":
+ * k}}: e with M's measured device fields wherever e has none of its own,
+ * M's GEMM curve times r (a ratio of published best-case GEMM rates, each as
+ * a fraction of its card's peak), and M's fused attention with its per-score
+ * work k times as dear against the tensor cores (sim_flash.score_scale; the
+ * ratio of the cards' per-SM-and-clock rates, from their architectures).
  * Returns a new object (the caller deletes it), or NULL with err set. */
 static cJSON *with_like(const cJSON *root, const cJSON *e, const char *where, sim_err *err)
 {
@@ -505,6 +518,13 @@ static cJSON *with_like(const cJSON *root, const cJSON *e, const char *where, si
                  where, model, str(like, "model"));
         return NULL;
     }
+    const cJSON *work = cJSON_GetObjectItemCaseSensitive(like, "score_work");
+    double kf = num(work, "fwd", 0), kb = num(work, "bwd", 0);
+    if (work && !(cJSON_IsObject(work) && kf >= 0.25 && kf <= 8 && kb >= 0.25 && kb <= 8)) {
+        sim_errf(err, "%s: %s: calibrated_like.score_work: expected {\"fwd\": factor, \"bwd\": factor}, each in "
+                      "[0.25, 8]", where, model);
+        return NULL;
+    }
     cJSON *m = cJSON_Duplicate(e, 1);
     for (int i = 0; m && LIKE_KEYS[i]; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, LIKE_KEYS[i]);
@@ -515,6 +535,15 @@ static cJSON *with_like(const cJSON *root, const cJSON *e, const char *where, si
             for (cJSON *p = copy->child; p; p = p->next)
                 if (cJSON_IsNumber(p))
                     cJSON_SetNumberValue(p, p->valuedouble * r);
+        /* both kernel families: the per-score units are the card's, whichever kernel runs */
+        for (cJSON *set = copy && work && !strcmp(LIKE_KEYS[i], "flash_attention") ? copy : NULL; set;
+             set = set == copy ? cJSON_GetObjectItemCaseSensitive(copy, "fa2") : NULL) {
+            cJSON_DeleteItemFromObjectCaseSensitive(set, "score_scale");
+            if (!cJSON_AddItemToObject(set, "score_scale", cJSON_Duplicate(work, 1))) {
+                cJSON_Delete(copy);
+                copy = NULL;
+            }
+        }
         if (!copy || !cJSON_AddItemToObject(m, LIKE_KEYS[i], copy)) {
             cJSON_Delete(copy);
             cJSON_Delete(m);

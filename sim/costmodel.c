@@ -169,12 +169,14 @@ static double flash_padding(const sim_flash *f, const sim_payload *p)
 }
 
 /* Time per FLOP at the kernel's head dimension against the curves' 128
- * (sim_flash): the padding, then below 128 the per-score work's larger
- * share. */
+ * (sim_flash): the padding, then below 128 (as the measured card ran it)
+ * the per-score work's larger share. */
 static double flash_head_dim_factor(const sim_flash *f, const sim_payload *p)
 {
-    double pad = flash_padding(f, p), padded = pad * flash_hd(p);
-    return pad * (padded < 128 ? 1 + f->score_share[p->sub == SIM_KERNEL_FLASH_BWD] * (128 / padded - 1) : 1);
+    int dir = p->sub == SIM_KERNEL_FLASH_BWD;
+    double scale = f->score_scale[dir] > 0 ? f->score_scale[dir] : 1;
+    double pad = flash_padding(f, p), per_score = scale * 128 / (pad * flash_hd(p));
+    return pad * (per_score > 1 ? 1 + f->score_share[dir] * (per_score - 1) : 1);
 }
 
 double sim_cost_kernel(const sim_gpu *g, const sim_payload *p)

@@ -78,12 +78,18 @@ typedef struct sim_curve {
  * the padded work is computed), and below 128 each FLOP takes
  * (1 - score_share) + score_share x 128/d of its time at 128: the share of
  * a hd-128 kernel's time spent per score (exponentials, row statistics),
- * whose count per FLOP grows as 1/d. */
+ * whose count per FLOP grows as 1/d.  On a card whose tensor cores do more
+ * per SM and clock than the measured one's while its per-score units do not
+ * (Blackwell against Hopper: 2x the MMA rate, the same 16 exponentials per
+ * SM and clock and shared-memory bandwidth), that work costs score_scale
+ * times as much against the FLOPs: the card runs head dimension d as the
+ * measured one ran d / score_scale. */
 #define SIM_FLASH_MAX_HD 8
 typedef struct sim_flash {
     sim_curve eff[2];        /* [0] forward, [1] backward: fraction of peak vs log10 s */
     double causal[2];        /* a causal kernel's factor on the curve at s/2 (0 = 1) */
     double score_share[2];   /* 0: head-dim blind */
+    double score_scale[2];   /* the per-score work's cost against the measured card's (1, or 0 = 1) */
     int n_head_dims;         /* 0: every head dim runs as itself */
     int head_dims[SIM_FLASH_MAX_HD];
 } sim_flash;

@@ -137,6 +137,12 @@ static void test_calibrated_like(void)
               memcmp(&b.flash.eff[0], &h.flash.eff[0], sizeof h.flash.eff[0]) == 0,
           "B200 takes the H100's power table, FP8 scale, launch gap, kernel floor, overlap, memory and attention");
     CHECK(near(b.peak_flops[SIM_DTYPE_BF16], 2250e12) && near(b.mem_bw, 8000e9), "B200 keeps its own peaks");
+    sim_gpu u;
+    CHECK(plat_gpu_lookup("GB300", &u, &err) == 0, "%s", err.msg);
+    CHECK(h.flash.score_scale[0] == 1 && h.flash.score_scale[1] == 1 && b.flash.score_scale[0] == 2 &&
+              b.flash.score_scale[1] == 2 && b.flash2.score_scale[0] == 2 && u.flash.score_scale[0] == 1 &&
+              u.flash.score_scale[1] == 2 && u.flash2.score_scale[1] == 2,
+          "calibrated_like.score_work: B200 2 / 2, GB300 1 / 2 in both attention families, H100 1 / 1");
 
     const char *mine = "{\"model\": \"X1\", \"tflops\": {\"fp32\": 50, \"bf16\": 500}, \"memory_GB\": 64, "
                        "\"memory_GBps\": 2000, \"launch_s\": 3e-6, "
@@ -151,7 +157,9 @@ static void test_calibrated_like(void)
     } BAD[] = {{"{\"model\": \"RTX9090\"}", "RTX9090"},
                {"{\"model\": \"B200\"}", "measurements of its own"},
                {"{\"model\": \"H100-SXM\", \"gemm\": 3}", "(0, 2]"},
-               {"\"H100-SXM\"", "calibrated_like: expected"}};
+               {"\"H100-SXM\"", "calibrated_like: expected"},
+               {"{\"model\": \"H100-SXM\", \"score_work\": 2}", "calibrated_like.score_work: expected"},
+               {"{\"model\": \"H100-SXM\", \"score_work\": {\"fwd\": 20, \"bwd\": 2}}", "[0.25, 8]"}};
     for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
         char text[512];
         snprintf(text, sizeof text,

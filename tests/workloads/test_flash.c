@@ -225,6 +225,45 @@ static void test_head_dims(void)
     CHECK(sim_cost_kernel(&g, &f80) < sim_cost_kernel(&g, &f128));
 }
 
+/* Blackwell's per-score units (sim_flash.score_scale): B200 and GB200 do
+ * twice Hopper's MMA work per SM and clock with Hopper's exponential units
+ * and shared-memory bandwidth, so at head dim d they run, as fractions of
+ * their own peaks, as the H100 ran d / 2 (FlashAttention-4, arXiv
+ * 2603.05451); Blackwell Ultra (GB300) doubles the exponentials (NVIDIA,
+ * "Making softmax more efficient with NVIDIA Blackwell Ultra"): its forward
+ * runs as the H100's d, its backward (shared memory) as d / 2.  The hd-128
+ * forward on B200 comes out at about FA4's figure for cuDNN 9.13 (FA4's
+ * 1,613 TFLOP/s is "up to 1.3x" it: about 1,240), where the H100's
+ * fractions alone gave 1,580. */
+static void test_blackwell_score_work(void)
+{
+    sim_gpu h, b, u;
+    sim_err err;
+    CHECK(plat_gpu_lookup_info("H100-SXM", &h, NULL, &err) == 0 && plat_gpu_lookup_info("B200", &b, NULL, &err) == 0 &&
+          plat_gpu_lookup_info("GB300", &u, NULL, &err) == 0);
+    double ph = h.peak_flops[SIM_DTYPE_BF16], pb = b.peak_flops[SIM_DTYPE_BF16], pu = u.peak_flops[SIM_DTYPE_BF16];
+    for (int bwd = 0; bwd < 2; bwd++) {
+        /* equal work at the curves' sequence: seconds x peak compare fractions of peak (within
+         * 0.5 %: the launch gap and the backward's memory-bound side kernels scale otherwise) */
+        sim_payload b128 = flash(bwd, 1, 16, 16384, 128, 0), h64 = flash(bwd, 1, 32, 16384, 64, 0);
+        double fb = sim_cost_kernel(&b, &b128) * pb / sim_cost_flops(&b128);
+        double fh = sim_cost_kernel(&h, &h64) * ph / sim_cost_flops(&h64);
+        CHECK(fabs(fb / fh - 1) < 5e-3);
+        sim_payload h128 = flash(bwd, 1, 16, 16384, 128, 0);
+        double fu = sim_cost_kernel(&u, &b128) * pu / sim_cost_flops(&b128);
+        double fh128 = sim_cost_kernel(&h, &h128) * ph / sim_cost_flops(&h128);
+        CHECK(fabs(fu / (bwd ? fh : fh128) - 1) < 5e-3);
+        b128.algo = h64.algo = SIM_ATTN_FA2; /* FlashAttention-2 runs on the same units */
+        fb = sim_cost_kernel(&b, &b128) * pb / sim_cost_flops(&b128);
+        fh = sim_cost_kernel(&h, &h64) * ph / sim_cost_flops(&h64);
+        CHECK(fabs(fb / fh - 1) < 5e-3);
+    }
+    sim_payload f = flash(0, 1, 16, 16384, 128, 0);
+    double tflops = sim_cost_flops(&f) / sim_cost_kernel(&b, &f) / 1e12;
+    fprintf(stderr, "B200 cuDNN forward, hd 128, 16k: %.0f TFLOP/s (FA4: cuDNN 9.13 about 1,240)\n", tflops);
+    CHECK(tflops > 1050 && tflops < 1350);
+}
+
 static int resolved_flash(const wl_model *m, const char *text, sim_machine *mach, sim_err *err)
 {
     wl_strategy s, r;
@@ -395,6 +434,7 @@ int main(void)
     test_flops();
     test_rates();
     test_head_dims();
+    test_blackwell_score_work();
     test_strategy();
     test_schedule();
     test_long_sequence();
