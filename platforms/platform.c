@@ -100,6 +100,7 @@
 #include "sim/json.h"
 
 #define MAX_GPUS 64   /* per node */
+#define MAX_MORE_RINGS 3 /* NVLink rings beyond the first: with their reverses, 8 channels (MAX_CH 16) */
 #define MAX_SWITCHES 16
 #define MAX_NICS 16
 #define MAX_LINKS 512 /* per node */
@@ -290,12 +291,15 @@ typedef struct node_spec {
     int gpu_pcie[MAX_GPUS];  /* link indices */
     int gpu_nvl[MAX_GPUS];   /* NVSwitch link or -1 */
     int nvl_pair[MAX_GPUS][MAX_GPUS]; /* bridge link between a<b or -1 */
+    int nvl_links[MAX_GPUS][MAX_GPUS]; /* NVLinks a pair (a<b) has: its link carries that many */
     int gpu_stage[MAX_GPUS]; /* the GPU's reads of host-staged data */
     int sw_p2p[MAX_SWITCHES]; /* SHARED link of the P2P traffic inside a switch, or -1 */
     int p2p_level;           /* PT_*: PCIe P2P only on paths this close */
     int mem[2], upi;
     double cache_bytes;      /* per socket: cache absorbing staged buffers (0: none) */
     int ring_order[MAX_GPUS], bidir;
+    int more_rings;          /* further NVLink rings NCCL packs beside ring_order (ring_cycles) */
+    int more_order[MAX_MORE_RINGS][MAX_GPUS];
     int domain_nodes;        /* nodes per multi-node NVLink domain (node.nvlink.domain_gpus / gpus_per_node; 1: none) */
     int nnics;
     int nic_sw[MAX_NICS];
@@ -407,11 +411,83 @@ static int nvlink_cycle(const node_spec *ns, int *order, int k, int *used, long 
     return 0;
 }
 
+static int links_of(const node_spec *ns, int a, int b) { return ns->nvl_links[a < b ? a : b][a < b ? b : a]; }
+
+/* nvlink_cycle over NVLinks with links left (left[a][b], a < b), the pair
+ * with the most left first and then by index, as NCCL's search tries the
+ * next GPU by the widest path (search.cc, ncclTopoSearchNextGpuSort). */
+static int widest_cycle(const node_spec *ns, int left[][MAX_GPUS], int *order, int k, int *used, long *budget)
+{
+    if (--*budget < 0)
+        return 0;
+    int last = order[k - 1];
+#define LEFT(a, b) left[(a) < (b) ? (a) : (b)][(a) < (b) ? (b) : (a)]
+    if (k == ns->ngpus)
+        return LEFT(last, order[0]) > 0;
+    int cand[MAX_GPUS], nc = 0;
+    for (int h = 0; h < ns->ngpus; h++)
+        if (!used[h] && LEFT(last, h) > 0) {
+            int j = nc++;
+            for (; j > 0 && LEFT(last, cand[j - 1]) < LEFT(last, h); j--)
+                cand[j] = cand[j - 1];
+            cand[j] = h;
+        }
+    for (int i = 0; i < nc; i++) {
+        used[cand[i]] = 1;
+        order[k] = cand[i];
+        if (widest_cycle(ns, left, order, k + 1, used, budget))
+            return 1;
+        used[cand[i]] = 0;
+    }
+    return 0;
+}
+
+/* The rings NCCL's search packs into a node whose NVLinks alone join every
+ * GPU in a cycle: the widest cycle first, repeated while each of its pairs
+ * has a link left, then the widest over the links left, and so on (each
+ * ring runs both ways, so it takes one link of each pair it crosses).  On
+ * DGX-1's hybrid cube mesh (its eight pairs of two links) that is NCCL's
+ * own result: the doubled links' cycle 0 3 2 1 5 6 7 4 twice, then the
+ * single links' 0 1 3 7 5 4 6 2 once (NCCL 2.19 and 2.27 print 12 channels
+ * on such a node, 4 + 4 on the first cycle's two directions, 2 + 2 on the
+ * second's), so every GPU's six links carry its rings.  Leaves ring_order
+ * (found by index) alone where the search runs out of budget. */
+static void ring_cycles(node_spec *ns)
+{
+    static int left[MAX_GPUS][MAX_GPUS];
+    for (int a = 0; a < ns->ngpus; a++)
+        for (int b = a + 1; b < ns->ngpus; b++)
+            left[a][b] = links_of(ns, a, b);
+    int cyc[MAX_GPUS], used[MAX_GPUS], count = 0, fits = 0;
+    ns->more_rings = 0;
+    while (count < 1 + MAX_MORE_RINGS) {
+        if (count > 0) { /* the last ring again while its links last */
+            fits = 1;
+            for (int i = 0; i < ns->ngpus; i++)
+                fits = fits && LEFT(cyc[i], cyc[(i + 1) % ns->ngpus]) > 0;
+        }
+        if (!fits) {
+            long budget = 100000;
+            memset(used, 0, sizeof used);
+            used[0] = 1;
+            cyc[0] = 0;
+            if (!widest_cycle(ns, left, cyc, 1, used, &budget))
+                break;
+        }
+        for (int i = 0; i < ns->ngpus; i++)
+            LEFT(cyc[i], cyc[(i + 1) % ns->ngpus])--;
+        memcpy(count ? ns->more_order[count - 1] : ns->ring_order, cyc, sizeof(int) * (size_t)ns->ngpus);
+        ns->more_rings = count++;
+    }
+#undef LEFT
+}
+
 /* The order NCCL's ring search gives a node's GPUs: it tries the next GPU
  * by the widest path first (search.cc, ncclTopoSearchNextGpuSort), so an
  * NVLink partner follows its GPU, and a ring must close: where NVLink alone
- * joins every GPU in a cycle (DGX-1's hybrid cube mesh: 0 1 2 3 7 6 5 4)
- * the ring is that cycle; otherwise each GPU is followed by an NVLink
+ * joins every GPU in a cycle (DGX-1's hybrid cube mesh) the rings are such
+ * cycles (ring_cycles: 0 3 2 1 5 6 7 4 over its doubled links first);
+ * otherwise each GPU is followed by an NVLink
  * partner where it has an unused one, else by PCI order.  With NVLink the
  * forward ring leaves each link's reverse direction (and, on bridged pairs,
  * half of the PCIe slots) unused, and the search fills them with channels
@@ -423,8 +499,10 @@ static void ring_order(node_spec *ns)
     used[0] = 1;
     ns->ring_order[0] = 0;
     long budget = 100000;
+    ns->more_rings = 0;
     if (ns->ngpus > 2 && nvlink_cycle(ns, ns->ring_order, 1, used, &budget)) {
         ns->bidir = 1;
+        ring_cycles(ns);
         return;
     }
     memset(used, 0, sizeof used);
@@ -599,7 +677,7 @@ static int parse_node(jctx *c, const cJSON *node, int nnodes, const plat_default
         ns->gpu_nvl[g] = -1;
         ns->gpu_sw[g] = -1;
         for (int h = 0; h < ns->ngpus; h++)
-            ns->nvl_pair[g][h] = -1;
+            ns->nvl_pair[g][h] = -1, ns->nvl_links[g][h] = 0;
     }
 
     /* Switches: explicit, or one set of root ports per socket. */
@@ -692,21 +770,27 @@ static int parse_node(jctx *c, const cJSON *node, int nnodes, const plat_default
                             c->src, ns->gpu.model);
         const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(nv, "pairs"), *pr;
         if (pairs && !cJSON_IsArray(pairs))
-            return jerr(c, "node.nvlink.pairs", "an array of [a, b] GPU index pairs", pairs);
+            return jerr(c, "node.nvlink.pairs", "an array of [a, b] GPU index pairs (or [a, b, links])", pairs);
         int i = 0;
         cJSON_ArrayForEach(pr, pairs)
         {
             char p[64];
             snprintf(p, sizeof p, "node.nvlink.pairs[%d]", i++);
-            const cJSON *a = cJSON_GetArrayItem(pr, 0), *b = cJSON_GetArrayItem(pr, 1);
-            if (!cJSON_IsArray(pr) || cJSON_GetArraySize(pr) != 2 || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) ||
-                a->valueint < 0 || b->valueint < 0 || a->valueint >= ns->ngpus || b->valueint >= ns->ngpus ||
-                a->valueint == b->valueint)
-                return jerr(c, p, "a pair of distinct GPU indices [a, b]", pr);
+            const cJSON *a = cJSON_GetArrayItem(pr, 0), *b = cJSON_GetArrayItem(pr, 1), *l = cJSON_GetArrayItem(pr, 2);
+            int size = cJSON_IsArray(pr) ? cJSON_GetArraySize(pr) : 0;
+            if ((size != 2 && size != 3) || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) || a->valueint < 0 ||
+                b->valueint < 0 || a->valueint >= ns->ngpus || b->valueint >= ns->ngpus || a->valueint == b->valueint)
+                return jerr(c, p, "a pair of distinct GPU indices [a, b], or [a, b, links]", pr);
+            /* [a, b, links]: a pair joined by several NVLinks (DGX-1's NV2 pairs), each GBps */
+            if (size == 3 && !(cJSON_IsNumber(l) && l->valuedouble == (double)l->valueint && l->valueint >= 1 &&
+                               l->valueint <= 18))
+                return jerr(c, p, "[a, b, links] with links a whole number from 1 to 18", pr);
             int lo = a->valueint < b->valueint ? a->valueint : b->valueint;
-            int hi = a->valueint ^ b->valueint ^ lo;
-            if (ns->nvl_pair[lo][hi] < 0)
-                ns->nvl_pair[lo][hi] = add_link(ns, nvbw * 1e9, lat_nvl, 0, "nvl%d-%d", lo, hi);
+            int hi = a->valueint ^ b->valueint ^ lo, links = size == 3 ? l->valueint : 1;
+            if (ns->nvl_pair[lo][hi] >= 0)
+                return jerr(c, p, "each pair once (this one is listed twice)", pr);
+            ns->nvl_pair[lo][hi] = add_link(ns, links * nvbw * 1e9, lat_nvl, 0, "nvl%d-%d", lo, hi);
+            ns->nvl_links[lo][hi] = links;
         }
     } else {
         nvswitch = ns->info.nvlink == PLAT_NVLINK_NVSWITCH;
@@ -830,6 +914,16 @@ static void write_hosts(FILE *f, int k, int zone, const node_spec *ns)
                 "<prop id=\"trainsim:ring_pos\" value=\"%d\"/>%s",
                 k, g, ns->gpu.model, k * ns->ngpus + g, k, pos,
                 ns->bidir ? "<prop id=\"trainsim:ring_bidir\" value=\"1\"/>" : "");
+        if (ns->more_rings > 0) { /* its places in the node's further rings (ring_cycles) */
+            fprintf(f, "<prop id=\"trainsim:ring_pos_more\" value=\"");
+            for (int j = 0; j < ns->more_rings; j++) {
+                int q = 0;
+                while (ns->more_order[j][q] != g)
+                    q++;
+                fprintf(f, "%s%d", j ? " " : "", q);
+            }
+            fprintf(f, "\"/>");
+        }
         if (ns->nnics > 1)
             fprintf(f, "<prop id=\"trainsim:nic\" value=\"%d\"/>", nic_of(ns, g));
         if (ns->gpu_nvl[g] >= 0)
@@ -1004,12 +1098,24 @@ static void machine_rings(sim_machine *m, const node_spec *const *nsk, int nnode
     for (int k = 0; k < nnodes; k++)
         m->ring_bidir = m->ring_bidir && nsk[k]->bidir;
     m->ring_pos = sim_xcalloc((size_t)m->ngpus, sizeof *m->ring_pos, "the platform's ring order");
+    /* further rings where every node group packs as many (a machine's rings are one list) */
+    m->more_rings = nsk[0]->more_rings;
+    for (int k = 1; k < nnodes; k++)
+        if (nsk[k]->more_rings != m->more_rings)
+            m->more_rings = 0;
+    if (m->more_rings)
+        m->ring_pos_more = sim_xcalloc((size_t)m->more_rings * (size_t)m->ngpus, sizeof *m->ring_pos_more,
+                                       "the platform's ring order");
     int nstage = 0;
     for (int k = 0, r = 0; k < nnodes; k++) {
         for (int g = 0; g < nsk[k]->ngpus; g++, r++)
-            for (int pos = 0; pos < nsk[k]->ngpus; pos++)
+            for (int pos = 0; pos < nsk[k]->ngpus; pos++) {
                 if (nsk[k]->ring_order[pos] == g)
                     m->ring_pos[r] = pos;
+                for (int j = 0; j < m->more_rings; j++)
+                    if (nsk[k]->more_order[j][pos] == g)
+                        m->ring_pos_more[(size_t)j * (size_t)m->ngpus + (size_t)r] = pos;
+            }
         nstage += nsk[k]->cache_bytes > 0 ? nsk[k]->nsockets : 0;
     }
     if (!nstage)

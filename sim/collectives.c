@@ -370,18 +370,47 @@ static void channel_order(const member_order *ord, const int *seg, int nseg, int
     }
 }
 
-/* Within one node: order[0..n) holds the node's ring; with the platform's
- * ring_bidir (NVLink-bridged pairs: NCCL's reverse-order channels) and more
- * than two members, a second channel runs it the other way round, unless
- * sim_options.max_channels (NCCL_MAX_NCHANNELS) allows one.  Writes the
- * reverse at order[n..2n); returns the channels. */
-static int node_orders(int *order, int n)
+/* Within one node: order[0..n) holds the node's ring (members, whose ranks
+ * are rank[member]); with the platform's ring_bidir (NVLink-bridged pairs,
+ * NVLink meshes: NCCL's reverse-order channels) and more than two members, a
+ * second channel runs it the other way round; where the node's NVLinks
+ * carry more rings (more_rings: DGX-1's cube mesh) and the members are the
+ * whole node, each adds a channel (two with its reverse) visiting them in
+ * its order, so every channel takes an equal share of the bytes as NCCL
+ * splits them, and a pair with two links carries two channels (a part of
+ * the node keeps the first ring: NCCL searches its own rings over the
+ * part's links, which the node's do not restrict to).  Within
+ * sim_options.max_channels (NCCL_MAX_NCHANNELS) and MAX_CH.  Writes channel
+ * c at order[c*n ..); returns the channels. */
+static int node_orders(int *order, const int *rank, int n)
 {
-    if (!E.m->ring_bidir || n < 3 || E.opt.max_channels == 1)
+    if (n < 3 || E.opt.max_channels == 1)
         return 1;
-    for (int i = 0; i < n; i++)
-        order[n + i] = order[n - 1 - i];
-    return 2;
+    int dirs = E.m->ring_bidir ? 2 : 1, cap = E.opt.max_channels > 0 && E.opt.max_channels < MAX_CH ? E.opt.max_channels : MAX_CH;
+    int nch = 1, node_size = 0, more = E.m->ring_pos_more ? E.m->more_rings : 0;
+    for (int r = 0; more && r < E.m->ngpus; r++)
+        node_size += E.m->node[r] == E.m->node[rank[order[0]]];
+    if (node_size != n)
+        more = 0;
+    for (int k = 0; k <= more && nch + dirs - (k == 0) <= cap; k++) {
+        int *fwd = order + (size_t)(k ? nch : 0) * (size_t)n;
+        if (k) { /* the members by their places in ring k (insertion sort: n is a node's GPUs) */
+            const int *pos = E.m->ring_pos_more + (size_t)(k - 1) * (size_t)E.m->ngpus;
+            for (int i = 0; i < n; i++) {
+                int mem = order[i], j = i;
+                for (; j > 0 && pos[rank[fwd[j - 1]]] > pos[rank[mem]]; j--)
+                    fwd[j] = fwd[j - 1];
+                fwd[j] = mem;
+            }
+            nch++;
+        }
+        if (dirs == 2) {
+            for (int i = 0; i < n; i++)
+                order[(size_t)nch * (size_t)n + (size_t)i] = fwd[n - 1 - i];
+            nch++;
+        }
+    }
+    return nch;
 }
 
 /* Adds the edge a -> b of one channel: one more channel on an existing
@@ -460,7 +489,7 @@ static void comm_channels(sim_comm_rt *C, int comm, const member_order *ord, con
     if (nseg == 1 && (!folded || E.s->comms[comm].whole_nodes <= 1)) {
         for (int i = 0; i < n; i++)
             order[i] = ord[i].member;
-        nch = node_orders(order, n);
+        nch = node_orders(order, C->ranks, n);
     } else {
         nch = channel_count(ord, seg, nseg);
         for (int c = 0; c < nch; c++)
@@ -493,7 +522,7 @@ static void hier_rings(sim_comm_rt *C, int comm, const member_order *ord, const 
     C->pos_inter = sim_xmalloc((size_t)n * sizeof(int), "the collectives' rings");
     int most = nnodes > per ? nnodes : per;
     int *tmp = sim_xmalloc((size_t)most * sizeof *tmp, "the collectives' rings");
-    int *order = sim_xmalloc(2 * (size_t)most * sizeof *order, "the collectives' rings");
+    int *order = sim_xmalloc(MAX_CH * (size_t)most * sizeof *order, "the collectives' rings");
     for (int g = 0; g < nnodes; g++) {
         for (int l = 0; l < per; l++) {
             int m = ord[g * per + l].member;
@@ -504,7 +533,7 @@ static void hier_rings(sim_comm_rt *C, int comm, const member_order *ord, const 
             C->inter_of[m] = l;
             C->pos_inter[m] = g;
         }
-        rings_build(&C->intra[g], comm, "i", g, tmp, per, node_orders(order, per), order);
+        rings_build(&C->intra[g], comm, "i", g, tmp, per, node_orders(order, tmp, per), order);
     }
     for (int l = 0; l < per; l++) {
         for (int g = 0; g < nnodes; g++) {

@@ -103,6 +103,7 @@ void sim_machine_free(sim_machine *m)
     free(m->nic_direct);
     free(m->gpus);
     free(m->ring_pos);
+    free(m->ring_pos_more);
     free(m->stage);
     free(m->compute_slow);
     free(m->degrade);
@@ -131,6 +132,11 @@ sim_machine *sim_machine_subset(const sim_machine *m, const int *ranks, int n)
     v->ring_bidir = m->ring_bidir;
     if (m->ring_pos)
         ok = ok && (v->ring_pos = malloc((size_t)n * sizeof *v->ring_pos)) != NULL;
+    if (m->more_rings > 0 && m->ring_pos_more) {
+        ok = ok && (v->ring_pos_more = malloc((size_t)m->more_rings * (size_t)(n > 0 ? n : 1) *
+                                              sizeof *v->ring_pos_more)) != NULL;
+        v->more_rings = ok ? m->more_rings : 0;
+    }
     if (m->nstage > 0) {
         ok = ok && (v->stage = malloc((size_t)m->nstage * sizeof *v->stage)) != NULL;
         if (ok) {
@@ -158,6 +164,8 @@ sim_machine *sim_machine_subset(const sim_machine *m, const int *ranks, int n)
         v->nic_direct[i] = m->nic_direct[ranks[i]];
         if (v->ring_pos)
             v->ring_pos[i] = m->ring_pos[ranks[i]];
+        for (int k = 0; v->ring_pos_more && k < v->more_rings; k++)
+            v->ring_pos_more[(size_t)k * (size_t)n + (size_t)i] = m->ring_pos_more[(size_t)k * (size_t)m->ngpus + (size_t)ranks[i]];
         ok = v->host[i] != NULL;
     }
     if (!ok) {

@@ -207,6 +207,10 @@ typedef struct sim_machine {
     int ring_bidir;       /* 1: a ring inside one node runs as two channels in opposite
                              directions, half the bytes each (bridged pairs: each GPU then
                              receives half through its bridge, half through PCIe) */
+    int more_rings;       /* further rings NCCL's search packs into a node's NVLink mesh
+                             beside ring_pos's (DGX-1's hybrid cube mesh: its doubled links'
+                             cycle again, then its single links' cycle); 0: none */
+    int *ring_pos_more;   /* [more_rings * ngpus] or NULL: ring k's positions at [k * ngpus] */
     int nstage;
     sim_stage *stage;     /* [nstage] host-memory links of host-staged transfers with a cache */
     /* What-if perturbations of one machine (`trainsim run --slow / --degrade`):

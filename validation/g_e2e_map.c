@@ -16,9 +16,8 @@
  *    (NVIDIA DGX A100 / DGX H100 user guides: one NIC per GPU pair switch
  *    pair, GPUDirect RDMA);
  *  - V100 SXM2 (DGX-1): the same PCIe tree and the hybrid cube-mesh NVLink
- *    of the DGX-1 V100 whitepaper (Fig. 4: 16 GPU pairs; the 8 doubled
- *    pairs are given one link's 25 GB/s, since a cluster JSON has one
- *    bandwidth for all pairs);
+ *    of the DGX-1 V100 whitepaper (Fig. 4: 16 GPU pairs, 8 of them of two
+ *    links, [a, b, 2]);
  *  - PCIe cards (GeForce, RTX A6000, A40): up to 4 GPUs on one socket's root
  *    ports, 8 as two PCIe switches of 4 on two sockets (the layout of
  *    platforms/clusters/rtx4090-4x8.json); P2P as the catalogue says;
@@ -580,9 +579,10 @@ static void cat(char *buf, size_t n, const char *fmt, ...)
 }
 
 /* The DGX-1 V100 hybrid cube-mesh (DGX-1 with Tesla V100 System
- * Architecture whitepaper, Fig. 4). */
-static const char DGX1_PAIRS[] = "[[0,1],[0,2],[0,3],[0,4],[1,2],[1,3],[1,5],[2,3],[2,6],[3,7],[4,5],[4,6],[4,7],"
-                                 "[5,6],[5,7],[6,7]]";
+ * Architecture whitepaper, Fig. 4), its eight pairs of two links as the
+ * DLPerf servers' nvidia-smi topo -m shows them (NV2). */
+static const char DGX1_PAIRS[] = "[[0,1],[0,2],[0,3,2],[0,4,2],[1,2,2],[1,3],[1,5,2],[2,3,2],[2,6],[3,7],[4,5],[4,6],"
+                                 "[4,7,2],[5,6,2],[5,7],[6,7,2]]";
 
 /* The node object of a cluster JSON for gpn GPUs of catalogue model gpu. */
 static void node_json(char *b, size_t n, const char *gpu, int ngpus, int gpn, int nnics, const char *nic)

@@ -108,5 +108,44 @@ int main(int argc, char **argv)
         CHECK(seen == 0xff && linked && c->ring_bidir, "cube-mesh ring closed on NVLink, both ways");
         sim_machine_free(c);
     }
+    /* ... with its eight pairs of two links (NV2): NCCL's rings, the doubled
+     * links' cycle twice and the single links' once (ring_cycles), in the
+     * machine and in the XML it writes, which reads back the same */
+    sim_machine *d = plat_load("dgx1-v100", &err);
+    CHECK(d != NULL, "dgx1-v100: %s", err.msg);
+    if (d) {
+        static const int want[3][8] = {{0, 3, 2, 1, 5, 6, 7, 4}, {0, 3, 2, 1, 5, 6, 7, 4}, {0, 1, 3, 7, 5, 4, 6, 2}};
+        int ok = d->more_rings == 2 && d->ring_pos_more && d->ring_bidir;
+        for (int k = 0; ok && k < 3; k++)
+            for (int p = 0; p < 8; p++) {
+                int g = want[k][p];
+                ok = ok && (k ? d->ring_pos_more[(k - 1) * 8 + g] : d->ring_pos[g]) == p;
+            }
+        CHECK(ok, "DGX-1 rings 0 3 2 1 5 6 7 4 (twice) and 0 1 3 7 5 4 6 2, both ways");
+        sim_machine *x = plat_from_xml_text(d->platform_xml, "dgx1.xml", &err);
+        CHECK(x && x->more_rings == 2 && !memcmp(x->ring_pos_more, d->ring_pos_more, 16 * sizeof(int)) &&
+                  !memcmp(x->ring_pos, d->ring_pos, 8 * sizeof(int)),
+              "the XML carries the further rings (trainsim:ring_pos_more): %s", x ? "" : err.msg);
+        sim_machine_free(x);
+        sim_machine_free(d);
+    }
+    static const struct {
+        const char *pairs, *msg;
+    } BAD[] = {{"[[0,1,0]]", "links a whole number from 1 to 18"},
+               {"[[0,1,2.5]]", "links a whole number from 1 to 18"},
+               {"[[0,1],[1,0]]", "each pair once"},
+               {"[[0,1,2,3]]", "[a, b, links]"}};
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        char text[256];
+        snprintf(text, sizeof text,
+                 "{\"nodes\": 1, \"node\": {\"gpu\": \"V100-SXM2-16GB\", \"gpus_per_node\": 4, \"nvlink\": "
+                 "{\"pairs\": %s}}}",
+                 BAD[i].pairs);
+        err.msg[0] = 0;
+        sim_machine *bad = plat_from_json(text, "bad", &err);
+        CHECK(!bad && strstr(err.msg, BAD[i].msg) && strstr(err.msg, "node.nvlink.pairs[") != NULL,
+              "bad pairs %s: %s", BAD[i].pairs, err.msg);
+        sim_machine_free(bad);
+    }
     return sh_main(NULL, m, argv[0], scenario);
 }
