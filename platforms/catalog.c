@@ -167,8 +167,8 @@ static int parse_flash_set(const cJSON *fa, const char *where, const char *what,
     for (int d = 0; d < 2; d++) {
         f->score_scale[d] = num(scale, DIR[d], 1);
         if (!(f->score_scale[d] >= 0.25 && f->score_scale[d] <= 8))
-            return sim_errf(err, "%s: %s.score_scale.%s: expected a factor in [0.25, 8], got %g", where, what,
-                            DIR[d], f->score_scale[d]);
+            return sim_errf(err, "%s: %s.score_scale.%s: expected a factor in [0.25, 8], got %g", where, what, DIR[d],
+                            f->score_scale[d]);
     }
     const cJSON *hd = cJSON_GetObjectItemCaseSensitive(fa, "head_dims");
     if (hd && (!cJSON_IsArray(hd) || cJSON_GetArraySize(hd) < 1 || cJSON_GetArraySize(hd) > SIM_FLASH_MAX_HD))
@@ -521,8 +521,10 @@ static cJSON *with_like(const cJSON *root, const cJSON *e, const char *where, si
     const cJSON *work = cJSON_GetObjectItemCaseSensitive(like, "score_work");
     double kf = num(work, "fwd", 0), kb = num(work, "bwd", 0);
     if (work && !(cJSON_IsObject(work) && kf >= 0.25 && kf <= 8 && kb >= 0.25 && kb <= 8)) {
-        sim_errf(err, "%s: %s: calibrated_like.score_work: expected {\"fwd\": factor, \"bwd\": factor}, each in "
-                      "[0.25, 8]", where, model);
+        sim_errf(err,
+                 "%s: %s: calibrated_like.score_work: expected {\"fwd\": factor, \"bwd\": factor}, each in "
+                 "[0.25, 8]",
+                 where, model);
         return NULL;
     }
     cJSON *m = cJSON_Duplicate(e, 1);

@@ -298,7 +298,7 @@ typedef struct node_spec {
     int mem[2], upi;
     double cache_bytes;      /* per socket: cache absorbing staged buffers (0: none) */
     int ring_order[MAX_GPUS], bidir;
-    int more_rings;          /* further NVLink rings NCCL packs beside ring_order (ring_cycles) */
+    int more_rings; /* further NVLink rings NCCL packs beside ring_order (ring_cycles) */
     int more_order[MAX_MORE_RINGS][MAX_GPUS];
     int domain_nodes;        /* nodes per multi-node NVLink domain (node.nvlink.domain_gpus / gpus_per_node; 1: none) */
     int nnics;
@@ -782,8 +782,8 @@ static int parse_node(jctx *c, const cJSON *node, int nnodes, const plat_default
                 b->valueint < 0 || a->valueint >= ns->ngpus || b->valueint >= ns->ngpus || a->valueint == b->valueint)
                 return jerr(c, p, "a pair of distinct GPU indices [a, b], or [a, b, links]", pr);
             /* [a, b, links]: a pair joined by several NVLinks (DGX-1's NV2 pairs), each GBps */
-            if (size == 3 && !(cJSON_IsNumber(l) && l->valuedouble == (double)l->valueint && l->valueint >= 1 &&
-                               l->valueint <= 18))
+            if (size == 3 &&
+                !(cJSON_IsNumber(l) && l->valuedouble == (double)l->valueint && l->valueint >= 1 && l->valueint <= 18))
                 return jerr(c, p, "[a, b, links] with links a whole number from 1 to 18", pr);
             int lo = a->valueint < b->valueint ? a->valueint : b->valueint;
             int hi = a->valueint ^ b->valueint ^ lo, links = size == 3 ? l->valueint : 1;

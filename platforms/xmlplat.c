@@ -379,7 +379,8 @@ static int host_prop(xml *X)
             if (X->cur.nmore == 4 || parse_index(tok, &X->cur.more[X->cur.nmore++]))
                 return xerr(X, X->text + X->tag_at,
                             "host \"%s\": property trainsim:ring_pos_more: expected 1 to 4 integers in 0..%d, "
-                            "space-separated, got \"%.40s\"", X->cur.id, SIM_MAX_GPUS - 1, v);
+                            "space-separated, got \"%.40s\"",
+                            X->cur.id, SIM_MAX_GPUS - 1, v);
         if (!X->cur.nmore || strlen(v) >= sizeof buf)
             return xerr(X, X->text + X->tag_at,
                         "host \"%s\": property trainsim:ring_pos_more: expected 1 to 4 integers, got \"%.40s\"",
@@ -604,9 +605,10 @@ static int order_hosts(const char *src, xhost *hosts, int n, sim_err *err)
             return sim_errf(err, "%s: %s is on %d of %d GPU hosts; give it on all or none", src, prop[k], given[k], n);
     for (int i = 1; i < n; i++)
         if (hosts[i].nmore != hosts[0].nmore)
-            return sim_errf(err, "%s: trainsim:ring_pos_more gives %d rings on host \"%s\" and %d on \"%s\"; give "
-                            "every GPU host the same count, or none", src, hosts[i].nmore, hosts[i].id, hosts[0].nmore,
-                            hosts[0].id);
+            return sim_errf(err,
+                            "%s: trainsim:ring_pos_more gives %d rings on host \"%s\" and %d on \"%s\"; give "
+                            "every GPU host the same count, or none",
+                            src, hosts[i].nmore, hosts[i].id, hosts[0].nmore, hosts[0].id);
     if (hosts[0].nmore && !rings)
         return sim_errf(err, "%s: trainsim:ring_pos_more without trainsim:ring_pos", src);
     if (ranks) {
@@ -666,8 +668,8 @@ static sim_machine *machine(xml *X, sim_err *err)
     }
     if (hosts[0].nmore > 0) {
         m->more_rings = hosts[0].nmore;
-        m->ring_pos_more = sim_xcalloc((size_t)m->more_rings * (size_t)n, sizeof *m->ring_pos_more,
-                                       "the platform's ring order");
+        m->ring_pos_more =
+            sim_xcalloc((size_t)m->more_rings * (size_t)n, sizeof *m->ring_pos_more, "the platform's ring order");
         for (int i = 0; i < n; i++)
             for (int j = 0; j < m->more_rings; j++)
                 m->ring_pos_more[(size_t)j * (size_t)n + (size_t)i] = hosts[i].more[j];

@@ -386,7 +386,8 @@ static int node_orders(int *order, const int *rank, int n)
 {
     if (n < 3 || E.opt.max_channels == 1)
         return 1;
-    int dirs = E.m->ring_bidir ? 2 : 1, cap = E.opt.max_channels > 0 && E.opt.max_channels < MAX_CH ? E.opt.max_channels : MAX_CH;
+    int dirs = E.m->ring_bidir ? 2 : 1,
+        cap = E.opt.max_channels > 0 && E.opt.max_channels < MAX_CH ? E.opt.max_channels : MAX_CH;
     int nch = 1, node_size = 0, more = E.m->ring_pos_more ? E.m->more_rings : 0;
     for (int r = 0; more && r < E.m->ngpus; r++)
         node_size += E.m->node[r] == E.m->node[rank[order[0]]];

@@ -133,8 +133,8 @@ sim_machine *sim_machine_subset(const sim_machine *m, const int *ranks, int n)
     if (m->ring_pos)
         ok = ok && (v->ring_pos = malloc((size_t)n * sizeof *v->ring_pos)) != NULL;
     if (m->more_rings > 0 && m->ring_pos_more) {
-        ok = ok && (v->ring_pos_more = malloc((size_t)m->more_rings * (size_t)(n > 0 ? n : 1) *
-                                              sizeof *v->ring_pos_more)) != NULL;
+        ok = ok && (v->ring_pos_more =
+                        malloc((size_t)m->more_rings * (size_t)(n > 0 ? n : 1) * sizeof *v->ring_pos_more)) != NULL;
         v->more_rings = ok ? m->more_rings : 0;
     }
     if (m->nstage > 0) {
@@ -165,7 +165,8 @@ sim_machine *sim_machine_subset(const sim_machine *m, const int *ranks, int n)
         if (v->ring_pos)
             v->ring_pos[i] = m->ring_pos[ranks[i]];
         for (int k = 0; v->ring_pos_more && k < v->more_rings; k++)
-            v->ring_pos_more[(size_t)k * (size_t)n + (size_t)i] = m->ring_pos_more[(size_t)k * (size_t)m->ngpus + (size_t)ranks[i]];
+            v->ring_pos_more[(size_t)k * (size_t)n + (size_t)i] =
+                m->ring_pos_more[(size_t)k * (size_t)m->ngpus + (size_t)ranks[i]];
         ok = v->host[i] != NULL;
     }
     if (!ok) {

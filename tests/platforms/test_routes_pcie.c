@@ -143,8 +143,8 @@ int main(int argc, char **argv)
                  BAD[i].pairs);
         err.msg[0] = 0;
         sim_machine *bad = plat_from_json(text, "bad", &err);
-        CHECK(!bad && strstr(err.msg, BAD[i].msg) && strstr(err.msg, "node.nvlink.pairs[") != NULL,
-              "bad pairs %s: %s", BAD[i].pairs, err.msg);
+        CHECK(!bad && strstr(err.msg, BAD[i].msg) && strstr(err.msg, "node.nvlink.pairs[") != NULL, "bad pairs %s: %s",
+              BAD[i].pairs, err.msg);
         sim_machine_free(bad);
     }
     return sh_main(NULL, m, argv[0], scenario);
