@@ -132,7 +132,21 @@ sim_machine *sim_machine_subset(const sim_machine *m, const int *ranks, int n)
     v->ring_bidir = m->ring_bidir;
     if (m->ring_pos)
         ok = ok && (v->ring_pos = malloc((size_t)n * sizeof *v->ring_pos)) != NULL;
-    if (m->more_rings > 0 && m->ring_pos_more) {
+    /* the further rings are a whole node's: kept only where the view holds whole nodes */
+    int whole = m->more_rings > 0;
+    int maxnode = 0;
+    for (int r = 0; whole && r < m->ngpus; r++)
+        maxnode = m->node[r] > maxnode ? m->node[r] : maxnode;
+    int *count = whole ? calloc((size_t)maxnode + 1, sizeof *count) : NULL;
+    whole = whole && count;
+    for (int r = 0; whole && r < m->ngpus; r++)
+        count[m->node[r]]++;
+    for (int i = 0; whole && i < n; i++)
+        count[m->node[ranks[i]]]--;
+    for (int i = 0; whole && i < n; i++)
+        whole = count[m->node[ranks[i]]] == 0;
+    free(count);
+    if (m->more_rings > 0 && m->ring_pos_more && whole) {
         ok = ok && (v->ring_pos_more =
                         malloc((size_t)m->more_rings * (size_t)(n > 0 ? n : 1) * sizeof *v->ring_pos_more)) != NULL;
         v->more_rings = ok ? m->more_rings : 0;
@@ -186,6 +200,16 @@ int sim_machine_first(sim_machine *m, int n, sim_err *err)
         free(m->host[r]);
         m->host[r] = NULL;
     }
+    /* the further rings are a whole node's (stride ngpus): kept, re-strided, only
+     * when the cut falls between nodes */
+    if (m->ring_pos_more && m->node[n - 1] == m->node[n]) {
+        free(m->ring_pos_more);
+        m->ring_pos_more = NULL;
+        m->more_rings = 0;
+    }
+    for (int k = 1; m->ring_pos_more && k < m->more_rings; k++)
+        memmove(m->ring_pos_more + (size_t)k * (size_t)n, m->ring_pos_more + (size_t)k * (size_t)m->ngpus,
+                (size_t)n * sizeof *m->ring_pos_more);
     m->ngpus = n;
     int nodes = 0;
     for (int r = 0; r < n; r++)

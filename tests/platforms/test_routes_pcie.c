@@ -127,7 +127,32 @@ int main(int argc, char **argv)
                   !memcmp(x->ring_pos, d->ring_pos, 8 * sizeof(int)),
               "the XML carries the further rings (trainsim:ring_pos_more): %s", x ? "" : err.msg);
         sim_machine_free(x);
+        /* a view or a cut keeps them only over whole nodes (they are a whole node's rings) */
+        static const int half[4] = {0, 1, 2, 3}, rev[8] = {7, 6, 5, 4, 3, 2, 1, 0};
+        sim_machine *h = sim_machine_subset(d, half, 4), *r = sim_machine_subset(d, rev, 8);
+        CHECK(h && r && h->more_rings == 0 && !h->ring_pos_more && r->more_rings == 2 &&
+                  r->ring_pos_more[8 + 7] == d->ring_pos_more[8 + 0] && r->ring_pos_more[0] == d->ring_pos_more[7],
+              "views: half a node drops the further rings, the whole node keeps them, re-ranked");
+        sim_machine_free(h);
+        sim_machine_free(r);
+        CHECK(sim_machine_first(d, 4, &err) == 0 && d->more_rings == 0 && !d->ring_pos_more,
+              "--gpus 4 on a DGX-1: the further rings go with the node they belonged to");
         sim_machine_free(d);
+    }
+    sim_machine *two = plat_from_json(
+        "{\"nodes\": 2, \"node\": {\"gpu\": \"V100-SXM2-16GB\", \"gpus_per_node\": 8, \"nic\": \"IB-EDR\", "
+        "\"nvlink\": {\"pairs\": [[0,1],[0,2],[0,3,2],[0,4,2],[1,2,2],[1,3],[1,5,2],[2,3,2],[2,6],[3,7],[4,5],[4,6],"
+        "[4,7,2],[5,6,2],[5,7],[6,7,2]]}}}",
+        "two", &err);
+    CHECK(two != NULL, "two DGX-1s: %s", err.msg);
+    if (two) {
+        int before[8];
+        for (int g = 0; g < 8; g++)
+            before[g] = two->more_rings == 2 ? two->ring_pos_more[16 + g] : -1;
+        CHECK(sim_machine_first(two, 8, &err) == 0 && two->more_rings == 2 &&
+                  !memcmp(two->ring_pos_more + 8, before, sizeof before),
+              "--gpus 8 of two DGX-1s: the first node's rings kept, at the new stride");
+        sim_machine_free(two);
     }
     static const struct {
         const char *pairs, *msg;
