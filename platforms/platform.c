@@ -413,73 +413,31 @@ static int nvlink_cycle(const node_spec *ns, int *order, int k, int *used, long 
 
 static int links_of(const node_spec *ns, int a, int b) { return ns->nvl_links[a < b ? a : b][a < b ? b : a]; }
 
-/* nvlink_cycle over NVLinks with links left (left[a][b], a < b), the pair
- * with the most left first and then by index, as NCCL's search tries the
- * next GPU by the widest path (search.cc, ncclTopoSearchNextGpuSort). */
-static int widest_cycle(const node_spec *ns, int left[][MAX_GPUS], int *order, int k, int *used, long *budget)
-{
-    if (--*budget < 0)
-        return 0;
-    int last = order[k - 1];
-#define LEFT(a, b) left[(a) < (b) ? (a) : (b)][(a) < (b) ? (b) : (a)]
-    if (k == ns->ngpus)
-        return LEFT(last, order[0]) > 0;
-    int cand[MAX_GPUS], nc = 0;
-    for (int h = 0; h < ns->ngpus; h++)
-        if (!used[h] && LEFT(last, h) > 0) {
-            int j = nc++;
-            for (; j > 0 && LEFT(last, cand[j - 1]) < LEFT(last, h); j--)
-                cand[j] = cand[j - 1];
-            cand[j] = h;
-        }
-    for (int i = 0; i < nc; i++) {
-        used[cand[i]] = 1;
-        order[k] = cand[i];
-        if (widest_cycle(ns, left, order, k + 1, used, budget))
-            return 1;
-        used[cand[i]] = 0;
-    }
-    return 0;
-}
-
 /* The rings NCCL's search packs into a node whose NVLinks alone join every
- * GPU in a cycle: the widest cycle first, repeated while each of its pairs
- * has a link left, then the widest over the links left, and so on (each
- * ring runs both ways, so it takes one link of each pair it crosses).  On
- * DGX-1's hybrid cube mesh (its eight pairs of two links) that is NCCL's
- * own result: the doubled links' cycle 0 3 2 1 5 6 7 4 twice, then the
- * single links' 0 1 3 7 5 4 6 2 once (NCCL 2.19 and 2.27 print 12 channels
- * on such a node, 4 + 4 on the first cycle's two directions, 2 + 2 on the
- * second's), so every GPU's six links carry its rings.  Leaves ring_order
- * (found by index) alone where the search runs out of budget. */
+ * GPU in a cycle (sim_nvl_rings: the widest cycle first, again while its
+ * links last, then the widest over the links left).  On DGX-1's hybrid cube
+ * mesh (its eight pairs of two links) that is NCCL's own result: the doubled
+ * links' cycle 0 3 2 1 5 6 7 4 twice, then the single links' 0 1 3 7 5 4 6 2
+ * once (NCCL 2.19 and 2.27 print 12 channels on such a node, 4 + 4 on the
+ * first cycle's two directions, 2 + 2 on the second's), so every GPU's six
+ * links carry its rings.  Leaves ring_order (found by index) alone where the
+ * search runs out of budget. */
 static void ring_cycles(node_spec *ns)
 {
-    static int left[MAX_GPUS][MAX_GPUS];
-    for (int a = 0; a < ns->ngpus; a++)
-        for (int b = a + 1; b < ns->ngpus; b++)
-            left[a][b] = links_of(ns, a, b);
-    int cyc[MAX_GPUS], used[MAX_GPUS], count = 0, fits = 0;
-    ns->more_rings = 0;
-    while (count < 1 + MAX_MORE_RINGS) {
-        if (count > 0) { /* the last ring again while its links last */
-            fits = 1;
-            for (int i = 0; i < ns->ngpus; i++)
-                fits = fits && LEFT(cyc[i], cyc[(i + 1) % ns->ngpus]) > 0;
-        }
-        if (!fits) {
-            long budget = 100000;
-            memset(used, 0, sizeof used);
-            used[0] = 1;
-            cyc[0] = 0;
-            if (!widest_cycle(ns, left, cyc, 1, used, &budget))
-                break;
-        }
-        for (int i = 0; i < ns->ngpus; i++)
-            LEFT(cyc[i], cyc[(i + 1) % ns->ngpus])--;
-        memcpy(count ? ns->more_order[count - 1] : ns->ring_order, cyc, sizeof(int) * (size_t)ns->ngpus);
-        ns->more_rings = count++;
-    }
-#undef LEFT
+    int n = ns->ngpus;
+    int *links = sim_xmalloc(sizeof(int) * (size_t)n * (size_t)n, "the node's NVLink rings");
+    int *orders = sim_xmalloc(sizeof(int) * (size_t)n * (1 + MAX_MORE_RINGS), "the node's NVLink rings");
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++)
+            links[a * n + b] = a == b ? 0 : links_of(ns, a, b);
+    int rings = sim_nvl_rings(n, links, 1 + MAX_MORE_RINGS, orders);
+    ns->more_rings = rings > 0 ? rings - 1 : 0;
+    if (rings > 0)
+        memcpy(ns->ring_order, orders, sizeof(int) * (size_t)n);
+    for (int k = 1; k < rings; k++)
+        memcpy(ns->more_order[k - 1], orders + (size_t)k * (size_t)n, sizeof(int) * (size_t)n);
+    free(links);
+    free(orders);
 }
 
 /* The order NCCL's ring search gives a node's GPUs: it tries the next GPU
@@ -914,6 +872,13 @@ static void write_hosts(FILE *f, int k, int zone, const node_spec *ns)
                 "<prop id=\"trainsim:ring_pos\" value=\"%d\"/>%s",
                 k, g, ns->gpu.model, k * ns->ngpus + g, k, pos,
                 ns->bidir ? "<prop id=\"trainsim:ring_bidir\" value=\"1\"/>" : "");
+        if (ns->more_rings > 0) { /* its NVLinks in the node: "own index, then index:links ..." */
+            fprintf(f, "<prop id=\"trainsim:nvlinks\" value=\"%d", g);
+            for (int h = 0; h < ns->ngpus; h++)
+                if (h != g && links_of(ns, g, h) > 0)
+                    fprintf(f, " %d:%d", h, links_of(ns, g, h));
+            fprintf(f, "\"/>");
+        }
         if (ns->more_rings > 0) { /* its places in the node's further rings (ring_cycles) */
             fprintf(f, "<prop id=\"trainsim:ring_pos_more\" value=\"");
             for (int j = 0; j < ns->more_rings; j++) {
@@ -1103,9 +1068,23 @@ static void machine_rings(sim_machine *m, const node_spec *const *nsk, int nnode
     for (int k = 1; k < nnodes; k++)
         if (nsk[k]->more_rings != m->more_rings)
             m->more_rings = 0;
-    if (m->more_rings)
+    if (m->more_rings) {
         m->ring_pos_more = sim_xcalloc((size_t)m->more_rings * (size_t)m->ngpus, sizeof *m->ring_pos_more,
                                        "the platform's ring order");
+        /* and each GPU's NVLinks within its node: a communicator over part of
+         * a node packs rings of its own over them (sim_nvl_rings) */
+        for (int k = 0; k < nnodes; k++)
+            m->nvl_width = nsk[k]->ngpus > m->nvl_width ? nsk[k]->ngpus : m->nvl_width;
+        m->nvl_local = sim_xcalloc((size_t)m->ngpus, sizeof *m->nvl_local, "the platform's NVLinks");
+        m->nvl_links = sim_xcalloc((size_t)m->ngpus * (size_t)m->nvl_width, 1, "the platform's NVLinks");
+        for (int k = 0, r = 0; k < nnodes; k++)
+            for (int g = 0; g < nsk[k]->ngpus; g++, r++) {
+                m->nvl_local[r] = g;
+                for (int h = 0; h < nsk[k]->ngpus; h++)
+                    m->nvl_links[(size_t)r * (size_t)m->nvl_width + (size_t)h] =
+                        (unsigned char)(h == g ? 0 : links_of(nsk[k], g, h));
+            }
+    }
     int nstage = 0;
     for (int k = 0, r = 0; k < nnodes; k++) {
         for (int g = 0; g < nsk[k]->ngpus; g++, r++)

@@ -47,6 +47,8 @@ typedef struct xhost {
     char gpu[48];
     int rank, node, ring_pos, bidir, nic, nvswitch; /* -1 = not given (bidir: 0) */
     int nmore, more[4];                             /* trainsim:ring_pos_more (nmore 0: not given) */
+    int nvl_self;                                   /* trainsim:nvlinks: index in its node (-1: not given) */
+    unsigned char nvl_n, nvl_peer[16], nvl_cnt[16]; /* and its NVLinks to other indices of the node */
 } xhost;
 
 /* ---- a set of names with the offset of their definition ---- */
@@ -371,6 +373,29 @@ static int host_prop(xml *X)
         snprintf(X->cur.gpu, sizeof X->cur.gpu, "%s", v);
         return 0;
     }
+    if (!strcmp(id, "trainsim:nvlinks")) {
+        char buf[256], *tok, *save = NULL;
+        int ok = strlen(v) < sizeof buf;
+        snprintf(buf, sizeof buf, "%s", v);
+        X->cur.nvl_n = 0;
+        X->cur.nvl_self = -1;
+        for (tok = strtok_r(buf, " ", &save); ok && tok; tok = strtok_r(NULL, " ", &save)) {
+            int a, b, used = 0;
+            if (X->cur.nvl_self < 0)
+                ok = sscanf(tok, "%d%n", &a, &used) == 1 && !tok[used] && a >= 0 && a < SIM_NVL_MAX &&
+                     (X->cur.nvl_self = a, 1);
+            else
+                ok = X->cur.nvl_n < 16 && sscanf(tok, "%d:%d%n", &a, &b, &used) == 2 && !tok[used] && a >= 0 &&
+                     a < SIM_NVL_MAX && b >= 1 && b <= 18 &&
+                     (X->cur.nvl_peer[X->cur.nvl_n] = (unsigned char)a, X->cur.nvl_cnt[X->cur.nvl_n++] = (unsigned char)b, 1);
+        }
+        if (!ok || X->cur.nvl_self < 0)
+            return xerr(X, X->text + X->tag_at,
+                        "host \"%s\": property trainsim:nvlinks: expected its index in its node (0..%d), then up to "
+                        "16 index:links pairs (links 1..18), space-separated, got \"%.60s\"",
+                        X->cur.id, SIM_NVL_MAX - 1, v);
+        return 0;
+    }
     if (!strcmp(id, "trainsim:ring_pos_more")) {
         char buf[64], *tok, *save = NULL;
         snprintf(buf, sizeof buf, "%s", v);
@@ -435,7 +460,7 @@ static int start_element(xml *X)
             return -1;
         if (strlen(attr(X, "id")) >= sizeof X->cur.id)
             return xerr(X, X->text + X->tag_at, "host id longer than %zu characters", sizeof X->cur.id - 1);
-        X->cur = (xhost){"", "", -1, -1, -1, 0, -1, -1, 0, {0}};
+        X->cur = (xhost){"", "", -1, -1, -1, 0, -1, -1, 0, {0}, -1, 0, {0}, {0}};
         snprintf(X->cur.id, sizeof X->cur.id, "%s", attr(X, "id"));
         X->in_host = X->depth;
     } else if (!strcmp(t, "router") || !strcmp(t, "peer")) {
@@ -611,6 +636,11 @@ static int order_hosts(const char *src, xhost *hosts, int n, sim_err *err)
                             src, hosts[i].nmore, hosts[i].id, hosts[0].nmore, hosts[0].id);
     if (hosts[0].nmore && !rings)
         return sim_errf(err, "%s: trainsim:ring_pos_more without trainsim:ring_pos", src);
+    for (int i = 1; i < n; i++)
+        if ((hosts[i].nvl_self < 0) != (hosts[0].nvl_self < 0))
+            return sim_errf(err, "%s: trainsim:nvlinks is on host \"%s\" but not on \"%s\"; give it on every GPU "
+                            "host or none", src, hosts[i].nvl_self < 0 ? hosts[0].id : hosts[i].id,
+                            hosts[i].nvl_self < 0 ? hosts[i].id : hosts[0].id);
     if (ranks) {
         qsort(hosts, (size_t)n, sizeof *hosts, cmp_rank);
         for (int i = 0; i < n; i++)
@@ -665,6 +695,20 @@ static sim_machine *machine(xml *X, sim_err *err)
         m->ring_pos = sim_xcalloc((size_t)n, sizeof *m->ring_pos, "the platform's ring order");
         for (int i = 0; i < n; i++)
             m->ring_pos[i] = hosts[i].ring_pos;
+    }
+    if (hosts[0].nvl_self >= 0) {
+        for (int i = 0; i < n; i++) {
+            m->nvl_width = hosts[i].nvl_self + 1 > m->nvl_width ? hosts[i].nvl_self + 1 : m->nvl_width;
+            for (int j = 0; j < hosts[i].nvl_n; j++)
+                m->nvl_width = hosts[i].nvl_peer[j] + 1 > m->nvl_width ? hosts[i].nvl_peer[j] + 1 : m->nvl_width;
+        }
+        m->nvl_local = sim_xcalloc((size_t)n, sizeof *m->nvl_local, "the platform's NVLinks");
+        m->nvl_links = sim_xcalloc((size_t)n * (size_t)m->nvl_width, 1, "the platform's NVLinks");
+        for (int i = 0; i < n; i++) {
+            m->nvl_local[i] = hosts[i].nvl_self;
+            for (int j = 0; j < hosts[i].nvl_n; j++)
+                m->nvl_links[(size_t)i * (size_t)m->nvl_width + hosts[i].nvl_peer[j]] = hosts[i].nvl_cnt[j];
+        }
     }
     if (hosts[0].nmore > 0) {
         m->more_rings = hosts[0].nmore;

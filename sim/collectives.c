@@ -377,17 +377,48 @@ static void channel_order(const member_order *ord, const int *seg, int nseg, int
  * carry more rings (more_rings: DGX-1's cube mesh) and the members are the
  * whole node, each adds a channel (two with its reverse) visiting them in
  * its order, so every channel takes an equal share of the bytes as NCCL
- * splits them, and a pair with two links carries two channels (a part of
- * the node keeps the first ring: NCCL searches its own rings over the
- * part's links, which the node's do not restrict to).  Within
- * sim_options.max_channels (NCCL_MAX_NCHANNELS) and MAX_CH.  Writes channel
- * c at order[c*n ..); returns the channels. */
+ * splits them, and a pair with two links carries two channels.  Where the
+ * machine knows the node's NVLinks (nvl_links), the members get the rings
+ * packed over their own links (sim_nvl_rings: as NCCL's search runs per
+ * communicator; a whole node's are the node's rings), each both ways,
+ * wherever NVLink closes a cycle through them.
+ * Within sim_options.max_channels (NCCL_MAX_NCHANNELS) and MAX_CH.  Writes
+ * channel c at order[c*n ..); returns the channels. */
+static int part_orders(int *order, const int *rank, int n, int dirs, int cap)
+{
+    const sim_machine *m = E.m;
+    if (!m->nvl_links || !m->nvl_local || n > SIM_NVL_MAX)
+        return 0;
+    int *links = sim_xmalloc(sizeof(int) * (size_t)n * (size_t)n, "the collectives' rings");
+    int *rings = sim_xmalloc(sizeof(int) * (size_t)n * MAX_CH, "the collectives' rings");
+    int *member = sim_xmalloc(sizeof(int) * (size_t)n, "the collectives' rings");
+    memcpy(member, order, sizeof(int) * (size_t)n);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            links[i * n + j] = i == j ? 0
+                                      : m->nvl_links[(size_t)rank[member[i]] * (size_t)m->nvl_width +
+                                                     (size_t)m->nvl_local[rank[member[j]]]];
+    int got = sim_nvl_rings(n, links, cap / dirs, rings), nch = 0;
+    for (int k = 0; k < got && nch + dirs <= cap; k++)
+        for (int d = 0; d < dirs; d++, nch++)
+            for (int p = 0; p < n; p++)
+                order[(size_t)nch * (size_t)n + (size_t)p] = member[rings[(size_t)k * (size_t)n + (size_t)(d ? n - 1 - p : p)]];
+    free(links);
+    free(rings);
+    free(member);
+    return nch;
+}
+
 static int node_orders(int *order, const int *rank, int n)
 {
     if (n < 3 || E.opt.max_channels == 1)
         return 1;
     int dirs = E.m->ring_bidir ? 2 : 1,
         cap = E.opt.max_channels > 0 && E.opt.max_channels < MAX_CH ? E.opt.max_channels : MAX_CH;
+    /* with the node's links known, the members' own rings (the node's, for a whole node) */
+    int part = E.m->nvl_links ? part_orders(order, rank, n, dirs, cap) : 0;
+    if (part > 0)
+        return part;
     int nch = 1, node_size = 0, more = E.m->ring_pos_more ? E.m->more_rings : 0;
     for (int r = 0; more && r < E.m->ngpus; r++)
         node_size += E.m->node[r] == E.m->node[rank[order[0]]];

@@ -104,6 +104,8 @@ void sim_machine_free(sim_machine *m)
     free(m->gpus);
     free(m->ring_pos);
     free(m->ring_pos_more);
+    free(m->nvl_local);
+    free(m->nvl_links);
     free(m->stage);
     free(m->compute_slow);
     free(m->degrade);
@@ -156,6 +158,16 @@ sim_machine *sim_machine_subset(const sim_machine *m, const int *ranks, int n)
         if (ok) {
             memcpy(v->stage, m->stage, (size_t)m->nstage * sizeof *v->stage);
             v->nstage = m->nstage;
+        }
+    }
+    if (m->nvl_links && m->nvl_local) { /* a node's links: valid for any view of its ranks */
+        v->nvl_width = m->nvl_width;
+        ok = ok && (v->nvl_local = malloc((size_t)(n > 0 ? n : 1) * sizeof *v->nvl_local)) != NULL &&
+             (v->nvl_links = malloc((size_t)(n > 0 ? n : 1) * (size_t)m->nvl_width)) != NULL;
+        for (int i = 0; ok && i < n; i++) {
+            v->nvl_local[i] = m->nvl_local[ranks[i]];
+            memcpy(v->nvl_links + (size_t)i * (size_t)m->nvl_width,
+                   m->nvl_links + (size_t)ranks[i] * (size_t)m->nvl_width, (size_t)m->nvl_width);
         }
     }
     if (m->compute_slow)
@@ -354,3 +366,60 @@ int sim_machine_degrade(sim_machine *m, const char *spec, sim_err *err)
     m->ndegrade++;
     return 0;
 }
+
+/* Depth first through the GPUs not yet used, the one with the most links
+ * left to the last first (ties by index), within *budget steps. */
+static int widest_cycle(int n, const int *left, int *order, int k, int *used, long *budget)
+{
+    if (--*budget < 0)
+        return 0;
+    int last = order[k - 1];
+    if (k == n)
+        return left[last * n + order[0]] > 0;
+    int cand[SIM_NVL_MAX], nc = 0;
+    for (int h = 0; h < n; h++)
+        if (!used[h] && left[last * n + h] > 0) {
+            int j = nc++;
+            for (; j > 0 && left[last * n + cand[j - 1]] < left[last * n + h]; j--)
+                cand[j] = cand[j - 1];
+            cand[j] = h;
+        }
+    for (int i = 0; i < nc; i++) {
+        used[cand[i]] = 1;
+        order[k] = cand[i];
+        if (widest_cycle(n, left, order, k + 1, used, budget))
+            return 1;
+        used[cand[i]] = 0;
+    }
+    return 0;
+}
+
+int sim_nvl_rings(int n, int *links, int max_rings, int *orders)
+{
+    if (n < 3 || n > SIM_NVL_MAX)
+        return 0;
+    int used[SIM_NVL_MAX], count = 0;
+    while (count < max_rings) {
+        int *cyc = orders + (size_t)count * (size_t)n, fits = count > 0;
+        const int *prev = count > 0 ? orders + (size_t)(count - 1) * (size_t)n : NULL;
+        for (int i = 0; fits && i < n; i++) /* the last ring again while its links last */
+            fits = links[prev[i] * n + prev[(i + 1) % n]] > 0;
+        if (fits) {
+            memcpy(cyc, prev, sizeof(int) * (size_t)n);
+        } else {
+            long budget = 100000;
+            memset(used, 0, sizeof used);
+            used[0] = 1;
+            cyc[0] = 0;
+            if (!widest_cycle(n, links, cyc, 1, used, &budget))
+                break;
+        }
+        for (int i = 0; i < n; i++) {
+            links[cyc[i] * n + cyc[(i + 1) % n]]--;
+            links[cyc[(i + 1) % n] * n + cyc[i]]--;
+        }
+        count++;
+    }
+    return count;
+}
+

@@ -16,6 +16,7 @@
 /* The most GPUs a platform or a schedule may have (a stated limit, checked
  * by every reader before memory is spent). */
 #define SIM_MAX_GPUS 65536
+#define SIM_NVL_MAX 64 /* GPUs of one node an NVLink mesh's rings are packed over */
 
 /* Element types.  TF32 means fp32 storage with TF32 tensor-core matmuls (the
  * PyTorch default on Ampere that the Oases benchmarks ran with). */
@@ -211,6 +212,10 @@ typedef struct sim_machine {
                              beside ring_pos's (DGX-1's hybrid cube mesh: its doubled links'
                              cycle again, then its single links' cycle); 0: none */
     int *ring_pos_more;   /* [more_rings * ngpus] or NULL: ring k's positions at [k * ngpus] */
+    int nvl_width;        /* NVLink meshes (where more_rings): GPUs per node of the widest node */
+    int *nvl_local;       /* [ngpus] or NULL: the rank's index in its node */
+    unsigned char *nvl_links; /* [ngpus * nvl_width] or NULL: NVLinks from the rank to each index of its
+                                 node, so that a communicator over part of a node gets its own rings */
     int nstage;
     sim_stage *stage;     /* [nstage] host-memory links of host-staged transfers with a cache */
     /* What-if perturbations of one machine (`trainsim run --slow / --degrade`):
@@ -220,6 +225,16 @@ typedef struct sim_machine {
     int ndegrade;
     sim_degrade *degrade; /* [ndegrade] links whose bandwidth is divided by a factor */
 } sim_machine;
+
+/* The rings NCCL's search packs into an NVLink mesh of n GPUs, links[a * n
+ * + b] NVLinks between a and b (symmetric; consumed): the widest cycle
+ * through all n first (the next GPU by the most links left, then by index:
+ * search.cc's ncclTopoSearchNextGpuSort), repeated while each of its pairs
+ * has a link left, then the widest over what is left, at most max_rings;
+ * each ring takes one link of each pair it crosses, as it runs both ways.
+ * Writes ring k at orders[k * n] (starting at GPU 0); returns the rings
+ * found (0: no NVLink cycle through all n within the search budget). */
+int sim_nvl_rings(int n, int *links, int max_rings, int *orders);
 
 /* Neutral collective parameters: no protocol latency, full efficiency (what
  * analytical oracles expect); no overlap interference. */

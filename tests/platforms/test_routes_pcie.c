@@ -126,6 +126,13 @@ int main(int argc, char **argv)
         CHECK(x && x->more_rings == 2 && !memcmp(x->ring_pos_more, d->ring_pos_more, 16 * sizeof(int)) &&
                   !memcmp(x->ring_pos, d->ring_pos, 8 * sizeof(int)),
               "the XML carries the further rings (trainsim:ring_pos_more): %s", x ? "" : err.msg);
+        /* each GPU's NVLinks in its node (for the rings of a part of it), in the XML too */
+        CHECK(d->nvl_links && d->nvl_width == 8 && d->nvl_local[5] == 5 && d->nvl_links[0 * 8 + 3] == 2 &&
+                  d->nvl_links[0 * 8 + 1] == 1 && d->nvl_links[0 * 8 + 5] == 0 && d->nvl_links[6 * 8 + 7] == 2,
+              "DGX-1 NVLinks per GPU: 0-3 two, 0-1 one, 0-5 none, 6-7 two");
+        CHECK(x && x->nvl_links && x->nvl_width == 8 && !memcmp(x->nvl_links, d->nvl_links, 64) &&
+                  !memcmp(x->nvl_local, d->nvl_local, 8 * sizeof(int)),
+              "the XML carries them (trainsim:nvlinks)");
         sim_machine_free(x);
         /* a view or a cut keeps them only over whole nodes (they are a whole node's rings) */
         static const int half[4] = {0, 1, 2, 3}, rev[8] = {7, 6, 5, 4, 3, 2, 1, 0};
@@ -133,6 +140,9 @@ int main(int argc, char **argv)
         CHECK(h && r && h->more_rings == 0 && !h->ring_pos_more && r->more_rings == 2 &&
                   r->ring_pos_more[8 + 7] == d->ring_pos_more[8 + 0] && r->ring_pos_more[0] == d->ring_pos_more[7],
               "views: half a node drops the further rings, the whole node keeps them, re-ranked");
+        CHECK(h && r && h->nvl_links && h->nvl_local[3] == 3 && h->nvl_links[3 * 8 + 0] == 2 && r->nvl_local[0] == 7 &&
+                  r->nvl_links[0 * 8 + 4] == 2,
+              "views keep each GPU's NVLinks by its index in the node");
         sim_machine_free(h);
         sim_machine_free(r);
         CHECK(sim_machine_first(d, 4, &err) == 0 && d->more_rings == 0 && !d->ring_pos_more,
