@@ -537,13 +537,17 @@ static cJSON *with_like(const cJSON *root, const cJSON *e, const char *where, si
             for (cJSON *p = copy->child; p; p = p->next)
                 if (cJSON_IsNumber(p))
                     cJSON_SetNumberValue(p, p->valuedouble * r);
-        /* both kernel families: the per-score units are the card's, whichever kernel runs */
-        for (cJSON *set = copy && work && !strcmp(LIKE_KEYS[i], "flash_attention") ? copy : NULL; set;
-             set = set == copy ? cJSON_GetObjectItemCaseSensitive(copy, "fa2") : NULL) {
-            cJSON_DeleteItemFromObjectCaseSensitive(set, "score_scale");
-            if (!cJSON_AddItemToObject(set, "score_scale", cJSON_Duplicate(work, 1))) {
-                cJSON_Delete(copy);
-                copy = NULL;
+        if (copy && work && !strcmp(LIKE_KEYS[i], "flash_attention")) {
+            /* both kernel families: the per-score units are the card's, whichever kernel runs */
+            cJSON *sets[2] = {copy, cJSON_GetObjectItemCaseSensitive(copy, "fa2")};
+            for (int k = 0; copy && k < 2; k++) {
+                if (!sets[k])
+                    continue;
+                cJSON_DeleteItemFromObjectCaseSensitive(sets[k], "score_scale");
+                if (!cJSON_AddItemToObject(sets[k], "score_scale", cJSON_Duplicate(work, 1))) {
+                    cJSON_Delete(copy);
+                    copy = NULL;
+                }
             }
         }
         if (!copy || !cJSON_AddItemToObject(m, LIKE_KEYS[i], copy)) {

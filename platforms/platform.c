@@ -100,7 +100,6 @@
 #include "sim/json.h"
 
 #define MAX_GPUS 64   /* per node */
-#define MAX_MORE_RINGS 3 /* NVLink rings beyond the first: with their reverses, 8 channels (MAX_CH 16) */
 #define MAX_SWITCHES 16
 #define MAX_NICS 16
 #define MAX_LINKS 512 /* per node */
@@ -298,8 +297,7 @@ typedef struct node_spec {
     int mem[2], upi;
     double cache_bytes;      /* per socket: cache absorbing staged buffers (0: none) */
     int ring_order[MAX_GPUS], bidir;
-    int more_rings; /* further NVLink rings NCCL packs beside ring_order (ring_cycles) */
-    int more_order[MAX_MORE_RINGS][MAX_GPUS];
+    int mesh;                /* NVLinks alone close a cycle through the GPUs (ring_cycles) */
     int domain_nodes;        /* nodes per multi-node NVLink domain (node.nvlink.domain_gpus / gpus_per_node; 1: none) */
     int nnics;
     int nic_sw[MAX_NICS];
@@ -413,31 +411,25 @@ static int nvlink_cycle(const node_spec *ns, int *order, int k, int *used, long 
 
 static int links_of(const node_spec *ns, int a, int b) { return ns->nvl_links[a < b ? a : b][a < b ? b : a]; }
 
-/* The rings NCCL's search packs into a node whose NVLinks alone join every
- * GPU in a cycle (sim_nvl_rings: the widest cycle first, again while its
- * links last, then the widest over the links left).  On DGX-1's hybrid cube
- * mesh (its eight pairs of two links) that is NCCL's own result: the doubled
- * links' cycle 0 3 2 1 5 6 7 4 twice, then the single links' 0 1 3 7 5 4 6 2
- * once (NCCL 2.19 and 2.27 print 12 channels on such a node, 4 + 4 on the
- * first cycle's two directions, 2 + 2 on the second's), so every GPU's six
- * links carry its rings.  Leaves ring_order (found by index) alone where the
- * search runs out of budget. */
+/* A node whose NVLinks alone join every GPU in a cycle: its first ring is
+ * the first NCCL's search packs (sim_nvl_rings: the widest cycle; on DGX-1's
+ * hybrid cube mesh, 0 3 2 1 5 6 7 4 over its doubled links), the one rings
+ * across nodes follow; the collectives pack the others from the links
+ * (machine_rings gives them every GPU's).  Leaves ring_order (found by
+ * index) alone where the search runs out of budget. */
 static void ring_cycles(node_spec *ns)
 {
     int n = ns->ngpus;
     int *links = sim_xmalloc(sizeof(int) * (size_t)n * (size_t)n, "the node's NVLink rings");
-    int *orders = sim_xmalloc(sizeof(int) * (size_t)n * (1 + MAX_MORE_RINGS), "the node's NVLink rings");
+    int *first = sim_xmalloc(sizeof(int) * (size_t)n, "the node's NVLink rings");
     for (int a = 0; a < n; a++)
         for (int b = 0; b < n; b++)
             links[a * n + b] = a == b ? 0 : links_of(ns, a, b);
-    int rings = sim_nvl_rings(n, links, 1 + MAX_MORE_RINGS, orders);
-    ns->more_rings = rings > 0 ? rings - 1 : 0;
-    if (rings > 0)
-        memcpy(ns->ring_order, orders, sizeof(int) * (size_t)n);
-    for (int k = 1; k < rings; k++)
-        memcpy(ns->more_order[k - 1], orders + (size_t)k * (size_t)n, sizeof(int) * (size_t)n);
+    if (sim_nvl_rings(n, links, 1, first) == 1)
+        memcpy(ns->ring_order, first, sizeof(int) * (size_t)n);
+    ns->mesh = 1;
     free(links);
-    free(orders);
+    free(first);
 }
 
 /* The order NCCL's ring search gives a node's GPUs: it tries the next GPU
@@ -457,7 +449,7 @@ static void ring_order(node_spec *ns)
     used[0] = 1;
     ns->ring_order[0] = 0;
     long budget = 100000;
-    ns->more_rings = 0;
+    ns->mesh = 0;
     if (ns->ngpus > 2 && nvlink_cycle(ns, ns->ring_order, 1, used, &budget)) {
         ns->bidir = 1;
         ring_cycles(ns);
@@ -872,21 +864,11 @@ static void write_hosts(FILE *f, int k, int zone, const node_spec *ns)
                 "<prop id=\"trainsim:ring_pos\" value=\"%d\"/>%s",
                 k, g, ns->gpu.model, k * ns->ngpus + g, k, pos,
                 ns->bidir ? "<prop id=\"trainsim:ring_bidir\" value=\"1\"/>" : "");
-        if (ns->more_rings > 0) { /* its NVLinks in the node: "own index, then index:links ..." */
+        if (ns->mesh) { /* its NVLinks in the node: "own index, then index:links ..." */
             fprintf(f, "<prop id=\"trainsim:nvlinks\" value=\"%d", g);
             for (int h = 0; h < ns->ngpus; h++)
                 if (h != g && links_of(ns, g, h) > 0)
                     fprintf(f, " %d:%d", h, links_of(ns, g, h));
-            fprintf(f, "\"/>");
-        }
-        if (ns->more_rings > 0) { /* its places in the node's further rings (ring_cycles) */
-            fprintf(f, "<prop id=\"trainsim:ring_pos_more\" value=\"");
-            for (int j = 0; j < ns->more_rings; j++) {
-                int q = 0;
-                while (ns->more_order[j][q] != g)
-                    q++;
-                fprintf(f, "%s%d", j ? " " : "", q);
-            }
             fprintf(f, "\"/>");
         }
         if (ns->nnics > 1)
@@ -1063,24 +1045,19 @@ static void machine_rings(sim_machine *m, const node_spec *const *nsk, int nnode
     for (int k = 0; k < nnodes; k++)
         m->ring_bidir = m->ring_bidir && nsk[k]->bidir;
     m->ring_pos = sim_xcalloc((size_t)m->ngpus, sizeof *m->ring_pos, "the platform's ring order");
-    /* further rings where every node group packs as many (a machine's rings are one list) */
-    m->more_rings = nsk[0]->more_rings;
-    for (int k = 1; k < nnodes; k++)
-        if (nsk[k]->more_rings != m->more_rings)
-            m->more_rings = 0;
-    if (m->more_rings) {
-        m->ring_pos_more = sim_xcalloc((size_t)m->more_rings * (size_t)m->ngpus, sizeof *m->ring_pos_more,
-                                       "the platform's ring order");
-        /* and each GPU's NVLinks within its node: a communicator over part of
-         * a node packs rings of its own over them (sim_nvl_rings) */
-        for (int k = 0; k < nnodes; k++)
-            m->nvl_width = nsk[k]->ngpus > m->nvl_width ? nsk[k]->ngpus : m->nvl_width;
+    /* on NVLink meshes, each GPU's links in its node (the collectives pack rings over them) */
+    int mesh = 0;
+    for (int k = 0; k < nnodes; k++)
+        mesh |= nsk[k]->mesh;
+    for (int k = 0; mesh && k < nnodes; k++)
+        m->nvl_width = nsk[k]->ngpus > m->nvl_width ? nsk[k]->ngpus : m->nvl_width;
+    if (mesh) {
         m->nvl_local = sim_xcalloc((size_t)m->ngpus, sizeof *m->nvl_local, "the platform's NVLinks");
         m->nvl_links = sim_xcalloc((size_t)m->ngpus * (size_t)m->nvl_width, 1, "the platform's NVLinks");
         for (int k = 0, r = 0; k < nnodes; k++)
             for (int g = 0; g < nsk[k]->ngpus; g++, r++) {
-                m->nvl_local[r] = g;
-                for (int h = 0; h < nsk[k]->ngpus; h++)
+                m->nvl_local[r] = nsk[k]->mesh ? g : -1; /* -1: not on a mesh (as its XML host says) */
+                for (int h = 0; nsk[k]->mesh && h < nsk[k]->ngpus; h++)
                     m->nvl_links[(size_t)r * (size_t)m->nvl_width + (size_t)h] =
                         (unsigned char)(h == g ? 0 : links_of(nsk[k], g, h));
             }
@@ -1088,13 +1065,9 @@ static void machine_rings(sim_machine *m, const node_spec *const *nsk, int nnode
     int nstage = 0;
     for (int k = 0, r = 0; k < nnodes; k++) {
         for (int g = 0; g < nsk[k]->ngpus; g++, r++)
-            for (int pos = 0; pos < nsk[k]->ngpus; pos++) {
+            for (int pos = 0; pos < nsk[k]->ngpus; pos++)
                 if (nsk[k]->ring_order[pos] == g)
                     m->ring_pos[r] = pos;
-                for (int j = 0; j < m->more_rings; j++)
-                    if (nsk[k]->more_order[j][pos] == g)
-                        m->ring_pos_more[(size_t)j * (size_t)m->ngpus + (size_t)r] = pos;
-            }
         nstage += nsk[k]->cache_bytes > 0 ? nsk[k]->nsockets : 0;
     }
     if (!nstage)

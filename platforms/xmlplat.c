@@ -23,9 +23,9 @@
  * routes leave by, which the collectives need to spread their channels),
  * trainsim:nvswitch (default none: the NVSwitch fabric it is on, for NVLink
  * SHARP), trainsim:ring_pos (all or none; the host's place in its node's
- * ring order), trainsim:ring_pos_more (all or none, the same count on each:
- * its places in the node's further NVLink rings, space-separated),
- * trainsim:ring_bidir = 1 (rings inside a node run both ways), and trainsim:cache_bytes on a <link> (a host-memory link of staged
+ * ring order), trainsim:nvlinks (on the GPUs of NVLink meshes: "i j:c ...",
+ * the host's index in its node and its NVLinks to the node's other
+ * indices), trainsim:ring_bidir = 1 (rings inside a node run both ways), and trainsim:cache_bytes on a <link> (a host-memory link of staged
  * transfers and its cache) — the generated platforms carry them
  * (sim/machine.h).  The tokenizer only ever sees what SimGrid sees: a host
  * inside a comment or a CDATA section is not a host. */
@@ -46,7 +46,6 @@ typedef struct xhost {
     char id[128];
     char gpu[48];
     int rank, node, ring_pos, bidir, nic, nvswitch; /* -1 = not given (bidir: 0) */
-    int nmore, more[4];                             /* trainsim:ring_pos_more (nmore 0: not given) */
     int nvl_self;                                   /* trainsim:nvlinks: index in its node (-1: not given) */
     unsigned char nvl_n, nvl_peer[16], nvl_cnt[16]; /* and its NVLinks to other indices of the node */
 } xhost;
@@ -396,22 +395,6 @@ static int host_prop(xml *X)
                         X->cur.id, SIM_NVL_MAX - 1, v);
         return 0;
     }
-    if (!strcmp(id, "trainsim:ring_pos_more")) {
-        char buf[64], *tok, *save = NULL;
-        snprintf(buf, sizeof buf, "%s", v);
-        X->cur.nmore = 0;
-        for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
-            if (X->cur.nmore == 4 || parse_index(tok, &X->cur.more[X->cur.nmore++]))
-                return xerr(X, X->text + X->tag_at,
-                            "host \"%s\": property trainsim:ring_pos_more: expected 1 to 4 integers in 0..%d, "
-                            "space-separated, got \"%.40s\"",
-                            X->cur.id, SIM_MAX_GPUS - 1, v);
-        if (!X->cur.nmore || strlen(v) >= sizeof buf)
-            return xerr(X, X->text + X->tag_at,
-                        "host \"%s\": property trainsim:ring_pos_more: expected 1 to 4 integers, got \"%.40s\"",
-                        X->cur.id, v);
-        return 0;
-    }
     static const char *const ints[] = {"trainsim:rank",       "trainsim:node", "trainsim:ring_pos",
                                        "trainsim:ring_bidir", "trainsim:nic",  "trainsim:nvswitch"};
     int *dst[] = {&X->cur.rank, &X->cur.node, &X->cur.ring_pos, &X->cur.bidir, &X->cur.nic, &X->cur.nvswitch};
@@ -460,7 +443,7 @@ static int start_element(xml *X)
             return -1;
         if (strlen(attr(X, "id")) >= sizeof X->cur.id)
             return xerr(X, X->text + X->tag_at, "host id longer than %zu characters", sizeof X->cur.id - 1);
-        X->cur = (xhost){"", "", -1, -1, -1, 0, -1, -1, 0, {0}, -1, 0, {0}, {0}};
+        X->cur = (xhost){"", "", -1, -1, -1, 0, -1, -1, -1, 0, {0}, {0}};
         snprintf(X->cur.id, sizeof X->cur.id, "%s", attr(X, "id"));
         X->in_host = X->depth;
     } else if (!strcmp(t, "router") || !strcmp(t, "peer")) {
@@ -628,19 +611,6 @@ static int order_hosts(const char *src, xhost *hosts, int n, sim_err *err)
     for (int k = 0; k < 3; k++)
         if (given[k] && given[k] != n)
             return sim_errf(err, "%s: %s is on %d of %d GPU hosts; give it on all or none", src, prop[k], given[k], n);
-    for (int i = 1; i < n; i++)
-        if (hosts[i].nmore != hosts[0].nmore)
-            return sim_errf(err,
-                            "%s: trainsim:ring_pos_more gives %d rings on host \"%s\" and %d on \"%s\"; give "
-                            "every GPU host the same count, or none",
-                            src, hosts[i].nmore, hosts[i].id, hosts[0].nmore, hosts[0].id);
-    if (hosts[0].nmore && !rings)
-        return sim_errf(err, "%s: trainsim:ring_pos_more without trainsim:ring_pos", src);
-    for (int i = 1; i < n; i++)
-        if ((hosts[i].nvl_self < 0) != (hosts[0].nvl_self < 0))
-            return sim_errf(err, "%s: trainsim:nvlinks is on host \"%s\" but not on \"%s\"; give it on every GPU "
-                            "host or none", src, hosts[i].nvl_self < 0 ? hosts[0].id : hosts[i].id,
-                            hosts[i].nvl_self < 0 ? hosts[i].id : hosts[0].id);
     if (ranks) {
         qsort(hosts, (size_t)n, sizeof *hosts, cmp_rank);
         for (int i = 0; i < n; i++)
@@ -696,7 +666,10 @@ static sim_machine *machine(xml *X, sim_err *err)
         for (int i = 0; i < n; i++)
             m->ring_pos[i] = hosts[i].ring_pos;
     }
-    if (hosts[0].nvl_self >= 0) {
+    int meshes = 0;
+    for (int i = 0; i < n; i++)
+        meshes |= hosts[i].nvl_self >= 0;
+    if (meshes) {
         for (int i = 0; i < n; i++) {
             m->nvl_width = hosts[i].nvl_self + 1 > m->nvl_width ? hosts[i].nvl_self + 1 : m->nvl_width;
             for (int j = 0; j < hosts[i].nvl_n; j++)
@@ -705,18 +678,10 @@ static sim_machine *machine(xml *X, sim_err *err)
         m->nvl_local = sim_xcalloc((size_t)n, sizeof *m->nvl_local, "the platform's NVLinks");
         m->nvl_links = sim_xcalloc((size_t)n * (size_t)m->nvl_width, 1, "the platform's NVLinks");
         for (int i = 0; i < n; i++) {
-            m->nvl_local[i] = hosts[i].nvl_self;
+            m->nvl_local[i] = hosts[i].nvl_self; /* -1: not on a mesh */
             for (int j = 0; j < hosts[i].nvl_n; j++)
                 m->nvl_links[(size_t)i * (size_t)m->nvl_width + hosts[i].nvl_peer[j]] = hosts[i].nvl_cnt[j];
         }
-    }
-    if (hosts[0].nmore > 0) {
-        m->more_rings = hosts[0].nmore;
-        m->ring_pos_more =
-            sim_xcalloc((size_t)m->more_rings * (size_t)n, sizeof *m->ring_pos_more, "the platform's ring order");
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < m->more_rings; j++)
-                m->ring_pos_more[(size_t)j * (size_t)n + (size_t)i] = hosts[i].more[j];
     }
     for (int i = 0; i < n; i++)
         m->ring_bidir |= hosts[i].bidir > 0;

@@ -373,22 +373,21 @@ static void channel_order(const member_order *ord, const int *seg, int nseg, int
 /* Within one node: order[0..n) holds the node's ring (members, whose ranks
  * are rank[member]); with the platform's ring_bidir (NVLink-bridged pairs,
  * NVLink meshes: NCCL's reverse-order channels) and more than two members, a
- * second channel runs it the other way round; where the node's NVLinks
- * carry more rings (more_rings: DGX-1's cube mesh) and the members are the
- * whole node, each adds a channel (two with its reverse) visiting them in
- * its order, so every channel takes an equal share of the bytes as NCCL
- * splits them, and a pair with two links carries two channels.  Where the
- * machine knows the node's NVLinks (nvl_links), the members get the rings
- * packed over their own links (sim_nvl_rings: as NCCL's search runs per
- * communicator; a whole node's are the node's rings), each both ways,
- * wherever NVLink closes a cycle through them.
- * Within sim_options.max_channels (NCCL_MAX_NCHANNELS) and MAX_CH.  Writes
- * channel c at order[c*n ..); returns the channels. */
-static int part_orders(int *order, const int *rank, int n, int dirs, int cap)
+ * second channel runs it the other way round.  On an NVLink mesh
+ * (nvl_links) the members get the rings NCCL's search packs over their own
+ * links instead (sim_nvl_rings; a whole DGX-1: the doubled links' cycle
+ * twice, the single links' once), each both ways, every channel an equal
+ * share of the bytes as NCCL splits them, so a pair with two links carries
+ * two channels.  Within sim_options.max_channels (NCCL_MAX_NCHANNELS) and
+ * MAX_CH.  Writes channel c at order[c*n ..); returns the channels. */
+static int mesh_orders(int *order, const int *rank, int n, int dirs, int cap)
 {
     const sim_machine *m = E.m;
     if (!m->nvl_links || !m->nvl_local || n > SIM_NVL_MAX)
         return 0;
+    for (int i = 0; i < n; i++)
+        if (m->nvl_local[rank[order[i]]] < 0)
+            return 0;
     int *links = sim_xmalloc(sizeof(int) * (size_t)n * (size_t)n, "the collectives' rings");
     int *rings = sim_xmalloc(sizeof(int) * (size_t)n * MAX_CH, "the collectives' rings");
     int *member = sim_xmalloc(sizeof(int) * (size_t)n, "the collectives' rings");
@@ -399,7 +398,7 @@ static int part_orders(int *order, const int *rank, int n, int dirs, int cap)
                                       : m->nvl_links[(size_t)rank[member[i]] * (size_t)m->nvl_width +
                                                      (size_t)m->nvl_local[rank[member[j]]]];
     int got = sim_nvl_rings(n, links, cap / dirs, rings), nch = 0;
-    for (int k = 0; k < got && nch + dirs <= cap; k++)
+    for (int k = 0; k < got; k++)
         for (int d = 0; d < dirs; d++, nch++)
             for (int p = 0; p < n; p++)
                 order[(size_t)nch * (size_t)n + (size_t)p] = member[rings[(size_t)k * (size_t)n + (size_t)(d ? n - 1 - p : p)]];
@@ -415,34 +414,14 @@ static int node_orders(int *order, const int *rank, int n)
         return 1;
     int dirs = E.m->ring_bidir ? 2 : 1,
         cap = E.opt.max_channels > 0 && E.opt.max_channels < MAX_CH ? E.opt.max_channels : MAX_CH;
-    /* with the node's links known, the members' own rings (the node's, for a whole node) */
-    int part = E.m->nvl_links ? part_orders(order, rank, n, dirs, cap) : 0;
-    if (part > 0)
-        return part;
-    int nch = 1, node_size = 0, more = E.m->ring_pos_more ? E.m->more_rings : 0;
-    for (int r = 0; more && r < E.m->ngpus; r++)
-        node_size += E.m->node[r] == E.m->node[rank[order[0]]];
-    if (node_size != n)
-        more = 0;
-    for (int k = 0; k <= more && nch + dirs - (k == 0) <= cap; k++) {
-        int *fwd = order + (size_t)(k ? nch : 0) * (size_t)n;
-        if (k) { /* the members by their places in ring k (insertion sort: n is a node's GPUs) */
-            const int *pos = E.m->ring_pos_more + (size_t)(k - 1) * (size_t)E.m->ngpus;
-            for (int i = 0; i < n; i++) {
-                int mem = order[i], j = i;
-                for (; j > 0 && pos[rank[fwd[j - 1]]] > pos[rank[mem]]; j--)
-                    fwd[j] = fwd[j - 1];
-                fwd[j] = mem;
-            }
-            nch++;
-        }
-        if (dirs == 2) {
-            for (int i = 0; i < n; i++)
-                order[(size_t)nch * (size_t)n + (size_t)i] = fwd[n - 1 - i];
-            nch++;
-        }
-    }
-    return nch;
+    int mesh = mesh_orders(order, rank, n, dirs, cap);
+    if (mesh > 0)
+        return mesh;
+    if (dirs == 1)
+        return 1;
+    for (int i = 0; i < n; i++)
+        order[n + i] = order[n - 1 - i];
+    return 2;
 }
 
 /* Adds the edge a -> b of one channel: one more channel on an existing

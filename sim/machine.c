@@ -103,7 +103,6 @@ void sim_machine_free(sim_machine *m)
     free(m->nic_direct);
     free(m->gpus);
     free(m->ring_pos);
-    free(m->ring_pos_more);
     free(m->nvl_local);
     free(m->nvl_links);
     free(m->stage);
@@ -134,25 +133,6 @@ sim_machine *sim_machine_subset(const sim_machine *m, const int *ranks, int n)
     v->ring_bidir = m->ring_bidir;
     if (m->ring_pos)
         ok = ok && (v->ring_pos = malloc((size_t)n * sizeof *v->ring_pos)) != NULL;
-    /* the further rings are a whole node's: kept only where the view holds whole nodes */
-    int whole = m->more_rings > 0;
-    int maxnode = 0;
-    for (int r = 0; whole && r < m->ngpus; r++)
-        maxnode = m->node[r] > maxnode ? m->node[r] : maxnode;
-    int *count = whole ? calloc((size_t)maxnode + 1, sizeof *count) : NULL;
-    whole = whole && count;
-    for (int r = 0; whole && r < m->ngpus; r++)
-        count[m->node[r]]++;
-    for (int i = 0; whole && i < n; i++)
-        count[m->node[ranks[i]]]--;
-    for (int i = 0; whole && i < n; i++)
-        whole = count[m->node[ranks[i]]] == 0;
-    free(count);
-    if (m->more_rings > 0 && m->ring_pos_more && whole) {
-        ok = ok && (v->ring_pos_more =
-                        malloc((size_t)m->more_rings * (size_t)(n > 0 ? n : 1) * sizeof *v->ring_pos_more)) != NULL;
-        v->more_rings = ok ? m->more_rings : 0;
-    }
     if (m->nstage > 0) {
         ok = ok && (v->stage = malloc((size_t)m->nstage * sizeof *v->stage)) != NULL;
         if (ok) {
@@ -190,9 +170,6 @@ sim_machine *sim_machine_subset(const sim_machine *m, const int *ranks, int n)
         v->nic_direct[i] = m->nic_direct[ranks[i]];
         if (v->ring_pos)
             v->ring_pos[i] = m->ring_pos[ranks[i]];
-        for (int k = 0; v->ring_pos_more && k < v->more_rings; k++)
-            v->ring_pos_more[(size_t)k * (size_t)n + (size_t)i] =
-                m->ring_pos_more[(size_t)k * (size_t)m->ngpus + (size_t)ranks[i]];
         ok = v->host[i] != NULL;
     }
     if (!ok) {
@@ -212,16 +189,6 @@ int sim_machine_first(sim_machine *m, int n, sim_err *err)
         free(m->host[r]);
         m->host[r] = NULL;
     }
-    /* the further rings are a whole node's (stride ngpus): kept, re-strided, only
-     * when the cut falls between nodes */
-    if (m->ring_pos_more && m->node[n - 1] == m->node[n]) {
-        free(m->ring_pos_more);
-        m->ring_pos_more = NULL;
-        m->more_rings = 0;
-    }
-    for (int k = 1; m->ring_pos_more && k < m->more_rings; k++)
-        memmove(m->ring_pos_more + (size_t)k * (size_t)n, m->ring_pos_more + (size_t)k * (size_t)m->ngpus,
-                (size_t)n * sizeof *m->ring_pos_more);
     m->ngpus = n;
     int nodes = 0;
     for (int r = 0; r < n; r++)

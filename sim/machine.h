@@ -208,14 +208,13 @@ typedef struct sim_machine {
     int ring_bidir;       /* 1: a ring inside one node runs as two channels in opposite
                              directions, half the bytes each (bridged pairs: each GPU then
                              receives half through its bridge, half through PCIe) */
-    int more_rings;       /* further rings NCCL's search packs into a node's NVLink mesh
-                             beside ring_pos's (DGX-1's hybrid cube mesh: its doubled links'
-                             cycle again, then its single links' cycle); 0: none */
-    int *ring_pos_more;   /* [more_rings * ngpus] or NULL: ring k's positions at [k * ngpus] */
-    int nvl_width;        /* NVLink meshes (where more_rings): GPUs per node of the widest node */
-    int *nvl_local;       /* [ngpus] or NULL: the rank's index in its node */
-    unsigned char *nvl_links; /* [ngpus * nvl_width] or NULL: NVLinks from the rank to each index of its
-                                 node, so that a communicator over part of a node gets its own rings */
+    /* NVLink meshes (a node whose NVLinks alone close a cycle through its
+     * GPUs: DGX-1): each GPU's links in its node, from which a collective
+     * inside a node packs its rings as NCCL's search does (sim_nvl_rings:
+     * on a whole DGX-1 three rings, both ways, over all six links a GPU) */
+    int nvl_width;        /* GPUs per node of the widest node */
+    int *nvl_local;       /* [ngpus] or NULL: the rank's index in its node, -1 off a mesh */
+    unsigned char *nvl_links; /* [ngpus * nvl_width] or NULL: NVLinks from the rank to each index of its node */
     int nstage;
     sim_stage *stage;     /* [nstage] host-memory links of host-staged transfers with a cache */
     /* What-if perturbations of one machine (`trainsim run --slow / --degrade`):

@@ -109,24 +109,25 @@ int main(int argc, char **argv)
         sim_machine_free(c);
     }
     /* ... with its eight pairs of two links (NV2): NCCL's rings, the doubled
-     * links' cycle twice and the single links' once (ring_cycles), in the
-     * machine and in the XML it writes, which reads back the same */
+     * links' cycle twice and the single links' once (sim_nvl_rings over each
+     * GPU's links, which the machine and the XML it writes carry; the first
+     * is the node's ring order) */
     sim_machine *d = plat_load("dgx1-v100", &err);
     CHECK(d != NULL, "dgx1-v100: %s", err.msg);
     if (d) {
         static const int want[3][8] = {{0, 3, 2, 1, 5, 6, 7, 4}, {0, 3, 2, 1, 5, 6, 7, 4}, {0, 1, 3, 7, 5, 4, 6, 2}};
-        int ok = d->more_rings == 2 && d->ring_pos_more && d->ring_bidir;
+        int links[64], rings[4 * 8], ok = d->ring_bidir && d->nvl_links && d->nvl_width == 8;
+        for (int i = 0; ok && i < 64; i++)
+            links[i] = d->nvl_links[i];
+        ok = ok && sim_nvl_rings(8, links, 4, rings) == 3;
         for (int k = 0; ok && k < 3; k++)
-            for (int p = 0; p < 8; p++) {
-                int g = want[k][p];
-                ok = ok && (k ? d->ring_pos_more[(k - 1) * 8 + g] : d->ring_pos[g]) == p;
-            }
+            for (int p = 0; p < 8; p++)
+                ok = ok && rings[k * 8 + p] == want[k][p] && (k || d->ring_pos[want[k][p]] == p);
         CHECK(ok, "DGX-1 rings 0 3 2 1 5 6 7 4 (twice) and 0 1 3 7 5 4 6 2, both ways");
         sim_machine *x = plat_from_xml_text(d->platform_xml, "dgx1.xml", &err);
-        CHECK(x && x->more_rings == 2 && !memcmp(x->ring_pos_more, d->ring_pos_more, 16 * sizeof(int)) &&
-                  !memcmp(x->ring_pos, d->ring_pos, 8 * sizeof(int)),
-              "the XML carries the further rings (trainsim:ring_pos_more): %s", x ? "" : err.msg);
-        /* each GPU's NVLinks in its node (for the rings of a part of it), in the XML too */
+        CHECK(x && !memcmp(x->ring_pos, d->ring_pos, 8 * sizeof(int)), "the XML carries the ring order: %s",
+              x ? "" : err.msg);
+        /* each GPU's NVLinks in its node, in the XML too */
         CHECK(d->nvl_links && d->nvl_width == 8 && d->nvl_local[5] == 5 && d->nvl_links[0 * 8 + 3] == 2 &&
                   d->nvl_links[0 * 8 + 1] == 1 && d->nvl_links[0 * 8 + 5] == 0 && d->nvl_links[6 * 8 + 7] == 2,
               "DGX-1 NVLinks per GPU: 0-3 two, 0-1 one, 0-5 none, 6-7 two");
@@ -134,36 +135,27 @@ int main(int argc, char **argv)
                   !memcmp(x->nvl_local, d->nvl_local, 8 * sizeof(int)),
               "the XML carries them (trainsim:nvlinks)");
         sim_machine_free(x);
-        /* a view or a cut keeps them only over whole nodes (they are a whole node's rings) */
+        /* views and cuts keep each GPU's links by its index in the node, whole node or part */
         static const int half[4] = {0, 1, 2, 3}, rev[8] = {7, 6, 5, 4, 3, 2, 1, 0};
         sim_machine *h = sim_machine_subset(d, half, 4), *r = sim_machine_subset(d, rev, 8);
-        CHECK(h && r && h->more_rings == 0 && !h->ring_pos_more && r->more_rings == 2 &&
-                  r->ring_pos_more[8 + 7] == d->ring_pos_more[8 + 0] && r->ring_pos_more[0] == d->ring_pos_more[7],
-              "views: half a node drops the further rings, the whole node keeps them, re-ranked");
         CHECK(h && r && h->nvl_links && h->nvl_local[3] == 3 && h->nvl_links[3 * 8 + 0] == 2 && r->nvl_local[0] == 7 &&
-                  r->nvl_links[0 * 8 + 4] == 2,
-              "views keep each GPU's NVLinks by its index in the node");
+                  r->nvl_links[0 * 8 + 4] == 2 && !memcmp(r->nvl_links + 7 * 8, d->nvl_links, 8),
+              "views keep each GPU's NVLinks by its index in the node, re-ranked");
         sim_machine_free(h);
         sim_machine_free(r);
-        CHECK(sim_machine_first(d, 4, &err) == 0 && d->more_rings == 0 && !d->ring_pos_more,
-              "--gpus 4 on a DGX-1: the further rings go with the node they belonged to");
+        unsigned char before[32];
+        memcpy(before, d->nvl_links, sizeof before);
+        CHECK(sim_machine_first(d, 4, &err) == 0 && d->nvl_local[3] == 3 && !memcmp(d->nvl_links, before, sizeof before),
+              "--gpus 4 on a DGX-1: the four GPUs keep their links (they pack rings of their own)");
         sim_machine_free(d);
     }
-    sim_machine *two = plat_from_json(
-        "{\"nodes\": 2, \"node\": {\"gpu\": \"V100-SXM2-16GB\", \"gpus_per_node\": 8, \"nic\": \"IB-EDR\", "
-        "\"nvlink\": {\"pairs\": [[0,1],[0,2],[0,3,2],[0,4,2],[1,2,2],[1,3],[1,5,2],[2,3,2],[2,6],[3,7],[4,5],[4,6],"
-        "[4,7,2],[5,6,2],[5,7],[6,7,2]]}}}",
-        "two", &err);
-    CHECK(two != NULL, "two DGX-1s: %s", err.msg);
-    if (two) {
-        int before[8];
-        for (int g = 0; g < 8; g++)
-            before[g] = two->more_rings == 2 ? two->ring_pos_more[16 + g] : -1;
-        CHECK(sim_machine_first(two, 8, &err) == 0 && two->more_rings == 2 &&
-                  !memcmp(two->ring_pos_more + 8, before, sizeof before),
-              "--gpus 8 of two DGX-1s: the first node's rings kept, at the new stride");
-        sim_machine_free(two);
-    }
+    /* any NVLink cycle through a node's GPUs makes it a mesh whose links the machine carries */
+    sim_machine *mix = plat_from_json(
+        "{\"nodes\": 1, \"node\": {\"gpu\": \"V100-SXM2-16GB\", \"gpus_per_node\": 4, \"nvlink\": {\"pairs\": "
+        "[[0,1],[1,2],[2,3],[3,0]]}}}",
+        "ring4", &err);
+    CHECK(mix && mix->nvl_links && mix->nvl_local[2] == 2, "a 4-GPU NVLink ring is a mesh: %s", mix ? "" : err.msg);
+    sim_machine_free(mix);
     static const struct {
         const char *pairs, *msg;
     } BAD[] = {{"[[0,1,0]]", "links a whole number from 1 to 18"},
