@@ -621,6 +621,67 @@ static int order_hosts(const char *src, xhost *hosts, int n, sim_err *err)
     return 0;
 }
 
+/* An NVLink mesh as its hosts give it (trainsim:nvlinks): each GPU's index
+ * unique in its node, each peer once, not itself, a GPU of the same node that
+ * lists it back with the same count — the links are physical, so a
+ * one-sided or doubled entry is a mistake in the file, which the rings
+ * packed from it would silently carry. */
+static int check_nvlinks(const char *src, const xhost *hosts, int n, sim_err *err)
+{
+    int maxnode = -1, rc = 0;
+    for (int i = 0; i < n; i++)
+        if (hosts[i].nvl_self >= 0 && (hosts[i].node >= 0 ? hosts[i].node : i) > maxnode)
+            maxnode = hosts[i].node >= 0 ? hosts[i].node : i;
+    if (maxnode < 0)
+        return 0;
+    /* at[node · SIM_NVL_MAX + index]: the host with that index, or -1 */
+    int *at = sim_xcalloc((size_t)(maxnode + 1) * SIM_NVL_MAX, sizeof *at, "the platform's NVLinks");
+    for (size_t k = 0; k < (size_t)(maxnode + 1) * SIM_NVL_MAX; k++)
+        at[k] = -1;
+    for (int i = 0; i < n && rc == 0; i++) {
+        int *slot =
+            hosts[i].nvl_self < 0
+                ? NULL
+                : &at[(size_t)(hosts[i].node >= 0 ? hosts[i].node : i) * SIM_NVL_MAX + (size_t)hosts[i].nvl_self];
+        if (slot && *slot >= 0)
+            rc = sim_errf(err, "%s: hosts \"%s\" and \"%s\": trainsim:nvlinks gives both index %d in node %d", src,
+                          hosts[*slot].id, hosts[i].id, hosts[i].nvl_self, hosts[i].node >= 0 ? hosts[i].node : i);
+        else if (slot)
+            *slot = i;
+    }
+    for (int i = 0; i < n && rc == 0; i++) {
+        const xhost *h = &hosts[i];
+        int node = h->node >= 0 ? h->node : i;
+        for (int j = 0; j < h->nvl_n && h->nvl_self >= 0 && rc == 0; j++) {
+            int peer = h->nvl_peer[j], back = at[(size_t)node * SIM_NVL_MAX + (size_t)peer], cnt = 0;
+            for (int q = 0; q < j; q++)
+                if (h->nvl_peer[q] == peer)
+                    back = -2;
+            if (back >= 0)
+                for (int q = 0; q < hosts[back].nvl_n; q++)
+                    if (hosts[back].nvl_peer[q] == h->nvl_self)
+                        cnt = hosts[back].nvl_cnt[q];
+            if (peer == h->nvl_self)
+                rc = sim_errf(err, "%s: host \"%s\": trainsim:nvlinks lists its own index %d as a peer", src, h->id,
+                              peer);
+            else if (back == -2)
+                rc = sim_errf(err, "%s: host \"%s\": trainsim:nvlinks lists peer %d twice", src, h->id, peer);
+            else if (back < 0)
+                rc = sim_errf(err,
+                              "%s: host \"%s\": trainsim:nvlinks names peer %d, but no GPU of node %d has that index",
+                              src, h->id, peer, node);
+            else if (cnt != h->nvl_cnt[j])
+                rc = sim_errf(err,
+                              "%s: hosts \"%s\" and \"%s\": trainsim:nvlinks gives %d link%s from %d to %d but %d "
+                              "back; the links are shared by both GPUs",
+                              src, h->id, hosts[back].id, h->nvl_cnt[j], h->nvl_cnt[j] == 1 ? "" : "s", h->nvl_self,
+                              peer, cnt);
+        }
+    }
+    free(at);
+    return rc;
+}
+
 static sim_machine *machine(xml *X, sim_err *err)
 {
     const char *src = X->src, *text = X->text;
@@ -643,6 +704,8 @@ static sim_machine *machine(xml *X, sim_err *err)
             models[nm++] = g;
         which[i] = k;
     }
+    if (check_nvlinks(src, hosts, n, err) < 0)
+        goto out;
     if (!(m = sim_machine_new(n, nm))) {
         sim_errf(err, "%s: out of memory", src);
         goto out;

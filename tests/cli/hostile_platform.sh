@@ -42,6 +42,21 @@ x 's|<prop id="trainsim:rank" value="0"/>|<prop id="trainsim:rank" value="0"/><p
 expect_fail "nvlinks.xml" "trainsim:nvlinks" "index:links" -- run --platform "$tmp/nvlinks.xml" "${S[@]}"
 x 's|<prop id="trainsim:rank" value="0"/>|<prop id="trainsim:rank" value="0"/><prop id="trainsim:nvlinks" value="70 1:2"/>|' nvlinks1
 expect_fail "nvlinks1.xml" "trainsim:nvlinks" "its index in its node (0..63)" -- run --platform "$tmp/nvlinks1.xml" "${S[@]}"
+# an NVLink mesh's links as its hosts list them: physical, so both ends agree
+"$TRAINSIM" platform --platform dgx1-v100 -o "$tmp/dgx1.xml" > /dev/null || fail "dgx1-v100 does not write its XML"
+D=(--model gpt-1024 --strategy tp=8,dp=1,mb=1,gb=8)
+m() { sed "s|value=\"0 1:1 2:1 3:2 4:2\"|value=\"$1\"|" "$tmp/dgx1.xml" > "$tmp/$2.xml"; grep -q "value=\"$1\"" "$tmp/$2.xml" || fail "$2.xml: the sed found no GPU 0 links"; }
+m "0 1:2 2:1 3:2 4:2" nvl_oneway
+expect_fail "nvl_oneway.xml" "n0-gpu0" "n0-gpu1" "2 links from 0 to 1 but 1 back" -- run --platform "$tmp/nvl_oneway.xml" "${D[@]}"
+m "0 1:1 1:1 2:1 3:2 4:2" nvl_twice
+expect_fail "nvl_twice.xml" "n0-gpu0" "peer 1 twice" -- run --platform "$tmp/nvl_twice.xml" "${D[@]}"
+m "0 0:1 1:1 2:1 3:2 4:2" nvl_self
+expect_fail "nvl_self.xml" "n0-gpu0" "its own index 0" -- run --platform "$tmp/nvl_self.xml" "${D[@]}"
+m "0 1:1 2:1 3:2 4:2 9:1" nvl_nopeer
+expect_fail "nvl_nopeer.xml" "n0-gpu0" "peer 9, but no GPU of node 0" -- run --platform "$tmp/nvl_nopeer.xml" "${D[@]}"
+m "3 1:1 2:1 3:2 4:2" nvl_dupindex
+expect_fail "nvl_dupindex.xml" "both index 3 in node 0" -- run --platform "$tmp/nvl_dupindex.xml" "${D[@]}"
+"$TRAINSIM" run --platform "$tmp/dgx1.xml" "${D[@]}" > /dev/null || fail "the DGX-1 XML does not run"
 x 's|<link id="alpha-mem" bandwidth="20GBps" latency="0us" sharing_policy="SHARED"/>|<link id="alpha-mem" bandwidth="20GBps" latency="0us" sharing_policy="SHARED"><prop id="trainsim:cache_bytes" value="-1"/></link>|' cache
 grep -q 'cache_bytes' "$tmp/cache.xml" || fail "cache.xml: the sed found no alpha-mem link"
 expect_fail "cache.xml:20:" "alpha-mem" "trainsim:cache_bytes" ">= 0" -- run --platform "$tmp/cache.xml" "${S[@]}"
