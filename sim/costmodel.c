@@ -60,8 +60,11 @@ double sim_cost_flops(const sim_payload *p)
     double b = p->batch > 0 ? (double)p->batch : 1.0;
     switch (p->sub) {
     case SIM_KERNEL_GEMM: return 2.0 * (double)p->m * (double)p->n * (double)p->k * b;
-    /* QK^T and attention-weights x V: 2 GEMMs of 2·s·s·d per head */
+    /* QK^T and attention-weights x V: 2 GEMMs of 2·s·s·d per head; the
+     * backward takes both inputs' gradients of each: 4 */
     case SIM_KERNEL_ATTENTION: return 4.0 * b * (double)p->m * (double)p->n * (double)p->n * (double)p->k;
+    case SIM_KERNEL_ATTENTION_BWD:
+        return 8.0 * b * (double)p->m * (double)p->n * (double)p->n * (double)p->k;
     case SIM_KERNEL_FLASH_FWD:
     case SIM_KERNEL_FLASH_BWD: return flash_flops(p);
     default: return 0;
@@ -74,12 +77,23 @@ double sim_cost_bytes(const sim_payload *p)
     double e = sim_dtype_bytes((sim_dtype)p->dtype);
     switch (p->sub) {
     case SIM_KERNEL_GEMM: return e * b * ((double)p->m * p->k + (double)p->k * p->n + (double)p->m * p->n);
-    case SIM_KERNEL_ATTENTION: {
-        /* unfused attention materialises the score matrix: written by QK^T,
-         * read and written by softmax and dropout, read by the second GEMM */
+    case SIM_KERNEL_ATTENTION:
+    case SIM_KERNEL_ATTENTION_BWD: {
+        /* Unfused attention materialises the score matrix (Megatron-LM's
+         * core attention: baddbmm, the fused scale-mask-softmax, dropout,
+         * bmm).  Forward: written by QK^T, read and written by the softmax
+         * and by dropout, which also writes its one-byte mask, read by the
+         * second GEMM: 6 passes and the mask; Q, K, V read, the output
+         * written.  Backward: the probabilities read for dV, their gradient
+         * written by dO·Vᵀ, read with the mask and written by dropout's
+         * backward, the softmax's backward reading its output and that
+         * gradient and writing the scores' gradient, which dQ and dK each
+         * read: 9 passes and the mask; dO read twice, Q, K, V read and dQ,
+         * dK, dV written. */
         double scores = b * (double)p->m * (double)p->n * (double)p->n;
         double qkv = 4.0 * b * (double)p->m * (double)p->n * (double)p->k;
-        return e * (6.0 * scores + qkv);
+        return p->sub == SIM_KERNEL_ATTENTION ? e * (6.0 * scores + qkv) + scores
+                                              : e * (9.0 * scores + 2.0 * qkv) + scores;
     }
     default: return (double)p->bytes;
     }
@@ -192,9 +206,13 @@ double sim_cost_kernel(const sim_gpu *g, const sim_payload *p)
         double un = g->gemm_unaligned > 0 && sim_cost_gemm_unaligned(p) ? g->gemm_unaligned : 1;
         t_flop = flops / (peak_for(g, p->dtype) * sim_curve_eval(&g->gemm_eff, flops) * sc * un *
                           sim_cost_tile_eff((double)p->m, (double)p->n));
-    } else if (p->sub == SIM_KERNEL_ATTENTION) {
+    } else if (p->sub == SIM_KERNEL_ATTENTION || p->sub == SIM_KERNEL_ATTENTION_BWD) {
         t_flop = flops / (peak_for(g, p->dtype) * sim_curve_eval(&g->attn_eff, flops));
-        kernels = 4; /* two batched GEMMs, softmax, dropout */
+        /* four framework ops each way (launch_s is a framework op's cost
+         * where it is fitted): batched GEMM, softmax, dropout, batched
+         * GEMM; backward their four autograd nodes, each GEMM's launching
+         * two GEMMs */
+        kernels = 4;
     } else if (p->sub == SIM_KERNEL_FLASH_FWD || p->sub == SIM_KERNEL_FLASH_BWD) {
         /* The efficiency is read at the sequence length a query row runs
          * through (its K/V loop), the variable the FlashAttention
@@ -227,8 +245,9 @@ double sim_cost_flash_side(const sim_gpu *g, const sim_payload *p)
 
 int sim_cost_is_tensor(const sim_payload *p)
 {
-    return p->kind == SIM_OP_COMPUTE && (p->sub == SIM_KERNEL_GEMM || p->sub == SIM_KERNEL_ATTENTION ||
-                                         p->sub == SIM_KERNEL_FLASH_FWD || p->sub == SIM_KERNEL_FLASH_BWD);
+    return p->kind == SIM_OP_COMPUTE &&
+           (p->sub == SIM_KERNEL_GEMM || p->sub == SIM_KERNEL_ATTENTION || p->sub == SIM_KERNEL_ATTENTION_BWD ||
+            p->sub == SIM_KERNEL_FLASH_FWD || p->sub == SIM_KERNEL_FLASH_BWD);
 }
 
 static double curve_max(const sim_curve *c)
@@ -243,7 +262,7 @@ double sim_cost_tensor_load(const sim_gpu *g, const sim_payload *p, double t)
     double best, work = sim_cost_flops(p);
     if (p->sub == SIM_KERNEL_GEMM) {
         best = curve_max(&g->gemm_eff) * (g->gemm_scale[p->dtype] > 0 ? g->gemm_scale[p->dtype] : 1);
-    } else if (p->sub == SIM_KERNEL_ATTENTION) {
+    } else if (p->sub == SIM_KERNEL_ATTENTION || p->sub == SIM_KERNEL_ATTENTION_BWD) {
         best = curve_max(&g->attn_eff);
     } else {
         /* against the best kernel's rate, whichever kernel runs; padded

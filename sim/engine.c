@@ -1055,6 +1055,7 @@ int sim_kclass_of(int kernel)
     switch (kernel) {
     case SIM_KERNEL_GEMM: return SIM_KCLASS_GEMM;
     case SIM_KERNEL_ATTENTION:
+    case SIM_KERNEL_ATTENTION_BWD:
     case SIM_KERNEL_FLASH_FWD:
     case SIM_KERNEL_FLASH_BWD: return SIM_KCLASS_ATTENTION;
     case SIM_KERNEL_ELEMENTWISE: return SIM_KCLASS_ELEMENTWISE;

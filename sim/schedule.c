@@ -534,8 +534,8 @@ uint32_t sim_sched_recv(sim_schedule *s, int stream, const char *name, int peer,
 /* ---- names ------------------------------------------------------------ */
 
 static const char *op_kind_names[] = {"compute", "collective", "send", "recv", "memory"};
-static const char *kernel_names[] = {"gemm", "attention", "elementwise", "optimizer", "fixed", "flash_fwd", "flash_bwd",
-                                      "delay"};
+static const char *kernel_names[] = {"gemm",      "attention", "elementwise", "optimizer",    "fixed",
+                                     "flash_fwd", "flash_bwd", "delay",       "attention_bwd"};
 static const char *coll_names[] = {"allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce",
                                     "alltoallv"};
 static const char *algo_names[] = {"auto", "ring", "tree", "hierarchical", "nvls"};

@@ -47,7 +47,7 @@ typedef enum sim_op_kind {
 
 typedef enum sim_kernel {
     SIM_KERNEL_GEMM,        /* batch x (m x k) * (k x n) */
-    SIM_KERNEL_ATTENTION,   /* attention core: batch=b, m=heads, n=seq, k=head_dim */
+    SIM_KERNEL_ATTENTION,   /* unfused attention core, forward: batch=b, m=heads, n=seq, k=head_dim */
     SIM_KERNEL_ELEMENTWISE, /* memory bound: bytes read + written */
     SIM_KERNEL_OPTIMIZER,   /* optimizer step over m parameters, bytes = state bytes touched */
     SIM_KERNEL_FIXED,       /* a measured duration (trace replay) */
@@ -62,6 +62,10 @@ typedef enum sim_kernel {
     /* the stream waits `seconds` without using the GPU (trace replay: the
      * host had not launched the next kernel yet); idle time, not compute */
     SIM_KERNEL_DELAY,
+    /* the unfused attention core's backward, the same fields as
+     * SIM_KERNEL_ATTENTION's forward: twice its GEMMs, its own passes over
+     * the scores (costmodel.c) */
+    SIM_KERNEL_ATTENTION_BWD,
     SIM_KERNEL_COUNT
 } sim_kernel;
 

@@ -101,6 +101,7 @@ static cJSON *op_to_json(const sim_schedule *s, uint32_t op, const uint32_t *new
                 add_num(j, "batch", (double)p->batch);
             break;
         case SIM_KERNEL_ATTENTION:
+        case SIM_KERNEL_ATTENTION_BWD:
             add_num(j, "batch", (double)p->batch);
             add_num(j, "heads", (double)p->m);
             add_num(j, "seq", (double)p->n);
@@ -660,13 +661,14 @@ static int read_compute(reader *R, const cJSON *j, sim_payload *p, int *sub)
             return -1;
         if (p->batch == 1)
             p->batch = 0; /* canonical: absent */
-    } else if (*sub == SIM_KERNEL_ATTENTION || *sub == SIM_KERNEL_FLASH_FWD || *sub == SIM_KERNEL_FLASH_BWD) {
+    } else if (*sub == SIM_KERNEL_ATTENTION || *sub == SIM_KERNEL_ATTENTION_BWD || *sub == SIM_KERNEL_FLASH_FWD ||
+               *sub == SIM_KERNEL_FLASH_BWD) {
         if (get_int(R, j, "batch", &p->batch, 1, 1, SIM_MAX_DIM) < 0 ||
             get_int(R, j, "heads", &p->m, 1, 1, SIM_MAX_DIM) < 0 ||
             get_int(R, j, "seq", &p->n, 1, 1, SIM_MAX_DIM) < 0 ||
             get_int(R, j, "head_dim", &p->k, 1, 1, SIM_MAX_DIM) < 0)
             return -1;
-        if (*sub != SIM_KERNEL_ATTENTION) { /* FlashAttention: its memory traffic and the causal mask */
+        if (*sub == SIM_KERNEL_FLASH_FWD || *sub == SIM_KERNEL_FLASH_BWD) { /* its memory traffic, the causal mask */
             if (get_int(R, j, "bytes", &p->bytes, 1, 0, SIM_MAX_BYTES) < 0)
                 return -1;
             const cJSON *causal = cJSON_GetObjectItemCaseSensitive(j, "causal");

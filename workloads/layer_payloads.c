@@ -67,7 +67,7 @@ void wl_opset_attn(sim_schedule *s, const wl_strategy *st, int64_t b, int64_t he
     sim_dtype dt = wl_elem_dtype(st);
     if (!st->flash) {
         o->attn = wl_pay_kernel(s, "attn", SIM_KERNEL_ATTENTION, heads, seq, hd, b, 0, dt);
-        o->attn_b = wl_pay_kernel(s, "attn_bwd", SIM_KERNEL_ATTENTION, heads, seq, hd, 2 * b, 0, dt);
+        o->attn_b = wl_pay_kernel(s, "attn_bwd", SIM_KERNEL_ATTENTION_BWD, heads, seq, hd, b, 0, dt);
         return;
     }
     flash_pair(s, st, b, heads, kvh, seq, hd, 1, "flash_attn", &o->attn, &o->attn_b);

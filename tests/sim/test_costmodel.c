@@ -149,5 +149,22 @@ int main(void)
     p.sub = SIM_KERNEL_ATTENTION;
     p.m = 1, p.n = 8, p.k = 8, p.batch = 1; /* tiny: four kernels at their shortest */
     expect(sim_cost_kernel(&g, &p), 4 * 3e-6 + 4 * 2e-6, "tiny attention: 4 x (kernel_min + launch)");
+    p.sub = SIM_KERNEL_ATTENTION_BWD;
+    expect(sim_cost_kernel(&g, &p), 4 * 3e-6 + 4 * 2e-6, "tiny attention backward: 4 x (kernel_min + launch)");
+
+    /* the unfused core's traffic: 96 scores, 768 Q/K/V/O elements of 2 bytes;
+     * forward 6 passes over the scores, backward 9, each with the dropout
+     * mask's byte per score */
+    memset(&p, 0, sizeof p);
+    p.kind = SIM_OP_COMPUTE;
+    p.sub = SIM_KERNEL_ATTENTION;
+    p.dtype = SIM_DTYPE_FP16;
+    p.m = 2, p.n = 4, p.k = 8, p.batch = 3;
+    expect(sim_cost_bytes(&p), 2 * (6 * 96 + 768) + 96, "unfused attention forward bytes");
+    expect(sim_cost_flops(&p), 4.0 * 3 * 2 * 16 * 8, "unfused attention forward FLOPs: QK^T and PV");
+    p.sub = SIM_KERNEL_ATTENTION_BWD;
+    expect(sim_cost_bytes(&p), 2 * (9 * 96 + 2 * 768) + 96, "unfused attention backward bytes");
+    expect(sim_cost_flops(&p), 8.0 * 3 * 2 * 16 * 8, "unfused attention backward FLOPs: four GEMMs");
+    expect(sim_cost_is_tensor(&p), 1, "the backward is a tensor-core kernel");
     return fails != 0;
 }

@@ -341,7 +341,7 @@ static void test_schedule(void)
         const sim_payload *p = sim_sched_payload_of(sc, i);
         if (p->kind != SIM_OP_COMPUTE)
             continue;
-        unfused += p->sub == SIM_KERNEL_ATTENTION;
+        unfused += p->sub == SIM_KERNEL_ATTENTION || p->sub == SIM_KERNEL_ATTENTION_BWD;
         if (p->sub == SIM_KERNEL_FLASH_FWD) {
             CHECK(p->m == 4 && p->n == 512 && p->k == 32 && p->batch == 2 && p->tag == 1 &&
                   p->algo == SIM_ATTN_TRITON);
