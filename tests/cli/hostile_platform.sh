@@ -46,16 +46,17 @@ expect_fail "nvlinks1.xml" "trainsim:nvlinks" "its index in its node (0..63)" --
 "$TRAINSIM" platform --platform dgx1-v100 -o "$tmp/dgx1.xml" > /dev/null || fail "dgx1-v100 does not write its XML"
 D=(--model gpt-1024 --strategy tp=8,dp=1,mb=1,gb=8)
 m() { sed "s|value=\"0 1:1 2:1 3:2 4:2\"|value=\"$1\"|" "$tmp/dgx1.xml" > "$tmp/$2.xml"; grep -q "value=\"$1\"" "$tmp/$2.xml" || fail "$2.xml: the sed found no GPU 0 links"; }
-m "0 1:2 2:1 3:2 4:2" nvl_oneway
-expect_fail "nvl_oneway.xml" "n0-gpu0" "n0-gpu1" "2 links from 0 to 1 but 1 back" -- run --platform "$tmp/nvl_oneway.xml" "${D[@]}"
-m "0 1:1 1:1 2:1 3:2 4:2" nvl_twice
-expect_fail "nvl_twice.xml" "n0-gpu0" "peer 1 twice" -- run --platform "$tmp/nvl_twice.xml" "${D[@]}"
-m "0 0:1 1:1 2:1 3:2 4:2" nvl_self
-expect_fail "nvl_self.xml" "n0-gpu0" "its own index 0" -- run --platform "$tmp/nvl_self.xml" "${D[@]}"
-m "0 1:1 2:1 3:2 4:2 9:1" nvl_nopeer
-expect_fail "nvl_nopeer.xml" "n0-gpu0" "peer 9, but no GPU of node 0" -- run --platform "$tmp/nvl_nopeer.xml" "${D[@]}"
-m "3 1:1 2:1 3:2 4:2" nvl_dupindex
-expect_fail "nvl_dupindex.xml" "both index 3 in node 0" -- run --platform "$tmp/nvl_dupindex.xml" "${D[@]}"
+# GPU 0's links as given | the file | what the error says besides naming n0-gpu0
+while IFS='|' read -r links name says; do
+    m "$links" "$name"
+    expect_fail "$name.xml" "n0-gpu0" "$says" -- run --platform "$tmp/$name.xml" "${D[@]}"
+done <<'CASES'
+0 1:2 2:1 3:2 4:2|nvl_oneway|2 links from 0 to 1 but 1 back
+0 1:1 1:1 2:1 3:2 4:2|nvl_twice|peer 1 twice
+0 0:1 1:1 2:1 3:2 4:2|nvl_self|its own index 0
+0 1:1 2:1 3:2 4:2 9:1|nvl_nopeer|peer 9, but no GPU of node 0
+3 1:1 2:1 3:2 4:2|nvl_dupindex|both index 3 in node 0
+CASES
 "$TRAINSIM" run --platform "$tmp/dgx1.xml" "${D[@]}" > /dev/null || fail "the DGX-1 XML does not run"
 x 's|<link id="alpha-mem" bandwidth="20GBps" latency="0us" sharing_policy="SHARED"/>|<link id="alpha-mem" bandwidth="20GBps" latency="0us" sharing_policy="SHARED"><prop id="trainsim:cache_bytes" value="-1"/></link>|' cache
 grep -q 'cache_bytes' "$tmp/cache.xml" || fail "cache.xml: the sed found no alpha-mem link"
