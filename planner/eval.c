@@ -372,8 +372,8 @@ static int layers_ok(const plan_ctx *ctx, const wl_model *m, const wl_strategy *
 
 /* Does every layer add the same work, so that a model cut to fewer layers
  * predicts the real one?  Not when keys make layers differ (Oases' cut
- * point, OSDP's per-layer levels, Merak's pipelines, which choose what to
- * recompute by a layer's place in its stage), nor when
+ * point, OSDP's per-layer levels, Merak's pipelines and recompute_layers,
+ * which choose what to recompute by a layer's place in its stage), nor when
  * gradient buckets overlap the backward (dp_overlap, ZeRO-2/3): there the
  * exposed tail depends on how the last layers' collectives line up with the
  * first layers' compute, which one or two layers do not show (measured: 20 %
@@ -381,7 +381,7 @@ static int layers_ok(const plan_ctx *ctx, const wl_model *m, const wl_strategy *
 static int layers_additive(const wl_strategy *res)
 {
     return res->tp_cut_tp == 0 && res->osdp[0] == 0 && !wl_pipe_is_merak(res->pipeline) && res->dp_overlap == 0 &&
-           res->zero < 2 && res->fsdp == WL_FSDP_NONE;
+           res->zero < 2 && res->fsdp == WL_FSDP_NONE && res->recompute_layers < 0;
 }
 
 /* The stages a deep pipeline is sampled with (0: all of them): the first

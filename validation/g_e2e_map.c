@@ -44,7 +44,7 @@ enum {
     C_ID, C_FAMILY, C_SECTION, C_SOFTWARE, C_FRAMEWORK, C_GPU, C_MEM, C_NGPUS, C_NODES, C_GPN, C_INTER, C_MODEL,
     C_LAYERS, C_HIDDEN, C_HEADS, C_KV, C_FFN, C_FFN_TYPE, C_VOCAB, C_SEQ, C_POS, C_PREC, C_TP, C_PP, C_DP, C_CP,
     C_EP, C_VP, C_SP, C_ZERO, C_MB, C_GB, C_RECOMP, C_FLASH, C_OTHER, C_ITER, C_TOKENS, C_TFLOPS, C_MFU, C_METRIC,
-    C_NCOLS
+    C_MOTHER, C_NCOLS
 };
 static const char *const COLS[C_NCOLS] = {
     "row_id", "source_family", "source_section", "software_version", "framework", "gpu_model", "gpu_mem_gb",
@@ -52,7 +52,8 @@ static const char *const COLS[C_NCOLS] = {
     "num_heads", "num_kv_heads", "ffn_hidden_size", "ffn_type", "vocab_size", "seq_len", "position_embedding",
     "precision", "tp", "pp", "dp", "cp", "ep", "vp", "sequence_parallel", "zero_or_fsdp", "micro_batch_size",
     "global_batch_size", "activation_recompute", "flash_attention", "other_optimizations", "measured_iter_time_s",
-    "measured_tokens_per_s_per_gpu", "measured_tflops_per_gpu", "measured_mfu_pct", "metric_definition"};
+    "measured_tokens_per_s_per_gpu", "measured_tflops_per_gpu", "measured_mfu_pct", "metric_definition",
+    "measured_other"};
 
 typedef struct row {
     const val_csv *csv;
@@ -870,14 +871,46 @@ static int map_sharding(const e2e_family *f, row *r, double params, int dp)
     return 0;
 }
 
+/* fms-fsdp's selective checkpointing wraps every n-th of the L blocks
+ * (ac_handler.py: the blocks whose count is a multiple of n), which
+ * recompute_layers expresses as L/n recomputed layers: the same work and the
+ * same peak, since every layer's saved activations are alive together at
+ * the end of the forward.  The blogs do not state n, but a row that gives
+ * both FLOP utilisations does: the hardware count (PyTorch's FLOP counter)
+ * adds the recomputed forwards to the model count's forward and backward,
+ * HFU / MFU = 1 + f / 3 for a fraction f of the blocks (the embedding and
+ * output layer, a percent of a 13B model, left out).  0 when the row cannot
+ * tell. */
+static int blocks_recomputed(row *r)
+{
+    double mfu, hfu;
+    const char *o = S(r, C_MOTHER), *h = o;
+    while (h && *h && strncasecmp(h, "HFU", 3))
+        h++;
+    int L = opt_int(r, C_LAYERS);
+    if (!L || !h || !*h || num(r, C_MFU, &mfu) <= 0 || !(mfu > 0) || sscanf(h + 3, " %lf", &hfu) != 1)
+        return 0;
+    /* either may be a percentage or a fraction */
+    double f = 3 * ((hfu > 1.5 ? hfu / 100 : hfu) / (mfu > 1.5 ? mfu / 100 : mfu) - 1);
+    if (!(f > 0.05 && f < 1.1))
+        return 0;
+    int n = (int)lround(1 / f);
+    return L / (n < 1 ? 1 : n);
+}
+
 static void map_recompute(const e2e_family *f, row *r)
 {
     const char *rc = S(r, C_RECOMP);
     if (!*rc && f->recompute)
         rc = f->recompute;
-    if (has(rc, "selective") && f->selective_is_blocks)
+    int blocks = has(rc, "selective") && f->selective_is_blocks ? blocks_recomputed(r) : 0;
+    if (blocks > 0) {
+        item(r->m->strat, &r->m->nstrat, 0, NULL, "recompute=full");
+        item(r->m->strat, &r->m->nstrat, 0, NULL, "recompute_layers=%d", blocks);
+    } else if (has(rc, "selective") && f->selective_is_blocks)
         gap(r->m, "checkpointing every n-th block",
-            "activation_recompute \"%.60s\": checkpointing every n-th block (fraction not stated) has no strategy key",
+            "activation_recompute \"%.60s\": checkpointing every n-th block, n not stated and no HFU beside the MFU "
+            "to infer it from",
             rc);
     else if (has(rc, "selective"))
         item(r->m->strat, &r->m->nstrat, 0, NULL, "recompute=selective");

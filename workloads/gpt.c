@@ -495,6 +495,16 @@ static int resolve(const wl_model *m, const wl_strategy *st, const sim_machine *
     if (st->ckpt_ratio >= 0 && !wl_pipe_is_merak(st->pipeline))
         return sim_errf(err, "ckpt_ratio is Merak's stage-aware recomputation: it needs pipeline="
                         "merak_last_no_recompute, merak_pre_recompute or merak_full_critical_path");
+    if (st->recompute_layers >= 0 && st->recompute != WL_RECOMPUTE_FULL)
+        return sim_errf(err,
+                        "recompute_layers=%d says how many layers of each model chunk recompute=full "
+                        "recomputes (Megatron's --recompute-num-layers), but recompute=%s",
+                        st->recompute_layers, wl_recompute_name(st->recompute));
+    if (st->recompute_layers >= 0 && wl_pipe_is_merak(st->pipeline))
+        return sim_errf(err,
+                        "recompute_layers with pipeline=%s: Merak's pipelines place their recomputation "
+                        "themselves (ckpt_ratio)",
+                        wl_pipe_name(st->pipeline));
     if (st->zero < 0 || st->zero > 3)
         return sim_errf(err, "strategy: zero: expected 0, 1, 2 or 3, got %d", st->zero);
     if (st->osdp[0]) {
@@ -1157,10 +1167,18 @@ static sim_tags tags(int layer, int micro, sim_phase ph)
     return t;
 }
 
-static wl_layer *layer_of(gen *g, int chunk, int j)
+/* The layers of a model chunk that recompute: its first ones, as many as
+ * recompute_layers says (Megatron's block method: in every chunk), or with
+ * Merak's stage-aware ratio the stage's first nrec across its chunks. */
+static int chunk_recomputed(const gen *g, int chunk)
 {
-    return local_first(g->pl, g->stage, chunk) + j < g->nrec ? g->layer : g->layer_nr;
+    int nl = nlay(g->pl, g->stage, chunk);
+    int n =
+        g->pl->st.recompute_layers >= 0 ? g->pl->st.recompute_layers : g->nrec - local_first(g->pl, g->stage, chunk);
+    return n < 0 ? 0 : n > nl ? nl : n;
 }
+
+static wl_layer *layer_of(gen *g, int chunk, int j) { return j < chunk_recomputed(g, chunk) ? g->layer : g->layer_nr; }
 
 /* ZeRO-3: a MoE layer's experts on this rank, sharded over their replicas
  * (0 where they have none or are not sharded). */
@@ -1672,8 +1690,7 @@ static void backward(gen *g, int micro, int chunk, int step)
     }
     /* layers of this chunk that are recomputed: local j < nrc */
     int nl = nlay(pl, g->stage, chunk);
-    int nrc = g->nrec - local_first(pl, g->stage, chunk);
-    nrc = nrc < 0 ? 0 : nrc > nl ? nl : nrc;
+    int nrc = chunk_recomputed(g, chunk);
     unsigned flags = 0;
     if (g->pre_recompute && nrc > 0 && !last_v) {
         /* Merak pre_recompute_1f1b (papers.md §2.3, `RecomputeRecvGrad`): the
@@ -2236,12 +2253,13 @@ static int gen_init(gen *g, sim_schedule *s, const wl_model *m, const plan *pl, 
     if (!g->layer)
         return -1;
     g->layer_nr = g->layer;
-    if (wl_pipe_is_merak(pl->st.pipeline)) {
+    if (wl_pipe_is_merak(pl->st.pipeline) || pl->st.recompute_layers >= 0) {
         if (pl->st.schedule != WL_TP_MEGATRON && pl->st.schedule != WL_TP_MERAK && pl->st.schedule != WL_TP_TESSERACT)
-            return sim_errf(err, "pipeline=%s recomputes only some layers of each stage (Merak's stage-aware ratio), but "
-                            "schedule=%s fixes recompute=%s for every layer; use schedule=megatron, merak or tesseract",
-                            wl_pipe_name(pl->st.pipeline), wl_tp_schedule_name(pl->st.schedule),
-                            wl_recompute_name(pl->st.recompute));
+            return sim_errf(err,
+                            "%s recomputes only some layers of each stage, but schedule=%s fixes recompute=%s for "
+                            "every layer; use schedule=megatron, merak or tesseract",
+                            pl->st.recompute_layers >= 0 ? "recompute_layers" : wl_pipe_name(pl->st.pipeline),
+                            wl_tp_schedule_name(pl->st.schedule), wl_recompute_name(pl->st.recompute));
         wl_strategy nr = pl->st;
         nr.recompute = WL_RECOMPUTE_NONE;
         g->layer_nr = wl_layer_new(s, m, &nr, err);

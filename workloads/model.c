@@ -531,6 +531,7 @@ void wl_strategy_default(wl_strategy *s)
     s->pipeline = WL_PIPE_1F1B;
     s->vstages = 1;
     s->ckpt_ratio = -1;
+    s->recompute_layers = -1;
     s->dp_overlap = 0;
     s->zero = 0;
     s->osdp[0] = 0;
@@ -546,8 +547,9 @@ void wl_strategy_default(wl_strategy *s)
     s->tp_cut_tp = 0;
 }
 
-#define KNOWN_KEYS                                                                                            \
-    "tp, pp, cp, ep, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, " \
+#define KNOWN_KEYS                                                                                                                                                \
+    "tp, pp, cp, ep, dp, mb, gb, dtype, recompute, recompute_layers, bucket, pipeline, vstages, ckpt_ratio, "                                                     \
+    "dp_overlap, param_overlap, "                                                                                                                                 \
     "grad_reduce, zero, fsdp, fsdp_impl, fp8_recipe, fp8_casts, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn, kernels, " \
     "autocast, launch_blocking, p2p_sync, stage_split, pp_layers, grad_collective, grad_accum, loss, optimizer, routing, balance"
 
@@ -987,6 +989,19 @@ static int apply_kv(const char *key, const char *val, wl_strategy *s, int *recom
         s->ckpt_ratio = v;
         return 0;
     }
+    if (strcmp(key, "recompute_layers") == 0 || strcmp(key, "recompute_num_layers") == 0 ||
+        strcmp(key, "recompute-num-layers") == 0) {
+        char *end;
+        errno = 0;
+        long v = strtol(val, &end, 10);
+        if (!*val || *end || errno || v < 0 || v > (1 << 16))
+            return sim_errf(err,
+                            "strategy: recompute_layers: expected the number of layers of each model chunk "
+                            "that recompute=full recomputes, 0 to %d, got \"%s\"",
+                            1 << 16, val);
+        s->recompute_layers = (int)v;
+        return 0;
+    }
     if (strcmp(key, "dp_overlap") == 0 || strcmp(key, "overlap-grad-reduce") == 0 ||
         strcmp(key, "overlap_grad_reduce") == 0)
         return parse_bool("dp_overlap", val, " (0: all-reduce after the flush, 1: buckets all-reduced while backward "
@@ -1222,6 +1237,8 @@ void wl_strategy_format(const wl_strategy *s, char *buf, int len)
         }
         APPEND(",ckpt_ratio=%s", r);
     }
+    if (s->recompute_layers >= 0)
+        APPEND(",recompute_layers=%d", s->recompute_layers);
     if (s->dp_overlap)
         APPEND(",dp_overlap=1");
     if (s->param_overlap)

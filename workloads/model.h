@@ -291,6 +291,9 @@ typedef struct wl_strategy {
     wl_pipeline pipeline;    /* pipeline schedule (pipeline.h) */
     int vstages;             /* model chunks per stage (interleaved), 1 otherwise */
     double ckpt_ratio;       /* Merak's activation_checkpoint_ratio r0 in [0, 1]; <0: 1 */
+    int recompute_layers;    /* Megatron's --recompute-method block --recompute-num-layers N: with
+                                recompute=full only the first N layers of each model chunk of a
+                                stage are recomputed; -1: every layer */
     int dp_overlap;          /* 1: gradient buckets all-reduced while backward runs (DDP) */
     int param_overlap;       /* 1: Megatron --overlap-param-gather (needs zero=1, dp_overlap=1) */
     sim_dtype grad_reduce;   /* dtype gradients are reduced (and, under Megatron, accumulated) in;

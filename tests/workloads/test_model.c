@@ -145,7 +145,9 @@ static void test_strategy(void)
 
     wl_strategy before = s;
     CHECK(wl_strategy_parse("tp=2,foo=1", &s, &err) == -1);
-    CHECK_STR(err.msg, "strategy: unknown key \"foo\" (known: tp, pp, cp, ep, dp, mb, gb, dtype, recompute, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, grad_reduce, zero, fsdp, fsdp_impl, fp8_recipe, fp8_casts, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn, kernels, autocast, launch_blocking, p2p_sync, stage_split, pp_layers, grad_collective, grad_accum, loss, optimizer, routing, balance)");
+    CHECK_STR(
+        err.msg,
+        "strategy: unknown key \"foo\" (known: tp, pp, cp, ep, dp, mb, gb, dtype, recompute, recompute_layers, bucket, pipeline, vstages, ckpt_ratio, dp_overlap, param_overlap, grad_reduce, zero, fsdp, fsdp_impl, fp8_recipe, fp8_casts, osdp, osdp_split, schedule, sp, tp_overlap_comm, tp_overlap, tess_depth, tp_cut, attn, kernels, autocast, launch_blocking, p2p_sync, stage_split, pp_layers, grad_collective, grad_accum, loss, optimizer, routing, balance)");
     CHECK(memcmp(&s, &before, sizeof s) == 0); /* unchanged on error */
     CHECK(wl_strategy_parse("tp=x", &s, &err) == -1);
     CHECK_STR(err.msg, "strategy: tp: expected a positive integer, got \"x\"");
