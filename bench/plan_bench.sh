@@ -9,7 +9,9 @@
 # of the same sweep (bench/plan_bench_full.csv: `--fidelity full --csv`, 11
 # CPU minutes, remade at a590645 after Megatron's cross-entropy passes, which
 # moved its times by 0.12 % on average, 1.1 % at most; at 6c7fc31 the
-# order-independent interference had moved them by 0.03 / 0.46 %).
+# order-independent interference had moved them by 0.03 / 0.46 %; remade
+# 2026-12-08 after the unfused attention backward's own passes and the
+# RTX 3090 refit: 0.15 % on average, 0.40 % at most).
 # Not part of ctest.
 #   BUILD=build JOBS=2 bench/plan_bench.sh
 set -euo pipefail
