@@ -297,7 +297,7 @@ typedef struct node_spec {
     int mem[2], upi;
     double cache_bytes;      /* per socket: cache absorbing staged buffers (0: none) */
     int ring_order[MAX_GPUS], bidir;
-    int mesh;                /* NVLinks alone close a cycle through the GPUs (ring_cycles) */
+    int mesh;                /* NVLinks alone close a cycle through the GPUs (mesh_ring) */
     int domain_nodes;        /* nodes per multi-node NVLink domain (node.nvlink.domain_gpus / gpus_per_node; 1: none) */
     int nnics;
     int nic_sw[MAX_NICS];
@@ -387,56 +387,31 @@ static void gpu_path(const node_spec *ns, int a, int b, path *p)
 
 static int nvlinked(const node_spec *ns, int a, int b) { return ns->nvl_pair[a < b ? a : b][a < b ? b : a] >= 0; }
 
-/* Extends order[0..k) to a ring whose every hop, the closing one included,
- * is an NVLink, trying GPUs in index order (depth first, within *budget
- * steps so that no hand-written node makes it search for long).  1 when
- * found. */
-static int nvlink_cycle(const node_spec *ns, int *order, int k, int *used, long *budget)
-{
-    if (--*budget < 0)
-        return 0;
-    if (k == ns->ngpus)
-        return nvlinked(ns, order[k - 1], order[0]);
-    for (int h = 0; h < ns->ngpus; h++) {
-        if (used[h] || !nvlinked(ns, order[k - 1], h))
-            continue;
-        used[h] = 1;
-        order[k] = h;
-        if (nvlink_cycle(ns, order, k + 1, used, budget))
-            return 1;
-        used[h] = 0;
-    }
-    return 0;
-}
-
 static int links_of(const node_spec *ns, int a, int b) { return ns->nvl_links[a < b ? a : b][a < b ? b : a]; }
 
-/* A node whose NVLinks alone join every GPU in a cycle: its first ring is
- * the first NCCL's search packs (sim_nvl_rings: the widest cycle; on DGX-1's
- * hybrid cube mesh, 0 3 2 1 5 6 7 4 over its doubled links), the one rings
- * across nodes follow; the collectives pack the others from the links
- * (machine_rings gives them every GPU's).  Leaves ring_order (found by
- * index) alone where the search runs out of budget. */
-static void ring_cycles(node_spec *ns)
+/* Where NVLinks alone join every GPU in a cycle (an NVLink mesh): its first
+ * ring, the one NCCL's search packs first (sim_nvl_rings: the widest cycle;
+ * on DGX-1's hybrid cube mesh 0 3 2 1 5 6 7 4 over its doubled links), which
+ * the rings across nodes follow; the collectives pack the others from the
+ * links (machine_rings gives them every GPU's).  0 when there is none
+ * within the search's budget. */
+static int mesh_ring(node_spec *ns)
 {
     int n = ns->ngpus;
     int *links = sim_xmalloc(sizeof(int) * (size_t)n * (size_t)n, "the node's NVLink rings");
-    int *first = sim_xmalloc(sizeof(int) * (size_t)n, "the node's NVLink rings");
     for (int a = 0; a < n; a++)
         for (int b = 0; b < n; b++)
             links[a * n + b] = a == b ? 0 : links_of(ns, a, b);
-    if (sim_nvl_rings(n, links, 1, first) == 1)
-        memcpy(ns->ring_order, first, sizeof(int) * (size_t)n);
-    ns->mesh = 1;
+    int found = sim_nvl_rings(n, links, 1, ns->ring_order) == 1;
     free(links);
-    free(first);
+    return found;
 }
 
 /* The order NCCL's ring search gives a node's GPUs: it tries the next GPU
  * by the widest path first (search.cc, ncclTopoSearchNextGpuSort), so an
  * NVLink partner follows its GPU, and a ring must close: where NVLink alone
  * joins every GPU in a cycle (DGX-1's hybrid cube mesh) the rings are such
- * cycles (ring_cycles: 0 3 2 1 5 6 7 4 over its doubled links first);
+ * cycles (mesh_ring: 0 3 2 1 5 6 7 4 over its doubled links first);
  * otherwise each GPU is followed by an NVLink
  * partner where it has an unused one, else by PCI order.  With NVLink the
  * forward ring leaves each link's reverse direction (and, on bridged pairs,
@@ -446,16 +421,11 @@ static void ring_order(node_spec *ns)
 {
     int used[MAX_GPUS] = {0};
     ns->bidir = 0;
-    used[0] = 1;
-    ns->ring_order[0] = 0;
-    long budget = 100000;
-    ns->mesh = 0;
-    if (ns->ngpus > 2 && nvlink_cycle(ns, ns->ring_order, 1, used, &budget)) {
+    ns->mesh = ns->ngpus > 2 && mesh_ring(ns);
+    if (ns->mesh) {
         ns->bidir = 1;
-        ring_cycles(ns);
         return;
     }
-    memset(used, 0, sizeof used);
     for (int k = 0, g = 0; k < ns->ngpus && g >= 0; k++) {
         ns->ring_order[k] = g;
         used[g] = 1;

@@ -884,7 +884,7 @@ static int map_sharding(const e2e_family *f, row *r, double params, int dp)
 static int blocks_recomputed(row *r)
 {
     double mfu, hfu;
-    const char *o = S(r, C_MOTHER), *h = o;
+    const char *h = S(r, C_MOTHER);
     while (h && *h && strncasecmp(h, "HFU", 3))
         h++;
     int L = opt_int(r, C_LAYERS);
